@@ -1,0 +1,69 @@
+// One time step per invocation, one body per invocation. Twin of src/cpu/integrate.rs.
+// All RK4 stages live in registers: each body's state is read once and written once.
+
+@group(0) @binding(0) var<uniform> params: Params;
+@group(0) @binding(1) var<storage, read_write> states: array<BodyState>;
+@group(0) @binding(2) var<storage, read> constants: array<BodyConstants>;
+@group(0) @binding(3) var<storage, read> forces: array<Force>;
+
+override workgroup_size: u32 = 64u;
+
+/// Y + h k.
+fn advance(s: Motion, k: Derivative, h: f32) -> Motion {
+    return Motion(
+        s.position + k.velocity * h,
+        s.orientation + k.spin * h,
+        s.linear_momentum + k.force * h,
+        s.angular_momentum + k.torque * h,
+    );
+}
+
+/// Explicit Euler: Y(t + h) = Y + h f(Y).
+fn euler_step(s: Motion, c: BodyConstants, h: f32) -> Motion {
+    return advance(s, derivative(s, c), h);
+}
+
+/// Classic RK4: Y(t + h) = Y + h/6 (k1 + 2 k2 + 2 k3 + k4).
+fn rk4_step(s: Motion, c: BodyConstants, h: f32) -> Motion {
+    let k1 = derivative(s, c);
+    let k2 = derivative(advance(s, k1, 0.5 * h), c);
+    let k3 = derivative(advance(s, k2, 0.5 * h), c);
+    let k4 = derivative(advance(s, k3, h), c);
+    let sum = Derivative(
+        k1.velocity + (k2.velocity + k3.velocity) * 2.0 + k4.velocity,
+        k1.spin + (k2.spin + k3.spin) * 2.0 + k4.spin,
+        k1.force + (k2.force + k3.force) * 2.0 + k4.force,
+        k1.torque + (k2.torque + k3.torque) * 2.0 + k4.torque,
+    );
+    return advance(s, sum, h / 6.0);
+}
+
+/// One full step of one body, then q renormalized (Baraff 4).
+/// A 2D grid covers crowds beyond 65,535 workgroups in one dimension.
+@compute @workgroup_size(workgroup_size)
+fn integrate(@builtin(global_invocation_id) id: vec3<u32>) {
+    let index = id.y * params.row_width + id.x;
+    if index >= params.body_count {
+        return;
+    }
+    let stored = states[index];
+    let c = constants[index];
+    let s = Motion(
+        stored.position.xyz,
+        stored.orientation,
+        stored.linear_momentum.xyz,
+        stored.angular_momentum.xyz,
+    );
+    var next: Motion;
+    if params.integrator == INTEGRATOR_EULER {
+        next = euler_step(s, c, params.dt);
+    } else {
+        next = rk4_step(s, c, params.dt);
+    }
+    states[index] = BodyState(
+        vec4<f32>(next.position, 0.0),
+        normalize(next.orientation),
+        vec4<f32>(next.linear_momentum, 0.0),
+        vec4<f32>(next.angular_momentum, 0.0),
+    );
+}

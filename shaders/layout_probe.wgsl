@@ -1,0 +1,58 @@
+// Test kernel: copies every field of element 1 of each shared struct, in declaration order,
+// into `words`, so the Rust side can check that both languages agree on offsets and strides.
+// Used by the layout test in src/gpu/layout.rs.
+
+@group(0) @binding(0) var<storage, read> probe_states: array<BodyState>;
+@group(0) @binding(1) var<storage, read> probe_constants: array<BodyConstants>;
+@group(0) @binding(2) var<storage, read> probe_forces: array<Force>;
+@group(0) @binding(3) var<uniform> probe_params: Params;
+@group(0) @binding(4) var<storage, read_write> words: array<u32>;
+
+fn put4(at: u32, v: vec4<f32>) {
+    words[at] = bitcast<u32>(v.x);
+    words[at + 1u] = bitcast<u32>(v.y);
+    words[at + 2u] = bitcast<u32>(v.z);
+    words[at + 3u] = bitcast<u32>(v.w);
+}
+
+@compute @workgroup_size(1)
+fn probe() {
+    let s = probe_states[1];
+    put4(0u, s.position);
+    put4(4u, s.orientation);
+    put4(8u, s.linear_momentum);
+    put4(12u, s.angular_momentum);
+
+    let c = probe_constants[1];
+    words[16] = bitcast<u32>(c.mass);
+    words[17] = bitcast<u32>(c.inv_mass);
+    words[18] = bitcast<u32>(c.inv_inertia_xx);
+    words[19] = bitcast<u32>(c.inv_inertia_yy);
+    words[20] = bitcast<u32>(c.inv_inertia_zz);
+    words[21] = bitcast<u32>(c.inv_inertia_xy);
+    words[22] = bitcast<u32>(c.inv_inertia_xz);
+    words[23] = bitcast<u32>(c.inv_inertia_yz);
+    words[24] = c.force_first;
+    words[25] = c.force_count;
+    words[26] = c._pad0;
+    words[27] = c._pad1;
+
+    let f = probe_forces[1];
+    words[28] = f.kind;
+    words[29] = f._pad0;
+    words[30] = f._pad1;
+    words[31] = f._pad2;
+    put4(32u, f.a);
+    put4(36u, f.b);
+    put4(40u, f.c);
+
+    let p = probe_params;
+    words[44] = p.body_count;
+    words[45] = p.global_force_count;
+    words[46] = p.integrator;
+    words[47] = p.row_width;
+    words[48] = bitcast<u32>(p.dt);
+    words[49] = p._pad0;
+    words[50] = p._pad1;
+    words[51] = p._pad2;
+}

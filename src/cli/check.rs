@@ -1,0 +1,60 @@
+//! `rigid-crowd check`: the GPU against the f64 reference on a seeded crowd.
+
+use std::process::ExitCode;
+
+use clap::Args;
+use rigid_crowd::{
+    Error, GPU_TOLERANCE, Integrator, Result, check_crowd, cross_check, gpu::GpuContext,
+};
+
+#[derive(Args, Debug)]
+pub struct CheckArgs {
+    /// Number of bodies in the seeded crowd.
+    #[arg(long, default_value_t = 10_000)]
+    bodies: usize,
+    /// Steps to run on each backend.
+    #[arg(long, default_value_t = 1_000)]
+    steps: u64,
+    /// Seed of the crowd.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Time step (seconds).
+    #[arg(long, default_value_t = 1e-3, allow_negative_numbers = true)]
+    dt: f64,
+    /// Integrator (`euler` or `rk4`).
+    #[arg(long, default_value = "rk4")]
+    integrator: String,
+}
+
+pub fn check(args: CheckArgs) -> Result<ExitCode> {
+    let integrator: Integrator = args
+        .integrator
+        .parse()
+        .map_err(|m| Error::invalid("--integrator", m))?;
+    if !args.dt.is_finite() || args.dt <= 0.0 {
+        return Err(Error::invalid(
+            "--dt",
+            format!("must be a finite number > 0 (got {})", args.dt),
+        ));
+    }
+    let crowd = check_crowd(args.bodies, args.seed, integrator, args.dt)?;
+    let ctx = GpuContext::new()?;
+    println!(
+        "check: {} bodies x {} steps ({integrator}, dt = {} s, seed {}), every force type",
+        args.bodies, args.steps, args.dt, args.seed
+    );
+    println!("GPU: {}", ctx.describe());
+    let result = cross_check(&crowd, args.steps, &ctx)?;
+    println!("largest relative deviation, GPU (f32) vs CPU reference (f64):");
+    for (name, value) in result.deviation.named() {
+        println!("  {name:<17} {value:.3e}");
+    }
+    let worst = result.deviation.max();
+    if worst <= GPU_TOLERANCE {
+        println!("PASS: {worst:.3e} <= tolerance {GPU_TOLERANCE:e}");
+        Ok(ExitCode::SUCCESS)
+    } else {
+        println!("FAIL: {worst:.3e} > tolerance {GPU_TOLERANCE:e}");
+        Ok(ExitCode::FAILURE)
+    }
+}

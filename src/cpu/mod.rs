@@ -1,0 +1,9 @@
+//! The f64 CPU reference: a direct rendering of Baraff's equations, the oracle every other
+//! backend is validated against. Each file is the twin of the shader with the same stem.
+
+pub(crate) mod derivative;
+pub(crate) mod integrate;
+mod simulation;
+
+pub use derivative::{Derivative, derivative};
+pub use simulation::CpuSimulation;

@@ -1,0 +1,179 @@
+//! Adapter choice and device creation.
+
+use std::sync::{Arc, Mutex};
+
+use crate::error::{Error, Result};
+use crate::gpu::layout::{BodyConstantsGpu, BodyStateGpu};
+
+/// How to get a GPU adapter where there is none; part of every "no adapter" message.
+pub const NO_ADAPTER_HINT: &str = "install a Vulkan driver (on Linux without a GPU: Mesa's software driver, `apt-get install mesa-vulkan-drivers`)";
+
+/// A device and queue on the chosen adapter, with the adapter's full limits.
+#[derive(Clone, Debug)]
+pub struct GpuContext {
+    pub(crate) device: wgpu::Device,
+    pub(crate) queue: wgpu::Queue,
+    info: wgpu::AdapterInfo,
+    limits: wgpu::Limits,
+    /// The first error nobody captured in a scope; reported by the next checked operation.
+    uncaptured: Arc<Mutex<Option<String>>>,
+}
+
+/// What `rigid-crowd info` prints about one adapter.
+#[derive(Clone, Debug)]
+pub struct AdapterSummary {
+    /// Name, backend, device type and driver.
+    pub info: wgpu::AdapterInfo,
+    /// The adapter's limits.
+    pub limits: wgpu::Limits,
+}
+
+/// Backends searched: `WGPU_BACKEND` if set, else the primary ones (Vulkan, Metal, DX12).
+/// NOTE: OpenGL is left out by default: its compute support is second-class, and probing
+/// it prints driver noise on machines without a display.
+fn backends() -> wgpu::Backends {
+    wgpu::Backends::from_env().unwrap_or(wgpu::Backends::PRIMARY)
+}
+
+fn new_instance() -> wgpu::Instance {
+    let mut descriptor = wgpu::InstanceDescriptor::new_without_display_handle_from_env();
+    descriptor.backends = backends();
+    wgpu::Instance::new(descriptor)
+}
+
+/// Every adapter on the searched backends (`WGPU_BACKEND` chooses them).
+pub fn list_adapters() -> Vec<AdapterSummary> {
+    let instance = new_instance();
+    pollster::block_on(instance.enumerate_adapters(backends()))
+        .into_iter()
+        .map(|a| AdapterSummary {
+            info: a.get_info(),
+            limits: a.limits(),
+        })
+        .collect()
+}
+
+impl AdapterSummary {
+    /// The largest crowd this adapter's limits allow.
+    pub fn max_bodies(&self) -> usize {
+        max_bodies(&self.limits)
+    }
+}
+
+/// The adapter named by `WGPU_ADAPTER_NAME` (a case-insensitive substring), else the
+/// highest-performance one (`WGPU_POWER_PREF` may say otherwise).
+fn choose_adapter(instance: &wgpu::Instance) -> Result<wgpu::Adapter> {
+    if let Ok(wanted) = std::env::var("WGPU_ADAPTER_NAME") {
+        let adapters = pollster::block_on(instance.enumerate_adapters(backends()));
+        let names: Vec<String> = adapters.iter().map(|a| a.get_info().name).collect();
+        return adapters
+            .into_iter()
+            .find(|a| {
+                a.get_info()
+                    .name
+                    .to_lowercase()
+                    .contains(&wanted.to_lowercase())
+            })
+            .ok_or_else(|| {
+                Error::NoAdapter(format!(
+                    "WGPU_ADAPTER_NAME=`{wanted}` matches no adapter (found: {})",
+                    if names.is_empty() {
+                        "none".to_string()
+                    } else {
+                        names.join(", ")
+                    }
+                ))
+            });
+    }
+    let options = wgpu::RequestAdapterOptions {
+        power_preference: wgpu::PowerPreference::from_env()
+            .unwrap_or(wgpu::PowerPreference::HighPerformance),
+        force_fallback_adapter: false,
+        compatible_surface: None,
+        ..Default::default()
+    };
+    pollster::block_on(instance.request_adapter(&options))
+        .map_err(|e| Error::NoAdapter(format!("no GPU adapter found ({e}): {NO_ADAPTER_HINT}")))
+}
+
+impl GpuContext {
+    /// Opens the best adapter (see [`list_adapters`]) with its full limits.
+    pub fn new() -> Result<Self> {
+        let instance = new_instance();
+        let adapter = choose_adapter(&instance)?;
+        let info = adapter.get_info();
+        // A crowd of millions needs far more than the default 128 MiB per storage binding.
+        let limits = adapter.limits();
+        let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
+            label: Some("rigid-crowd"),
+            required_features: wgpu::Features::empty(),
+            required_limits: limits.clone(),
+            experimental_features: wgpu::ExperimentalFeatures::disabled(),
+            memory_hints: wgpu::MemoryHints::Performance,
+            trace: wgpu::Trace::Off,
+        }))
+        .map_err(|e| Error::Gpu(format!("could not open device on `{}`: {e}", info.name)))?;
+        let uncaptured = Arc::new(Mutex::new(None));
+        let sink = Arc::clone(&uncaptured);
+        // The default handler panics; keep the first message instead and report it as an Error.
+        device.on_uncaptured_error(Arc::new(move |e: wgpu::Error| {
+            let mut slot = sink.lock().unwrap_or_else(|p| p.into_inner());
+            slot.get_or_insert_with(|| one_line(&e.to_string()));
+        }));
+        Ok(Self {
+            device,
+            queue,
+            info,
+            limits,
+            uncaptured,
+        })
+    }
+
+    /// Name, backend, device type and driver of the adapter in use.
+    pub fn adapter_info(&self) -> &wgpu::AdapterInfo {
+        &self.info
+    }
+
+    /// The device's limits (the adapter's own, not the WebGPU defaults).
+    pub fn limits(&self) -> &wgpu::Limits {
+        &self.limits
+    }
+
+    /// One line naming the adapter: `name (backend, device type)`.
+    pub fn describe(&self) -> String {
+        describe(&self.info)
+    }
+
+    /// The largest crowd whose buffers fit this device's binding and buffer limits.
+    pub fn max_bodies(&self) -> usize {
+        max_bodies(&self.limits)
+    }
+
+    /// Reports (and clears) an error that escaped every error scope.
+    pub(crate) fn take_uncaptured(&self) -> Result<()> {
+        let mut slot = self.uncaptured.lock().unwrap_or_else(|p| p.into_inner());
+        match slot.take() {
+            Some(message) => Err(Error::Gpu(message)),
+            None => Ok(()),
+        }
+    }
+}
+
+/// `name (backend, device type)`.
+pub(crate) fn describe(info: &wgpu::AdapterInfo) -> String {
+    format!("{} ({:?}, {:?})", info.name, info.backend, info.device_type)
+}
+
+/// The largest crowd whose state and constants buffers each fit one storage binding.
+pub(crate) fn max_bodies(limits: &wgpu::Limits) -> usize {
+    let per_buffer = limits
+        .max_storage_buffer_binding_size
+        .min(limits.max_buffer_size);
+    let record = size_of::<BodyStateGpu>().max(size_of::<BodyConstantsGpu>()) as u64;
+    (per_buffer / record).min(u32::MAX as u64) as usize
+}
+
+/// wgpu's messages span lines; ours are one line.
+pub(crate) fn one_line(message: &str) -> String {
+    message.split_whitespace().collect::<Vec<_>>().join(" ")
+}

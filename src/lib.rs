@@ -1,0 +1,45 @@
+#![doc = include_str!("../README.md")]
+#![warn(missing_docs)]
+
+mod atomic_file;
+mod body;
+mod compare;
+mod cross_check;
+mod crowd;
+mod csv;
+mod eigen;
+mod error;
+mod force;
+mod force_table;
+mod generate;
+mod integrator;
+mod mass;
+mod scene;
+mod shape;
+mod simulation;
+
+pub mod cpu;
+pub mod gpu;
+
+pub use atomic_file::{AtomicFile, write_atomically};
+pub use body::{Body, BodyState};
+pub use compare::Deviation;
+pub use cross_check::{CrossCheck, check_crowd, cross_check};
+pub use crowd::{Crowd, MAX_MAGNITUDE};
+pub use csv::{CSV_HEADER, write_states_csv};
+pub use eigen::{SymmetricEigen, symmetric_eigen};
+pub use error::{Error, Result};
+pub use force::{Force, ForceKind};
+pub use generate::{CrowdSpec, ShapeKind};
+pub use integrator::Integrator;
+pub use mass::MassProperties;
+pub use scene::{SCENE_VERSION, Scene};
+pub use shape::Shape;
+pub use simulation::{Backend, Simulation};
+
+/// Largest relative deviation accepted between the f32 GPU backend and the f64 CPU reference
+/// by `rigid-crowd check` and the cross-check tests (see the README for what was measured).
+pub const GPU_TOLERANCE: f64 = 1e-3;
+
+pub use glam;
+pub use wgpu;

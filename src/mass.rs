@@ -1,0 +1,125 @@
+//! Mass and body-space inertia of one body, validated for physical sense.
+
+use glam::{DMat3, DVec3};
+
+use crate::eigen::symmetric_eigen;
+use crate::error::{Error, Result};
+use crate::shape::Shape;
+
+/// Relative slack allowed when checking symmetry and the triangle inequality, so that
+/// tensors computed in floating point (a thin plate has `A + B = C` exactly) are accepted.
+const RELATIVE_SLACK: f64 = 1e-9;
+
+/// Mass and body-space inertia tensor of a rigid body, with their inverses.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MassProperties {
+    mass: f64,
+    inertia_body: DMat3,
+    inv_inertia_body: DMat3,
+}
+
+impl MassProperties {
+    /// Builds mass properties from a mass and a full symmetric body-space inertia tensor.
+    ///
+    /// `field` names where the values came from (e.g. `bodies[3]`) for error messages.
+    /// Rejects a non-positive or non-finite mass, and an inertia that is not symmetric, not
+    /// positive definite, or whose principal moments break `A + B >= C`.
+    pub fn new(mass: f64, inertia_body: DMat3, field: &str) -> Result<Self> {
+        if !mass.is_finite() || mass <= 0.0 {
+            return Err(Error::invalid(
+                format!("{field}.mass"),
+                format!("must be a finite number > 0 (got {mass})"),
+            ));
+        }
+        let inertia_field = format!("{field}.inertia");
+        let entries = inertia_body.to_cols_array();
+        if entries.iter().any(|x| !x.is_finite()) {
+            return Err(Error::invalid(inertia_field, "must be finite"));
+        }
+        let scale = entries.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+        let m = inertia_body;
+        let asymmetry = (m.x_axis.y - m.y_axis.x)
+            .abs()
+            .max((m.x_axis.z - m.z_axis.x).abs())
+            .max((m.y_axis.z - m.z_axis.y).abs());
+        if asymmetry > RELATIVE_SLACK * scale {
+            return Err(Error::invalid(
+                inertia_field,
+                format!("must be symmetric (off-diagonal entries differ by {asymmetry})"),
+            ));
+        }
+        let moments = symmetric_eigen(m).values;
+        if moments.min_element() <= RELATIVE_SLACK * scale {
+            return Err(Error::invalid(
+                inertia_field,
+                format!(
+                    "must be positive definite (principal moments {}, {}, {})",
+                    moments.x, moments.y, moments.z
+                ),
+            ));
+        }
+        // Sorted ascending, so the only inequality that can fail is A + B >= C with C largest.
+        if moments.x + moments.y < moments.z * (1.0 - RELATIVE_SLACK) {
+            return Err(Error::invalid(
+                inertia_field,
+                format!(
+                    "is physically impossible: principal moments {}, {}, {} break A + B >= C",
+                    moments.x, moments.y, moments.z
+                ),
+            ));
+        }
+        Ok(Self {
+            mass,
+            inertia_body,
+            inv_inertia_body: inertia_body.inverse(),
+        })
+    }
+
+    /// Mass properties from principal moments along the body axes.
+    pub fn from_principal(mass: f64, moments: DVec3, field: &str) -> Result<Self> {
+        Self::new(mass, DMat3::from_diagonal(moments), field)
+    }
+
+    /// Mass properties of a uniform solid `shape` of total `mass`.
+    pub fn from_shape(mass: f64, shape: Shape, field: &str) -> Result<Self> {
+        shape.validate(&format!("{field}.shape"))?;
+        Self::new(mass, shape.inertia(mass), field)
+    }
+
+    /// Total mass `M`.
+    pub fn mass(&self) -> f64 {
+        self.mass
+    }
+
+    /// `1 / M`.
+    pub fn inv_mass(&self) -> f64 {
+        1.0 / self.mass
+    }
+
+    /// Body-space inertia tensor `Ibody`.
+    pub fn inertia_body(&self) -> DMat3 {
+        self.inertia_body
+    }
+
+    /// `Ibody^-1`.
+    pub fn inv_inertia_body(&self) -> DMat3 {
+        self.inv_inertia_body
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accepts_a_thin_plate_and_rejects_impossible_moments() {
+        assert!(MassProperties::from_principal(1.0, DVec3::new(1.0, 2.0, 3.0), "b").is_ok());
+        let err = MassProperties::from_principal(1.0, DVec3::new(1.0, 1.0, 3.0), "b")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("b.inertia: is physically impossible"),
+            "{err}"
+        );
+    }
+}
