@@ -1,0 +1,71 @@
+//! Helpers shared by the integration tests.
+#![allow(dead_code)]
+
+use std::sync::OnceLock;
+
+use rigid_crowd::glam::{DQuat, DVec3};
+use rigid_crowd::gpu::GpuContext;
+use rigid_crowd::{Backend, Body, Crowd, MassProperties, Shape, Simulation};
+
+/// One device for every test in a binary. A missing adapter fails the test: in CI the
+/// software driver (Mesa lavapipe) must be there, and a skipped GPU test would hide that.
+pub fn gpu() -> &'static GpuContext {
+    static CONTEXT: OnceLock<GpuContext> = OnceLock::new();
+    CONTEXT.get_or_init(|| {
+        GpuContext::new().unwrap_or_else(|e| panic!("GPU tests need an adapter: {e}"))
+    })
+}
+
+/// Runs `crowd` for `steps` steps on `backend` and returns the bodies.
+pub fn run(crowd: &Crowd, steps: u64, backend: Backend) -> Vec<Body> {
+    let mut sim = match backend {
+        Backend::Cpu => Simulation::cpu(crowd),
+        Backend::Gpu => Simulation::gpu(crowd, gpu()),
+    }
+    .expect("valid crowd");
+    sim.step(steps).expect("steps run");
+    sim.bodies().expect("bodies read back")
+}
+
+/// Both backends, each with the relative tolerance its arithmetic allows for a well-conditioned
+/// problem: f64 round-off for the reference, f32 round-off (grown over the run) for the GPU.
+pub const BACKENDS: [(Backend, f64); 2] = [(Backend::Cpu, 1e-9), (Backend::Gpu, 2e-5)];
+
+/// `|a - b| <= tol * max(|b|, 1)`, with a message naming what was compared.
+pub fn assert_close(what: &str, a: DVec3, b: DVec3, tol: f64) {
+    let err = (a - b).length();
+    assert!(
+        err <= tol * b.length().max(1.0),
+        "{what}: got {a:?}, expected {b:?} (error {err:.3e}, tolerance {tol:.1e})"
+    );
+}
+
+/// A body from world-frame kinematics.
+pub fn body(
+    mass: MassProperties,
+    position: DVec3,
+    velocity: DVec3,
+    angular_velocity: DVec3,
+) -> Body {
+    Body::from_kinematics(mass, position, DQuat::IDENTITY, velocity, angular_velocity)
+}
+
+/// Baraff's block of figures 8 and 9: 6 x 1 x 4, mass 24.
+pub fn baraff_block() -> MassProperties {
+    MassProperties::from_shape(
+        24.0,
+        Shape::Box {
+            size: DVec3::new(6.0, 1.0, 4.0),
+        },
+        "block",
+    )
+    .unwrap()
+}
+
+/// `v` as `backend` stores it: the GPU keeps states in f32.
+pub fn as_stored(backend: Backend, v: DVec3) -> DVec3 {
+    match backend {
+        Backend::Cpu => v,
+        Backend::Gpu => v.as_vec3().as_dvec3(),
+    }
+}
