@@ -1,0 +1,415 @@
+//! Every kind of bad input gets a one-line error naming the field, a non-zero exit, no panic,
+//! and never a half-written or clobbered output file.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use rigid_crowd::{Crowd, CrowdSpec, Error, Scene, Simulation};
+
+fn example_scene() -> String {
+    std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes/example.json"))
+        .unwrap()
+}
+
+/// The example scene with one substring replaced (which must occur).
+fn edited(from: &str, to: &str) -> String {
+    let scene = example_scene();
+    assert!(scene.contains(from), "example scene lacks {from:?}");
+    scene.replacen(from, to, 1)
+}
+
+fn scene_error(text: &str) -> String {
+    match Scene::from_json(text) {
+        Ok(_) => panic!("accepted a bad scene:\n{text}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[test]
+fn the_example_scene_is_valid() {
+    let scene = Scene::from_json(&example_scene()).unwrap();
+    assert_eq!(scene.crowd.bodies.len(), 2);
+    assert_eq!(scene.steps, 2000);
+}
+
+#[test]
+fn each_bad_scene_value_is_named_in_the_error() {
+    let cases: &[(&str, &str, &str)] = &[
+        (
+            r#""mass": 2.0"#,
+            r#""mass": -1"#,
+            "bodies[0].mass: must be a finite number > 0",
+        ),
+        (
+            r#""mass": 2.0"#,
+            r#""mass": 0"#,
+            "bodies[0].mass: must be a finite number > 0",
+        ),
+        (
+            "[0.5, 0.7, 0.9]",
+            "[0.5, 0.5, 1.1]",
+            "bodies[0].inertia: is physically impossible",
+        ),
+        (
+            "[0.5, 0.7, 0.9]",
+            "[[1, 0.1, 0], [0, 1, 0], [0, 0, 1]]",
+            "bodies[0].inertia: must be symmetric",
+        ),
+        (
+            "[0.5, 0.7, 0.9]",
+            "[[1, 0, 0], [0, -1, 0], [0, 0, 1]]",
+            "bodies[0].inertia: must be positive definite",
+        ),
+        (
+            "[0.5, 0.7, 0.9]",
+            "[0.5, 0, 0.9]",
+            "bodies[0].inertia: must be positive definite",
+        ),
+        (
+            "[0.5, 0.7, 0.9]",
+            r#""heavy""#,
+            "bodies[0].inertia: expected 3 principal moments",
+        ),
+        (
+            "[1, 0, 0, 0]",
+            "[0, 0, 0, 0]",
+            "bodies[0].orientation: must not be zero-length",
+        ),
+        (r#""dt": 0.001"#, r#""dt": 0"#, "dt: must be > 0"),
+        (r#""dt": 0.001"#, r#""dt": -0.5"#, "dt: must be > 0"),
+        (
+            r#""rk4""#,
+            r#""rk5""#,
+            "integrator: unknown integrator `rk5`",
+        ),
+        (
+            r#""gravity""#,
+            r#""magnet""#,
+            "forces[0].type: unknown variant `magnet`",
+        ),
+        (
+            r#""box""#,
+            r#""cone""#,
+            "bodies[1].shape: unknown variant `cone`",
+        ),
+        (
+            r#""body": 1"#,
+            r#""body": 2"#,
+            "forces[3].body: names body 2, but the scene has 2 bodies",
+        ),
+        (
+            r#""stiffness": 20"#,
+            r#""stiffness": 1e999"#,
+            "forces[3].stiffness: number out of range",
+        ),
+        (
+            r#""stiffness": 20"#,
+            r#""stiffness": -20"#,
+            "forces[3].stiffness: must be >= 0",
+        ),
+        (
+            r#""position": [0, 0, 0]"#,
+            r#""position": [0, 0, 1e39]"#,
+            "bodies[0].position[2]: 1000000000000000000000000000000000000000 is out of range",
+        ),
+        (
+            r#""angular_velocity": [0, 0, 3]"#,
+            r#""angular_velocity": [0, "fast", 3]"#,
+            "bodies[0].angular_velocity[1]: invalid type",
+        ),
+        (r#""steps": 2000"#, r#""steps": -3"#, "steps: invalid value"),
+        (
+            r#""mass": 24,"#,
+            r#""mass": 24, "inertia": [1, 1, 1],"#,
+            "bodies[1]: give either `inertia` or `shape`, not both",
+        ),
+        (
+            r#""mass": 24, "shape": {"box": [6, 1, 4]}"#,
+            r#""mass": 24"#,
+            "bodies[1]: needs `inertia` or `shape`",
+        ),
+        (
+            r#"{"box": [6, 1, 4]}"#,
+            r#"{"box": [6, 0, 4]}"#,
+            "bodies[1].shape: dimensions must be finite and > 0",
+        ),
+        (
+            r#""mass": 2.0,"#,
+            r#""mass": 2.0, "colour": "red","#,
+            "bodies[0].colour: unknown field `colour`",
+        ),
+        (
+            r#""steps": 2000,"#,
+            r#""steps": 2000, "version": 2,"#,
+            "version: unsupported scene version 2",
+        ),
+        (r#""linear": 0.3,"#, r#""linear": 0.3,,"#, "forces[1]"),
+    ];
+    for &(from, to, expected) in cases {
+        let message = scene_error(&edited(from, to));
+        assert!(
+            message.starts_with(expected),
+            "{from} -> {to}: got `{message}`, expected `{expected}...`"
+        );
+        assert!(!message.contains('\n'), "one line: {message}");
+    }
+}
+
+#[test]
+fn malformed_and_truncated_json_is_reported_with_its_position() {
+    let text = example_scene();
+    for cut in [1, text.len() / 3, text.len() - 2] {
+        let message = scene_error(&text[..cut]);
+        assert!(message.contains("line"), "{message}");
+    }
+    assert!(
+        scene_error("{} trailing").starts_with("scene:"),
+        "missing fields first"
+    );
+    assert!(scene_error(r#"{"dt": 1, "steps": 1} x"#).starts_with("scene: trailing characters"));
+}
+
+#[test]
+fn a_bad_crowd_recipe_is_named() {
+    let recipe = r#"{"dt": 0.001, "steps": 1, "crowd": {"count": 10, "mass": [2, 1]}}"#;
+    assert!(scene_error(recipe).starts_with("crowd.mass: must be a range"));
+    let recipe = r#"{"dt": 0.001, "steps": 1, "crowd": {"count": 10, "shapes": []}}"#;
+    assert!(scene_error(recipe).starts_with("crowd.shapes: must name at least one shape"));
+}
+
+#[test]
+fn a_crowd_too_large_for_the_adapter_names_the_largest_that_fits() {
+    let ctx = common::gpu();
+    let largest = ctx.max_bodies();
+    // Every body the same: the check happens before any upload.
+    let template = CrowdSpec::new(1, 1).generate().unwrap()[0];
+    let crowd = Crowd::new(vec![template; largest + 1], 1e-3);
+    match Simulation::gpu(&crowd, ctx) {
+        Err(e @ Error::CrowdTooLarge { .. }) => {
+            let message = e.to_string();
+            assert!(
+                message.contains(&format!("the largest that fits is {largest}")),
+                "{message}"
+            );
+        }
+        other => panic!("expected CrowdTooLarge, got {other:?}"),
+    }
+}
+
+// ----- the command line -----
+
+fn rigid_crowd(args: &[&str], envs: &[(&str, &str)]) -> Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_rigid-crowd"));
+    command.args(args);
+    for (k, v) in envs {
+        command.env(k, v);
+    }
+    command.output().expect("the binary runs")
+}
+
+/// The last stderr line of a failed run: exactly one `error:` line, no panic.
+fn failure(output: &Output) -> String {
+    assert!(!output.status.success(), "expected failure, got {output:?}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!stderr.contains("panicked"), "panic: {stderr}");
+    let ours: Vec<&str> = stderr
+        .lines()
+        .filter(|l| !l.contains("XDG_RUNTIME_DIR"))
+        .collect();
+    assert_eq!(ours.len(), 1, "one line of error: {stderr}");
+    ours[0].to_string()
+}
+
+fn temp_dir() -> tempfile::TempDir {
+    tempfile::tempdir().unwrap()
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+#[test]
+fn a_failed_run_leaves_an_existing_output_untouched() {
+    let dir = temp_dir();
+    let out = write(dir.path(), "final.csv", "precious results\n");
+    let bad = write(
+        dir.path(),
+        "bad.json",
+        &edited(r#""mass": 2.0"#, r#""mass": -1"#),
+    );
+    let output = rigid_crowd(
+        &[
+            "run",
+            bad.to_str().unwrap(),
+            "--backend",
+            "cpu",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        &[],
+    );
+    let line = failure(&output);
+    assert!(
+        line.starts_with("error: ")
+            && line.ends_with("bodies[0].mass: must be a finite number > 0 (got -1)"),
+        "{line}"
+    );
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "precious results\n");
+    let leftovers: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(
+        leftovers.len(),
+        2,
+        "no temporary file left behind: {leftovers:?}"
+    );
+}
+
+#[test]
+fn a_missing_scene_file_is_named() {
+    let dir = temp_dir();
+    let out = dir.path().join("o.csv");
+    let output = rigid_crowd(
+        &[
+            "run",
+            "no/such/scene.json",
+            "--backend",
+            "cpu",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        &[],
+    );
+    let line = failure(&output);
+    assert!(
+        line.starts_with("error: no/such/scene.json: No such file"),
+        "{line}"
+    );
+    assert!(!out.exists());
+}
+
+#[test]
+fn an_unwritable_output_fails_before_running() {
+    let dir = temp_dir();
+    let scene = write(dir.path(), "s.json", &example_scene());
+    for out in ["/nonexistent-dir/final.csv", dir.path().to_str().unwrap()] {
+        let output = rigid_crowd(
+            &[
+                "run",
+                scene.to_str().unwrap(),
+                "--backend",
+                "cpu",
+                "--out",
+                out,
+            ],
+            &[],
+        );
+        let line = failure(&output);
+        assert!(line.starts_with(&format!("error: {out}: ")), "{line}");
+    }
+}
+
+#[test]
+fn bad_overrides_and_flags_are_named() {
+    let dir = temp_dir();
+    let scene = write(dir.path(), "s.json", &example_scene());
+    let out = dir.path().join("o.csv");
+    let (scene, out) = (scene.to_str().unwrap(), out.to_str().unwrap());
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["--dt", "-1"],
+            "error: --dt: must be a finite number > 0 (got -1)",
+        ),
+        (
+            &["--dt", "0"],
+            "error: --dt: must be a finite number > 0 (got 0)",
+        ),
+        (
+            &["--integrator", "leapfrog"],
+            "error: --integrator: unknown integrator `leapfrog`",
+        ),
+        (
+            &["--backend", "tpu"],
+            "error: --backend: unknown backend `tpu`",
+        ),
+        (&["--steps", "-4"], "error: "),
+        (
+            &["--steps", "many"],
+            "error: invalid value 'many' for '--steps <STEPS>'",
+        ),
+    ];
+    for (flags, expected) in cases {
+        let mut args = vec!["run", scene, "--out", out];
+        args.extend_from_slice(flags);
+        if !flags.contains(&"--backend") {
+            args.extend(["--backend", "cpu"]);
+        }
+        let line = failure(&rigid_crowd(&args, &[]));
+        assert!(line.starts_with(expected), "{flags:?}: {line}");
+        assert!(!Path::new(out).exists());
+    }
+}
+
+#[test]
+fn gpu_backend_without_an_adapter_says_how_to_get_one() {
+    let dir = temp_dir();
+    let scene = write(dir.path(), "s.json", &example_scene());
+    let out = dir.path().join("o.csv");
+    let args = [
+        "run",
+        scene.to_str().unwrap(),
+        "--backend",
+        "gpu",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    // No Vulkan driver at all.
+    let line = failure(&rigid_crowd(
+        &args,
+        &[
+            ("VK_ICD_FILENAMES", "/nonexistent.json"),
+            ("VK_DRIVER_FILES", "/nonexistent.json"),
+        ],
+    ));
+    assert!(line.starts_with("error: no GPU adapter found"), "{line}");
+    assert!(line.contains("mesa-vulkan-drivers"), "{line}");
+    // An adapter name that matches nothing.
+    let line = failure(&rigid_crowd(&args, &[("WGPU_ADAPTER_NAME", "no-such-gpu")]));
+    assert!(
+        line.starts_with("error: WGPU_ADAPTER_NAME=`no-such-gpu` matches no adapter"),
+        "{line}"
+    );
+    assert!(!out.exists());
+}
+
+#[test]
+fn a_scene_crowd_too_large_for_the_adapter_is_refused() {
+    let largest = common::gpu().max_bodies();
+    let dir = temp_dir();
+    let text = format!(
+        r#"{{"dt": 0.001, "steps": 1, "crowd": {{"count": {}}}}}"#,
+        largest + 1
+    );
+    let scene = write(dir.path(), "huge.json", &text);
+    let out = dir.path().join("o.csv");
+    let line = failure(&rigid_crowd(
+        &[
+            "run",
+            scene.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        &[],
+    ));
+    assert!(
+        line.contains(&format!("does not fit adapter"))
+            && line.contains(&format!("the largest that fits is {largest}")),
+        "{line}"
+    );
+    assert!(!out.exists());
+}

@@ -1,0 +1,188 @@
+//! The command line honours the scene and CSV contracts; check, demo and info do their jobs.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+const REQUIRED_COLUMNS: &str = "body,x,y,z,qw,qx,qy,qz,vx,vy,vz,wx,wy,wz";
+
+fn rigid_crowd(args: &[&str], envs: &[(&str, &str)]) -> Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_rigid-crowd"));
+    command.args(args);
+    for (k, v) in envs {
+        command.env(k, v);
+    }
+    let output = command.output().expect("the binary runs");
+    assert!(
+        !String::from_utf8_lossy(&output.stderr).contains("panicked"),
+        "{output:?}"
+    );
+    output
+}
+
+fn example() -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("scenes/example.json")
+        .to_str()
+        .unwrap()
+        .to_string()
+}
+
+/// Rows of a state CSV as numbers, after checking the header.
+fn read_csv(path: &Path) -> Vec<Vec<f64>> {
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut lines = text.lines();
+    let header = lines.next().unwrap();
+    assert!(header.starts_with(REQUIRED_COLUMNS), "header: {header}");
+    let columns = header.split(',').count();
+    lines
+        .map(|line| {
+            let row: Vec<f64> = line.split(',').map(|v| v.parse().unwrap()).collect();
+            assert_eq!(row.len(), columns);
+            row
+        })
+        .collect()
+}
+
+fn run_example(backend: &str, extra: &[&str]) -> Vec<Vec<f64>> {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("final.csv");
+    let example = example();
+    let mut args = vec![
+        "run",
+        &example,
+        "--backend",
+        backend,
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    let output = rigid_crowd(&args, &[]);
+    assert!(output.status.success(), "{output:?}");
+    read_csv(&out)
+}
+
+#[test]
+fn run_writes_one_row_per_body_on_both_backends_and_they_agree() {
+    let cpu = run_example("cpu", &[]);
+    let gpu = run_example("gpu", &[]);
+    assert_eq!(cpu.len(), 2);
+    assert_eq!(gpu.len(), 2);
+    for (c, g) in cpu.iter().zip(&gpu) {
+        assert_eq!(c[0], g[0], "body index");
+        for (column, (a, b)) in c.iter().zip(g).enumerate().skip(1) {
+            assert!(
+                (a - b).abs() <= 1e-3 * b.abs().max(1.0),
+                "column {column}: cpu {a} gpu {b}"
+            );
+        }
+    }
+}
+
+#[test]
+fn zero_steps_write_the_initial_state_in_world_frame_wxyz() {
+    let rows = run_example("cpu", &["--steps", "0"]);
+    let body0 = &rows[0];
+    // orientation [1, 0, 0, 0] is w first; angular_velocity [0, 0, 3] comes back as given.
+    assert_eq!(&body0[4..8], &[1.0, 0.0, 0.0, 0.0]);
+    let omega = &body0[11..14];
+    assert!(
+        omega[0] == 0.0 && omega[1] == 0.0 && (omega[2] - 3.0).abs() < 1e-12,
+        "{omega:?}"
+    );
+    // L = I omega with Izz = 0.9.
+    assert!((body0[19] - 2.7).abs() < 1e-12, "{body0:?}");
+}
+
+#[test]
+fn overrides_change_the_run() {
+    let rk4 = run_example("cpu", &["--steps", "100"]);
+    let euler = run_example("cpu", &["--steps", "100", "--integrator", "euler"]);
+    let half = run_example("cpu", &["--steps", "200", "--dt", "0.0005"]);
+    assert_ne!(rk4, euler, "the integrator override takes effect");
+    // Same end time with half the step: RK4 agrees to far better than the Euler difference.
+    let diff = |a: &[Vec<f64>], b: &[Vec<f64>]| (a[0][3] - b[0][3]).abs();
+    assert!(diff(&rk4, &half) < 1e-9 && diff(&rk4, &euler) > 1e-6);
+}
+
+#[test]
+fn a_successful_run_replaces_an_existing_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("final.csv");
+    std::fs::write(&out, "old\n").unwrap();
+    let example = example();
+    let output = rigid_crowd(
+        &[
+            "run",
+            &example,
+            "--backend",
+            "cpu",
+            "--steps",
+            "5",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert!(output.status.success(), "{output:?}");
+    assert_eq!(read_csv(&out).len(), 2);
+}
+
+#[test]
+fn check_passes_and_prints_every_quantity() {
+    let output = rigid_crowd(&["check", "--bodies", "2000", "--steps", "200"], &[]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{stdout}");
+    for quantity in [
+        "position",
+        "orientation",
+        "velocity",
+        "angular_velocity",
+        "linear_momentum",
+        "angular_momentum",
+        "PASS",
+    ] {
+        assert!(stdout.contains(quantity), "{quantity} missing: {stdout}");
+    }
+}
+
+#[test]
+fn demo_reports_both_backends_and_their_agreement() {
+    let output = rigid_crowd(&["demo", "--bodies", "3000", "--steps", "20"], &[]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{stdout}");
+    assert!(
+        stdout.contains("GPU  ") && stdout.contains("CPU  ") && stdout.contains("body-steps/s"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("agreement") && stdout.contains("within the documented tolerance"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn demo_without_an_adapter_says_so_and_still_runs_the_cpu() {
+    let no_driver = [
+        ("VK_ICD_FILENAMES", "/nonexistent.json"),
+        ("VK_DRIVER_FILES", "/nonexistent.json"),
+    ];
+    let output = rigid_crowd(&["demo", "--bodies", "1000", "--steps", "5"], &no_driver);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{stdout}");
+    assert!(
+        stdout.contains("no GPU adapter found") && stdout.contains("mesa-vulkan-drivers"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("CPU  f64 reference"), "{stdout}");
+}
+
+#[test]
+fn info_lists_the_adapter_and_its_crowd_limit() {
+    let output = rigid_crowd(&["info"], &[]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success());
+    assert!(
+        stdout.contains("max_storage_buffer_binding_size") && stdout.contains("largest crowd:"),
+        "{stdout}"
+    );
+}
