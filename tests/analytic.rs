@@ -218,7 +218,7 @@ fn torque_free_motion_keeps_l_exactly_and_energy_within_bound() {
     let start = tumbling_brick();
     let crowd = Crowd::new(vec![start], 1e-3);
     // Stated bounds on the relative energy drift over 10 s (10,000 RK4 steps).
-    for (backend, energy_bound) in [(Backend::Cpu, 1e-10), (Backend::Gpu, 1e-4)] {
+    for (backend, energy_bound) in [(Backend::Cpu, 1e-11), (Backend::Gpu, 1e-5)] {
         let end = run(&crowd, 10_000, backend)[0];
         let l0 = as_stored(backend, start.state.angular_momentum);
         assert_eq!(
@@ -226,6 +226,7 @@ fn torque_free_motion_keeps_l_exactly_and_energy_within_bound() {
             "{backend:?}: dL/dt = 0 exactly, so L never moves"
         );
         let drift = (end.kinetic_energy() - start.kinetic_energy()).abs() / start.kinetic_energy();
+        println!("{backend:?}: relative energy drift over 10 s: {drift:.3e}");
         assert!(
             drift < energy_bound,
             "{backend:?}: energy drift {drift:.3e} >= {energy_bound:.0e}"
@@ -261,6 +262,7 @@ fn orientation_errors(integrator: Integrator, steps: &[u64]) -> Vec<f64> {
 #[test]
 fn rk4_error_shrinks_about_16x_when_dt_halves() {
     let e = orientation_errors(Integrator::Rk4, &[50, 100, 200]);
+    println!("RK4 orientation errors for dt = 0.04, 0.02, 0.01: {e:?}");
     for pair in e.windows(2) {
         let ratio = pair[0] / pair[1];
         assert!(
@@ -273,6 +275,7 @@ fn rk4_error_shrinks_about_16x_when_dt_halves() {
 #[test]
 fn euler_error_shrinks_about_2x_when_dt_halves() {
     let e = orientation_errors(Integrator::Euler, &[2000, 4000, 8000]);
+    println!("Euler orientation errors for dt = 1e-3, 5e-4, 2.5e-4: {e:?}");
     for pair in e.windows(2) {
         let ratio = pair[0] / pair[1];
         assert!(
