@@ -407,7 +407,7 @@ fn a_scene_crowd_too_large_for_the_adapter_is_refused() {
         &[],
     ));
     assert!(
-        line.contains(&format!("does not fit adapter"))
+        line.contains("does not fit adapter")
             && line.contains(&format!("the largest that fits is {largest}")),
         "{line}"
     );
