@@ -4,8 +4,9 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
+use common::rigid_crowd;
 use rigid_crowd::{Crowd, CrowdSpec, Error, Scene, Simulation};
 
 fn example_scene() -> String {
@@ -200,15 +201,6 @@ fn a_crowd_too_large_for_the_adapter_names_the_largest_that_fits() {
 
 // ----- the command line -----
 
-fn rigid_crowd(args: &[&str], envs: &[(&str, &str)]) -> Output {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_rigid-crowd"));
-    command.args(args);
-    for (k, v) in envs {
-        command.env(k, v);
-    }
-    command.output().expect("the binary runs")
-}
-
 /// The last stderr line of a failed run: exactly one `error:` line, no panic.
 fn failure(output: &Output) -> String {
     assert!(!output.status.success(), "expected failure, got {output:?}");
@@ -220,6 +212,11 @@ fn failure(output: &Output) -> String {
         .collect();
     assert_eq!(ours.len(), 1, "one line of error: {stderr}");
     ours[0].to_string()
+}
+
+/// `rigid-crowd run SCENE --backend cpu --out OUT`.
+fn run_on_cpu(scene: &str, out: &str) -> Output {
+    rigid_crowd(&["run", scene, "--backend", "cpu", "--out", out], &[])
 }
 
 fn temp_dir() -> tempfile::TempDir {
@@ -241,17 +238,7 @@ fn a_failed_run_leaves_an_existing_output_untouched() {
         "bad.json",
         &edited(r#""mass": 2.0"#, r#""mass": -1"#),
     );
-    let output = rigid_crowd(
-        &[
-            "run",
-            bad.to_str().unwrap(),
-            "--backend",
-            "cpu",
-            "--out",
-            out.to_str().unwrap(),
-        ],
-        &[],
-    );
+    let output = run_on_cpu(bad.to_str().unwrap(), out.to_str().unwrap());
     let line = failure(&output);
     assert!(
         line.starts_with("error: ")
@@ -274,17 +261,7 @@ fn a_failed_run_leaves_an_existing_output_untouched() {
 fn a_missing_scene_file_is_named() {
     let dir = temp_dir();
     let out = dir.path().join("o.csv");
-    let output = rigid_crowd(
-        &[
-            "run",
-            "no/such/scene.json",
-            "--backend",
-            "cpu",
-            "--out",
-            out.to_str().unwrap(),
-        ],
-        &[],
-    );
+    let output = run_on_cpu("no/such/scene.json", out.to_str().unwrap());
     let line = failure(&output);
     assert!(
         line.starts_with("error: no/such/scene.json: No such file"),
@@ -298,17 +275,7 @@ fn an_unwritable_output_fails_before_running() {
     let dir = temp_dir();
     let scene = write(dir.path(), "s.json", &example_scene());
     for out in ["/nonexistent-dir/final.csv", dir.path().to_str().unwrap()] {
-        let output = rigid_crowd(
-            &[
-                "run",
-                scene.to_str().unwrap(),
-                "--backend",
-                "cpu",
-                "--out",
-                out,
-            ],
-            &[],
-        );
+        let output = run_on_cpu(scene.to_str().unwrap(), out);
         let line = failure(&output);
         assert!(line.starts_with(&format!("error: {out}: ")), "{line}");
     }

@@ -1,23 +1,11 @@
 //! The command line honours the scene and CSV contracts; check, demo and info do their jobs.
 
+mod common;
+
+use common::rigid_crowd;
 use std::path::Path;
-use std::process::{Command, Output};
 
 const REQUIRED_COLUMNS: &str = "body,x,y,z,qw,qx,qy,qz,vx,vy,vz,wx,wy,wz";
-
-fn rigid_crowd(args: &[&str], envs: &[(&str, &str)]) -> Output {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_rigid-crowd"));
-    command.args(args);
-    for (k, v) in envs {
-        command.env(k, v);
-    }
-    let output = command.output().expect("the binary runs");
-    assert!(
-        !String::from_utf8_lossy(&output.stderr).contains("panicked"),
-        "{output:?}"
-    );
-    output
-}
 
 fn example() -> String {
     Path::new(env!("CARGO_MANIFEST_DIR"))

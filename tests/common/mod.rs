@@ -1,6 +1,7 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
+use std::process::{Command, Output};
 use std::sync::OnceLock;
 
 use rigid_crowd::glam::{DQuat, DVec3};
@@ -68,4 +69,17 @@ pub fn as_stored(backend: Backend, v: DVec3) -> DVec3 {
         Backend::Cpu => v,
         Backend::Gpu => v.as_vec3().as_dvec3(),
     }
+}
+
+/// Runs the `rigid-crowd` binary with `args` and extra environment; it must never panic.
+pub fn rigid_crowd(args: &[&str], envs: &[(&str, &str)]) -> Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_rigid-crowd"));
+    command.args(args);
+    for (k, v) in envs {
+        command.env(k, v);
+    }
+    let output = command.output().expect("the binary runs");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!stderr.contains("panicked"), "panic: {stderr}");
+    output
 }
