@@ -98,7 +98,14 @@ impl CrowdSpec {
         let mut rng = SplitMix64::new(self.seed);
         let lo = DVec3::from(self.region[0]).min(DVec3::from(self.region[1]));
         let hi = DVec3::from(self.region[0]).max(DVec3::from(self.region[1]));
-        let mut bodies = Vec::with_capacity(self.count);
+        let mut bodies = Vec::new();
+        // A typo like 1e12 bodies must be an error, not an allocation abort.
+        bodies.try_reserve_exact(self.count).map_err(|_| {
+            Error::invalid(
+                "crowd.count",
+                format!("{} bodies do not fit in this machine's memory", self.count),
+            )
+        })?;
         for i in 0..self.count {
             let mass = rng.range(self.mass[0], self.mass[1]);
             let shape = match self.shapes[rng.below(self.shapes.len())] {

@@ -176,6 +176,8 @@ fn malformed_and_truncated_json_is_reported_with_its_position() {
 fn a_bad_crowd_recipe_is_named() {
     let recipe = r#"{"dt": 0.001, "steps": 1, "crowd": {"count": 10, "mass": [2, 1]}}"#;
     assert!(scene_error(recipe).starts_with("crowd.mass: must be a range"));
+    let recipe = r#"{"dt": 0.001, "steps": 1, "crowd": {"count": 1000000000000000}}"#;
+    assert!(scene_error(recipe).starts_with("crowd.count: 1000000000000000 bodies do not fit"));
     let recipe = r#"{"dt": 0.001, "steps": 1, "crowd": {"count": 10, "shapes": []}}"#;
     assert!(scene_error(recipe).starts_with("crowd.shapes: must name at least one shape"));
 }
