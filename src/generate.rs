@@ -106,7 +106,7 @@ impl CrowdSpec {
                 format!("{} bodies do not fit in this machine's memory", self.count),
             )
         })?;
-        for i in 0..self.count {
+        for _ in 0..self.count {
             let mass = rng.range(self.mass[0], self.mass[1]);
             let shape = match self.shapes[rng.below(self.shapes.len())] {
                 ShapeKind::Box => Shape::Box {
@@ -120,8 +120,7 @@ impl CrowdSpec {
                     radius: 0.5 * rng.range(self.size[0], self.size[1]),
                 },
             };
-            let properties =
-                MassProperties::from_shape(mass, shape, &format!("crowd.bodies[{i}]"))?;
+            let properties = MassProperties::from_shape(mass, shape, "crowd")?;
             let position = lo + (hi - lo) * DVec3::new(rng.unit(), rng.unit(), rng.unit());
             let orientation = rng.orientation();
             let velocity = rng.direction() * self.speed * rng.unit();

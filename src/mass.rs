@@ -31,10 +31,10 @@ impl MassProperties {
                 format!("must be a finite number > 0 (got {mass})"),
             ));
         }
-        let inertia_field = format!("{field}.inertia");
+        let inertia_field = || format!("{field}.inertia");
         let entries = inertia_body.to_cols_array();
         if entries.iter().any(|x| !x.is_finite()) {
-            return Err(Error::invalid(inertia_field, "must be finite"));
+            return Err(Error::invalid(inertia_field(), "must be finite"));
         }
         let scale = entries.iter().fold(0.0f64, |m, x| m.max(x.abs()));
         let m = inertia_body;
@@ -44,14 +44,14 @@ impl MassProperties {
             .max((m.y_axis.z - m.z_axis.y).abs());
         if asymmetry > RELATIVE_SLACK * scale {
             return Err(Error::invalid(
-                inertia_field,
+                inertia_field(),
                 format!("must be symmetric (off-diagonal entries differ by {asymmetry})"),
             ));
         }
         let moments = symmetric_eigen(m).values;
         if moments.min_element() <= RELATIVE_SLACK * scale {
             return Err(Error::invalid(
-                inertia_field,
+                inertia_field(),
                 format!(
                     "must be positive definite (principal moments {}, {}, {})",
                     moments.x, moments.y, moments.z
@@ -61,7 +61,7 @@ impl MassProperties {
         // Sorted ascending, so the only inequality that can fail is A + B >= C with C largest.
         if moments.x + moments.y < moments.z * (1.0 - RELATIVE_SLACK) {
             return Err(Error::invalid(
-                inertia_field,
+                inertia_field(),
                 format!(
                     "is physically impossible: principal moments {}, {}, {} break A + B >= C",
                     moments.x, moments.y, moments.z
@@ -82,7 +82,12 @@ impl MassProperties {
 
     /// Mass properties of a uniform solid `shape` of total `mass`.
     pub fn from_shape(mass: f64, shape: Shape, field: &str) -> Result<Self> {
-        shape.validate(&format!("{field}.shape"))?;
+        if !shape.is_valid() {
+            return Err(Error::invalid(
+                format!("{field}.shape"),
+                "dimensions must be finite and > 0",
+            ));
+        }
         Self::new(mass, shape.inertia(mass), field)
     }
 

@@ -35,19 +35,11 @@ impl Shape {
 }
 
 impl Shape {
-    /// Checks that the dimensions are finite and positive; `field` names the shape.
-    pub fn validate(&self, field: &str) -> crate::Result<()> {
-        let ok = match *self {
+    /// Whether every dimension is finite and positive.
+    pub fn is_valid(&self) -> bool {
+        match *self {
             Shape::Box { size } => size.is_finite() && size.min_element() > 0.0,
             Shape::Sphere { radius } => radius.is_finite() && radius > 0.0,
-        };
-        if ok {
-            Ok(())
-        } else {
-            Err(crate::Error::invalid(
-                field,
-                "dimensions must be finite and > 0",
-            ))
         }
     }
 }
