@@ -259,28 +259,27 @@ fn orientation_errors(integrator: Integrator, steps: &[u64]) -> Vec<f64> {
         .collect()
 }
 
+/// Each halving of `dt` must divide the error by a factor within `expected`.
+fn assert_error_ratios(scheme: &str, errors: &[f64], expected: std::ops::Range<f64>) {
+    for pair in errors.windows(2) {
+        let ratio = pair[0] / pair[1];
+        assert!(
+            expected.contains(&ratio),
+            "{scheme} error ratio {ratio:.2} (errors {errors:?})"
+        );
+    }
+}
+
 #[test]
 fn rk4_error_shrinks_about_16x_when_dt_halves() {
     let e = orientation_errors(Integrator::Rk4, &[50, 100, 200]);
     println!("RK4 orientation errors for dt = 0.04, 0.02, 0.01: {e:?}");
-    for pair in e.windows(2) {
-        let ratio = pair[0] / pair[1];
-        assert!(
-            (14.0..18.5).contains(&ratio),
-            "RK4 error ratio {ratio:.2} (errors {e:?})"
-        );
-    }
+    assert_error_ratios("RK4", &e, 14.0..18.5);
 }
 
 #[test]
 fn euler_error_shrinks_about_2x_when_dt_halves() {
     let e = orientation_errors(Integrator::Euler, &[2000, 4000, 8000]);
     println!("Euler orientation errors for dt = 1e-3, 5e-4, 2.5e-4: {e:?}");
-    for pair in e.windows(2) {
-        let ratio = pair[0] / pair[1];
-        assert!(
-            (1.8..2.2).contains(&ratio),
-            "Euler error ratio {ratio:.2} (errors {e:?})"
-        );
-    }
+    assert_error_ratios("Euler", &e, 1.8..2.2);
 }
