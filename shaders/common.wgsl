@@ -63,9 +63,10 @@ struct Params {
     /// Invocations per row of the 2D dispatch grid (workgroups in x times workgroup size).
     row_width: u32,
     dt: f32,
+    /// Steps each invocation takes before writing its state back (fused steps).
+    steps_per_dispatch: u32,
     _pad0: u32,
     _pad1: u32,
-    _pad2: u32,
 }
 
 /// Hamilton product `a b` of quaternions stored as (x, y, z, w).

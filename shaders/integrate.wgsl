@@ -1,5 +1,6 @@
-// One time step per invocation, one body per invocation. Twin of src/cpu/integrate.rs.
-// All RK4 stages live in registers: each body's state is read once and written once.
+// One body per invocation, one or several (fused) time steps per dispatch.
+// Twin of src/cpu/integrate.rs. All RK4 stages live in registers: each body's state is read
+// once and written once per dispatch.
 
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read_write> states: array<BodyState>;
@@ -39,6 +40,20 @@ fn rk4_step(s: Motion, c: BodyConstants, h: f32) -> Motion {
 }
 
 /// One full step of one body, then q renormalized (Baraff 4).
+fn integrate_step(s: Motion, c: BodyConstants, h: f32) -> Motion {
+    var next: Motion;
+    if params.integrator == INTEGRATOR_EULER {
+        next = euler_step(s, c, h);
+    } else {
+        next = rk4_step(s, c, h);
+    }
+    next.orientation = normalize(next.orientation);
+    return next;
+}
+
+/// `params.steps_per_dispatch` steps of one body. Every force depends only on the body's
+/// own state, so K steps can run back to back in registers: the state is read once and
+/// written once per K steps instead of per step.
 /// A 2D grid covers crowds beyond 65,535 workgroups in one dimension.
 @compute @workgroup_size(workgroup_size)
 fn integrate(@builtin(global_invocation_id) id: vec3<u32>) {
@@ -48,22 +63,19 @@ fn integrate(@builtin(global_invocation_id) id: vec3<u32>) {
     }
     let stored = states[index];
     let c = constants[index];
-    let s = Motion(
+    var s = Motion(
         stored.position.xyz,
         stored.orientation,
         stored.linear_momentum.xyz,
         stored.angular_momentum.xyz,
     );
-    var next: Motion;
-    if params.integrator == INTEGRATOR_EULER {
-        next = euler_step(s, c, params.dt);
-    } else {
-        next = rk4_step(s, c, params.dt);
+    for (var k = 0u; k < params.steps_per_dispatch; k++) {
+        s = integrate_step(s, c, params.dt);
     }
     states[index] = BodyState(
-        vec4<f32>(next.position, 0.0),
-        normalize(next.orientation),
-        vec4<f32>(next.linear_momentum, 0.0),
-        vec4<f32>(next.angular_momentum, 0.0),
+        vec4<f32>(s.position, 0.0),
+        s.orientation,
+        vec4<f32>(s.linear_momentum, 0.0),
+        vec4<f32>(s.angular_momentum, 0.0),
     );
 }

@@ -52,7 +52,7 @@ fn probe() {
     words[46] = p.integrator;
     words[47] = p.row_width;
     words[48] = bitcast<u32>(p.dt);
-    words[49] = p._pad0;
-    words[50] = p._pad1;
-    words[51] = p._pad2;
+    words[49] = p.steps_per_dispatch;
+    words[50] = p._pad0;
+    words[51] = p._pad1;
 }

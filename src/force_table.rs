@@ -1,6 +1,8 @@
 //! Forces grouped the way both backends read them: the forces that act on every body first,
 //! then each body's own forces in one contiguous run, found through a per-body range.
 
+use std::ops::Range;
+
 use crate::crowd::Crowd;
 use crate::force::ForceKind;
 
@@ -47,10 +49,73 @@ impl ForceTable {
         }
     }
 
+    /// The table of the bodies in `bodies` alone, their ranges counted from the new table's
+    /// start: what one GPU buffer chunk holds. Targeted forces are grouped by body, so the
+    /// range's own forces are one contiguous run.
+    pub fn for_bodies(&self, bodies: Range<usize>) -> Self {
+        let ranges = &self.ranges[bodies];
+        let run_start = ranges.iter().find(|r| r.1 > 0).map_or(0, |r| r.0);
+        let run_end = ranges
+            .iter()
+            .rev()
+            .find(|r| r.1 > 0)
+            .map_or(0, |r| r.0 + r.1);
+        let mut forces = self.forces[..self.global_count].to_vec();
+        forces.extend_from_slice(&self.forces[run_start as usize..run_end as usize]);
+        let shift = self.global_count as u32;
+        Self {
+            forces,
+            global_count: self.global_count,
+            ranges: ranges
+                .iter()
+                .map(|&(first, count)| match count {
+                    0 => (0, 0),
+                    _ => (first - run_start + shift, count),
+                })
+                .collect(),
+        }
+    }
+
     /// The forces acting on body `index`.
     pub fn acting_on(&self, index: usize) -> impl Iterator<Item = &ForceKind> {
         let (first, count) = self.ranges[index];
         let own = &self.forces[first as usize..(first + count) as usize];
         self.forces[..self.global_count].iter().chain(own)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::force::Force;
+    use crate::generate::CrowdSpec;
+
+    #[test]
+    fn a_sub_table_gives_each_body_the_same_forces() {
+        let mut crowd = Crowd::new(CrowdSpec::new(10, 3).generate().unwrap(), 1e-3);
+        let drag = |linear: f64| ForceKind::LinearDrag {
+            linear,
+            angular: 0.0,
+        };
+        crowd.forces.push(Force {
+            kind: drag(1.0),
+            body: None,
+        });
+        for (body, linear) in [(7, 2.0), (2, 3.0), (7, 4.0), (4, 5.0), (9, 6.0)] {
+            crowd.forces.push(Force {
+                kind: drag(linear),
+                body: Some(body),
+            });
+        }
+        let table = ForceTable::new(&crowd);
+        for range in [0..10, 0..3, 3..8, 5..6, 8..10, 5..5] {
+            let sub = table.for_bodies(range.clone());
+            assert_eq!(sub.ranges.len(), range.len());
+            for (local, body) in range.enumerate() {
+                let whole: Vec<_> = table.acting_on(body).collect();
+                let part: Vec<_> = sub.acting_on(local).collect();
+                assert_eq!(whole, part, "body {body}");
+            }
+        }
     }
 }

@@ -4,7 +4,7 @@ use crate::body::Body;
 use crate::cpu::CpuSimulation;
 use crate::crowd::Crowd;
 use crate::error::Result;
-use crate::gpu::{GpuContext, GpuSimulation};
+use crate::gpu::{GpuContext, GpuOptions, GpuSimulation};
 
 /// Which backend integrates a crowd.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -51,11 +51,16 @@ impl Simulation {
         })
     }
 
-    /// Integrates `crowd` on the GPU of `ctx`; fails if it does not fit the adapter.
+    /// Integrates `crowd` on the GPU of `ctx` with the default kernel options; fails if it
+    /// does not fit the adapter's memory.
     pub fn gpu(crowd: &Crowd, ctx: &GpuContext) -> Result<Self> {
-        crowd.validate()?;
+        Self::gpu_with_options(crowd, ctx, GpuOptions::default())
+    }
+
+    /// Integrates `crowd` on the GPU of `ctx` with the kernel built per `options`.
+    pub fn gpu_with_options(crowd: &Crowd, ctx: &GpuContext, options: GpuOptions) -> Result<Self> {
         Ok(Self {
-            engine: Engine::Gpu(Box::new(GpuSimulation::new(ctx, crowd)?)),
+            engine: Engine::Gpu(Box::new(GpuSimulation::new(ctx, crowd, options)?)),
             dt: crowd.dt,
             steps_taken: 0,
         })

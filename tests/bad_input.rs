@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 
 use common::rigid_crowd;
-use rigid_crowd::{Crowd, CrowdSpec, Error, Scene, Simulation};
+use rigid_crowd::gpu::GpuOptions;
+use rigid_crowd::{Crowd, CrowdSpec, Scene, Simulation};
 
 fn example_scene() -> String {
     std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes/example.json"))
@@ -183,21 +184,28 @@ fn a_bad_crowd_recipe_is_named() {
 }
 
 #[test]
-fn a_crowd_too_large_for_the_adapter_names_the_largest_that_fits() {
+fn bad_gpu_kernel_options_are_named() {
     let ctx = common::gpu();
-    let largest = ctx.max_bodies();
-    // Every body the same: the check happens before any upload.
-    let template = CrowdSpec::new(1, 1).generate().unwrap()[0];
-    let crowd = Crowd::new(vec![template; largest + 1], 1e-3);
-    match Simulation::gpu(&crowd, ctx) {
-        Err(e @ Error::CrowdTooLarge { .. }) => {
-            let message = e.to_string();
-            assert!(
-                message.contains(&format!("the largest that fits is {largest}")),
-                "{message}"
-            );
+    let crowd = Crowd::new(CrowdSpec::new(10, 1).generate().unwrap(), 1e-3);
+    let largest = ctx.limits().max_compute_invocations_per_workgroup;
+    let options = |workgroup_size, steps_per_dispatch| GpuOptions {
+        workgroup_size,
+        steps_per_dispatch,
+        ..GpuOptions::default()
+    };
+    let cases = [
+        (options(0, 1), "workgroup_size: must be between 1 and"),
+        (
+            options(largest + 1, 1),
+            "workgroup_size: must be between 1 and",
+        ),
+        (options(64, 0), "steps_per_dispatch: must be at least 1"),
+    ];
+    for (options, expected) in cases {
+        match Simulation::gpu_with_options(&crowd, ctx, options) {
+            Err(e) => assert!(e.to_string().starts_with(expected), "{e}"),
+            Ok(_) => panic!("{options:?} was accepted"),
         }
-        other => panic!("expected CrowdTooLarge, got {other:?}"),
     }
 }
 
@@ -351,33 +359,6 @@ fn gpu_backend_without_an_adapter_says_how_to_get_one() {
     let line = failure(&rigid_crowd(&args, &[("WGPU_ADAPTER_NAME", "no-such-gpu")]));
     assert!(
         line.starts_with("error: WGPU_ADAPTER_NAME=`no-such-gpu` matches no adapter"),
-        "{line}"
-    );
-    assert!(!out.exists());
-}
-
-#[test]
-fn a_scene_crowd_too_large_for_the_adapter_is_refused() {
-    let largest = common::gpu().max_bodies();
-    let dir = temp_dir();
-    let text = format!(
-        r#"{{"dt": 0.001, "steps": 1, "crowd": {{"count": {}}}}}"#,
-        largest + 1
-    );
-    let scene = write(dir.path(), "huge.json", &text);
-    let out = dir.path().join("o.csv");
-    let line = failure(&rigid_crowd(
-        &[
-            "run",
-            scene.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-        ],
-        &[],
-    ));
-    assert!(
-        line.contains("does not fit adapter")
-            && line.contains(&format!("the largest that fits is {largest}")),
         "{line}"
     );
     assert!(!out.exists());

@@ -3,7 +3,10 @@
 
 mod common;
 
-use rigid_crowd::{Crowd, Deviation, GPU_TOLERANCE, Integrator, check_crowd, cross_check};
+use rigid_crowd::gpu::GpuOptions;
+use rigid_crowd::{
+    Body, Crowd, Deviation, GPU_TOLERANCE, Integrator, Simulation, check_crowd, cross_check,
+};
 
 const BODIES: usize = 10_000;
 const STEPS: u64 = 1_000;
@@ -62,4 +65,44 @@ fn every_force_type_together_with_euler() {
         "all, euler",
         &check_crowd(BODIES, 16, Integrator::Euler, 1e-3).unwrap(),
     );
+}
+
+fn run_with(crowd: &Crowd, steps: u64, options: GpuOptions) -> Vec<Body> {
+    let mut sim = Simulation::gpu_with_options(crowd, common::gpu(), options).unwrap();
+    sim.step(steps).unwrap();
+    sim.bodies().unwrap()
+}
+
+/// Relative agreement between two f32 runs of the same kernel arithmetic: a few ulps.
+const ROUND_OFF: f64 = 1e-6;
+
+#[test]
+fn fused_and_unfused_steps_agree_to_round_off() {
+    let crowd = check_crowd(BODIES, 17, Integrator::Rk4, 1e-3).unwrap();
+    let steps = 101; // not a multiple of 8 or 7: the remainder runs as single steps
+    let options = |steps_per_dispatch| GpuOptions {
+        steps_per_dispatch,
+        ..GpuOptions::default()
+    };
+    let unfused = run_with(&crowd, steps, options(1));
+    for fuse in [7, 8] {
+        let fused = run_with(&crowd, steps, options(fuse));
+        let d = Deviation::between(&fused, &unfused);
+        println!("fused K={fuse} against unfused: {d:?}");
+        assert!(d.max() <= ROUND_OFF, "K={fuse}: {d:?}");
+    }
+}
+
+#[test]
+fn trusted_and_checked_kernels_agree_to_round_off() {
+    let crowd = check_crowd(BODIES, 18, Integrator::Rk4, 1e-3).unwrap();
+    let options = |trusted_shader| GpuOptions {
+        trusted_shader,
+        ..GpuOptions::default()
+    };
+    let checked = run_with(&crowd, 100, options(false));
+    let trusted = run_with(&crowd, 100, options(true));
+    let d = Deviation::between(&trusted, &checked);
+    println!("trusted against checked: {d:?}");
+    assert!(d.max() <= ROUND_OFF, "{d:?}");
 }

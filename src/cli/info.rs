@@ -33,7 +33,10 @@ pub fn info() -> Result<ExitCode> {
             "    max_compute_invocations_per_workgroup: {}",
             l.max_compute_invocations_per_workgroup
         );
-        println!("    largest crowd: {} bodies", a.max_bodies());
+        println!(
+            "    bodies per storage binding: {} (larger crowds are split across bindings)",
+            a.bodies_per_binding()
+        );
     }
     Ok(ExitCode::SUCCESS)
 }

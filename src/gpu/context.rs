@@ -54,9 +54,9 @@ pub fn list_adapters() -> Vec<AdapterSummary> {
 }
 
 impl AdapterSummary {
-    /// The largest crowd this adapter's limits allow.
-    pub fn max_bodies(&self) -> usize {
-        max_bodies(&self.limits)
+    /// The most bodies one chunk of buffers holds; larger crowds take several chunks.
+    pub fn bodies_per_binding(&self) -> usize {
+        bodies_per_binding(&self.limits)
     }
 }
 
@@ -104,9 +104,12 @@ impl GpuContext {
         let info = adapter.get_info();
         // A crowd of millions needs far more than the default 128 MiB per storage binding.
         let limits = adapter.limits();
+        // Timestamps time the kernel on the device in `rigid-crowd bench`; optional.
+        let features = adapter.features()
+            & (wgpu::Features::TIMESTAMP_QUERY | wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS);
         let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
             label: Some("rigid-crowd"),
-            required_features: wgpu::Features::empty(),
+            required_features: features,
             required_limits: limits.clone(),
             experimental_features: wgpu::ExperimentalFeatures::disabled(),
             memory_hints: wgpu::MemoryHints::Performance,
@@ -129,6 +132,25 @@ impl GpuContext {
         })
     }
 
+    /// Whether compute passes can write timestamps.
+    pub fn has_timestamps(&self) -> bool {
+        self.device
+            .features()
+            .contains(wgpu::Features::TIMESTAMP_QUERY)
+    }
+
+    /// Whether command encoders can write timestamps (used to time buffer copies).
+    pub fn has_timestamps_inside_encoders(&self) -> bool {
+        self.device.features().contains(
+            wgpu::Features::TIMESTAMP_QUERY | wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS,
+        )
+    }
+
+    /// The largest storage buffer one binding can see; larger crowds are split in chunks.
+    pub fn max_binding_bytes(&self) -> u64 {
+        max_binding_bytes(&self.limits)
+    }
+
     /// Name, backend, device type and driver of the adapter in use.
     pub fn adapter_info(&self) -> &wgpu::AdapterInfo {
         &self.info
@@ -144,9 +166,9 @@ impl GpuContext {
         describe(&self.info)
     }
 
-    /// The largest crowd whose buffers fit this device's binding and buffer limits.
-    pub fn max_bodies(&self) -> usize {
-        max_bodies(&self.limits)
+    /// The most bodies one chunk of buffers holds; larger crowds take several chunks.
+    pub fn bodies_per_binding(&self) -> usize {
+        bodies_per_binding(&self.limits)
     }
 
     /// Reports (and clears) an error that escaped every error scope.
@@ -164,13 +186,16 @@ pub(crate) fn describe(info: &wgpu::AdapterInfo) -> String {
     format!("{} ({:?}, {:?})", info.name, info.backend, info.device_type)
 }
 
-/// The largest crowd whose state and constants buffers each fit one storage binding.
-pub(crate) fn max_bodies(limits: &wgpu::Limits) -> usize {
-    let per_buffer = limits
+fn max_binding_bytes(limits: &wgpu::Limits) -> u64 {
+    limits
         .max_storage_buffer_binding_size
-        .min(limits.max_buffer_size);
+        .min(limits.max_buffer_size)
+}
+
+/// The most bodies whose state and constants buffers each fit one storage binding.
+fn bodies_per_binding(limits: &wgpu::Limits) -> usize {
     let record = size_of::<BodyStateGpu>().max(size_of::<BodyConstantsGpu>()) as u64;
-    (per_buffer / record).min(u32::MAX as u64) as usize
+    (max_binding_bytes(limits) / record).min(u32::MAX as u64) as usize
 }
 
 /// wgpu's messages span lines; ours are one line.

@@ -1,144 +1,88 @@
 //! The GPU backend's simulation: uploads a crowd once, then encodes many integration
 //! dispatches per submission and reads back only when asked. Twin of src/cpu/simulation.rs.
 
-use wgpu::util::DeviceExt;
+use std::time::{Duration, Instant};
 
 use crate::body::Body;
 use crate::crowd::Crowd;
 use crate::error::{Error, Result};
 use crate::force_table::ForceTable;
+use crate::gpu::chunk::{BufferChunk, ChunkLayout, plan_chunks};
 use crate::gpu::context::{GpuContext, one_line};
-use crate::gpu::layout::{BodyConstantsGpu, BodyStateGpu, ParamsGpu, forces_gpu, integrator_code};
+use crate::gpu::layout::BodyStateGpu;
+use crate::gpu::options::GpuOptions;
+use crate::gpu::pipeline::integrate_pipeline;
 use crate::gpu::readback::read_buffer;
-use crate::gpu::shader::integrate_source;
+use crate::gpu::timing::PassTimer;
 use crate::mass::MassProperties;
 
-/// Invocations per workgroup of the integration kernel (the WGSL `workgroup_size` override).
-pub(crate) const WORKGROUP_SIZE: u32 = 64;
+/// At most this many dispatches per command buffer: enough to amortise a submit.
+const MAX_DISPATCHES_PER_SUBMISSION: u64 = 256;
 
-/// Dispatches encoded per command buffer: large enough to amortise a submit, small enough
-/// that a long `step(n)` keeps at most two command buffers in flight.
-const STEPS_PER_SUBMISSION: u64 = 256;
+/// About this many body-steps per command buffer, so that a submission of a huge crowd
+/// stays short (a long `step(n)` keeps at most two command buffers in flight).
+const BODY_STEPS_PER_SUBMISSION: u64 = 1 << 28;
 
-/// A crowd whose states live in a GPU storage buffer, integrated in f32.
+/// A crowd whose states live in GPU storage buffers, integrated in f32.
 #[derive(Debug)]
 pub struct GpuSimulation {
     ctx: GpuContext,
+    options: GpuOptions,
     pipeline: wgpu::ComputePipeline,
-    bind_group: wgpu::BindGroup,
-    states: wgpu::Buffer,
+    chunks: Vec<BufferChunk>,
     masses: Vec<MassProperties>,
-    grid: (u32, u32),
     in_flight: Option<wgpu::SubmissionIndex>,
 }
 
-impl GpuSimulation {
-    /// Uploads a validated crowd to the device of `ctx`.
-    pub(crate) fn new(ctx: &GpuContext, crowd: &Crowd) -> Result<Self> {
-        let body_count = crowd.bodies.len();
-        if body_count > ctx.max_bodies() {
-            return Err(Error::CrowdTooLarge {
-                bodies: body_count,
-                largest: ctx.max_bodies(),
-                adapter: ctx.adapter_info().name.clone(),
-            });
-        }
-        let table = ForceTable::new(crowd);
-        let grid = dispatch_grid(
-            body_count as u32,
-            ctx.limits().max_compute_workgroups_per_dimension,
-        );
-        let params = ParamsGpu {
-            body_count: body_count as u32,
-            global_force_count: table.global_count as u32,
-            integrator: integrator_code(crowd.integrator),
-            row_width: grid.0 * WORKGROUP_SIZE,
-            dt: crowd.dt as f32,
-            _pad: [0; 3],
-        };
-        let mut states: Vec<BodyStateGpu> = crowd
-            .bodies
-            .iter()
-            .map(|b| BodyStateGpu::from(&b.state))
-            .collect();
-        let mut constants: Vec<BodyConstantsGpu> = crowd
-            .bodies
-            .iter()
-            .zip(&table.ranges)
-            .map(|(b, &range)| BodyConstantsGpu::new(b, range))
-            .collect();
-        // Bindings cannot be empty: an empty crowd keeps one unused record.
-        if states.is_empty() {
-            states.push(BodyStateGpu::default());
-            constants.push(BodyConstantsGpu::default());
-        }
+/// How long a run of steps took.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct StepTimes {
+    /// Submit-and-wait wall clock on the host.
+    pub wall: Duration,
+    /// Time on the device from timestamp queries, where the adapter has them.
+    pub device: Option<Duration>,
+}
 
+impl GpuSimulation {
+    /// Validates `crowd` and uploads it to the device of `ctx`, with the kernel built per
+    /// `options`. Crowds larger than one storage binding are split into chunks of buffers.
+    pub fn new(ctx: &GpuContext, crowd: &Crowd, options: GpuOptions) -> Result<Self> {
+        crowd.validate()?;
+        options.validate(ctx.limits())?;
+        let table = ForceTable::new(crowd);
         let device = &ctx.device;
-        let out_of_memory = device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
         let validation = device.push_error_scope(wgpu::ErrorFilter::Validation);
-        let storage = |label, contents: &[u8], extra| {
-            device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                label: Some(label),
-                contents,
-                usage: wgpu::BufferUsages::STORAGE | extra,
-            })
-        };
-        let states_buffer = storage(
-            "body states",
-            bytemuck::cast_slice(&states),
-            wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
-        );
-        let constants_buffer = storage(
-            "body constants",
-            bytemuck::cast_slice(&constants),
-            wgpu::BufferUsages::empty(),
-        );
-        let forces_buffer = storage(
-            "forces",
-            bytemuck::cast_slice(&forces_gpu(&table)),
-            wgpu::BufferUsages::empty(),
-        );
-        let params_buffer = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-            label: Some("integrate params"),
-            contents: bytemuck::bytes_of(&params),
-            usage: wgpu::BufferUsages::UNIFORM,
-        });
-        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some("integrate.wgsl"),
-            source: wgpu::ShaderSource::Wgsl(integrate_source().into()),
-        });
-        let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-            label: Some("integrate"),
-            layout: None,
-            module: &module,
-            entry_point: Some("integrate"),
-            compilation_options: wgpu::PipelineCompilationOptions {
-                constants: &[("workgroup_size", WORKGROUP_SIZE as f64)],
-                zero_initialize_workgroup_memory: false,
-            },
-            cache: None,
-        });
-        let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some("integrate bindings"),
-            layout: &pipeline.get_bind_group_layout(0),
-            entries: &[
-                entry(0, &params_buffer),
-                entry(1, &states_buffer),
-                entry(2, &constants_buffer),
-                entry(3, &forces_buffer),
-            ],
-        });
+        let pipeline = integrate_pipeline(device, &options);
         check_scope(validation, "creating the integration pipeline")?;
-        check_scope(out_of_memory, "allocating the crowd's buffers")?;
+
+        let layout = ChunkLayout {
+            workgroup_size: options.workgroup_size,
+            max_workgroups_per_dimension: ctx.limits().max_compute_workgroups_per_dimension,
+            steps_per_dispatch: options.steps_per_dispatch,
+        };
+        let mut chunks = Vec::new();
+        for bodies in plan_chunks(&table, ctx.max_binding_bytes()) {
+            let out_of_memory = device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+            let validation = device.push_error_scope(wgpu::ErrorFilter::Validation);
+            let chunk = BufferChunk::new(device, &pipeline, crowd, &table, bodies.clone(), layout);
+            check_scope(validation, "uploading the crowd")?;
+            if let Some(e) = pollster::block_on(out_of_memory.pop()) {
+                return Err(Error::CrowdTooLarge {
+                    bodies: crowd.bodies.len(),
+                    largest: bodies.start,
+                    adapter: format!("{} ({})", ctx.adapter_info().name, one_line(&e.to_string())),
+                });
+            }
+            chunks.push(chunk?);
+        }
         ctx.take_uncaptured()?;
 
         Ok(Self {
             ctx: ctx.clone(),
+            options,
             pipeline,
-            bind_group,
-            states: states_buffer,
+            chunks,
             masses: crowd.bodies.iter().map(|b| b.mass).collect(),
-            grid,
             in_flight: None,
         })
     }
@@ -146,35 +90,25 @@ impl GpuSimulation {
     /// Advances every body by `steps` steps. Returns once the work is queued; at most two
     /// submissions are in flight at a time. Nothing is read back.
     pub fn step(&mut self, steps: u64) -> Result<()> {
-        let mut remaining = steps;
-        while remaining > 0 {
-            let batch = remaining.min(STEPS_PER_SUBMISSION);
-            let mut encoder =
-                self.ctx
-                    .device
-                    .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                        label: Some("integrate steps"),
-                    });
-            {
-                let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                    label: Some("integrate"),
-                    timestamp_writes: None,
-                });
-                pass.set_pipeline(&self.pipeline);
-                pass.set_bind_group(0, &self.bind_group, &[]);
-                // Each dispatch is one step; wgpu orders consecutive dispatches on the same
-                // read-write buffer, so step k+1 sees step k's states.
-                for _ in 0..batch {
-                    pass.dispatch_workgroups(self.grid.0, self.grid.1, 1);
-                }
-            }
-            let submitted = self.ctx.queue.submit([encoder.finish()]);
-            if let Some(previous) = self.in_flight.replace(submitted) {
-                self.wait_for(Some(previous))?;
-            }
-            remaining -= batch;
-        }
+        self.encode_steps(steps, None)?;
         self.ctx.take_uncaptured()
+    }
+
+    /// Runs `steps` steps and waits for them, timing the whole run on the host and, where
+    /// the adapter has timestamp queries, on the device (the sum of the compute passes).
+    pub fn timed_steps(&mut self, steps: u64) -> Result<StepTimes> {
+        self.finish()?;
+        let submissions = self.plan(steps).len();
+        let mut timer = PassTimer::new(&self.ctx, submissions as u32);
+        let start = Instant::now();
+        self.encode_steps(steps, timer.as_mut())?;
+        self.finish()?;
+        let wall = start.elapsed();
+        let device = match timer {
+            Some(timer) => Some(timer.total(&self.ctx)?),
+            None => None,
+        };
+        Ok(StepTimes { wall, device })
     }
 
     /// Blocks until every queued step has finished on the device.
@@ -186,21 +120,78 @@ impl GpuSimulation {
 
     /// Reads the states back (waiting for queued steps) and pairs them with the constants.
     pub fn bodies(&self) -> Result<Vec<Body>> {
-        let states: Vec<BodyStateGpu> = read_buffer(&self.ctx, &self.states, self.masses.len())?;
-        Ok(self
-            .masses
-            .iter()
-            .zip(states)
-            .map(|(&mass, s)| Body {
-                mass,
-                state: s.to_state(),
-            })
-            .collect())
+        let mut bodies = Vec::with_capacity(self.masses.len());
+        for chunk in &self.chunks {
+            let states: Vec<BodyStateGpu> =
+                read_buffer(&self.ctx, &chunk.states, chunk.bodies.len())?;
+            bodies.extend(self.masses[chunk.bodies.clone()].iter().zip(states).map(
+                |(&mass, s)| Body {
+                    mass,
+                    state: s.to_state(),
+                },
+            ));
+        }
+        Ok(bodies)
     }
 
     /// The context this simulation runs on.
     pub fn context(&self) -> &GpuContext {
         &self.ctx
+    }
+
+    /// The kernel options in use.
+    pub fn options(&self) -> &GpuOptions {
+        &self.options
+    }
+
+    /// How many chunks of buffers the crowd was split into.
+    pub fn chunk_count(&self) -> usize {
+        self.chunks.len()
+    }
+
+    fn plan(&self, steps: u64) -> Vec<(u64, u64)> {
+        submission_plan(
+            steps,
+            self.options.steps_per_dispatch as u64,
+            self.masses.len(),
+        )
+    }
+
+    fn encode_steps(&mut self, steps: u64, mut timer: Option<&mut PassTimer>) -> Result<()> {
+        for (index, (fused, single)) in self.plan(steps).into_iter().enumerate() {
+            let mut encoder =
+                self.ctx
+                    .device
+                    .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                        label: Some("integrate steps"),
+                    });
+            {
+                let timestamp_writes = timer.as_ref().map(|t| t.writes(index as u32));
+                let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                    label: Some("integrate"),
+                    timestamp_writes,
+                });
+                pass.set_pipeline(&self.pipeline);
+                // Each dispatch is one (or K fused) steps; wgpu orders consecutive dispatches
+                // on the same read-write buffer, so step k+1 sees step k's states.
+                for chunk in &self.chunks {
+                    for (bindings, count) in [(&chunk.fused, fused), (&chunk.single, single)] {
+                        pass.set_bind_group(0, bindings, &[]);
+                        for _ in 0..count {
+                            pass.dispatch_workgroups(chunk.grid.0, chunk.grid.1, 1);
+                        }
+                    }
+                }
+            }
+            if let Some(timer) = timer.as_deref_mut() {
+                timer.resolve(&mut encoder, index as u32);
+            }
+            let submitted = self.ctx.queue.submit([encoder.finish()]);
+            if let Some(previous) = self.in_flight.replace(submitted) {
+                self.wait_for(Some(previous))?;
+            }
+        }
+        Ok(())
     }
 
     fn wait_for(&self, submission: Option<wgpu::SubmissionIndex>) -> Result<()> {
@@ -218,26 +209,29 @@ impl GpuSimulation {
     }
 }
 
-fn entry(binding: u32, buffer: &wgpu::Buffer) -> wgpu::BindGroupEntry<'_> {
-    wgpu::BindGroupEntry {
-        binding,
-        resource: buffer.as_entire_binding(),
-    }
-}
-
-fn check_scope(scope: wgpu::ErrorScopeGuard, doing: &str) -> Result<()> {
+pub(crate) fn check_scope(scope: wgpu::ErrorScopeGuard, doing: &str) -> Result<()> {
     match pollster::block_on(scope.pop()) {
         Some(e) => Err(Error::Gpu(one_line(&format!("{doing}: {e}")))),
         None => Ok(()),
     }
 }
 
-/// Workgroups in x and y covering `bodies` invocations with at most `max_per_dimension`
-/// workgroups in x: crowds beyond 65,535 workgroups spill into a second dimension.
-pub(crate) fn dispatch_grid(bodies: u32, max_per_dimension: u32) -> (u32, u32) {
-    let groups = bodies.div_ceil(WORKGROUP_SIZE).max(1);
-    let x = groups.min(max_per_dimension.max(1));
-    (x, groups.div_ceil(x))
+/// The dispatches of `steps` steps, grouped by submission: `(fused, single)` dispatch counts
+/// per command buffer, each fused dispatch taking `steps_per_dispatch` steps.
+fn submission_plan(steps: u64, steps_per_dispatch: u64, bodies: usize) -> Vec<(u64, u64)> {
+    let per_dispatch = bodies.max(1) as u64 * steps_per_dispatch;
+    let per_submission =
+        (BODY_STEPS_PER_SUBMISSION / per_dispatch).clamp(1, MAX_DISPATCHES_PER_SUBMISSION);
+    let (mut fused, mut single) = (steps / steps_per_dispatch, steps % steps_per_dispatch);
+    let mut plan = Vec::new();
+    while fused + single > 0 {
+        let f = fused.min(per_submission);
+        let s = single.min(per_submission - f);
+        plan.push((f, s));
+        fused -= f;
+        single -= s;
+    }
+    plan
 }
 
 #[cfg(test)]
@@ -245,11 +239,21 @@ mod tests {
     use super::*;
 
     #[test]
-    fn grid_spills_into_the_second_dimension() {
-        assert_eq!(dispatch_grid(10, 65_535), (1, 1));
-        assert_eq!(dispatch_grid(64 * 65_535, 65_535), (65_535, 1));
-        assert_eq!(dispatch_grid(64 * 65_535 + 1, 65_535), (65_535, 2));
-        let (x, y) = dispatch_grid(u32::MAX, 65_535);
-        assert!(x as u64 * y as u64 * WORKGROUP_SIZE as u64 >= u32::MAX as u64);
+    fn a_submission_plan_covers_every_step_in_few_submissions() {
+        for steps in [0, 1, 7, 8, 9, 255 * 8 + 3, 10_000] {
+            for fuse in [1, 8] {
+                for bodies in [0, 1000, 10_000_000] {
+                    let plan = submission_plan(steps, fuse, bodies);
+                    let taken: u64 = plan.iter().map(|&(f, s)| f * fuse + s).sum();
+                    assert_eq!(taken, steps, "{steps} steps, fuse {fuse}, {bodies} bodies");
+                    let dispatches = steps / fuse + steps % fuse;
+                    let per_submission = (BODY_STEPS_PER_SUBMISSION
+                        / (bodies.max(1) as u64 * fuse))
+                        .clamp(1, MAX_DISPATCHES_PER_SUBMISSION);
+                    assert_eq!(plan.len() as u64, dispatches.div_ceil(per_submission));
+                    assert!(plan.iter().all(|&(f, s)| f + s <= per_submission));
+                }
+            }
+        }
     }
 }

@@ -59,7 +59,8 @@ pub(crate) struct ParamsGpu {
     pub integrator: u32,
     pub row_width: u32,
     pub dt: f32,
-    pub _pad: [u32; 3],
+    pub steps_per_dispatch: u32,
+    pub _pad: [u32; 2],
 }
 
 /// Matches `FORCE_*` in shaders/common.wgsl.

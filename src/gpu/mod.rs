@@ -1,10 +1,16 @@
 //! The f32 GPU backend: body states in storage buffers, WGSL kernels through wgpu.
 
+mod chunk;
 mod context;
 mod integrate;
 pub(crate) mod layout;
+mod options;
+mod pipeline;
 mod readback;
 mod shader;
+mod timing;
 
 pub use context::{AdapterSummary, GpuContext, NO_ADAPTER_HINT, list_adapters};
-pub use integrate::GpuSimulation;
+pub use integrate::{GpuSimulation, StepTimes};
+pub use options::GpuOptions;
+pub use timing::copy_bandwidth;

@@ -1,0 +1,222 @@
+//! A contiguous run of bodies whose buffers each fit one storage binding. Crowds larger than
+//! one binding are split into several chunks, dispatched one after another.
+
+use std::ops::Range;
+
+use wgpu::util::DeviceExt;
+
+use crate::crowd::Crowd;
+use crate::error::{Error, Result};
+use crate::force_table::ForceTable;
+use crate::gpu::layout::{
+    BodyConstantsGpu, BodyStateGpu, ForceGpu, ParamsGpu, forces_gpu, integrator_code,
+};
+
+/// The buffers and bindings of one chunk of the crowd.
+#[derive(Debug)]
+pub(crate) struct BufferChunk {
+    pub bodies: Range<usize>,
+    pub states: wgpu::Buffer,
+    /// Bindings whose params take `steps_per_dispatch` fused steps.
+    pub fused: wgpu::BindGroup,
+    /// Bindings whose params take one step (the remainder of a `step(n)`).
+    pub single: wgpu::BindGroup,
+    /// Workgroups in x and y.
+    pub grid: (u32, u32),
+}
+
+/// Launch geometry and binding size shared by every chunk.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ChunkLayout {
+    pub workgroup_size: u32,
+    pub max_workgroups_per_dimension: u32,
+    pub steps_per_dispatch: u32,
+}
+
+impl BufferChunk {
+    /// Uploads `bodies` of `crowd`, with their forces taken from `table`.
+    pub fn new(
+        device: &wgpu::Device,
+        pipeline: &wgpu::ComputePipeline,
+        crowd: &Crowd,
+        table: &ForceTable,
+        bodies: Range<usize>,
+        layout: ChunkLayout,
+    ) -> Result<Self> {
+        let table = table.for_bodies(bodies.clone());
+        let forces = forces_gpu(&table);
+        // The trusted kernel relies on this (see `integrate_pipeline`).
+        let fits = |&(first, count): &(u32, u32)| first as usize + count as usize <= forces.len();
+        if !table.ranges.iter().all(fits) || table.global_count > forces.len() {
+            return Err(Error::Gpu(format!(
+                "force ranges of bodies {bodies:?} run past their force buffer"
+            )));
+        }
+        let states: Vec<BodyStateGpu> = crowd.bodies[bodies.clone()]
+            .iter()
+            .map(|b| BodyStateGpu::from(&b.state))
+            .collect();
+        let constants: Vec<BodyConstantsGpu> = crowd.bodies[bodies.clone()]
+            .iter()
+            .zip(&table.ranges)
+            .map(|(b, &range)| BodyConstantsGpu::new(b, range))
+            .collect();
+        let grid = dispatch_grid(
+            bodies.len() as u32,
+            layout.workgroup_size,
+            layout.max_workgroups_per_dimension,
+        );
+        let params = |steps_per_dispatch| ParamsGpu {
+            body_count: bodies.len() as u32,
+            global_force_count: table.global_count as u32,
+            integrator: integrator_code(crowd.integrator),
+            row_width: grid.0 * layout.workgroup_size,
+            dt: crowd.dt as f32,
+            steps_per_dispatch,
+            _pad: [0; 2],
+        };
+
+        let storage = |label, contents: &[u8], extra| {
+            device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some(label),
+                contents,
+                usage: wgpu::BufferUsages::STORAGE | extra,
+            })
+        };
+        let states = storage(
+            "body states",
+            bytemuck::cast_slice(&states),
+            wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
+        );
+        let constants = storage(
+            "body constants",
+            bytemuck::cast_slice(&constants),
+            wgpu::BufferUsages::empty(),
+        );
+        let forces = storage(
+            "forces",
+            bytemuck::cast_slice::<ForceGpu, u8>(&forces),
+            wgpu::BufferUsages::empty(),
+        );
+        let bind_group = |steps_per_dispatch| {
+            let params = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some("integrate params"),
+                contents: bytemuck::bytes_of(&params(steps_per_dispatch)),
+                usage: wgpu::BufferUsages::UNIFORM,
+            });
+            device.create_bind_group(&wgpu::BindGroupDescriptor {
+                label: Some("integrate bindings"),
+                layout: &pipeline.get_bind_group_layout(0),
+                entries: &[
+                    entry(0, &params),
+                    entry(1, &states),
+                    entry(2, &constants),
+                    entry(3, &forces),
+                ],
+            })
+        };
+        Ok(Self {
+            fused: bind_group(layout.steps_per_dispatch),
+            single: bind_group(1),
+            bodies,
+            states,
+            grid,
+        })
+    }
+}
+
+fn entry(binding: u32, buffer: &wgpu::Buffer) -> wgpu::BindGroupEntry<'_> {
+    wgpu::BindGroupEntry {
+        binding,
+        resource: buffer.as_entire_binding(),
+    }
+}
+
+/// Splits the bodies into runs whose state, constant and force buffers each fit
+/// `max_binding_bytes`: greedy, so every chunk but the last is as large as it can be.
+pub(crate) fn plan_chunks(table: &ForceTable, max_binding_bytes: u64) -> Vec<Range<usize>> {
+    let record = size_of::<BodyStateGpu>().max(size_of::<BodyConstantsGpu>()) as u64;
+    let force_record = size_of::<ForceGpu>() as u64;
+    let max_bodies = (max_binding_bytes / record).clamp(1, u32::MAX as u64) as usize;
+    let max_forces = (max_binding_bytes / force_record).max(1) as usize;
+    let mut chunks = Vec::new();
+    let mut start = 0;
+    let mut forces = table.global_count;
+    for (body, &(_, count)) in table.ranges.iter().enumerate() {
+        let count = count as usize;
+        let full = body - start == max_bodies || forces + count > max_forces;
+        if full && body > start {
+            chunks.push(start..body);
+            start = body;
+            forces = table.global_count;
+        }
+        forces += count;
+    }
+    if start < table.ranges.len() {
+        chunks.push(start..table.ranges.len());
+    }
+    chunks
+}
+
+/// Workgroups in x and y covering `bodies` invocations with at most `max_per_dimension`
+/// workgroups in x: chunks beyond 65,535 workgroups spill into a second dimension.
+pub(crate) fn dispatch_grid(
+    bodies: u32,
+    workgroup_size: u32,
+    max_per_dimension: u32,
+) -> (u32, u32) {
+    let groups = bodies.div_ceil(workgroup_size).max(1);
+    let x = groups.min(max_per_dimension.max(1));
+    (x, groups.div_ceil(x))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::force::{Force, ForceKind};
+    use crate::generate::CrowdSpec;
+
+    #[test]
+    fn grid_spills_into_the_second_dimension() {
+        assert_eq!(dispatch_grid(10, 64, 65_535), (1, 1));
+        assert_eq!(dispatch_grid(64 * 65_535, 64, 65_535), (65_535, 1));
+        assert_eq!(dispatch_grid(64 * 65_535 + 1, 64, 65_535), (65_535, 2));
+        assert_eq!(dispatch_grid(16 * 65_536, 16, 65_535), (65_535, 2));
+        let (x, y) = dispatch_grid(u32::MAX, 64, 65_535);
+        assert!(x as u64 * y as u64 * 64 >= u32::MAX as u64);
+    }
+
+    #[test]
+    fn chunks_cover_every_body_once_within_the_binding() {
+        let mut crowd = Crowd::new(CrowdSpec::new(1000, 5).generate().unwrap(), 1e-3);
+        let drag = ForceKind::LinearDrag {
+            linear: 1.0,
+            angular: 1.0,
+        };
+        for body in (0..1000).step_by(3) {
+            crowd.forces.push(Force {
+                kind: drag,
+                body: Some(body),
+            });
+        }
+        let table = ForceTable::new(&crowd);
+        for max_binding_bytes in [64, 64 * 7, 64 * 100, 64 * 1000, 1 << 30] {
+            let chunks = plan_chunks(&table, max_binding_bytes);
+            assert_eq!(chunks.first().unwrap().start, 0);
+            assert_eq!(chunks.last().unwrap().end, 1000);
+            for pair in chunks.windows(2) {
+                assert_eq!(pair[0].end, pair[1].start);
+            }
+            for chunk in &chunks {
+                let sub = table.for_bodies(chunk.clone());
+                assert!(chunk.len() as u64 * 64 <= max_binding_bytes.max(64));
+                assert!(
+                    chunk.len() == 1 || sub.forces.len() as u64 * 64 <= max_binding_bytes,
+                    "{chunk:?}"
+                );
+            }
+        }
+        assert_eq!(plan_chunks(&table, 1 << 30), vec![0..1000]);
+        assert!(plan_chunks(&ForceTable::default(), 1 << 30).is_empty());
+    }
+}
