@@ -1,15 +1,18 @@
-//! Body-steps per second of each backend (criterion). `RIGID_CROWD_BENCH_SMOKE=1` shrinks the
-//! sizes so CI can smoke-run the benches; `rigid-crowd bench` is the fuller comparison.
+//! Body-steps per second of each backend (criterion): the f64 reference, the fast f32 CPU
+//! path and the GPU kernel, on `rigid_crowd::bench::workload`. `RIGID_CROWD_BENCH_SMOKE=1`
+//! shrinks the sizes so CI can smoke-run the benches; `rigid-crowd bench` is the fuller
+//! comparison (adapter, roofline, JSON and plot).
 
 use std::hint::black_box;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use rigid_crowd::glam::DVec3;
+use rigid_crowd::bench::workload;
 use rigid_crowd::gpu::GpuContext;
-use rigid_crowd::{Crowd, CrowdSpec, Force, ForceKind, Simulation};
+use rigid_crowd::{Backend, Simulation};
 
-/// GPU steps per measured iteration: one submission of several dispatches, as in real use.
-const GPU_STEPS: u64 = 10;
+/// Steps per measured iteration: on the GPU one submission of several (fused) dispatches,
+/// as in real use.
+const STEPS: u64 = 16;
 
 fn sizes() -> Vec<usize> {
     if std::env::var_os("RIGID_CROWD_BENCH_SMOKE").is_some() {
@@ -19,27 +22,28 @@ fn sizes() -> Vec<usize> {
     }
 }
 
-fn crowd(bodies: usize) -> Crowd {
-    Crowd::new(CrowdSpec::new(bodies, 1).generate().unwrap(), 1e-3)
-        .with_force(Force::on_all(ForceKind::Gravity {
-            acceleration: DVec3::new(0.0, 0.0, -9.81),
-        }))
-        .with_force(Force::on_all(ForceKind::LinearDrag {
-            linear: 0.3,
-            angular: 0.05,
-        }))
-}
-
-fn cpu_reference(c: &mut Criterion) {
-    let mut group = c.benchmark_group("cpu-ref");
+/// Benches `make`'s simulation at each size, `STEPS` steps per iteration.
+fn bench_backend(c: &mut Criterion, group: &str, make: impl Fn(usize) -> Simulation) {
+    let mut group = c.benchmark_group(group);
     for n in sizes() {
-        let mut sim = Simulation::cpu(&crowd(n)).unwrap();
-        group.throughput(Throughput::Elements(n as u64));
+        let mut sim = make(n);
+        group.throughput(Throughput::Elements(n as u64 * STEPS));
         group.bench_with_input(BenchmarkId::from_parameter(n), &n, |b, _| {
-            b.iter(|| sim.step(black_box(1)).unwrap())
+            b.iter(|| {
+                sim.step(black_box(STEPS)).unwrap();
+                sim.finish().unwrap();
+            })
         });
     }
     group.finish();
+}
+
+fn cpu_backends(c: &mut Criterion) {
+    for backend in [Backend::Reference, Backend::FastCpu] {
+        bench_backend(c, backend.name(), |n| {
+            Simulation::new(&workload(n, 1).unwrap(), backend).unwrap()
+        });
+    }
 }
 
 fn gpu(c: &mut Criterion) {
@@ -50,19 +54,11 @@ fn gpu(c: &mut Criterion) {
             return;
         }
     };
-    let mut group = c.benchmark_group(format!("gpu ({})", ctx.adapter_info().name));
-    for n in sizes() {
-        let mut sim = Simulation::gpu(&crowd(n), &ctx).unwrap();
-        group.throughput(Throughput::Elements(n as u64 * GPU_STEPS));
-        group.bench_with_input(BenchmarkId::from_parameter(n), &n, |b, _| {
-            b.iter(|| {
-                sim.step(black_box(GPU_STEPS)).unwrap();
-                sim.finish().unwrap();
-            })
-        });
-    }
-    group.finish();
+    let group = format!("gpu ({})", ctx.adapter_info().name);
+    bench_backend(c, &group, |n| {
+        Simulation::gpu(&workload(n, 1).unwrap(), &ctx).unwrap()
+    });
 }
 
-criterion_group!(benches, cpu_reference, gpu);
+criterion_group!(benches, cpu_backends, gpu);
 criterion_main!(benches);

@@ -67,30 +67,38 @@ pub fn check_crowd(count: usize, seed: u64, integrator: Integrator, dt: f64) -> 
 /// What [`cross_check`] measured.
 #[derive(Clone, Copy, Debug)]
 pub struct CrossCheck {
-    /// GPU (f32) against CPU reference (f64), per quantity.
-    pub deviation: Deviation,
+    /// GPU (f32) against the CPU reference (f64), per quantity.
+    pub gpu: Deviation,
+    /// Fast CPU path (f32) against the CPU reference (f64), per quantity.
+    pub fast_cpu: Deviation,
     /// Wall time of the GPU steps (submit to completion, no readback).
     pub gpu_time: Duration,
+    /// Wall time of the fast CPU path's steps.
+    pub fast_cpu_time: Duration,
     /// Wall time of the CPU reference steps.
-    pub cpu_time: Duration,
+    pub reference_time: Duration,
 }
 
-/// Runs `crowd` for `steps` steps on the GPU of `ctx` and on the CPU reference.
+/// Runs `steps` steps of `sim`, timed to completion.
+fn timed(mut sim: Simulation, steps: u64) -> Result<(Simulation, Duration)> {
+    let start = Instant::now();
+    sim.step(steps)?;
+    sim.finish()?;
+    Ok((sim, start.elapsed()))
+}
+
+/// Runs `crowd` for `steps` steps on the GPU of `ctx`, on the fast CPU path and on the
+/// CPU reference, and measures how far each fast path ends up from the reference.
 pub fn cross_check(crowd: &Crowd, steps: u64, ctx: &GpuContext) -> Result<CrossCheck> {
-    let mut gpu = Simulation::gpu(crowd, ctx)?;
-    let start = Instant::now();
-    gpu.step(steps)?;
-    gpu.finish()?;
-    let gpu_time = start.elapsed();
-
-    let mut cpu = Simulation::cpu(crowd)?;
-    let start = Instant::now();
-    cpu.step(steps)?;
-    let cpu_time = start.elapsed();
-
+    let (gpu, gpu_time) = timed(Simulation::gpu(crowd, ctx)?, steps)?;
+    let (fast_cpu, fast_cpu_time) = timed(Simulation::fast_cpu(crowd)?, steps)?;
+    let (reference, reference_time) = timed(Simulation::reference(crowd)?, steps)?;
+    let reference = reference.bodies()?;
     Ok(CrossCheck {
-        deviation: Deviation::between(&gpu.bodies()?, &cpu.bodies()?),
+        gpu: Deviation::between(&gpu.bodies()?, &reference),
+        fast_cpu: Deviation::between(&fast_cpu.bodies()?, &reference),
         gpu_time,
-        cpu_time,
+        fast_cpu_time,
+        reference_time,
     })
 }

@@ -2,6 +2,7 @@
 #![warn(missing_docs)]
 
 mod atomic_file;
+pub mod bench;
 mod body;
 mod compare;
 mod cross_check;
@@ -19,6 +20,7 @@ mod shape;
 mod simulation;
 
 pub mod cpu;
+pub mod fast_cpu;
 pub mod gpu;
 
 pub use atomic_file::{AtomicFile, write_atomically};

@@ -4,30 +4,49 @@ use crate::body::Body;
 use crate::cpu::CpuSimulation;
 use crate::crowd::Crowd;
 use crate::error::Result;
+use crate::fast_cpu::FastCpuSimulation;
 use crate::gpu::{GpuContext, GpuOptions, GpuSimulation};
 
 /// Which backend integrates a crowd.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Backend {
-    /// The f64 CPU reference.
-    Cpu,
+    /// The f64 CPU reference, written for clarity: what every other backend is checked against.
+    Reference,
+    /// The fast f32 CPU path: structure of arrays, SIMD blocks of eight bodies, every core.
+    FastCpu,
     /// The f32 WGSL kernels on a GPU adapter.
     Gpu,
 }
 
 impl Backend {
-    /// `cpu` or `gpu`.
+    /// Every backend, reference first.
+    pub const ALL: [Backend; 3] = [Backend::Reference, Backend::FastCpu, Backend::Gpu];
+
+    /// The name the command line uses: `cpu-ref`, `cpu` or `gpu`.
     pub fn name(self) -> &'static str {
         match self {
-            Backend::Cpu => "cpu",
+            Backend::Reference => "cpu-ref",
+            Backend::FastCpu => "cpu",
             Backend::Gpu => "gpu",
         }
     }
 }
 
+impl std::str::FromStr for Backend {
+    type Err = String;
+
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        Backend::ALL
+            .into_iter()
+            .find(|b| b.name() == s)
+            .ok_or_else(|| format!("unknown backend `{s}` (expected cpu-ref, cpu or gpu)"))
+    }
+}
+
 #[derive(Debug)]
 enum Engine {
-    Cpu(CpuSimulation),
+    Reference(CpuSimulation),
+    FastCpu(FastCpuSimulation),
     // Boxed: the GPU side holds many wgpu handles, the CPU side a few vectors.
     Gpu(Box<GpuSimulation>),
 }
@@ -42,13 +61,29 @@ pub struct Simulation {
 
 impl Simulation {
     /// Integrates `crowd` with the f64 CPU reference.
-    pub fn cpu(crowd: &Crowd) -> Result<Self> {
+    pub fn reference(crowd: &Crowd) -> Result<Self> {
         crowd.validate()?;
-        Ok(Self {
-            engine: Engine::Cpu(CpuSimulation::new(crowd)),
+        Ok(Self::with_engine(
+            Engine::Reference(CpuSimulation::new(crowd)),
+            crowd,
+        ))
+    }
+
+    /// Integrates `crowd` with the fast f32 CPU path on the current rayon pool.
+    pub fn fast_cpu(crowd: &Crowd) -> Result<Self> {
+        crowd.validate()?;
+        Ok(Self::with_engine(
+            Engine::FastCpu(FastCpuSimulation::new(crowd)),
+            crowd,
+        ))
+    }
+
+    fn with_engine(engine: Engine, crowd: &Crowd) -> Self {
+        Self {
+            engine,
             dt: crowd.dt,
             steps_taken: 0,
-        })
+        }
     }
 
     /// Integrates `crowd` on the GPU of `ctx` with the default kernel options; fails if it
@@ -59,17 +94,15 @@ impl Simulation {
 
     /// Integrates `crowd` on the GPU of `ctx` with the kernel built per `options`.
     pub fn gpu_with_options(crowd: &Crowd, ctx: &GpuContext, options: GpuOptions) -> Result<Self> {
-        Ok(Self {
-            engine: Engine::Gpu(Box::new(GpuSimulation::new(ctx, crowd, options)?)),
-            dt: crowd.dt,
-            steps_taken: 0,
-        })
+        let engine = Engine::Gpu(Box::new(GpuSimulation::new(ctx, crowd, options)?));
+        Ok(Self::with_engine(engine, crowd))
     }
 
     /// Integrates `crowd` on `backend`, opening the best GPU adapter if needed.
     pub fn new(crowd: &Crowd, backend: Backend) -> Result<Self> {
         match backend {
-            Backend::Cpu => Self::cpu(crowd),
+            Backend::Reference => Self::reference(crowd),
+            Backend::FastCpu => Self::fast_cpu(crowd),
             Backend::Gpu => Self::gpu(crowd, &GpuContext::new()?),
         }
     }
@@ -77,7 +110,8 @@ impl Simulation {
     /// The backend in use.
     pub fn backend(&self) -> Backend {
         match self.engine {
-            Engine::Cpu(_) => Backend::Cpu,
+            Engine::Reference(_) => Backend::Reference,
+            Engine::FastCpu(_) => Backend::FastCpu,
             Engine::Gpu(_) => Backend::Gpu,
         }
     }
@@ -85,17 +119,18 @@ impl Simulation {
     /// Advances every body by `steps` steps. On the GPU this only queues the work.
     pub fn step(&mut self, steps: u64) -> Result<()> {
         match &mut self.engine {
-            Engine::Cpu(sim) => sim.step(steps),
+            Engine::Reference(sim) => sim.step(steps),
+            Engine::FastCpu(sim) => sim.step(steps),
             Engine::Gpu(sim) => sim.step(steps)?,
         }
         self.steps_taken += steps;
         Ok(())
     }
 
-    /// Waits until all queued steps are done (a no-op on the CPU); use before timing.
+    /// Waits until all queued steps are done (a no-op on the CPU backends); use before timing.
     pub fn finish(&mut self) -> Result<()> {
         match &mut self.engine {
-            Engine::Cpu(_) => Ok(()),
+            Engine::Reference(_) | Engine::FastCpu(_) => Ok(()),
             Engine::Gpu(sim) => sim.finish(),
         }
     }
@@ -103,7 +138,8 @@ impl Simulation {
     /// The bodies in their current state (a GPU readback on the GPU backend).
     pub fn bodies(&self) -> Result<Vec<Body>> {
         match &self.engine {
-            Engine::Cpu(sim) => Ok(sim.bodies().to_vec()),
+            Engine::Reference(sim) => Ok(sim.bodies().to_vec()),
+            Engine::FastCpu(sim) => Ok(sim.bodies()),
             Engine::Gpu(sim) => sim.bodies(),
         }
     }

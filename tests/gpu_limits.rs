@@ -32,7 +32,7 @@ fn a_crowd_past_one_binding_and_65535_workgroups_matches_the_reference() {
     assert_eq!(gpu.chunk_count(), 2);
     gpu.step(steps).unwrap();
     let gpu_bodies = gpu.bodies().unwrap();
-    let mut reference = Simulation::cpu(&crowd).unwrap();
+    let mut reference = Simulation::reference(&crowd).unwrap();
     reference.step(steps).unwrap();
     let reference_bodies = reference.bodies().unwrap();
 

@@ -14,7 +14,8 @@ use rigid_crowd::{
 pub struct RunArgs {
     /// Scene file (JSON, version 1).
     scene: PathBuf,
-    /// Backend: `cpu` (f64 reference) or `gpu` (f32 WGSL kernels).
+    /// Backend: `gpu` (f32 WGSL kernels), `cpu` (fast f32 CPU path) or `cpu-ref` (the f64
+    /// reference).
     #[arg(long, default_value = "gpu")]
     backend: String,
     /// Where to write the final states (CSV); replaced only when the run succeeds.
@@ -32,14 +33,7 @@ pub struct RunArgs {
 }
 
 pub(crate) fn parse_backend(name: &str) -> Result<Backend> {
-    match name {
-        "cpu" => Ok(Backend::Cpu),
-        "gpu" => Ok(Backend::Gpu),
-        other => Err(Error::invalid(
-            "--backend",
-            format!("unknown backend `{other}` (expected cpu or gpu)"),
-        )),
-    }
+    name.parse().map_err(|m| Error::invalid("--backend", m))
 }
 
 pub fn run(args: RunArgs) -> Result<ExitCode> {
@@ -70,9 +64,13 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     // existing file is only replaced once the new one is complete.
     let mut out = AtomicFile::create(&args.out)?;
     let (mut sim, adapter) = match backend {
-        Backend::Cpu => (
-            Simulation::cpu(&scene.crowd)?,
-            "f64 CPU reference".to_string(),
+        Backend::Reference => (
+            Simulation::reference(&scene.crowd)?,
+            "the f64 CPU reference".to_string(),
+        ),
+        Backend::FastCpu => (
+            Simulation::fast_cpu(&scene.crowd)?,
+            format!("the f32 CPU path, {} threads", rayon::current_num_threads()),
         ),
         Backend::Gpu => {
             let ctx = GpuContext::new()?;

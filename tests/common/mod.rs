@@ -20,7 +20,8 @@ pub fn gpu() -> &'static GpuContext {
 /// Runs `crowd` for `steps` steps on `backend` and returns the bodies.
 pub fn run(crowd: &Crowd, steps: u64, backend: Backend) -> Vec<Body> {
     let mut sim = match backend {
-        Backend::Cpu => Simulation::cpu(crowd),
+        Backend::Reference => Simulation::reference(crowd),
+        Backend::FastCpu => Simulation::fast_cpu(crowd),
         Backend::Gpu => Simulation::gpu(crowd, gpu()),
     }
     .expect("valid crowd");
@@ -30,7 +31,11 @@ pub fn run(crowd: &Crowd, steps: u64, backend: Backend) -> Vec<Body> {
 
 /// Both backends, each with the relative tolerance its arithmetic allows for a well-conditioned
 /// problem: f64 round-off for the reference, f32 round-off (grown over the run) for the GPU.
-pub const BACKENDS: [(Backend, f64); 2] = [(Backend::Cpu, 1e-9), (Backend::Gpu, 2e-5)];
+pub const BACKENDS: [(Backend, f64); 3] = [
+    (Backend::Reference, 1e-9),
+    (Backend::FastCpu, 2e-5),
+    (Backend::Gpu, 2e-5),
+];
 
 /// `|a - b| <= tol * max(|b|, 1)`, with a message naming what was compared.
 pub fn assert_close(what: &str, a: DVec3, b: DVec3, tol: f64) {
@@ -63,11 +68,11 @@ pub fn baraff_block() -> MassProperties {
     .unwrap()
 }
 
-/// `v` as `backend` stores it: the GPU keeps states in f32.
+/// `v` as `backend` stores it: the fast paths keep states in f32.
 pub fn as_stored(backend: Backend, v: DVec3) -> DVec3 {
     match backend {
-        Backend::Cpu => v,
-        Backend::Gpu => v.as_vec3().as_dvec3(),
+        Backend::Reference => v,
+        Backend::FastCpu | Backend::Gpu => v.as_vec3().as_dvec3(),
     }
 }
 

@@ -1,5 +1,6 @@
-//! The f32 GPU kernel against the f64 CPU reference on seeded crowds of 10,000 bodies over
-//! 1,000 steps: each force type alone, then all together, with both integrators.
+//! The f32 GPU kernel and the f32 fast CPU path against the f64 CPU reference on seeded
+//! crowds of 10,000 bodies over 1,000 steps: each force type alone, then all together, with
+//! both integrators.
 
 mod common;
 
@@ -12,15 +13,16 @@ const BODIES: usize = 10_000;
 const STEPS: u64 = 1_000;
 
 fn assert_agree(label: &str, crowd: &Crowd) {
-    let result = cross_check(crowd, STEPS, common::gpu()).expect("both backends run");
-    let d: Deviation = result.deviation;
-    // Printed so the README's quoted figures can be re-measured with --nocapture.
-    println!("{label}: {d:?}");
-    for (name, value) in d.named() {
-        assert!(
-            value <= GPU_TOLERANCE,
-            "{label}: {name} deviates by {value:.3e} > {GPU_TOLERANCE:e}"
-        );
+    let result = cross_check(crowd, STEPS, common::gpu()).expect("every backend runs");
+    for (backend, d) in [("gpu", result.gpu), ("cpu", result.fast_cpu)] {
+        // Printed so the README's quoted figures can be re-measured with --nocapture.
+        println!("{label}, {backend}: {d:?}");
+        for (name, value) in d.named() {
+            assert!(
+                value <= GPU_TOLERANCE,
+                "{label}, {backend}: {name} deviates by {value:.3e} > {GPU_TOLERANCE:e}"
+            );
+        }
     }
 }
 

@@ -1,0 +1,163 @@
+//! Bodies packed eight to a block, one array of lanes per field (structure of arrays within
+//! the block), so each arithmetic operation runs on eight bodies at once.
+
+use crate::body::{Body, BodyState};
+use crate::fast_cpu::lanes::{Lanes, QuatLanes, Vec3Lanes};
+use crate::force::ForceKind;
+use crate::force_table::ForceTable;
+
+/// The momentum-form state of eight bodies; twin of `Motion` in shaders/derivative.wgsl.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(crate) struct StateBlock {
+    pub position: Vec3Lanes,
+    pub orientation: QuatLanes,
+    pub linear_momentum: Vec3Lanes,
+    pub angular_momentum: Vec3Lanes,
+}
+
+/// The constants of eight bodies and where their own forces are.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(crate) struct ConstantBlock {
+    pub mass: Lanes,
+    pub inv_mass: Lanes,
+    /// The symmetric Ibody^-1 as xx, yy, zz, xy, xz, yz.
+    pub inv_inertia: [Lanes; 6],
+    /// `(first, count)` of this block's per-body forces in the simulation's list.
+    pub own_forces: (u32, u32),
+}
+
+/// A force in f32, its parameters shared by every lane it is applied to.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum ForceF32 {
+    Gravity {
+        acceleration: [f32; 3],
+    },
+    LinearDrag {
+        linear: f32,
+        angular: f32,
+    },
+    PointForce {
+        force: [f32; 3],
+        point: [f32; 3],
+    },
+    Spring {
+        anchor: [f32; 3],
+        attach: [f32; 3],
+        stiffness: f32,
+        damping: f32,
+    },
+}
+
+/// A force acting on one body (one lane) of a block.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct LaneForce {
+    pub lane: usize,
+    pub force: ForceF32,
+}
+
+fn f32x3(v: glam::DVec3) -> [f32; 3] {
+    v.as_vec3().to_array()
+}
+
+impl From<&ForceKind> for ForceF32 {
+    fn from(kind: &ForceKind) -> Self {
+        match *kind {
+            ForceKind::Gravity { acceleration } => ForceF32::Gravity {
+                acceleration: f32x3(acceleration),
+            },
+            ForceKind::LinearDrag { linear, angular } => ForceF32::LinearDrag {
+                linear: linear as f32,
+                angular: angular as f32,
+            },
+            ForceKind::PointForce { force, point } => ForceF32::PointForce {
+                force: f32x3(force),
+                point: f32x3(point),
+            },
+            ForceKind::Spring {
+                anchor,
+                attach,
+                stiffness,
+                damping,
+            } => ForceF32::Spring {
+                anchor: f32x3(anchor),
+                attach: f32x3(attach),
+                stiffness: stiffness as f32,
+                damping: damping as f32,
+            },
+        }
+    }
+}
+
+/// Packs up to eight bodies; a short last block repeats its first body in the spare lanes,
+/// which are integrated and then dropped.
+pub(crate) fn pack_block(
+    bodies: &[Body],
+    table: &ForceTable,
+    first_body: usize,
+    own: &mut Vec<LaneForce>,
+) -> (StateBlock, ConstantBlock) {
+    let body = |lane: usize| &bodies[if lane < bodies.len() { lane } else { 0 }];
+    let lanes = |f: &dyn Fn(&Body) -> f64| Lanes(std::array::from_fn(|l| f(body(l)) as f32));
+    let vec3 = |f: &dyn Fn(&Body) -> glam::DVec3| Vec3Lanes {
+        x: lanes(&|b| f(b).x),
+        y: lanes(&|b| f(b).y),
+        z: lanes(&|b| f(b).z),
+    };
+    let state = StateBlock {
+        position: vec3(&|b| b.state.position),
+        orientation: QuatLanes {
+            w: lanes(&|b| b.state.orientation.w),
+            x: lanes(&|b| b.state.orientation.x),
+            y: lanes(&|b| b.state.orientation.y),
+            z: lanes(&|b| b.state.orientation.z),
+        },
+        linear_momentum: vec3(&|b| b.state.linear_momentum),
+        angular_momentum: vec3(&|b| b.state.angular_momentum),
+    };
+    let inv = |f: &dyn Fn(glam::DMat3) -> f64| lanes(&|b| f(b.mass.inv_inertia_body()));
+    let first = own.len() as u32;
+    for lane in 0..bodies.len() {
+        let (start, count) = table.ranges[first_body + lane];
+        for kind in &table.forces[start as usize..(start + count) as usize] {
+            own.push(LaneForce {
+                lane,
+                force: ForceF32::from(kind),
+            });
+        }
+    }
+    let constants = ConstantBlock {
+        mass: lanes(&|b| b.mass.mass()),
+        inv_mass: lanes(&|b| b.mass.inv_mass()),
+        inv_inertia: [
+            inv(&|m| m.x_axis.x),
+            inv(&|m| m.y_axis.y),
+            inv(&|m| m.z_axis.z),
+            inv(&|m| m.y_axis.x),
+            inv(&|m| m.z_axis.x),
+            inv(&|m| m.z_axis.y),
+        ],
+        own_forces: (first, own.len() as u32 - first),
+    };
+    (state, constants)
+}
+
+impl StateBlock {
+    /// The f64 state of lane `lane` (exact widening).
+    pub fn state(&self, lane: usize) -> BodyState {
+        let v = |a: &Vec3Lanes| {
+            glam::DVec3::new(a.x.0[lane] as f64, a.y.0[lane] as f64, a.z.0[lane] as f64)
+        };
+        let q = &self.orientation;
+        BodyState {
+            position: v(&self.position),
+            orientation: glam::DQuat::from_xyzw(
+                q.x.0[lane] as f64,
+                q.y.0[lane] as f64,
+                q.z.0[lane] as f64,
+                q.w.0[lane] as f64,
+            ),
+            linear_momentum: v(&self.linear_momentum),
+            angular_momentum: v(&self.angular_momentum),
+        }
+    }
+}

@@ -1,0 +1,10 @@
+//! The fast CPU backend: the same equations as the f64 reference, in f32, structure of
+//! arrays in blocks of eight bodies, every core. Validated against the reference.
+
+mod block;
+mod derivative;
+mod integrate;
+mod lanes;
+mod simulation;
+
+pub use simulation::FastCpuSimulation;
