@@ -174,3 +174,88 @@ fn info_lists_the_adapter_and_its_crowd_limit() {
         "{stdout}"
     );
 }
+
+#[test]
+fn bench_prints_the_table_and_writes_json_and_plot() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("bench.json");
+    let plot = dir.path().join("bench.svg");
+    let output = rigid_crowd(
+        &[
+            "bench",
+            "--bodies",
+            "100,1e3",
+            "--steps",
+            "4",
+            "--repeats",
+            "2",
+            "--fuse",
+            "1,2",
+            "--threads",
+            "1,2",
+            "--json",
+            json.to_str().unwrap(),
+            "--plot",
+            plot.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert!(output.status.success(), "{output:?}");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    // 2 sizes x (cpu-ref and cpu at 1 and 2 threads, gpu fused 1 and 2).
+    let rows: Vec<&str> = stdout
+        .lines()
+        .filter(|l| {
+            ["cpu-ref ", "cpu ", "gpu "]
+                .iter()
+                .any(|b| l.starts_with(b))
+        })
+        .collect();
+    assert_eq!(rows.len(), 12, "{stdout}");
+    assert!(stdout.contains("copy bandwidth at 1000 bodies"), "{stdout}");
+
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let rows = report["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 12);
+    for row in rows {
+        let rate = row["body_steps_per_second"].as_f64().unwrap();
+        let expected = row["bodies"].as_f64().unwrap() * 4.0 / row["seconds"].as_f64().unwrap();
+        assert!((rate - expected).abs() <= 1e-9 * expected, "{row}");
+        assert_eq!(row["runs"].as_array().unwrap().len(), 2);
+        let is_gpu = row["backend"] == "gpu";
+        assert_eq!(
+            row["fraction_of_copy_bandwidth"].is_number(),
+            is_gpu,
+            "{row}"
+        );
+        assert!(row["speedup_over_cpu_ref"].as_f64().unwrap() > 0.0);
+    }
+    let svg = std::fs::read_to_string(&plot).unwrap();
+    assert!(svg.starts_with("<svg") && svg.ends_with("</svg>\n"));
+    // One line per configuration: cpu-ref x2, cpu x2, gpu x2.
+    assert_eq!(svg.matches("<polyline").count(), 6);
+}
+
+#[test]
+fn bench_rejects_bad_lists_naming_the_flag() {
+    for (flag, value) in [
+        ("--bodies", "1e3..1e2"),
+        ("--backends", "cpu,tpu"),
+        ("--fuse", "0x"),
+        ("--shader", "fast"),
+        ("--threads", "0"),
+    ] {
+        let output = rigid_crowd(&["bench", flag, value], &[]);
+        assert!(!output.status.success());
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let line = stderr
+            .lines()
+            .find(|l| !l.contains("XDG_RUNTIME_DIR"))
+            .unwrap();
+        assert!(
+            line.starts_with(&format!("error: {flag}: ")),
+            "{flag}: {line}"
+        );
+    }
+}

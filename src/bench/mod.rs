@@ -1,7 +1,13 @@
 //! Throughput measurement shared by `rigid-crowd bench`, `rigid-crowd demo` and the
 //! criterion benches: the workload, the timing of each backend, the report and its plot.
 
+mod measure;
 pub mod plot;
+
+pub use measure::{
+    BYTES_PER_BODY_STEP, BenchPlan, BenchReport, CopyBandwidth, FLOP_PER_BODY_STEP, Measurement,
+    cpu_description, describe_options,
+};
 
 use glam::DVec3;
 

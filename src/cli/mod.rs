@@ -1,5 +1,6 @@
 //! Command-line definition and dispatch; each subcommand lives in its own file.
 
+mod bench;
 mod check;
 mod demo;
 mod info;
@@ -26,6 +27,8 @@ enum Command {
     Check(check::CheckArgs),
     /// The main job: a large tumbling crowd on the best GPU adapter and on the CPU.
     Demo(demo::DemoArgs),
+    /// CPU and GPU throughput side by side, with the GPU's copy-bandwidth roofline.
+    Bench(bench::BenchArgs),
     /// List GPU adapters and the limits that matter for crowd size.
     Info,
 }
@@ -36,6 +39,7 @@ pub fn execute(cli: Cli) -> Result<ExitCode> {
         Command::Run(args) => run::run(args),
         Command::Check(args) => check::check(args),
         Command::Demo(args) => demo::demo(args),
+        Command::Bench(args) => bench::bench(args),
         Command::Info => info::info(),
     }
 }

@@ -1,0 +1,348 @@
+//! Timing each backend on the benchmark workload: warm-up excluded, median of repeats,
+//! GPU time from timestamp queries where the adapter has them.
+
+use std::time::Instant;
+
+use serde::Serialize;
+
+use crate::bench::workload;
+use crate::error::{Error, Result};
+use crate::gpu::{GpuContext, GpuOptions, GpuSimulation, copy_bandwidth};
+use crate::simulation::{Backend, Simulation};
+
+/// Bytes one unfused step must move per body: the 64-byte state read and written, the
+/// 48-byte constants read.
+pub const BYTES_PER_BODY_STEP: f64 = 64.0 + 64.0 + 48.0;
+
+/// Floating-point operations per RK4 body-step of the workload (gravity and drag), counted
+/// by hand from shaders/: four derivatives of about 134 (auxiliaries 84, forces 18, spin
+/// 32), four stage updates of 26, the weighted sum 53, renormalization 12.
+pub const FLOP_PER_BODY_STEP: f64 = 4.0 * 134.0 + 4.0 * 26.0 + 53.0 + 12.0;
+
+/// What to measure.
+#[derive(Clone, Debug)]
+pub struct BenchPlan {
+    /// Crowd sizes.
+    pub bodies: Vec<usize>,
+    /// Steps per timed run.
+    pub steps: u64,
+    /// Timed runs per configuration (the median is reported); one untimed warm-up precedes.
+    pub repeats: usize,
+    /// Backends to run.
+    pub backends: Vec<Backend>,
+    /// GPU kernel variants (fusion, workgroup size, bounds checks); one row each.
+    pub gpu_variants: Vec<GpuOptions>,
+    /// Thread counts for the CPU backends; one row each.
+    pub cpu_threads: Vec<usize>,
+}
+
+/// One row of the benchmark table.
+#[derive(Clone, Debug, Serialize)]
+pub struct Measurement {
+    /// `cpu-ref`, `cpu` or `gpu`.
+    pub backend: String,
+    /// Threads (CPU) or kernel options (GPU).
+    pub variant: String,
+    /// The adapter (GPU) or CPU description.
+    pub adapter: String,
+    /// Bodies in the crowd.
+    pub bodies: usize,
+    /// Steps per timed run.
+    pub steps: u64,
+    /// Median seconds of the timed runs.
+    pub seconds: f64,
+    /// Every timed run, in seconds.
+    pub runs: Vec<f64>,
+    /// `timestamp` (device timestamp queries) or `wall` (submit-and-wait host clock).
+    pub clock: String,
+    /// Body-steps per second.
+    pub body_steps_per_second: f64,
+    /// `BYTES_PER_BODY_STEP` times body-steps per second: the bandwidth an unfused step
+    /// would need at this rate.
+    pub effective_gb_per_second: f64,
+    /// GPU only: bytes the kernel really moves per second over the measured copy bandwidth.
+    pub fraction_of_copy_bandwidth: Option<f64>,
+    /// GPU only: arithmetic throughput, `FLOP_PER_BODY_STEP` times body-steps per second.
+    pub gflop_per_second: Option<f64>,
+    /// Body-steps per second over the `cpu-ref` row of the same size (best thread count).
+    pub speedup_over_cpu_ref: Option<f64>,
+    /// Body-steps per second over the `cpu` row of the same size (best thread count).
+    pub speedup_over_cpu: Option<f64>,
+}
+
+/// The copy bandwidth measured for one crowd size.
+#[derive(Clone, Debug, Serialize)]
+pub struct CopyBandwidth {
+    /// Crowd size the copy matches (bytes copied: half of one unfused step's traffic).
+    pub bodies: usize,
+    /// Bytes read plus written per second, in GB/s.
+    pub gb_per_second: f64,
+    /// `timestamp` or `wall`.
+    pub clock: String,
+}
+
+/// Everything one `rigid-crowd bench` run measured.
+#[derive(Clone, Debug, Serialize)]
+pub struct BenchReport {
+    /// The host CPU and its logical cores.
+    pub cpu: String,
+    /// The GPU adapter, if one was used.
+    pub adapter: Option<String>,
+    /// Copy bandwidth per size (GPU runs only).
+    pub copy_bandwidth: Vec<CopyBandwidth>,
+    /// One row per backend, variant and size.
+    pub rows: Vec<Measurement>,
+}
+
+fn median(values: &[f64]) -> f64 {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    sorted[sorted.len() / 2]
+}
+
+/// The host CPU's model name and logical core count.
+pub fn cpu_description() -> String {
+    let model = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|info| {
+            info.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split(':').nth(1))
+                .map(|m| m.trim().to_string())
+        })
+        .unwrap_or_else(|| std::env::consts::ARCH.to_string());
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    format!("{model}, {cores} logical cores")
+}
+
+/// Describes GPU options the way the table shows them.
+pub fn describe_options(o: &GpuOptions) -> String {
+    format!(
+        "fuse {}, wg {}, {}",
+        o.steps_per_dispatch,
+        o.workgroup_size,
+        if o.trusted_shader {
+            "trusted"
+        } else {
+            "checked"
+        }
+    )
+}
+
+impl BenchPlan {
+    /// Runs every configuration; `on_row` sees each row as soon as it is measured.
+    pub fn run(
+        &self,
+        ctx: Option<&GpuContext>,
+        mut on_row: impl FnMut(&Measurement),
+    ) -> Result<BenchReport> {
+        if self.repeats == 0 {
+            return Err(Error::invalid("--repeats", "must be at least 1"));
+        }
+        let cpu = cpu_description();
+        let mut report = BenchReport {
+            cpu: cpu.clone(),
+            adapter: ctx.map(|c| c.describe()),
+            copy_bandwidth: Vec::new(),
+            rows: Vec::new(),
+        };
+        for &bodies in &self.bodies {
+            let crowd = workload(bodies, 1)?;
+            let first_row = report.rows.len();
+            for &backend in &self.backends {
+                match backend {
+                    Backend::Reference | Backend::FastCpu => {
+                        for &threads in &self.cpu_threads {
+                            let row = self.measure_cpu(&crowd, backend, threads, &cpu)?;
+                            on_row(&row);
+                            report.rows.push(row);
+                        }
+                    }
+                    Backend::Gpu => {
+                        let ctx = ctx.ok_or_else(|| {
+                            Error::NoAdapter("the gpu backend needs an adapter".into())
+                        })?;
+                        let (copy, copy_clock) = copy_bandwidth(
+                            ctx,
+                            (BYTES_PER_BODY_STEP / 2.0 * bodies as f64) as u64,
+                            self.repeats,
+                        )?;
+                        report.copy_bandwidth.push(CopyBandwidth {
+                            bodies,
+                            gb_per_second: copy / 1e9,
+                            clock: clock_name(copy_clock).into(),
+                        });
+                        for options in &self.gpu_variants {
+                            let row = self.measure_gpu(&crowd, ctx, *options, copy)?;
+                            on_row(&row);
+                            report.rows.push(row);
+                        }
+                    }
+                }
+            }
+            fill_speedups(&mut report.rows[first_row..]);
+        }
+        Ok(report)
+    }
+
+    fn measure_cpu(
+        &self,
+        crowd: &crate::crowd::Crowd,
+        backend: Backend,
+        threads: usize,
+        cpu: &str,
+    ) -> Result<Measurement> {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .map_err(|e| Error::invalid("--threads", e.to_string()))?;
+        let mut sim = Simulation::new(crowd, backend)?;
+        let runs = pool.install(|| -> Result<Vec<f64>> {
+            sim.step(self.steps)?; // warm-up: caches, page faults, thread start
+            let mut runs = Vec::with_capacity(self.repeats);
+            for _ in 0..self.repeats {
+                let start = Instant::now();
+                sim.step(self.steps)?;
+                runs.push(start.elapsed().as_secs_f64());
+            }
+            Ok(runs)
+        })?;
+        Ok(self.row(
+            backend.name(),
+            format!("{threads} threads"),
+            cpu.to_string(),
+            crowd.bodies.len(),
+            runs,
+            "wall",
+        ))
+    }
+
+    fn measure_gpu(
+        &self,
+        crowd: &crate::crowd::Crowd,
+        ctx: &GpuContext,
+        options: GpuOptions,
+        copy_bytes_per_second: f64,
+    ) -> Result<Measurement> {
+        let mut sim = GpuSimulation::new(ctx, crowd, options)?;
+        sim.timed_steps(self.steps)?; // warm-up: pipeline, first touch of the buffers
+        let mut runs = Vec::with_capacity(self.repeats);
+        let mut clock = "timestamp";
+        for _ in 0..self.repeats {
+            let times = sim.timed_steps(self.steps)?;
+            runs.push(match times.device {
+                Some(device) => device.as_secs_f64(),
+                None => {
+                    clock = "wall";
+                    times.wall.as_secs_f64()
+                }
+            });
+        }
+        let mut row = self.row(
+            Backend::Gpu.name(),
+            describe_options(&options),
+            ctx.describe(),
+            crowd.bodies.len(),
+            runs,
+            clock,
+        );
+        let moved = BYTES_PER_BODY_STEP / options.steps_per_dispatch as f64;
+        row.fraction_of_copy_bandwidth =
+            Some(moved * row.body_steps_per_second / copy_bytes_per_second);
+        row.gflop_per_second = Some(FLOP_PER_BODY_STEP * row.body_steps_per_second / 1e9);
+        Ok(row)
+    }
+
+    fn row(
+        &self,
+        backend: &str,
+        variant: String,
+        adapter: String,
+        bodies: usize,
+        runs: Vec<f64>,
+        clock: &str,
+    ) -> Measurement {
+        let seconds = median(&runs).max(1e-12);
+        let rate = bodies as f64 * self.steps as f64 / seconds;
+        Measurement {
+            backend: backend.to_string(),
+            variant,
+            adapter,
+            bodies,
+            steps: self.steps,
+            seconds,
+            runs,
+            clock: clock.to_string(),
+            body_steps_per_second: rate,
+            effective_gb_per_second: BYTES_PER_BODY_STEP * rate / 1e9,
+            fraction_of_copy_bandwidth: None,
+            gflop_per_second: None,
+            speedup_over_cpu_ref: None,
+            speedup_over_cpu: None,
+        }
+    }
+}
+
+fn clock_name(device: bool) -> &'static str {
+    if device { "timestamp" } else { "wall" }
+}
+
+/// Speed-ups over the fastest `cpu-ref` and `cpu` rows among `rows` (one crowd size).
+fn fill_speedups(rows: &mut [Measurement]) {
+    let best = |rows: &[Measurement], name: &str| {
+        rows.iter()
+            .filter(|r| r.backend == name)
+            .map(|r| r.body_steps_per_second)
+            .reduce(f64::max)
+    };
+    let reference = best(rows, Backend::Reference.name());
+    let fast = best(rows, Backend::FastCpu.name());
+    for row in rows {
+        row.speedup_over_cpu_ref = reference.map(|b| row.body_steps_per_second / b);
+        row.speedup_over_cpu = fast.map(|b| row.body_steps_per_second / b);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_median_is_the_middle_run() {
+        assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(&[5.0]), 5.0);
+    }
+
+    #[test]
+    fn a_cpu_only_plan_measures_every_row_with_speedups() {
+        let plan = BenchPlan {
+            bodies: vec![64, 200],
+            steps: 3,
+            repeats: 3,
+            backends: vec![Backend::Reference, Backend::FastCpu],
+            gpu_variants: vec![],
+            cpu_threads: vec![1, 2],
+        };
+        let mut seen = 0;
+        let report = plan.run(None, |_| seen += 1).unwrap();
+        assert_eq!(report.rows.len(), 8);
+        assert_eq!(seen, 8);
+        for row in &report.rows {
+            assert_eq!(row.runs.len(), 3);
+            assert!(row.body_steps_per_second > 0.0);
+            let expected = row.bodies as f64 * 3.0 / row.seconds;
+            assert!((row.body_steps_per_second - expected).abs() <= 1e-9 * expected);
+            assert!(row.speedup_over_cpu_ref.is_some() && row.speedup_over_cpu.is_some());
+        }
+        // The best reference row of each size is the yardstick: its speed-up is exactly 1.
+        for size in [64, 200] {
+            let best = report
+                .rows
+                .iter()
+                .filter(|r| r.bodies == size && r.backend == "cpu-ref")
+                .map(|r| r.speedup_over_cpu_ref.unwrap())
+                .fold(0.0, f64::max);
+            assert_eq!(best, 1.0);
+        }
+    }
+}

@@ -1,0 +1,269 @@
+//! `rigid-crowd bench`: CPU and GPU throughput side by side, with the GPU's copy-bandwidth
+//! roofline, as a table, JSON and an SVG plot.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Args;
+use rigid_crowd::bench::plot::{Series, throughput_svg};
+use rigid_crowd::bench::{BenchPlan, BenchReport, Measurement};
+use rigid_crowd::gpu::{GpuContext, GpuOptions};
+use rigid_crowd::{AtomicFile, Backend, Error, Result};
+
+#[derive(Args, Debug)]
+pub struct BenchArgs {
+    /// Crowd sizes: a list (`1000,1e5`) and/or decade ranges (`1e3..1e7`).
+    #[arg(long, default_value = "1e3..1e6")]
+    bodies: String,
+    /// Steps per timed run.
+    #[arg(long, default_value_t = 100)]
+    steps: u64,
+    /// Backends: any of `cpu-ref`, `cpu`, `gpu`.
+    #[arg(long, default_value = "cpu-ref,cpu,gpu")]
+    backends: String,
+    /// Timed runs per configuration; the median is reported (after one warm-up run).
+    #[arg(long, default_value_t = 5)]
+    repeats: usize,
+    /// GPU steps fused per dispatch; one row per value.
+    #[arg(long, default_value = "1,8")]
+    fuse: String,
+    /// GPU workgroup sizes; one row per value (a sweep).
+    #[arg(long, default_value = "64")]
+    workgroup_sizes: String,
+    /// GPU kernel compilation: `trusted` (no injected bounds checks), `checked`, or both.
+    #[arg(long, default_value = "trusted")]
+    shader: String,
+    /// CPU thread counts; one row per value (default: every core).
+    #[arg(long)]
+    threads: Option<String>,
+    /// Also write every measurement as JSON.
+    #[arg(long)]
+    json: Option<PathBuf>,
+    /// Also write a log-log plot of body-steps/s against bodies (SVG).
+    #[arg(long)]
+    plot: Option<PathBuf>,
+}
+
+/// Comma-separated items, each parsed by `item`; errors name `field`.
+fn list<T>(field: &str, text: &str, item: impl Fn(&str) -> Option<Vec<T>>) -> Result<Vec<T>> {
+    let mut out = Vec::new();
+    for part in text.split(',').map(str::trim) {
+        match item(part) {
+            Some(values) => out.extend(values),
+            None => return Err(Error::invalid(field, format!("cannot read `{part}`"))),
+        }
+    }
+    if out.is_empty() {
+        return Err(Error::invalid(field, "must name at least one value"));
+    }
+    Ok(out)
+}
+
+/// A positive whole number written as `1000` or `1e3`.
+fn count(text: &str) -> Option<usize> {
+    let value: f64 = text.parse().ok()?;
+    (value >= 1.0 && value <= 1e12 && value.fract() == 0.0).then_some(value as usize)
+}
+
+/// `1e3..1e6` as every power of ten from the first to the last.
+fn decades(text: &str) -> Option<Vec<usize>> {
+    let (low, high) = text.split_once("..")?;
+    let (low, high) = (count(low)?, count(high)?);
+    let mut sizes = Vec::new();
+    let mut n = low;
+    while n <= high {
+        sizes.push(n);
+        n = n.checked_mul(10)?;
+    }
+    (!sizes.is_empty()).then_some(sizes)
+}
+
+pub(crate) fn parse_sizes(text: &str) -> Result<Vec<usize>> {
+    list("--bodies", text, |p| {
+        decades(p).or_else(|| count(p).map(|n| vec![n]))
+    })
+}
+
+fn parse_u32s(field: &str, text: &str) -> Result<Vec<u32>> {
+    list(field, text, |p| p.parse::<u32>().ok().map(|n| vec![n]))
+}
+
+fn plan(args: &BenchArgs) -> Result<BenchPlan> {
+    let backends = list("--backends", &args.backends, |p| {
+        p.parse::<Backend>().ok().map(|b| vec![b])
+    })?;
+    let trusted = list("--shader", &args.shader, |p| match p {
+        "trusted" => Some(vec![true]),
+        "checked" => Some(vec![false]),
+        _ => None,
+    })?;
+    let fuse = parse_u32s("--fuse", &args.fuse)?;
+    let workgroup_sizes = parse_u32s("--workgroup-sizes", &args.workgroup_sizes)?;
+    let mut gpu_variants = Vec::new();
+    for &workgroup_size in &workgroup_sizes {
+        for &steps_per_dispatch in &fuse {
+            for &trusted_shader in &trusted {
+                gpu_variants.push(GpuOptions {
+                    workgroup_size,
+                    steps_per_dispatch,
+                    trusted_shader,
+                });
+            }
+        }
+    }
+    let cpu_threads = match &args.threads {
+        Some(text) => list("--threads", text, |p| {
+            count(p).filter(|&n| n <= 4096).map(|n| vec![n])
+        })?,
+        None => vec![rayon::current_num_threads()],
+    };
+    if args.steps == 0 {
+        return Err(Error::invalid("--steps", "must be at least 1"));
+    }
+    if args.repeats == 0 {
+        return Err(Error::invalid("--repeats", "must be at least 1"));
+    }
+    Ok(BenchPlan {
+        bodies: parse_sizes(&args.bodies)?,
+        steps: args.steps,
+        repeats: args.repeats,
+        backends,
+        gpu_variants,
+        cpu_threads,
+    })
+}
+
+const HEADER: &str = "backend  variant                        bodies  steps    time (s) clock      body-steps/s   eff GB/s  copy frac  GFLOP/s  x cpu-ref    x cpu";
+
+fn optional(value: Option<f64>, width: usize, digits: usize) -> String {
+    match value {
+        Some(v) => format!("{v:>width$.digits$}"),
+        None => format!("{:>width$}", "-"),
+    }
+}
+
+fn table_row(r: &Measurement) -> String {
+    format!(
+        "{:<8} {:<28} {:>9} {:>6} {:>11.4} {:<9} {:>14} {:>10.2} {} {} {} {}",
+        r.backend,
+        r.variant,
+        r.bodies,
+        r.steps,
+        r.seconds,
+        r.clock,
+        super::rate(r.body_steps_per_second),
+        r.effective_gb_per_second,
+        optional(r.fraction_of_copy_bandwidth, 10, 3),
+        optional(r.gflop_per_second, 8, 1),
+        optional(r.speedup_over_cpu_ref, 10, 2),
+        optional(r.speedup_over_cpu, 8, 2),
+    )
+}
+
+fn plot_series(report: &BenchReport) -> Vec<Series> {
+    let mut series: Vec<Series> = Vec::new();
+    for row in &report.rows {
+        let label = format!("{} ({})", row.backend, row.variant);
+        let point = (row.bodies as f64, row.body_steps_per_second);
+        match series.iter_mut().find(|s| s.label == label) {
+            Some(s) => s.points.push(point),
+            None => series.push(Series {
+                label,
+                points: vec![point],
+            }),
+        }
+    }
+    series
+}
+
+fn commit(mut out: AtomicFile, contents: &[u8]) -> Result<()> {
+    let target = out.target().to_path_buf();
+    out.writer()
+        .write_all(contents)
+        .map_err(|e| Error::io(&target, e))?;
+    out.commit()?;
+    println!("wrote {}", target.display());
+    Ok(())
+}
+
+pub fn bench(args: BenchArgs) -> Result<ExitCode> {
+    let plan = plan(&args)?;
+    let ctx = if plan.backends.contains(&Backend::Gpu) {
+        Some(GpuContext::new()?)
+    } else {
+        None
+    };
+    // Claim the outputs first: an unwritable path fails before an hour of measuring, and an
+    // existing file is only replaced once the new one is complete.
+    let json_out = args.json.as_ref().map(AtomicFile::create).transpose()?;
+    let plot_out = args.plot.as_ref().map(AtomicFile::create).transpose()?;
+    println!(
+        "rigid-crowd bench: {} steps per run, median of {} runs after one warm-up; workload: seeded boxes and spheres, gravity + drag, rk4",
+        plan.steps, plan.repeats
+    );
+    println!("cpu: {}", rigid_crowd::bench::cpu_description());
+    if let Some(ctx) = &ctx {
+        let clock = if ctx.has_timestamps() {
+            "timestamp queries"
+        } else {
+            "submit-and-wait wall clock (no timestamp queries)"
+        };
+        println!("gpu: {} - kernel timed by {clock}", ctx.describe());
+    }
+    // Each row appears on stderr as it is measured; the table with speed-ups (against the
+    // fastest cpu-ref and cpu rows of the same size) follows on stdout.
+    let report = plan.run(ctx.as_ref(), |row| {
+        eprintln!("measured: {}", table_row(row))
+    })?;
+    println!("{HEADER}");
+    for row in &report.rows {
+        println!("{}", table_row(row));
+    }
+    for copy in &report.copy_bandwidth {
+        println!(
+            "copy bandwidth at {} bodies ({} bytes copied, {} clock): {:.2} GB/s",
+            copy.bodies,
+            (rigid_crowd::bench::BYTES_PER_BODY_STEP / 2.0) as usize * copy.bodies,
+            copy.clock,
+            copy.gb_per_second
+        );
+    }
+    if let Some(out) = json_out {
+        let text = serde_json::to_string_pretty(&report)
+            .map_err(|e| Error::invalid("--json", e.to_string()))?;
+        commit(out, text.as_bytes())?;
+    }
+    if let Some(out) = plot_out {
+        let title = match &report.adapter {
+            Some(a) => format!("rigid-crowd bench: {} / {a}", report.cpu),
+            None => format!("rigid-crowd bench: {}", report.cpu),
+        };
+        commit(
+            out,
+            throughput_svg(&title, &plot_series(&report)).as_bytes(),
+        )?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_read_lists_and_decades() {
+        assert_eq!(
+            parse_sizes("1e3..1e5").unwrap(),
+            vec![1000, 10_000, 100_000]
+        );
+        assert_eq!(
+            parse_sizes("10, 2e3,1e1..1e2").unwrap(),
+            vec![10, 2000, 10, 100]
+        );
+        for bad in ["", "0", "1.5", "1e3..1e2", "x", "-5", "1e13"] {
+            let e = parse_sizes(bad).unwrap_err().to_string();
+            assert!(e.starts_with("--bodies: "), "{bad}: {e}");
+        }
+    }
+}
