@@ -11,6 +11,9 @@ pub(crate) const LANES: usize = 8;
 #[repr(align(32))]
 pub(crate) struct Lanes(pub [f32; LANES]);
 
+// NOTE: the indexed loops below are deliberate: LLVM turns them into whole-register
+// operations, while zipped iterators measured about 25% slower.
+#[allow(clippy::needless_range_loop)]
 impl Lanes {
     #[inline(always)]
     pub fn splat(value: f32) -> Self {
