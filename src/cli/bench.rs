@@ -63,7 +63,7 @@ fn list<T>(field: &str, text: &str, item: impl Fn(&str) -> Option<Vec<T>>) -> Re
 /// A positive whole number written as `1000` or `1e3`.
 fn count(text: &str) -> Option<usize> {
     let value: f64 = text.parse().ok()?;
-    (value >= 1.0 && value <= 1e12 && value.fract() == 0.0).then_some(value as usize)
+    ((1.0..=1e12).contains(&value) && value.fract() == 0.0).then_some(value as usize)
 }
 
 /// `1e3..1e6` as every power of ten from the first to the last.
