@@ -50,25 +50,27 @@ fn run_example(backend: &str, extra: &[&str]) -> Vec<Vec<f64>> {
 }
 
 #[test]
-fn run_writes_one_row_per_body_on_both_backends_and_they_agree() {
-    let cpu = run_example("cpu", &[]);
-    let gpu = run_example("gpu", &[]);
-    assert_eq!(cpu.len(), 2);
-    assert_eq!(gpu.len(), 2);
-    for (c, g) in cpu.iter().zip(&gpu) {
-        assert_eq!(c[0], g[0], "body index");
-        for (column, (a, b)) in c.iter().zip(g).enumerate().skip(1) {
-            assert!(
-                (a - b).abs() <= 1e-3 * b.abs().max(1.0),
-                "column {column}: cpu {a} gpu {b}"
-            );
+fn run_writes_one_row_per_body_on_every_backend_and_they_agree() {
+    let reference = run_example("cpu-ref", &[]);
+    assert_eq!(reference.len(), 2);
+    for backend in ["cpu", "gpu"] {
+        let rows = run_example(backend, &[]);
+        assert_eq!(rows.len(), 2);
+        for (r, t) in reference.iter().zip(&rows) {
+            assert_eq!(r[0], t[0], "body index");
+            for (column, (a, b)) in t.iter().zip(r).enumerate().skip(1) {
+                assert!(
+                    (a - b).abs() <= 1e-3 * b.abs().max(1.0),
+                    "column {column}: {backend} {a} cpu-ref {b}"
+                );
+            }
         }
     }
 }
 
 #[test]
 fn zero_steps_write_the_initial_state_in_world_frame_wxyz() {
-    let rows = run_example("cpu", &["--steps", "0"]);
+    let rows = run_example("cpu-ref", &["--steps", "0"]);
     let body0 = &rows[0];
     // orientation [1, 0, 0, 0] is w first; angular_velocity [0, 0, 3] comes back as given.
     assert_eq!(&body0[4..8], &[1.0, 0.0, 0.0, 0.0]);
@@ -83,9 +85,9 @@ fn zero_steps_write_the_initial_state_in_world_frame_wxyz() {
 
 #[test]
 fn overrides_change_the_run() {
-    let rk4 = run_example("cpu", &["--steps", "100"]);
-    let euler = run_example("cpu", &["--steps", "100", "--integrator", "euler"]);
-    let half = run_example("cpu", &["--steps", "200", "--dt", "0.0005"]);
+    let rk4 = run_example("cpu-ref", &["--steps", "100"]);
+    let euler = run_example("cpu-ref", &["--steps", "100", "--integrator", "euler"]);
+    let half = run_example("cpu-ref", &["--steps", "200", "--dt", "0.0005"]);
     assert_ne!(rk4, euler, "the integrator override takes effect");
     // Same end time with half the step: RK4 agrees to far better than the Euler difference.
     let diff = |a: &[Vec<f64>], b: &[Vec<f64>]| (a[0][3] - b[0][3]).abs();
@@ -134,16 +136,26 @@ fn check_passes_and_prints_every_quantity() {
 }
 
 #[test]
-fn demo_reports_both_backends_and_their_agreement() {
+fn demo_reports_every_backend_and_their_agreement() {
     let output = rigid_crowd(&["demo", "--bodies", "3000", "--steps", "20"], &[]);
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(output.status.success(), "{stdout}");
+    for row in [
+        "gpu      ",
+        "cpu      f32 fast path",
+        "cpu-ref  f64 reference",
+    ] {
+        assert!(
+            stdout
+                .lines()
+                .any(|l| l.starts_with(row) && l.ends_with("body-steps/s")),
+            "{row}: {stdout}"
+        );
+    }
     assert!(
-        stdout.contains("GPU  ") && stdout.contains("CPU  ") && stdout.contains("body-steps/s"),
-        "{stdout}"
-    );
-    assert!(
-        stdout.contains("agreement") && stdout.contains("within the documented tolerance"),
+        stdout.contains("gpu agreement with cpu-ref")
+            && stdout.contains("cpu agreement with cpu-ref")
+            && stdout.contains("within the documented tolerance"),
         "{stdout}"
     );
 }
@@ -161,7 +173,10 @@ fn demo_without_an_adapter_says_so_and_still_runs_the_cpu() {
         stdout.contains("no GPU adapter found") && stdout.contains("mesa-vulkan-drivers"),
         "{stdout}"
     );
-    assert!(stdout.contains("CPU  f64 reference"), "{stdout}");
+    assert!(
+        stdout.contains("cpu-ref  f64 reference") && stdout.contains("cpu      f32 fast path"),
+        "{stdout}"
+    );
 }
 
 #[test]
@@ -170,7 +185,8 @@ fn info_lists_the_adapter_and_its_crowd_limit() {
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(output.status.success());
     assert!(
-        stdout.contains("max_storage_buffer_binding_size") && stdout.contains("largest crowd:"),
+        stdout.contains("max_storage_buffer_binding_size")
+            && stdout.contains("bodies per storage binding:"),
         "{stdout}"
     );
 }
