@@ -2,7 +2,7 @@
 //! bodies at once, in f32. Twin of `shaders/derivative.wgsl`: keep the three in step.
 
 use crate::fast_cpu::block::{ConstantBlock, ForceF32, LaneForce, StateBlock};
-use crate::fast_cpu::lanes::{Lanes, Mat3Lanes, QuatLanes, Vec3Lanes};
+use crate::fast_cpu::lanes::{Mat3Lanes, QuatLanes, Vec3Lanes};
 
 /// dY/dt of eight bodies: `(v, dq/dt, F, tau)`.
 #[derive(Clone, Copy, Debug, Default)]
@@ -110,19 +110,8 @@ pub(crate) fn derivative(
     }
     Derivative {
         velocity: aux.velocity,
-        spin: half(QuatLanes::pure_mul(aux.angular_velocity, s.orientation)),
+        spin: QuatLanes::pure_mul(aux.angular_velocity, s.orientation) * 0.5,
         force,
         torque,
-    }
-}
-
-#[inline(always)]
-fn half(q: QuatLanes) -> QuatLanes {
-    let h = Lanes::splat(0.5);
-    QuatLanes {
-        w: q.w * h,
-        x: q.x * h,
-        y: q.y * h,
-        z: q.z * h,
     }
 }

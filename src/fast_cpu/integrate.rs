@@ -9,7 +9,7 @@ use crate::integrator::Integrator;
 fn advance(s: &StateBlock, k: &Derivative, h: f32) -> StateBlock {
     StateBlock {
         position: s.position + k.velocity * h,
-        orientation: s.orientation.add_scaled(k.spin, h),
+        orientation: s.orientation + k.spin * h,
         linear_momentum: s.linear_momentum + k.force * h,
         angular_momentum: s.angular_momentum + k.torque * h,
     }
@@ -38,10 +38,7 @@ fn rk4_step(s: &StateBlock, c: &ConstantBlock, f: BlockForces, h: f32) -> StateB
     let k4 = d(&advance(s, &k3, h));
     let sum = Derivative {
         velocity: k1.velocity + (k2.velocity + k3.velocity) * 2.0 + k4.velocity,
-        spin: k1
-            .spin
-            .add_scaled(k2.spin.add_scaled(k3.spin, 1.0), 2.0)
-            .add_scaled(k4.spin, 1.0),
+        spin: k1.spin + (k2.spin + k3.spin) * 2.0 + k4.spin,
         force: k1.force + (k2.force + k3.force) * 2.0 + k4.force,
         torque: k1.torque + (k2.torque + k3.torque) * 2.0 + k4.torque,
     };

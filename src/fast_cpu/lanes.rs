@@ -214,18 +214,33 @@ pub(crate) struct QuatLanes {
     pub z: Lanes,
 }
 
-impl QuatLanes {
-    /// `self + k h` for every lane.
+impl Add for QuatLanes {
+    type Output = Self;
     #[inline(always)]
-    pub fn add_scaled(self, k: Self, h: f32) -> Self {
+    fn add(self, o: Self) -> Self {
         Self {
-            w: self.w + k.w * h,
-            x: self.x + k.x * h,
-            y: self.y + k.y * h,
-            z: self.z + k.z * h,
+            w: self.w + o.w,
+            x: self.x + o.x,
+            y: self.y + o.y,
+            z: self.z + o.z,
         }
     }
+}
 
+impl Mul<f32> for QuatLanes {
+    type Output = Self;
+    #[inline(always)]
+    fn mul(self, s: f32) -> Self {
+        Self {
+            w: self.w * s,
+            x: self.x * s,
+            y: self.y * s,
+            z: self.z * s,
+        }
+    }
+}
+
+impl QuatLanes {
     #[inline(always)]
     pub fn normalize(self) -> Self {
         let inv = (self.w * self.w + self.x * self.x + self.y * self.y + self.z * self.z)

@@ -11,53 +11,51 @@ use crate::force_table::ForceTable;
 use crate::integrator::Integrator;
 use crate::mass::MassProperties;
 
-/// `steps` steps of one block, in the widest SIMD the CPU has. The lane code is written once
-/// and inlined into each clone; x86-64 without AVX2 gets the baseline (SSE2) clone.
-fn run_block(
+/// Everything one block's `step(n)` needs besides its state.
+#[derive(Clone, Copy)]
+struct BlockRun<'a> {
     integrator: Integrator,
-    state: &StateBlock,
-    constants: &ConstantBlock,
-    forces: BlockForces,
+    constants: &'a ConstantBlock,
+    forces: BlockForces<'a>,
     dt: f32,
     steps: u64,
-) -> StateBlock {
-    #[cfg(target_arch = "x86_64")]
-    if std::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU has AVX2, checked just above.
-        return unsafe { run_block_avx2(integrator, state, constants, forces, dt, steps) };
-    }
-    run_block_baseline(integrator, state, constants, forces, dt, steps)
 }
 
-#[inline(always)]
-fn run_block_baseline(
-    integrator: Integrator,
-    state: &StateBlock,
-    constants: &ConstantBlock,
-    forces: BlockForces,
-    dt: f32,
-    steps: u64,
-) -> StateBlock {
-    let mut s = *state;
-    for _ in 0..steps {
-        s = integrate_step(integrator, &s, constants, forces, dt);
+impl BlockRun<'_> {
+    /// The lane code, written once and inlined into each SIMD clone below.
+    #[inline(always)]
+    fn run(&self, state: &StateBlock) -> StateBlock {
+        let mut s = *state;
+        for _ in 0..self.steps {
+            s = integrate_step(self.integrator, &s, self.constants, self.forces, self.dt);
+        }
+        s
     }
-    s
+}
+
+/// A clone of [`BlockRun::run`] compiled for one instruction set.
+type BlockClone = fn(&BlockRun, &StateBlock) -> StateBlock;
+
+fn run_baseline(run: &BlockRun, state: &StateBlock) -> StateBlock {
+    run.run(state)
 }
 
 /// Eight f32 lanes fill one 256-bit register. No FMA: Rust never contracts `a * b + c`,
-/// so the results equal the baseline clone's bit for bit.
+/// so the clone performs the same IEEE operations as the baseline.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-fn run_block_avx2(
-    integrator: Integrator,
-    state: &StateBlock,
-    constants: &ConstantBlock,
-    forces: BlockForces,
-    dt: f32,
-    steps: u64,
-) -> StateBlock {
-    run_block_baseline(integrator, state, constants, forces, dt, steps)
+fn run_avx2(run: &BlockRun, state: &StateBlock) -> StateBlock {
+    run.run(state)
+}
+
+/// The widest clone this CPU runs; x86-64 without AVX2 gets the baseline (SSE2).
+fn widest_clone() -> BlockClone {
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2, checked just above.
+        return |run, state| unsafe { run_avx2(run, state) };
+    }
+    run_baseline
 }
 
 /// Blocks per rayon task: enough work to amortise the task, small enough to balance cores.
@@ -105,17 +103,24 @@ impl FastCpuSimulation {
     pub fn step(&mut self, steps: u64) {
         let (global, own) = (&self.global[..], &self.own[..]);
         let (integrator, dt) = (self.integrator, self.dt);
+        let clone = widest_clone();
         self.states
             .par_iter_mut()
             .zip(&self.constants)
             .with_min_len(BLOCKS_PER_TASK)
             .for_each(|(state, constants)| {
                 let (first, count) = constants.own_forces;
-                let forces = BlockForces {
-                    global,
-                    own: &own[first as usize..(first + count) as usize],
+                let run = BlockRun {
+                    integrator,
+                    constants,
+                    forces: BlockForces {
+                        global,
+                        own: &own[first as usize..(first + count) as usize],
+                    },
+                    dt,
+                    steps,
                 };
-                *state = run_block(integrator, state, constants, forces, dt, steps);
+                *state = clone(&run, state);
             });
     }
 

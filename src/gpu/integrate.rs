@@ -90,7 +90,7 @@ impl GpuSimulation {
     /// Advances every body by `steps` steps. Returns once the work is queued; at most two
     /// submissions are in flight at a time. Nothing is read back.
     pub fn step(&mut self, steps: u64) -> Result<()> {
-        self.encode_steps(steps, None)?;
+        self.encode_steps(&self.plan(steps), None)?;
         self.ctx.take_uncaptured()
     }
 
@@ -98,10 +98,10 @@ impl GpuSimulation {
     /// the adapter has timestamp queries, on the device (the sum of the compute passes).
     pub fn timed_steps(&mut self, steps: u64) -> Result<StepTimes> {
         self.finish()?;
-        let submissions = self.plan(steps).len();
-        let mut timer = PassTimer::new(&self.ctx, submissions as u32);
+        let plan = self.plan(steps);
+        let mut timer = PassTimer::new(&self.ctx, plan.len() as u32);
         let start = Instant::now();
-        self.encode_steps(steps, timer.as_mut())?;
+        self.encode_steps(&plan, timer.as_mut())?;
         self.finish()?;
         let wall = start.elapsed();
         let device = match timer {
@@ -157,8 +157,13 @@ impl GpuSimulation {
         )
     }
 
-    fn encode_steps(&mut self, steps: u64, mut timer: Option<&mut PassTimer>) -> Result<()> {
-        for (index, (fused, single)) in self.plan(steps).into_iter().enumerate() {
+    /// Encodes and submits `plan` (from [`submission_plan`]).
+    fn encode_steps(
+        &mut self,
+        plan: &[(u64, u64)],
+        mut timer: Option<&mut PassTimer>,
+    ) -> Result<()> {
+        for (index, &(fused, single)) in plan.iter().enumerate() {
             let mut encoder =
                 self.ctx
                     .device

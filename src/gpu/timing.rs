@@ -60,14 +60,17 @@ impl PassTimer {
     /// The summed duration of every pass (waits for the readback).
     pub fn total(&self, ctx: &GpuContext) -> Result<Duration> {
         let ticks: Vec<u64> = read_buffer(ctx, &self.resolved, 2 * self.passes as usize)?;
-        let sum: u64 = ticks
+        Ok(ticks
             .chunks_exact(2)
-            .map(|pair| pair[1].saturating_sub(pair[0]))
-            .sum();
-        Ok(Duration::from_secs_f64(
-            sum as f64 * ctx.queue.get_timestamp_period() as f64 * 1e-9,
-        ))
+            .map(|pair| elapsed(ctx, pair[0], pair[1]))
+            .sum())
     }
+}
+
+/// The time between two timestamps of `ctx`'s queue.
+fn elapsed(ctx: &GpuContext, start: u64, end: u64) -> Duration {
+    let nanoseconds = end.saturating_sub(start) as f64 * ctx.queue.get_timestamp_period() as f64;
+    Duration::from_secs_f64(nanoseconds * 1e-9)
 }
 
 /// The adapter's copy bandwidth: bytes read plus bytes written per second by
@@ -121,16 +124,14 @@ pub fn copy_bandwidth(ctx: &GpuContext, bytes: u64, repeats: usize) -> Result<(f
             .poll(wgpu::PollType::wait_indefinitely())
             .map_err(|e| crate::Error::Gpu(format!("waiting for a copy: {e}")))?;
         let wall = start.elapsed().as_secs_f64();
-        let elapsed = if queries.is_some() {
+        let seconds_taken = if queries.is_some() {
             let ticks: Vec<u64> = read_buffer(ctx, &resolved, 2)?;
-            ticks[1].saturating_sub(ticks[0]) as f64
-                * ctx.queue.get_timestamp_period() as f64
-                * 1e-9
+            elapsed(ctx, ticks[0], ticks[1]).as_secs_f64()
         } else {
             wall
         };
         if round > 0 {
-            seconds.push(elapsed);
+            seconds.push(seconds_taken);
         }
     }
     ctx.take_uncaptured()?;
