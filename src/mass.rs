@@ -16,6 +16,8 @@ pub struct MassProperties {
     mass: f64,
     inertia_body: DMat3,
     inv_inertia_body: DMat3,
+    /// The solid the properties were computed from, if any: contacts need its geometry.
+    shape: Option<Shape>,
 }
 
 impl MassProperties {
@@ -72,6 +74,7 @@ impl MassProperties {
             mass,
             inertia_body,
             inv_inertia_body: inertia_body.inverse(),
+            shape: None,
         })
     }
 
@@ -88,7 +91,16 @@ impl MassProperties {
                 "dimensions must be finite and > 0",
             ));
         }
-        Self::new(mass, shape.inertia(mass), field)
+        let properties = Self::new(mass, shape.inertia(mass), field)?;
+        Ok(Self {
+            shape: Some(shape),
+            ..properties
+        })
+    }
+
+    /// The solid these properties belong to; `None` when the inertia was given directly.
+    pub fn shape(&self) -> Option<Shape> {
+        self.shape
     }
 
     /// Total mass `M`.
