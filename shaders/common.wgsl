@@ -14,7 +14,7 @@ struct BodyState {
     angular_momentum: vec4<f32>,
 }
 
-/// Per-body constants, 48 bytes. Kept in sync with `BodyConstantsGpu` in src/gpu/layout.rs.
+/// Per-body constants, 64 bytes. Kept in sync with `BodyConstantsGpu` in src/gpu/layout.rs.
 struct BodyConstants {
     mass: f32,
     inv_mass: f32,
@@ -28,6 +28,27 @@ struct BodyConstants {
     /// This body's own forces: `forces[force_first .. force_first + force_count]`.
     force_first: u32,
     force_count: u32,
+    /// One of `SHAPE_*`: the solid whose points can touch a plane.
+    shape_kind: u32,
+    _pad0: u32,
+    /// Sphere: x = radius. Box: xyz = half extents. Capsule: x = radius, y = half length.
+    /// Cylinder: x = radius, y = half height. Ellipsoid: xyz = semi-axes.
+    shape: vec4<f32>,
+}
+
+const SHAPE_NONE: u32 = 0u;
+const SHAPE_SPHERE: u32 = 1u;
+const SHAPE_BOX: u32 = 2u;
+const SHAPE_CAPSULE: u32 = 3u;
+const SHAPE_CYLINDER: u32 = 4u;
+const SHAPE_ELLIPSOID: u32 = 5u;
+
+/// A static plane, 32 bytes. Kept in sync with `PlaneGpu` in src/gpu/layout.rs.
+struct Plane {
+    /// xyz: unit outward normal n; w: offset, n . p of the points p on the surface.
+    surface: vec4<f32>,
+    restitution: f32,
+    friction: f32,
     _pad0: u32,
     _pad1: u32,
 }
@@ -65,8 +86,9 @@ struct Params {
     dt: f32,
     /// Steps each invocation takes before writing its state back (fused steps).
     steps_per_dispatch: u32,
+    /// Planes `planes[0 .. plane_count]` every body bounces off.
+    plane_count: u32,
     _pad0: u32,
-    _pad1: u32,
 }
 
 /// Hamilton product `a b` of quaternions stored as (x, y, z, w).

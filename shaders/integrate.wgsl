@@ -6,6 +6,7 @@
 @group(0) @binding(1) var<storage, read_write> states: array<BodyState>;
 @group(0) @binding(2) var<storage, read> constants: array<BodyConstants>;
 @group(0) @binding(3) var<storage, read> forces: array<Force>;
+@group(0) @binding(4) var<storage, read> planes: array<Plane>;
 
 override workgroup_size: u32 = 64u;
 
@@ -70,7 +71,12 @@ fn integrate(@builtin(global_invocation_id) id: vec3<u32>) {
         stored.angular_momentum.xyz,
     );
     for (var k = 0u; k < params.steps_per_dispatch; k++) {
-        s = integrate_step(s, c, params.dt);
+        let next = integrate_step(s, c, params.dt);
+        if params.plane_count > 0u {
+            s = resolve_contacts(s, next, c, params.dt);
+        } else {
+            s = next;
+        }
     }
     states[index] = BodyState(
         vec4<f32>(s.position, 0.0),

@@ -7,6 +7,7 @@
 @group(0) @binding(2) var<storage, read> probe_forces: array<Force>;
 @group(0) @binding(3) var<uniform> probe_params: Params;
 @group(0) @binding(4) var<storage, read_write> words: array<u32>;
+@group(0) @binding(5) var<storage, read> probe_planes: array<Plane>;
 
 fn put4(at: u32, v: vec4<f32>) {
     words[at] = bitcast<u32>(v.x);
@@ -34,25 +35,33 @@ fn probe() {
     words[23] = bitcast<u32>(c.inv_inertia_yz);
     words[24] = c.force_first;
     words[25] = c.force_count;
-    words[26] = c._pad0;
-    words[27] = c._pad1;
+    words[26] = c.shape_kind;
+    words[27] = c._pad0;
+    put4(28u, c.shape);
 
     let f = probe_forces[1];
-    words[28] = f.kind;
-    words[29] = f._pad0;
-    words[30] = f._pad1;
-    words[31] = f._pad2;
-    put4(32u, f.a);
-    put4(36u, f.b);
-    put4(40u, f.c);
+    words[32] = f.kind;
+    words[33] = f._pad0;
+    words[34] = f._pad1;
+    words[35] = f._pad2;
+    put4(36u, f.a);
+    put4(40u, f.b);
+    put4(44u, f.c);
 
     let p = probe_params;
-    words[44] = p.body_count;
-    words[45] = p.global_force_count;
-    words[46] = p.integrator;
-    words[47] = p.row_width;
-    words[48] = bitcast<u32>(p.dt);
-    words[49] = p.steps_per_dispatch;
-    words[50] = p._pad0;
-    words[51] = p._pad1;
+    words[48] = p.body_count;
+    words[49] = p.global_force_count;
+    words[50] = p.integrator;
+    words[51] = p.row_width;
+    words[52] = bitcast<u32>(p.dt);
+    words[53] = p.steps_per_dispatch;
+    words[54] = p.plane_count;
+    words[55] = p._pad0;
+
+    let plane = probe_planes[1];
+    put4(56u, plane.surface);
+    words[60] = bitcast<u32>(plane.restitution);
+    words[61] = bitcast<u32>(plane.friction);
+    words[62] = plane._pad0;
+    words[63] = plane._pad1;
 }

@@ -4,6 +4,7 @@ use crate::body::Body;
 use crate::error::{Error, Result};
 use crate::force::{Force, ForceKind};
 use crate::integrator::Integrator;
+use crate::plane::Plane;
 
 /// Largest magnitude any input number may have: the GPU backend works in f32.
 pub const MAX_MAGNITUDE: f64 = f32::MAX as f64;
@@ -19,6 +20,8 @@ pub struct Crowd {
     pub integrator: Integrator,
     /// Time step `h` (seconds).
     pub dt: f64,
+    /// Static planes every body bounces off; each body then needs a shape (for its contact points).
+    pub planes: Vec<Plane>,
 }
 
 impl Crowd {
@@ -29,7 +32,14 @@ impl Crowd {
             forces: Vec::new(),
             integrator: Integrator::Rk4,
             dt,
+            planes: Vec::new(),
         }
+    }
+
+    /// Adds a static plane (builder style).
+    pub fn with_plane(mut self, plane: Plane) -> Self {
+        self.planes.push(plane);
+        self
     }
 
     /// Adds a force source (builder style).
@@ -67,6 +77,17 @@ impl Crowd {
                 }
             }
             validate_force_kind(&force.kind, &field)?;
+        }
+        for (i, plane) in self.planes.iter().enumerate() {
+            plane.validate(&format!("planes[{i}]"))?;
+        }
+        if !self.planes.is_empty() {
+            if let Some(i) = self.bodies.iter().position(|b| b.mass.shape().is_none()) {
+                return Err(Error::invalid(
+                    format!("bodies[{i}].shape"),
+                    "is needed for contact with `planes` (a body given by its inertia alone has no surface)",
+                ));
+            }
         }
         for (i, body) in self.bodies.iter().enumerate() {
             let s = &body.state;

@@ -12,6 +12,7 @@ use crate::force::{Force, ForceKind};
 use crate::generate::CrowdSpec;
 use crate::integrator::Integrator;
 use crate::mass::MassProperties;
+use crate::plane::Plane;
 use crate::shape::Shape;
 
 /// The scene format version this crate reads and writes.
@@ -41,6 +42,32 @@ struct SceneFile {
     bodies: Vec<BodySpec>,
     #[serde(default)]
     crowd: Option<CrowdSpec>,
+    #[serde(default)]
+    planes: Vec<PlaneSpec>,
+}
+
+/// A static plane: the surface through `point` with outward `normal`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PlaneSpec {
+    #[serde(default)]
+    point: [f64; 3],
+    normal: [f64; 3],
+    #[serde(default)]
+    restitution: f64,
+    #[serde(default)]
+    friction: f64,
+}
+
+impl PlaneSpec {
+    fn to_plane(&self) -> Plane {
+        Plane::through(
+            DVec3::from(self.point),
+            DVec3::from(self.normal),
+            self.restitution,
+            self.friction,
+        )
+    }
 }
 
 #[derive(Deserialize)]
@@ -165,6 +192,7 @@ impl SceneFile {
             forces,
             integrator,
             dt: self.dt,
+            planes: self.planes.iter().map(PlaneSpec::to_plane).collect(),
         };
         crowd.validate()?;
         Ok(Scene {

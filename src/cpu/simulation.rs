@@ -3,11 +3,13 @@
 use rayon::prelude::*;
 
 use crate::body::Body;
+use crate::cpu::contact::resolve_contacts;
 use crate::cpu::integrate::integrate;
 use crate::crowd::Crowd;
 use crate::force::ForceKind;
 use crate::force_table::ForceTable;
 use crate::integrator::Integrator;
+use crate::plane::Plane;
 
 /// A crowd integrated by the f64 CPU reference.
 #[derive(Clone, Debug)]
@@ -16,6 +18,7 @@ pub struct CpuSimulation {
     table: ForceTable,
     integrator: Integrator,
     dt: f64,
+    planes: Vec<Plane>,
 }
 
 impl CpuSimulation {
@@ -26,6 +29,7 @@ impl CpuSimulation {
             table: ForceTable::new(crowd),
             integrator: crowd.integrator,
             dt: crowd.dt,
+            planes: crowd.planes.clone(),
         }
     }
 
@@ -33,15 +37,20 @@ impl CpuSimulation {
     /// steps before the next body starts (one body's state stays in cache).
     pub fn step(&mut self, steps: u64) {
         let table = &self.table;
-        let (integrator, dt) = (self.integrator, self.dt);
+        let (integrator, dt, planes) = (self.integrator, self.dt, &self.planes[..]);
         self.bodies
             .par_iter_mut()
             .enumerate()
             .for_each(|(i, body)| {
                 let forces: Vec<&ForceKind> = table.acting_on(i).collect();
                 let mut state = body.state;
+                let shape = body.mass.shape().filter(|_| !planes.is_empty());
                 for _ in 0..steps {
-                    state = integrate(integrator, &state, &body.mass, &forces, dt);
+                    let start = state;
+                    state = integrate(integrator, &start, &body.mass, &forces, dt);
+                    if let Some(shape) = &shape {
+                        resolve_contacts(&start, &mut state, &body.mass, shape, planes, dt);
+                    }
                 }
                 body.state = state;
             });

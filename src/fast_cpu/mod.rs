@@ -2,6 +2,7 @@
 //! arrays in blocks of eight bodies, every core. Validated against the reference.
 
 mod block;
+mod contact;
 mod derivative;
 mod integrate;
 mod lanes;

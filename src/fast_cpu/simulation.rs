@@ -5,11 +5,13 @@ use rayon::prelude::*;
 use crate::body::Body;
 use crate::crowd::Crowd;
 use crate::fast_cpu::block::{ConstantBlock, ForceF32, LaneForce, StateBlock, pack_block};
+use crate::fast_cpu::contact::{ContactBlock, resolve_contacts};
 use crate::fast_cpu::integrate::{BlockForces, integrate_step};
 use crate::fast_cpu::lanes::LANES;
 use crate::force_table::ForceTable;
 use crate::integrator::Integrator;
 use crate::mass::MassProperties;
+use crate::plane::Plane;
 
 /// Everything one block's `step(n)` needs besides its state.
 #[derive(Clone, Copy)]
@@ -19,6 +21,8 @@ struct BlockRun<'a> {
     forces: BlockForces<'a>,
     dt: f32,
     steps: u64,
+    /// The block's shapes and the planes, when the crowd has planes.
+    contacts: Option<(&'a ContactBlock, &'a [Plane])>,
 }
 
 impl BlockRun<'_> {
@@ -27,7 +31,11 @@ impl BlockRun<'_> {
     fn run(&self, state: &StateBlock) -> StateBlock {
         let mut s = *state;
         for _ in 0..self.steps {
-            s = integrate_step(self.integrator, &s, self.constants, self.forces, self.dt);
+            let mut next = integrate_step(self.integrator, &s, self.constants, self.forces, self.dt);
+            if let Some((block, planes)) = self.contacts {
+                resolve_contacts(&s, &mut next, block, planes, self.dt as f64);
+            }
+            s = next;
         }
         s
     }
@@ -69,6 +77,9 @@ pub struct FastCpuSimulation {
     global: Vec<ForceF32>,
     own: Vec<LaneForce>,
     masses: Vec<MassProperties>,
+    /// One per block when the crowd has planes, else empty.
+    contacts: Vec<ContactBlock>,
+    planes: Vec<Plane>,
     integrator: Integrator,
     dt: f32,
 }
@@ -93,6 +104,8 @@ impl FastCpuSimulation {
                 .collect(),
             own,
             masses: crowd.bodies.iter().map(|b| b.mass).collect(),
+            contacts: contact_blocks(crowd),
+            planes: crowd.planes.clone(),
             integrator: crowd.integrator,
             dt: crowd.dt as f32,
         }
@@ -102,13 +115,15 @@ impl FastCpuSimulation {
     /// its steps before the next starts, so its state stays in registers and L1.
     pub fn step(&mut self, steps: u64) {
         let (global, own) = (&self.global[..], &self.own[..]);
+        let (contacts, planes) = (&self.contacts[..], &self.planes[..]);
         let (integrator, dt) = (self.integrator, self.dt);
         let clone = widest_clone();
         self.states
             .par_iter_mut()
             .zip(&self.constants)
+            .enumerate()
             .with_min_len(BLOCKS_PER_TASK)
-            .for_each(|(state, constants)| {
+            .for_each(|(block, (state, constants))| {
                 let (first, count) = constants.own_forces;
                 let run = BlockRun {
                     integrator,
@@ -119,6 +134,7 @@ impl FastCpuSimulation {
                     },
                     dt,
                     steps,
+                    contacts: contacts.get(block).map(|c| (c, planes)),
                 };
                 *state = clone(&run, state);
             });
@@ -135,4 +151,24 @@ impl FastCpuSimulation {
             })
             .collect()
     }
+}
+
+/// Each block's masses and shapes, as contact resolution needs them; empty without planes.
+/// A short last block repeats its first body, as `pack_block` does.
+fn contact_blocks(crowd: &Crowd) -> Vec<ContactBlock> {
+    if crowd.planes.is_empty() {
+        return Vec::new();
+    }
+    crowd
+        .bodies
+        .chunks(LANES)
+        .map(|bodies| ContactBlock {
+            lanes: std::array::from_fn(|lane| {
+                let body = &bodies[if lane < bodies.len() { lane } else { 0 }];
+                // `Crowd::validate` guarantees a shape on every body when there are planes.
+                let shape = body.mass.shape().expect("validated: bodies touching planes have shapes");
+                (body.mass, shape)
+            }),
+        })
+        .collect()
 }

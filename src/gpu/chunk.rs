@@ -10,6 +10,7 @@ use crate::error::{Error, Result};
 use crate::force_table::ForceTable;
 use crate::gpu::layout::{
     BodyConstantsGpu, BodyStateGpu, ForceGpu, ParamsGpu, forces_gpu, integrator_code,
+    planes_gpu,
 };
 
 /// The buffers and bindings of one chunk of the crowd.
@@ -73,7 +74,8 @@ impl BufferChunk {
             row_width: grid.0 * layout.workgroup_size,
             dt: crowd.dt as f32,
             steps_per_dispatch,
-            _pad: [0; 2],
+            plane_count: crowd.planes.len() as u32,
+            _pad: 0,
         };
 
         let storage = |label, contents: &[u8], extra| {
@@ -98,6 +100,11 @@ impl BufferChunk {
             bytemuck::cast_slice::<ForceGpu, u8>(&forces),
             wgpu::BufferUsages::empty(),
         );
+        let planes = storage(
+            "planes",
+            bytemuck::cast_slice(&planes_gpu(&crowd.planes)),
+            wgpu::BufferUsages::empty(),
+        );
         let bind_group = |steps_per_dispatch| {
             let params = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
                 label: Some("integrate params"),
@@ -112,6 +119,7 @@ impl BufferChunk {
                     entry(1, &states),
                     entry(2, &constants),
                     entry(3, &forces),
+                    entry(4, &planes),
                 ],
             })
         };

@@ -6,6 +6,8 @@ use crate::body::{Body, BodyState};
 use crate::force::ForceKind;
 use crate::force_table::ForceTable;
 use crate::integrator::Integrator;
+use crate::plane::Plane;
+use crate::shape::Shape;
 
 /// Momentum-form state of one body; kept in sync with `BodyState` in shaders/common.wgsl.
 /// One 64-byte record per body: each step reads and writes exactly one record.
@@ -36,6 +38,19 @@ pub(crate) struct BodyConstantsGpu {
     pub inv_inertia_yz: f32,
     pub force_first: u32,
     pub force_count: u32,
+    pub shape_kind: u32,
+    pub _pad: u32,
+    pub shape: [f32; 4],
+}
+
+/// A static plane; kept in sync with `Plane` in shaders/common.wgsl.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub(crate) struct PlaneGpu {
+    /// xyz = unit normal, w = offset.
+    pub surface: [f32; 4],
+    pub restitution: f32,
+    pub friction: f32,
     pub _pad: [u32; 2],
 }
 
@@ -60,7 +75,8 @@ pub(crate) struct ParamsGpu {
     pub row_width: u32,
     pub dt: f32,
     pub steps_per_dispatch: u32,
-    pub _pad: [u32; 2],
+    pub plane_count: u32,
+    pub _pad: u32,
 }
 
 /// Matches `FORCE_*` in shaders/common.wgsl.
@@ -68,6 +84,39 @@ const FORCE_GRAVITY: u32 = 0;
 const FORCE_LINEAR_DRAG: u32 = 1;
 const FORCE_POINT: u32 = 2;
 const FORCE_SPRING: u32 = 3;
+
+/// `SHAPE_*` in shaders/common.wgsl and the dimensions the contact kernel reads.
+fn shape_gpu(shape: Option<Shape>) -> (u32, [f32; 4]) {
+    let v = |x: f64, y: f64, z: f64| [x as f32, y as f32, z as f32, 0.0];
+    match shape {
+        None => (0, [0.0; 4]),
+        Some(Shape::Sphere { radius }) => (1, v(radius, 0.0, 0.0)),
+        Some(Shape::Box { size }) => (2, v(size.x * 0.5, size.y * 0.5, size.z * 0.5)),
+        Some(Shape::Capsule { radius, length }) => (3, v(radius, length * 0.5, 0.0)),
+        Some(Shape::Cylinder { radius, height }) => (4, v(radius, height * 0.5, 0.0)),
+        Some(Shape::Ellipsoid { semi_axes: a }) => (5, v(a.x, a.y, a.z)),
+    }
+}
+
+impl From<&Plane> for PlaneGpu {
+    fn from(plane: &Plane) -> Self {
+        Self {
+            surface: vec4(plane.normal, plane.offset),
+            restitution: plane.restitution as f32,
+            friction: plane.friction as f32,
+            _pad: [0; 2],
+        }
+    }
+}
+
+/// The planes as GPU records; never empty, since a binding cannot be zero-sized.
+pub(crate) fn planes_gpu(planes: &[Plane]) -> Vec<PlaneGpu> {
+    let mut records: Vec<PlaneGpu> = planes.iter().map(PlaneGpu::from).collect();
+    if records.is_empty() {
+        records.push(PlaneGpu::default());
+    }
+    records
+}
 
 /// Matches `INTEGRATOR_*` in shaders/common.wgsl.
 pub(crate) fn integrator_code(integrator: Integrator) -> u32 {
@@ -111,6 +160,7 @@ impl BodyConstantsGpu {
     /// Constants of `body`, whose own forces are `range = (first, count)` in the force table.
     pub fn new(body: &Body, range: (u32, u32)) -> Self {
         let m = body.mass.inv_inertia_body();
+        let (shape_kind, shape) = shape_gpu(body.mass.shape());
         Self {
             mass: body.mass.mass() as f32,
             inv_mass: body.mass.inv_mass() as f32,
@@ -122,7 +172,9 @@ impl BodyConstantsGpu {
             inv_inertia_yz: m.z_axis.y as f32,
             force_first: range.0,
             force_count: range.1,
-            _pad: [0; 2],
+            shape_kind,
+            _pad: 0,
+            shape,
         }
     }
 }
@@ -184,9 +236,10 @@ mod tests {
     #[test]
     fn struct_sizes_match_the_wgsl_strides() {
         assert_eq!(size_of::<BodyStateGpu>(), 64);
-        assert_eq!(size_of::<BodyConstantsGpu>(), 48);
+        assert_eq!(size_of::<BodyConstantsGpu>(), 64);
         assert_eq!(size_of::<ForceGpu>(), 64);
         assert_eq!(size_of::<ParamsGpu>(), 32);
+        assert_eq!(size_of::<PlaneGpu>(), 32);
     }
 
     /// Words that are distinct, normal f32 values (denormals could be flushed on the GPU).
@@ -203,9 +256,10 @@ mod tests {
     fn rust_and_wgsl_agree_on_every_field_offset() {
         let ctx = GpuContext::new().expect("the layout test needs a GPU adapter (see README)");
         let state: [u32; 16] = distinct_words(0);
-        let constants: [u32; 12] = distinct_words(16);
-        let force: [u32; 16] = distinct_words(28);
-        let params: [u32; 8] = distinct_words(44);
+        let constants: [u32; 16] = distinct_words(16);
+        let force: [u32; 16] = distinct_words(32);
+        let params: [u32; 8] = distinct_words(48);
+        let plane: [u32; 8] = distinct_words(56);
         let device = &ctx.device;
         let buffer = |label, contents: &[u8], usage| {
             device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
@@ -222,7 +276,7 @@ mod tests {
         );
         let consts = buffer(
             "constants",
-            bytemuck::cast_slice(&pair::<BodyConstantsGpu, 12>(constants)),
+            bytemuck::cast_slice(&pair::<BodyConstantsGpu, 16>(constants)),
             storage,
         );
         let forces = buffer(
@@ -235,9 +289,14 @@ mod tests {
             bytemuck::bytes_of(&bytemuck::cast::<[u32; 8], ParamsGpu>(params)),
             wgpu::BufferUsages::UNIFORM,
         );
+        let planes = buffer(
+            "planes",
+            bytemuck::cast_slice(&pair::<PlaneGpu, 8>(plane)),
+            storage,
+        );
         let words = buffer(
             "words",
-            &[0u8; 52 * 4],
+            &[0u8; 64 * 4],
             wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
         );
         let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
@@ -255,7 +314,7 @@ mod tests {
         let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: None,
             layout: &pipeline.get_bind_group_layout(0),
-            entries: &[&states, &consts, &forces, &uniform, &words]
+            entries: &[&states, &consts, &forces, &uniform, &words, &planes]
                 .iter()
                 .enumerate()
                 .map(|(i, b)| wgpu::BindGroupEntry {
@@ -272,8 +331,9 @@ mod tests {
             pass.dispatch_workgroups(1, 1, 1);
         }
         ctx.queue.submit([encoder.finish()]);
-        let got: Vec<u32> = read_buffer(&ctx, &words, 52).unwrap();
-        let expected: Vec<u32> = [&state[..], &constants[..], &force[..], &params[..]].concat();
+        let got: Vec<u32> = read_buffer(&ctx, &words, 64).unwrap();
+        let expected: Vec<u32> =
+            [&state[..], &constants[..], &force[..], &params[..], &plane[..]].concat();
         assert_eq!(
             got, expected,
             "a WGSL field sits at a different offset than its Rust twin"

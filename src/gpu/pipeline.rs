@@ -13,6 +13,10 @@ use crate::gpu::shader::integrate_source;
 ///   (`BufferChunk::new`);
 /// - `forces[i]`: `i < global_force_count` or `i < force_first + force_count`, and
 ///   `BufferChunk::new` refuses a chunk whose force ranges end past its force buffer;
+/// - `planes[i]`: `i < plane_count`, the length of the crowd's plane list, which the plane
+///   buffer holds (plus one unused record when the list is empty);
+/// - the contact arrays of eight: `contact_candidates` fills at most eight points and the
+///   contacts are a subset of them;
 /// - every loop is bounded by those counts or by `steps_per_dispatch`.
 pub(crate) fn integrate_pipeline(
     device: &wgpu::Device,

@@ -4,12 +4,14 @@
 const COMMON: &str = include_str!("../../shaders/common.wgsl");
 /// Force accumulation and the state derivative.
 const DERIVATIVE: &str = include_str!("../../shaders/derivative.wgsl");
+/// Contact with static planes.
+const CONTACT: &str = include_str!("../../shaders/contact.wgsl");
 /// The integration kernel.
 const INTEGRATE: &str = include_str!("../../shaders/integrate.wgsl");
 
 /// Full source of the integration kernel.
 pub(crate) fn integrate_source() -> String {
-    [COMMON, DERIVATIVE, INTEGRATE].join("\n")
+    [COMMON, DERIVATIVE, CONTACT, INTEGRATE].join("\n")
 }
 
 /// Full source of the layout probe used by the Rust/WGSL layout test.
