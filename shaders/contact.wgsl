@@ -2,6 +2,10 @@
 // src/cpu/contact.rs, which explains the method: keep the two in step.
 // Reads the module-scope `params` and `planes` bindings declared by the kernel.
 
+/// Approach speeds below this many steps' worth of the acceleration towards the plane get no
+/// bounce, so a body resting on several points does not rock.
+const RESTING_STEPS: f32 = 2.0;
+
 /// Gauss–Seidel sweeps over a plane's contact points per step.
 const CONTACT_ITERATIONS: u32 = 8u;
 
@@ -80,13 +84,19 @@ fn resolve_contacts(start: Motion, next: Motion, c: BodyConstants, h: f32) -> Mo
     let acceleration = (next.linear_momentum - start.linear_momentum) * (c.inv_mass / h);
     var s = next;
     for (var i = 0u; i < params.plane_count; i++) {
-        s = resolve_plane(s, c, planes[i], acceleration);
+        s = resolve_plane(s, c, planes[i], acceleration, h);
     }
     return s;
 }
 
 /// Moves the body out of one plane and applies the contact impulses.
-fn resolve_plane(state: Motion, c: BodyConstants, plane: Plane, acceleration: vec3<f32>) -> Motion {
+fn resolve_plane(
+    state: Motion,
+    c: BodyConstants,
+    plane: Plane,
+    acceleration: vec3<f32>,
+    h: f32,
+) -> Motion {
     var s = state;
     let n = plane.surface.xyz;
     let rotation = quat_to_mat3(normalize(s.orientation));
@@ -113,12 +123,16 @@ fn resolve_plane(state: Motion, c: BodyConstants, plane: Plane, acceleration: ve
     var velocity = s.linear_momentum * c.inv_mass;
     var angular_velocity = inv_inertia * s.angular_momentum;
     let towards_plane = max(-dot(acceleration, n), 0.0);
+    let resting_speed = RESTING_STEPS * towards_plane * h;
     var targets: array<f32, 8>;
     for (var k = 0u; k < contacts; k++) {
         let normal_speed = dot(velocity + cross(angular_velocity, arms[k]), n);
         if normal_speed < 0.0 {
-            let at_surface = max(normal_speed * normal_speed - 2.0 * towards_plane * depths[k], 0.0);
-            targets[k] = plane.restitution * sqrt(at_surface);
+            let at_surface =
+                sqrt(max(normal_speed * normal_speed - 2.0 * towards_plane * depths[k], 0.0));
+            if at_surface > resting_speed {
+                targets[k] = plane.restitution * at_surface;
+            }
         }
     }
 

@@ -19,6 +19,11 @@ use crate::mass::MassProperties;
 use crate::plane::Plane;
 use crate::shape::Shape;
 
+/// Approach speeds below this many steps' worth of the acceleration towards the plane get no
+/// bounce: a body resting on several points would otherwise rock on the speed each step of
+/// gravity gives it, bounced back by restitution.
+pub(crate) const RESTING_STEPS: f64 = 2.0;
+
 /// Gauss–Seidel sweeps over a plane's contact points per step: enough for a box's four
 /// corners to share its weight (measured: the resting tests settle with 8).
 pub(crate) const CONTACT_ITERATIONS: usize = 8;
@@ -101,7 +106,7 @@ pub(crate) fn resolve_contacts(
     // Acceleration over the step from the forces alone, before any plane pushed back.
     let acceleration = (next.linear_momentum - start.linear_momentum) * (mass.inv_mass() / h);
     for plane in planes {
-        resolve_plane(next, mass, shape, plane, acceleration);
+        resolve_plane(next, mass, shape, plane, acceleration, h);
     }
 }
 
@@ -112,6 +117,7 @@ pub(crate) fn resolve_plane(
     shape: &Shape,
     plane: &Plane,
     acceleration: DVec3,
+    h: f64,
 ) {
     let n = plane.normal;
     let rotation = DMat3::from_quat(state.orientation.normalize());
@@ -139,13 +145,17 @@ pub(crate) fn resolve_plane(
     let mut velocity = state.linear_momentum * inv_mass;
     let mut angular_velocity = inv_inertia * state.angular_momentum;
     let towards_plane = (-acceleration.dot(n)).max(0.0);
+    let resting_speed = RESTING_STEPS * towards_plane * h;
     let mut targets = [0.0; 8];
     for k in 0..contacts {
         let normal_speed = (velocity + angular_velocity.cross(arms[k])).dot(n);
         if normal_speed < 0.0 {
-            let at_surface =
-                (normal_speed * normal_speed - 2.0 * towards_plane * depths[k]).max(0.0);
-            targets[k] = plane.restitution * at_surface.sqrt();
+            let at_surface = (normal_speed * normal_speed - 2.0 * towards_plane * depths[k])
+                .max(0.0)
+                .sqrt();
+            if at_surface > resting_speed {
+                targets[k] = plane.restitution * at_surface;
+            }
         }
     }
 

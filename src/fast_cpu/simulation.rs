@@ -31,7 +31,8 @@ impl BlockRun<'_> {
     fn run(&self, state: &StateBlock) -> StateBlock {
         let mut s = *state;
         for _ in 0..self.steps {
-            let mut next = integrate_step(self.integrator, &s, self.constants, self.forces, self.dt);
+            let mut next =
+                integrate_step(self.integrator, &s, self.constants, self.forces, self.dt);
             if let Some((block, planes)) = self.contacts {
                 resolve_contacts(&s, &mut next, block, planes, self.dt as f64);
             }
@@ -166,7 +167,10 @@ fn contact_blocks(crowd: &Crowd) -> Vec<ContactBlock> {
             lanes: std::array::from_fn(|lane| {
                 let body = &bodies[if lane < bodies.len() { lane } else { 0 }];
                 // `Crowd::validate` guarantees a shape on every body when there are planes.
-                let shape = body.mass.shape().expect("validated: bodies touching planes have shapes");
+                let shape = body
+                    .mass
+                    .shape()
+                    .expect("validated: bodies touching planes have shapes");
                 (body.mass, shape)
             }),
         })

@@ -9,8 +9,7 @@ use crate::crowd::Crowd;
 use crate::error::{Error, Result};
 use crate::force_table::ForceTable;
 use crate::gpu::layout::{
-    BodyConstantsGpu, BodyStateGpu, ForceGpu, ParamsGpu, forces_gpu, integrator_code,
-    planes_gpu,
+    BodyConstantsGpu, BodyStateGpu, ForceGpu, ParamsGpu, forces_gpu, integrator_code, planes_gpu,
 };
 
 /// The buffers and bindings of one chunk of the crowd.

@@ -332,8 +332,14 @@ mod tests {
         }
         ctx.queue.submit([encoder.finish()]);
         let got: Vec<u32> = read_buffer(&ctx, &words, 64).unwrap();
-        let expected: Vec<u32> =
-            [&state[..], &constants[..], &force[..], &params[..], &plane[..]].concat();
+        let expected: Vec<u32> = [
+            &state[..],
+            &constants[..],
+            &force[..],
+            &params[..],
+            &plane[..],
+        ]
+        .concat();
         assert_eq!(
             got, expected,
             "a WGSL field sits at a different offset than its Rust twin"
