@@ -33,6 +33,7 @@ struct BodyConstants {
     _pad0: u32,
     /// Sphere: x = radius. Box: xyz = half extents. Capsule: x = radius, y = half length.
     /// Cylinder: x = radius, y = half height. Ellipsoid: xyz = semi-axes.
+    /// w: bounding radius about the centre of mass.
     shape: vec4<f32>,
 }
 

@@ -99,6 +99,10 @@ fn resolve_plane(
 ) -> Motion {
     var s = state;
     let n = plane.surface.xyz;
+    // Farther than the bounding radius: no point of the body can touch the plane.
+    if dot(n, s.position) - plane.surface.w > c.shape.w {
+        return s;
+    }
     let rotation = quat_to_mat3(normalize(s.orientation));
     let candidates = contact_candidates(c, s.position, rotation, n);
     var arms: array<vec3<f32>, 8>;

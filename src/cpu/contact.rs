@@ -88,6 +88,18 @@ pub(crate) fn contact_candidates(
     (points, count)
 }
 
+/// Radius of the smallest sphere about the centre of mass that holds `shape`: a plane
+/// farther than this cannot touch the body, so the candidates need not be formed.
+pub(crate) fn bounding_radius(shape: &Shape) -> f64 {
+    match *shape {
+        Shape::Sphere { radius } => radius,
+        Shape::Box { size } => 0.5 * size.length(),
+        Shape::Capsule { radius, length } => radius + 0.5 * length,
+        Shape::Cylinder { radius, height } => radius.hypot(0.5 * height),
+        Shape::Ellipsoid { semi_axes } => semi_axes.max_element(),
+    }
+}
+
 /// Effective inverse mass of the body at arm `r` along direction `d`:
 /// `1/M + d . ((Iinv (r x d)) x r)` (the denominator of the impulse in PHYSICS.md).
 fn inverse_mass_along(inv_mass: f64, inv_inertia: &DMat3, r: DVec3, d: DVec3) -> f64 {
@@ -120,6 +132,9 @@ pub(crate) fn resolve_plane(
     h: f64,
 ) {
     let n = plane.normal;
+    if -plane.depth(state.position) > bounding_radius(shape) {
+        return;
+    }
     let rotation = DMat3::from_quat(state.orientation.normalize());
     let (points, count) = contact_candidates(shape, state.position, rotation, n);
     let mut arms = [DVec3::ZERO; 8];

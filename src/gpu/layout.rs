@@ -3,6 +3,7 @@
 use bytemuck::{Pod, Zeroable};
 
 use crate::body::{Body, BodyState};
+use crate::cpu::contact::bounding_radius;
 use crate::force::ForceKind;
 use crate::force_table::ForceTable;
 use crate::integrator::Integrator;
@@ -85,17 +86,28 @@ const FORCE_LINEAR_DRAG: u32 = 1;
 const FORCE_POINT: u32 = 2;
 const FORCE_SPRING: u32 = 3;
 
-/// `SHAPE_*` in shaders/common.wgsl and the dimensions the contact kernel reads.
+/// Matches `SHAPE_*` in shaders/common.wgsl.
+const SHAPE_NONE: u32 = 0;
+const SHAPE_SPHERE: u32 = 1;
+const SHAPE_BOX: u32 = 2;
+const SHAPE_CAPSULE: u32 = 3;
+const SHAPE_CYLINDER: u32 = 4;
+const SHAPE_ELLIPSOID: u32 = 5;
+
+/// The shape code and the dimensions the contact kernel reads, bounding radius in `w`.
 fn shape_gpu(shape: Option<Shape>) -> (u32, [f32; 4]) {
-    let v = |x: f64, y: f64, z: f64| [x as f32, y as f32, z as f32, 0.0];
-    match shape {
-        None => (0, [0.0; 4]),
-        Some(Shape::Sphere { radius }) => (1, v(radius, 0.0, 0.0)),
-        Some(Shape::Box { size }) => (2, v(size.x * 0.5, size.y * 0.5, size.z * 0.5)),
-        Some(Shape::Capsule { radius, length }) => (3, v(radius, length * 0.5, 0.0)),
-        Some(Shape::Cylinder { radius, height }) => (4, v(radius, height * 0.5, 0.0)),
-        Some(Shape::Ellipsoid { semi_axes: a }) => (5, v(a.x, a.y, a.z)),
-    }
+    let Some(shape) = shape else {
+        return (SHAPE_NONE, [0.0; 4]);
+    };
+    let (kind, [x, y, z]) = match shape {
+        Shape::Sphere { radius } => (SHAPE_SPHERE, [radius, 0.0, 0.0]),
+        Shape::Box { size } => (SHAPE_BOX, (size * 0.5).to_array()),
+        Shape::Capsule { radius, length } => (SHAPE_CAPSULE, [radius, length * 0.5, 0.0]),
+        Shape::Cylinder { radius, height } => (SHAPE_CYLINDER, [radius, height * 0.5, 0.0]),
+        Shape::Ellipsoid { semi_axes } => (SHAPE_ELLIPSOID, semi_axes.to_array()),
+    };
+    let w = bounding_radius(&shape);
+    (kind, [x as f32, y as f32, z as f32, w as f32])
 }
 
 impl From<&Plane> for PlaneGpu {
