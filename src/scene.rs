@@ -1,6 +1,7 @@
 //! The scene file (JSON, version 1): parsing and validation with field-path errors.
 
-use std::path::Path;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 
 use glam::{DMat3, DQuat, DVec3};
 use serde::Deserialize;
@@ -11,7 +12,8 @@ use crate::error::{Error, Result};
 use crate::force::{Force, ForceKind};
 use crate::generate::CrowdSpec;
 use crate::integrator::Integrator;
-use crate::mass::MassProperties;
+use crate::mass::{MassProperties, check_density};
+use crate::mesh::{MeshIntegrals, TriangleMesh};
 use crate::shape::Shape;
 
 /// The scene format version this crate reads and writes.
@@ -81,7 +83,10 @@ enum ForceSpec {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct BodySpec {
-    mass: f64,
+    #[serde(default)]
+    mass: Option<f64>,
+    #[serde(default)]
+    density: Option<f64>,
     #[serde(default)]
     inertia: Option<serde_json::Value>,
     #[serde(default)]
@@ -103,11 +108,26 @@ enum ShapeSpec {
     Box([f64; 3]),
     /// Radius.
     Sphere(f64),
+    /// Axis along body z.
+    Cylinder { radius: f64, height: f64 },
+    /// Straight length along body z between two hemispherical caps.
+    Capsule { radius: f64, length: f64 },
+    /// Semi-axes.
+    Ellipsoid([f64; 3]),
+    /// OBJ file, relative to the scene file's directory.
+    Mesh(PathBuf),
 }
 
 impl Scene {
-    /// Parses and validates a scene from JSON text.
+    /// Parses and validates a scene from JSON text; mesh files are looked up relative to the
+    /// current directory (see [`Scene::from_json_in`]).
     pub fn from_json(text: &str) -> Result<Self> {
+        Self::from_json_in(text, Path::new(""))
+    }
+
+    /// Parses and validates a scene from JSON text whose relative mesh paths are relative to
+    /// `base_dir` (the scene file's directory, for [`Scene::load`]).
+    pub fn from_json_in(text: &str, base_dir: &Path) -> Result<Self> {
         let mut de = serde_json::Deserializer::from_str(text);
         let file: SceneFile = serde_path_to_error::deserialize(&mut de).map_err(|e| {
             let path = e.path().to_string();
@@ -120,19 +140,19 @@ impl Scene {
         })?;
         de.end()
             .map_err(|e| Error::invalid("scene", e.to_string()))?;
-        file.into_scene()
+        file.into_scene(base_dir)
     }
 
-    /// Reads, parses and validates a scene file.
+    /// Reads, parses and validates a scene file; mesh paths in it are relative to its directory.
     pub fn load(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref();
         let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
-        Self::from_json(&text)
+        Self::from_json_in(&text, path.parent().unwrap_or(Path::new("")))
     }
 }
 
 impl SceneFile {
-    fn into_scene(self) -> Result<Scene> {
+    fn into_scene(self, base_dir: &Path) -> Result<Scene> {
         if let Some(version) = self.version {
             if version != SCENE_VERSION {
                 return Err(Error::invalid(
@@ -149,11 +169,16 @@ impl SceneFile {
                 .parse()
                 .map_err(|m: String| Error::invalid("integrator", m))?,
         };
+        // Bodies that share a mesh file read and integrate it once.
+        let mut meshes = MeshCache {
+            base_dir,
+            loaded: HashMap::new(),
+        };
         let mut bodies = self
             .bodies
             .iter()
             .enumerate()
-            .map(|(i, spec)| spec.to_body(&format!("bodies[{i}]")))
+            .map(|(i, spec)| spec.to_body(&format!("bodies[{i}]"), &mut meshes))
             .collect::<Result<Vec<_>>>()?;
         if let Some(spec) = &self.crowd {
             spec.validate("crowd")?;
@@ -217,7 +242,18 @@ impl ForceSpec {
 }
 
 impl BodySpec {
-    fn to_body(&self, field: &str) -> Result<Body> {
+    fn to_body(&self, field: &str, meshes: &mut MeshCache) -> Result<Body> {
+        let amount = match (self.mass, self.density) {
+            (Some(_), Some(_)) => {
+                return Err(Error::invalid(
+                    field,
+                    "give either `mass` or `density`, not both",
+                ));
+            }
+            (None, None) => return Err(Error::invalid(field, "needs `mass` or `density`")),
+            (Some(mass), None) => Amount::Mass(mass),
+            (None, Some(density)) => Amount::Density(density),
+        };
         let mass = match (&self.inertia, &self.shape) {
             (Some(_), Some(_)) => {
                 return Err(Error::invalid(
@@ -226,19 +262,49 @@ impl BodySpec {
                 ));
             }
             (None, None) => return Err(Error::invalid(field, "needs `inertia` or `shape`")),
-            (Some(inertia), None) => MassProperties::new(
-                self.mass,
-                parse_inertia(inertia, &format!("{field}.inertia"))?,
-                field,
-            )?,
+            (Some(inertia), None) => {
+                let Amount::Mass(mass) = amount else {
+                    return Err(Error::invalid(
+                        format!("{field}.density"),
+                        "needs a `shape` to give a volume; with `inertia` give `mass`",
+                    ));
+                };
+                MassProperties::new(
+                    mass,
+                    parse_inertia(inertia, &format!("{field}.inertia"))?,
+                    field,
+                )?
+            }
+            (None, Some(ShapeSpec::Mesh(path))) => {
+                let integrals = meshes.integrals(path, &format!("{field}.shape.mesh"))?;
+                let mass = match amount {
+                    Amount::Mass(mass) => mass,
+                    Amount::Density(density) => {
+                        check_density(density, field)?;
+                        density * integrals.volume
+                    }
+                };
+                MassProperties::from_mesh_integrals(mass, &integrals, field)?
+            }
             (None, Some(shape)) => {
                 let shape = match *shape {
                     ShapeSpec::Box(size) => Shape::Box {
                         size: DVec3::from(size),
                     },
                     ShapeSpec::Sphere(radius) => Shape::Sphere { radius },
+                    ShapeSpec::Cylinder { radius, height } => Shape::Cylinder { radius, height },
+                    ShapeSpec::Capsule { radius, length } => Shape::Capsule { radius, length },
+                    ShapeSpec::Ellipsoid(semi_axes) => Shape::Ellipsoid {
+                        semi_axes: DVec3::from(semi_axes),
+                    },
+                    ShapeSpec::Mesh(_) => unreachable!("meshes are handled above"),
                 };
-                MassProperties::from_shape(self.mass, shape, field)?
+                match amount {
+                    Amount::Mass(mass) => MassProperties::from_shape(mass, shape, field)?,
+                    Amount::Density(density) => {
+                        MassProperties::from_shape_density(density, shape, field)?
+                    }
+                }
             }
         };
         let vector = |name: &str, value: Option<[f64; 3]>| -> Result<DVec3> {
@@ -259,13 +325,39 @@ impl BodySpec {
                 "must not be zero-length ([w, x, y, z])",
             ));
         }
-        Ok(Body::from_kinematics(
+        // Position and orientation place the model frame (a mesh as written in its file);
+        // the velocity is the centre of mass's.
+        Ok(Body::from_model_kinematics(
             mass,
             position,
             orientation,
             velocity,
             angular_velocity,
         ))
+    }
+}
+
+/// How a body's mass is given.
+enum Amount {
+    Mass(f64),
+    Density(f64),
+}
+
+/// Mesh files of one scene, each read and integrated once.
+struct MeshCache<'a> {
+    base_dir: &'a Path,
+    loaded: HashMap<PathBuf, MeshIntegrals>,
+}
+
+impl MeshCache<'_> {
+    fn integrals(&mut self, path: &Path, field: &str) -> Result<MeshIntegrals> {
+        let path = self.base_dir.join(path);
+        if let Some(integrals) = self.loaded.get(&path) {
+            return Ok(*integrals);
+        }
+        let integrals = TriangleMesh::load_obj(&path, field)?.integrals(field)?;
+        self.loaded.insert(path, integrals);
+        Ok(integrals)
     }
 }
 
