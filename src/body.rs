@@ -113,7 +113,8 @@ impl Body {
     /// [`Body::from_model_kinematics`].
     pub fn model_pose(&self) -> ModelPose {
         let frame = self.mass.model_frame();
-        let orientation = (self.state.orientation.normalize() * frame.rotation.inverse()).normalize();
+        let orientation =
+            (self.state.orientation.normalize() * frame.rotation.inverse()).normalize();
         ModelPose {
             position: self.state.position - orientation * frame.offset,
             orientation,

@@ -244,6 +244,9 @@ mod tests {
             let moment_error = (0..3)
                 .map(|i| relative(moments[i], exact[i]))
                 .fold(0.0, f64::max);
+            eprintln!(
+                "{shape:?}: volume error {volume_error:.2e}, moment error {moment_error:.2e}"
+            );
             assert!(
                 volume_error < TOLERANCE && moment_error < TOLERANCE,
                 "{shape:?}: volume error {volume_error:.2e}, moment error {moment_error:.2e}"
@@ -259,7 +262,10 @@ mod tests {
         };
         let sphere = Shape::Sphere { radius: 0.7 };
         assert!(relative(capsule.volume(), sphere.volume()) < 1e-15);
-        let (a, b) = (capsule.principal_moments(3.0), sphere.principal_moments(3.0));
+        let (a, b) = (
+            capsule.principal_moments(3.0),
+            sphere.principal_moments(3.0),
+        );
         assert!((a - b).abs().max_element() < 1e-15 * b.max_element());
     }
 

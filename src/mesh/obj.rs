@@ -36,7 +36,8 @@ impl TriangleMesh {
         let mut faces: Vec<(usize, Vec<usize>)> = Vec::new();
         for (number, line) in text.lines().enumerate() {
             let number = number + 1;
-            let fail = |message: String| Error::invalid(field, format!("{name}:{number}: {message}"));
+            let fail =
+                |message: String| Error::invalid(field, format!("{name}:{number}: {message}"));
             let content = line.split('#').next().unwrap_or_default();
             let mut words = content.split_whitespace();
             let Some(keyword) = words.next() else {
@@ -53,7 +54,7 @@ impl TriangleMesh {
                         })
                         .collect::<Result<Vec<f64>>>()?;
                     match numbers.len() {
-                        3 | 6 => {} // x y z, optionally followed by an r g b colour
+                        3 | 6 => {}                  // x y z, optionally followed by an r g b colour
                         4 if numbers[3] == 1.0 => {} // a homogeneous weight of 1
                         4 => {
                             return Err(fail(format!(
@@ -126,7 +127,9 @@ fn resolve_corner(word: &str, defined: usize) -> std::result::Result<usize, Stri
         i => {
             let back = i.unsigned_abs() as usize;
             defined.checked_sub(back).ok_or_else(|| {
-                format!("vertex index {i} reaches before the first vertex ({defined} defined so far)")
+                format!(
+                    "vertex index {i} reaches before the first vertex ({defined} defined so far)"
+                )
             })
         }
     }
@@ -153,22 +156,53 @@ mod tests {
         assert_eq!(mesh.vertices().len(), 5);
         assert_eq!(
             mesh.triangles(),
-            &[[0, 3, 2], [0, 2, 1], [0, 1, 4], [1, 2, 4], [2, 3, 4], [3, 0, 4]]
+            &[
+                [0, 3, 2],
+                [0, 2, 1],
+                [0, 1, 4],
+                [1, 2, 4],
+                [2, 3, 4],
+                [3, 0, 4]
+            ]
         );
-        assert_eq!(mesh.face_lines.as_deref(), Some(&[13, 13, 15, 16, 17, 18][..]));
+        assert_eq!(
+            mesh.face_lines.as_deref(),
+            Some(&[13, 13, 15, 16, 17, 18][..])
+        );
     }
 
     #[test]
     fn errors_name_the_file_and_line() {
         let cases = [
-            ("v 0 0 0\nv 1 0 x\n", "m: t.obj:2: `x` is not a finite number"),
+            (
+                "v 0 0 0\nv 1 0 x\n",
+                "m: t.obj:2: `x` is not a finite number",
+            ),
             ("v 0 0\n", "m: t.obj:1: a vertex needs 3 coordinates"),
-            ("v 0 0 0 2\n", "m: t.obj:1: vertex weight w = 2 is not supported"),
-            ("v 0 0 0\n\nf 1 1\n", "m: t.obj:3: a face needs at least 3 vertices (got 2)"),
-            ("v 0 0 0\nf 0 1 1\n", "m: t.obj:2: vertex index 0 is invalid"),
-            ("v 0 0 0\nf 1 -2 1\n", "m: t.obj:2: vertex index -2 reaches before the first"),
-            ("v 0 0 0\nf 1 a/2 1\n", "m: t.obj:2: face corner `a/2` does not start"),
-            ("v 0 0 0\nf 1 1 7\n", "m: t.obj:2: vertex index 7 is out of range (the file has 1 vertices)"),
+            (
+                "v 0 0 0 2\n",
+                "m: t.obj:1: vertex weight w = 2 is not supported",
+            ),
+            (
+                "v 0 0 0\n\nf 1 1\n",
+                "m: t.obj:3: a face needs at least 3 vertices (got 2)",
+            ),
+            (
+                "v 0 0 0\nf 0 1 1\n",
+                "m: t.obj:2: vertex index 0 is invalid",
+            ),
+            (
+                "v 0 0 0\nf 1 -2 1\n",
+                "m: t.obj:2: vertex index -2 reaches before the first",
+            ),
+            (
+                "v 0 0 0\nf 1 a/2 1\n",
+                "m: t.obj:2: face corner `a/2` does not start",
+            ),
+            (
+                "v 0 0 0\nf 1 1 7\n",
+                "m: t.obj:2: vertex index 7 is out of range (the file has 1 vertices)",
+            ),
             ("curv 0 1 2\n", "m: t.obj:1: unsupported statement `curv`"),
         ];
         for (text, expected) in cases {

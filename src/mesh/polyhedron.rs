@@ -35,7 +35,10 @@ impl MeshIntegrals {
         // NOTE: an already diagonal tensor keeps the model axes, rather than the permutation
         // that sorting the moments would give, so a mesh modelled along its axes stays so.
         if off_diagonal <= 1e-12 * scale {
-            return (DVec3::new(m.x_axis.x, m.y_axis.y, m.z_axis.z), DQuat::IDENTITY);
+            return (
+                DVec3::new(m.x_axis.x, m.y_axis.y, m.z_axis.z),
+                DQuat::IDENTITY,
+            );
         }
         let eigen = symmetric_eigen(m);
         let mut axes = eigen.vectors;
@@ -122,8 +125,9 @@ impl TriangleMesh {
         let centroid_from_apex = first / 24.0 / volume;
         // Covariance about the centroid: C - V c c^T (parallel axis theorem for C).
         let covariance = second / 120.0 - outer(centroid_from_apex) * volume;
-        let inertia =
-            DMat3::from_diagonal(DVec3::splat(covariance.x_axis.x + covariance.y_axis.y + covariance.z_axis.z)) - covariance;
+        let inertia = DMat3::from_diagonal(DVec3::splat(
+            covariance.x_axis.x + covariance.y_axis.y + covariance.z_axis.z,
+        )) - covariance;
         // Symmetrize: the sums above are symmetric up to round-off only.
         let inertia = (inertia + inertia.transpose()) * 0.5;
         Ok(MeshIntegrals {
