@@ -114,8 +114,9 @@ enum ShapeSpec {
     Capsule { radius: f64, length: f64 },
     /// Semi-axes.
     Ellipsoid([f64; 3]),
-    /// OBJ file, relative to the scene file's directory.
-    Mesh(PathBuf),
+    /// OBJ file relative to the scene file's directory: `"file.obj"` or
+    /// `{"file": "file.obj", "scale": s}`.
+    Mesh(serde_json::Value),
 }
 
 impl Scene {
@@ -275,8 +276,10 @@ impl BodySpec {
                     field,
                 )?
             }
-            (None, Some(ShapeSpec::Mesh(path))) => {
-                let integrals = meshes.integrals(path, &format!("{field}.shape.mesh"))?;
+            (None, Some(ShapeSpec::Mesh(spec))) => {
+                let mesh_field = format!("{field}.shape.mesh");
+                let (path, scale) = parse_mesh(spec, &mesh_field)?;
+                let integrals = meshes.integrals(&path, scale, &mesh_field)?;
                 let mass = match amount {
                     Amount::Mass(mass) => mass,
                     Amount::Density(density) => {
@@ -346,19 +349,63 @@ enum Amount {
 /// Mesh files of one scene, each read and integrated once.
 struct MeshCache<'a> {
     base_dir: &'a Path,
-    loaded: HashMap<PathBuf, MeshIntegrals>,
+    /// Keyed by path and the bits of the scale.
+    loaded: HashMap<(PathBuf, u64), MeshIntegrals>,
 }
 
 impl MeshCache<'_> {
-    fn integrals(&mut self, path: &Path, field: &str) -> Result<MeshIntegrals> {
-        let path = self.base_dir.join(path);
-        if let Some(integrals) = self.loaded.get(&path) {
+    fn integrals(&mut self, path: &Path, scale: f64, field: &str) -> Result<MeshIntegrals> {
+        let key = (self.base_dir.join(path), scale.to_bits());
+        if let Some(integrals) = self.loaded.get(&key) {
             return Ok(*integrals);
         }
-        let integrals = TriangleMesh::load_obj(&path, field)?.integrals(field)?;
-        self.loaded.insert(path, integrals);
+        let integrals = TriangleMesh::load_obj(&key.0, field)?
+            .scaled(scale)
+            .integrals(field)?;
+        self.loaded.insert(key, integrals);
         Ok(integrals)
     }
+}
+
+/// `"file.obj"` or `{"file": "file.obj", "scale": s}`: the path and the scale (default 1).
+fn parse_mesh(value: &serde_json::Value, field: &str) -> Result<(PathBuf, f64)> {
+    let wrong = || {
+        Error::invalid(
+            field,
+            r#"expected a path "file.obj" or {"file": "file.obj", "scale": s}"#,
+        )
+    };
+    if let Some(path) = value.as_str() {
+        return Ok((PathBuf::from(path), 1.0));
+    }
+    let object = value.as_object().ok_or_else(wrong)?;
+    if let Some(key) = object.keys().find(|k| *k != "file" && *k != "scale") {
+        return Err(Error::invalid(
+            format!("{field}.{key}"),
+            "unknown field, expected `file` or `scale`",
+        ));
+    }
+    let file = object
+        .get("file")
+        .ok_or_else(|| Error::invalid(format!("{field}.file"), "missing"))?
+        .as_str()
+        .ok_or_else(|| Error::invalid(format!("{field}.file"), "must be a path (a string)"))?;
+    let scale = match object.get("scale") {
+        None => 1.0,
+        Some(scale) => {
+            let scale = scale
+                .as_f64()
+                .ok_or_else(|| Error::invalid(format!("{field}.scale"), "must be a number"))?;
+            if !(scale.is_finite() && scale > 0.0) {
+                return Err(Error::invalid(
+                    format!("{field}.scale"),
+                    format!("must be a finite number > 0 (got {scale})"),
+                ));
+            }
+            scale
+        }
+    };
+    Ok((PathBuf::from(file), scale))
 }
 
 /// `[A, B, C]` principal moments or a full 3x3 matrix (rows), body frame.

@@ -564,6 +564,19 @@ fn scene_shapes_take_a_mass_or_a_density() {
         .crowd
         .bodies[0];
     assert_eq!(cube.mass.mass(), 2.0);
+    // A scaled mesh: the cube's vertices times 3 about the model origin, volume 27.
+    let text = one_body(
+        r#"{"density": 2, "shape": {"mesh": {"file": "tests/data/cube.obj", "scale": 3}},
+            "position": [1, 0, 0]}"#,
+    );
+    let cube = Scene::from_json(&text).unwrap().crowd.bodies[0];
+    assert!((cube.mass.mass() - 54.0).abs() < 1e-12 * 54.0);
+    assert_close(
+        "scaled centre",
+        cube.state.position,
+        DVec3::new(2.5, 1.5, 1.5),
+        1e-15,
+    );
 }
 
 #[test]
@@ -627,7 +640,19 @@ fn each_bad_shape_or_mass_value_is_named() {
         ),
         (
             r#"{"mass": 1, "shape": {"mesh": 3}}"#,
-            "bodies[0].shape.mesh: invalid type",
+            "bodies[0].shape.mesh: expected a path \"file.obj\" or {\"file\"",
+        ),
+        (
+            r#"{"mass": 1, "shape": {"mesh": {"file": "tests/data/cube.obj", "scale": -2}}}"#,
+            "bodies[0].shape.mesh.scale: must be a finite number > 0 (got -2)",
+        ),
+        (
+            r#"{"mass": 1, "shape": {"mesh": {"path": "tests/data/cube.obj"}}}"#,
+            "bodies[0].shape.mesh.path: unknown field, expected `file` or `scale`",
+        ),
+        (
+            r#"{"mass": 1, "shape": {"mesh": {"scale": 2}}}"#,
+            "bodies[0].shape.mesh.file: missing",
         ),
     ];
     for (body, expected) in cases {
