@@ -387,7 +387,9 @@ fn parse_mesh(value: &serde_json::Value, field: &str) -> Result<(PathBuf, f64)> 
     }
     let file = object
         .get("file")
-        .ok_or_else(|| Error::invalid(format!("{field}.file"), "missing"))?
+        .ok_or_else(|| {
+            Error::invalid(format!("{field}.file"), "missing: give the OBJ file's path")
+        })?
         .as_str()
         .ok_or_else(|| Error::invalid(format!("{field}.file"), "must be a path (a string)"))?;
     let scale = match object.get("scale") {
