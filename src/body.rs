@@ -29,6 +29,17 @@ impl Default for BodyState {
     }
 }
 
+/// Where the user's model frame is in the world: the pose a mesh body is reported in.
+///
+/// A point with model coordinates `p` is at `position + orientation * p` in the world.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ModelPose {
+    /// World position of the model frame's origin.
+    pub position: DVec3,
+    /// Unit quaternion rotating model axes to world axes.
+    pub orientation: DQuat,
+}
+
 /// A rigid body: constant mass properties plus the current state.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Body {
@@ -68,6 +79,45 @@ impl Body {
                 linear_momentum: velocity * mass.mass(),
                 angular_momentum: inertia_world * angular_velocity,
             },
+        }
+    }
+
+    /// A body placed by the pose of its model frame (see [`MassProperties::model_frame`]);
+    /// for shapes given in closed form that is the same as [`Body::from_kinematics`].
+    ///
+    /// `velocity` is the velocity of the centre of mass (not of the model origin, which moves
+    /// at `velocity + angular_velocity x (model_position - centre of mass)`);
+    /// `angular_velocity` is in world axes. `model_orientation` is normalized; it must not be
+    /// zero.
+    pub fn from_model_kinematics(
+        mass: MassProperties,
+        model_position: DVec3,
+        model_orientation: DQuat,
+        velocity: DVec3,
+        angular_velocity: DVec3,
+    ) -> Self {
+        let frame = mass.model_frame();
+        let model_orientation = model_orientation.normalize();
+        // Body point b is model point offset + Rm b, so the world sees it at
+        // X + Q (offset + Rm b) = (X + Q offset) + (Q Rm) b.
+        Self::from_kinematics(
+            mass,
+            model_position + model_orientation * frame.offset,
+            model_orientation * frame.rotation,
+            velocity,
+            angular_velocity,
+        )
+    }
+
+    /// The pose of the model frame in the world, from the centre-of-mass state: the inverse of
+    /// [`Body::from_model_kinematics`].
+    pub fn model_pose(&self) -> ModelPose {
+        let frame = self.mass.model_frame();
+        let orientation =
+            (self.state.orientation.normalize() * frame.rotation.inverse()).normalize();
+        ModelPose {
+            position: self.state.position - orientation * frame.offset,
+            orientation,
         }
     }
 

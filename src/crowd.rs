@@ -85,7 +85,7 @@ impl Crowd {
             if let Some(i) = self.bodies.iter().position(|b| b.mass.shape().is_none()) {
                 return Err(Error::invalid(
                     format!("bodies[{i}].shape"),
-                    "is needed for contact with `planes` (a body given by its inertia alone has no surface)",
+                    "has no contact geometry: `planes` collide with box, sphere, capsule, cylinder and ellipsoid bodies, not meshes or bodies given by their inertia",
                 ));
             }
         }

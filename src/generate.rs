@@ -16,6 +16,12 @@ pub enum ShapeKind {
     Box,
     /// A sphere with a random diameter in the size range.
     Sphere,
+    /// A cylinder (axis along body z) with a random diameter and height in the size range.
+    Cylinder,
+    /// A capsule with a random diameter and straight length in the size range.
+    Capsule,
+    /// An ellipsoid with random full axes (twice the semi-axes) in the size range.
+    Ellipsoid,
 }
 
 /// Recipe for a random crowd; the same recipe and seed always give the same bodies.
@@ -30,7 +36,8 @@ pub struct CrowdSpec {
     pub region: [[f64; 3]; 2],
     /// Mass range (kg), uniform.
     pub mass: [f64; 2],
-    /// Size range (m): box edge lengths and sphere diameters, uniform per dimension.
+    /// Size range (m), uniform per dimension: box edge lengths, sphere, cylinder and capsule
+    /// diameters, cylinder heights, capsule straight lengths, ellipsoid full axes.
     pub size: [f64; 2],
     /// Shapes to pick from, uniformly.
     pub shapes: Vec<ShapeKind>,
@@ -118,6 +125,24 @@ impl CrowdSpec {
                 },
                 ShapeKind::Sphere => Shape::Sphere {
                     radius: 0.5 * rng.range(self.size[0], self.size[1]),
+                },
+                // NOTE: new kinds draw only in their own arms, so the bodies a seed gives
+                // for boxes and spheres are unchanged.
+                ShapeKind::Cylinder => Shape::Cylinder {
+                    radius: 0.5 * rng.range(self.size[0], self.size[1]),
+                    height: rng.range(self.size[0], self.size[1]),
+                },
+                ShapeKind::Capsule => Shape::Capsule {
+                    radius: 0.5 * rng.range(self.size[0], self.size[1]),
+                    length: rng.range(self.size[0], self.size[1]),
+                },
+                ShapeKind::Ellipsoid => Shape::Ellipsoid {
+                    semi_axes: 0.5
+                        * DVec3::new(
+                            rng.range(self.size[0], self.size[1]),
+                            rng.range(self.size[0], self.size[1]),
+                            rng.range(self.size[0], self.size[1]),
+                        ),
                 },
             };
             let properties = MassProperties::from_shape(mass, shape, "crowd")?;

@@ -1,9 +1,10 @@
 //! Mass and body-space inertia of one body, validated for physical sense.
 
-use glam::{DMat3, DVec3};
+use glam::{DMat3, DQuat, DVec3};
 
 use crate::eigen::symmetric_eigen;
 use crate::error::{Error, Result};
+use crate::mesh::{MeshIntegrals, TriangleMesh};
 use crate::shape::Shape;
 
 /// Relative slack allowed when checking symmetry and the triangle inequality, so that
@@ -18,6 +19,45 @@ pub struct MassProperties {
     inv_inertia_body: DMat3,
     /// The solid the properties were computed from, if any: contacts need its geometry.
     shape: Option<Shape>,
+    /// Where the body frame sits in the user's model frame (identity unless from a mesh).
+    model_frame: ModelFrame,
+}
+
+/// The pose of the body frame (origin at the centre of mass, axes along the principal axes)
+/// inside the model frame the user described the body in, e.g. an OBJ file's coordinates.
+///
+/// A point with body coordinates `b` has model coordinates `offset + rotation * b`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ModelFrame {
+    /// The centre of mass, in model coordinates.
+    pub offset: DVec3,
+    /// Rotation from body axes to model axes: its columns are the principal axes in model
+    /// coordinates. A proper rotation (det +1).
+    pub rotation: DQuat,
+}
+
+impl ModelFrame {
+    /// The model frame is the body frame.
+    pub const IDENTITY: Self = Self {
+        offset: DVec3::ZERO,
+        rotation: DQuat::IDENTITY,
+    };
+
+    /// Model coordinates of the body-frame point `body_point`.
+    pub fn to_model(&self, body_point: DVec3) -> DVec3 {
+        self.offset + self.rotation * body_point
+    }
+
+    /// Body coordinates of the model-frame point `model_point`.
+    pub fn to_body(&self, model_point: DVec3) -> DVec3 {
+        self.rotation.inverse() * (model_point - self.offset)
+    }
+}
+
+impl Default for ModelFrame {
+    fn default() -> Self {
+        Self::IDENTITY
+    }
 }
 
 impl MassProperties {
@@ -75,6 +115,7 @@ impl MassProperties {
             inertia_body,
             inv_inertia_body: inertia_body.inverse(),
             shape: None,
+            model_frame: ModelFrame::IDENTITY,
         })
     }
 
@@ -84,18 +125,59 @@ impl MassProperties {
     }
 
     /// Mass properties of a uniform solid `shape` of total `mass`.
+    ///
+    /// Errors name `{field}.shape.<parameter>` for a bad dimension.
     pub fn from_shape(mass: f64, shape: Shape, field: &str) -> Result<Self> {
-        if !shape.is_valid() {
-            return Err(Error::invalid(
-                format!("{field}.shape"),
-                "dimensions must be finite and > 0",
-            ));
-        }
+        shape.check(&format!("{field}.shape"))?;
         let properties = Self::new(mass, shape.inertia(mass), field)?;
         Ok(Self {
             shape: Some(shape),
             ..properties
         })
+    }
+
+    /// Mass properties of a uniform solid `shape` of the given `density` (mass per volume).
+    pub fn from_shape_density(density: f64, shape: Shape, field: &str) -> Result<Self> {
+        check_density(density, field)?;
+        shape.check(&format!("{field}.shape"))?;
+        Self::from_shape(density * shape.volume(), shape, field)
+    }
+
+    /// Mass properties of the uniform solid a closed triangle mesh bounds, with total `mass`.
+    ///
+    /// The body frame is the mesh's centre of mass and principal axes; [`Self::model_frame`]
+    /// says where that lies in the mesh's coordinates. Mesh errors are reported under
+    /// `{field}.shape.mesh`.
+    pub fn from_mesh(mass: f64, mesh: &TriangleMesh, field: &str) -> Result<Self> {
+        let integrals = mesh.integrals(&format!("{field}.shape.mesh"))?;
+        Self::from_mesh_integrals(mass, &integrals, field)
+    }
+
+    /// Like [`Self::from_mesh`], with the mass from a `density` (mass per volume).
+    pub fn from_mesh_density(density: f64, mesh: &TriangleMesh, field: &str) -> Result<Self> {
+        check_density(density, field)?;
+        let integrals = mesh.integrals(&format!("{field}.shape.mesh"))?;
+        Self::from_mesh_integrals(density * integrals.volume, &integrals, field)
+    }
+
+    /// Mass properties from already computed mesh integrals (so that many bodies can share
+    /// one mesh without re-reading it), with total `mass`.
+    pub fn from_mesh_integrals(mass: f64, integrals: &MeshIntegrals, field: &str) -> Result<Self> {
+        let (moments_per_density, rotation) = integrals.principal_axes();
+        let density = mass / integrals.volume;
+        let properties = Self::from_principal(mass, moments_per_density * density, field)?;
+        Ok(Self {
+            model_frame: ModelFrame {
+                offset: integrals.centroid,
+                rotation,
+            },
+            ..properties
+        })
+    }
+
+    /// The pose of the body frame in the model frame; the identity except for meshes.
+    pub fn model_frame(&self) -> ModelFrame {
+        self.model_frame
     }
 
     /// The solid these properties belong to; `None` when the inertia was given directly.
@@ -121,6 +203,18 @@ impl MassProperties {
     /// `Ibody^-1`.
     pub fn inv_inertia_body(&self) -> DMat3 {
         self.inv_inertia_body
+    }
+}
+
+/// `{field}.density` must be a finite number > 0.
+pub(crate) fn check_density(density: f64, field: &str) -> Result<()> {
+    if density.is_finite() && density > 0.0 {
+        Ok(())
+    } else {
+        Err(Error::invalid(
+            format!("{field}.density"),
+            format!("must be a finite number > 0 (got {density})"),
+        ))
     }
 }
 

@@ -1,6 +1,7 @@
 //! The scene file (JSON, version 1): parsing and validation with field-path errors.
 
-use std::path::Path;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 
 use glam::{DMat3, DQuat, DVec3};
 use serde::Deserialize;
@@ -11,7 +12,8 @@ use crate::error::{Error, Result};
 use crate::force::{Force, ForceKind};
 use crate::generate::CrowdSpec;
 use crate::integrator::Integrator;
-use crate::mass::MassProperties;
+use crate::mass::{MassProperties, check_density};
+use crate::mesh::{MeshIntegrals, TriangleMesh};
 use crate::plane::Plane;
 use crate::shape::Shape;
 
@@ -108,7 +110,10 @@ enum ForceSpec {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct BodySpec {
-    mass: f64,
+    #[serde(default)]
+    mass: Option<f64>,
+    #[serde(default)]
+    density: Option<f64>,
     #[serde(default)]
     inertia: Option<serde_json::Value>,
     #[serde(default)]
@@ -130,11 +135,27 @@ enum ShapeSpec {
     Box([f64; 3]),
     /// Radius.
     Sphere(f64),
+    /// Axis along body z.
+    Cylinder { radius: f64, height: f64 },
+    /// Straight length along body z between two hemispherical caps.
+    Capsule { radius: f64, length: f64 },
+    /// Semi-axes.
+    Ellipsoid([f64; 3]),
+    /// OBJ file relative to the scene file's directory: `"file.obj"` or
+    /// `{"file": "file.obj", "scale": s}`.
+    Mesh(serde_json::Value),
 }
 
 impl Scene {
-    /// Parses and validates a scene from JSON text.
+    /// Parses and validates a scene from JSON text; mesh files are looked up relative to the
+    /// current directory (see [`Scene::from_json_in`]).
     pub fn from_json(text: &str) -> Result<Self> {
+        Self::from_json_in(text, Path::new(""))
+    }
+
+    /// Parses and validates a scene from JSON text whose relative mesh paths are relative to
+    /// `base_dir` (the scene file's directory, for [`Scene::load`]).
+    pub fn from_json_in(text: &str, base_dir: &Path) -> Result<Self> {
         let mut de = serde_json::Deserializer::from_str(text);
         let file: SceneFile = serde_path_to_error::deserialize(&mut de).map_err(|e| {
             let path = e.path().to_string();
@@ -147,19 +168,19 @@ impl Scene {
         })?;
         de.end()
             .map_err(|e| Error::invalid("scene", e.to_string()))?;
-        file.into_scene()
+        file.into_scene(base_dir)
     }
 
-    /// Reads, parses and validates a scene file.
+    /// Reads, parses and validates a scene file; mesh paths in it are relative to its directory.
     pub fn load(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref();
         let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
-        Self::from_json(&text)
+        Self::from_json_in(&text, path.parent().unwrap_or(Path::new("")))
     }
 }
 
 impl SceneFile {
-    fn into_scene(self) -> Result<Scene> {
+    fn into_scene(self, base_dir: &Path) -> Result<Scene> {
         if let Some(version) = self.version {
             if version != SCENE_VERSION {
                 return Err(Error::invalid(
@@ -176,11 +197,16 @@ impl SceneFile {
                 .parse()
                 .map_err(|m: String| Error::invalid("integrator", m))?,
         };
+        // Bodies that share a mesh file read and integrate it once.
+        let mut meshes = MeshCache {
+            base_dir,
+            loaded: HashMap::new(),
+        };
         let mut bodies = self
             .bodies
             .iter()
             .enumerate()
-            .map(|(i, spec)| spec.to_body(&format!("bodies[{i}]")))
+            .map(|(i, spec)| spec.to_body(&format!("bodies[{i}]"), &mut meshes))
             .collect::<Result<Vec<_>>>()?;
         if let Some(spec) = &self.crowd {
             spec.validate("crowd")?;
@@ -245,7 +271,18 @@ impl ForceSpec {
 }
 
 impl BodySpec {
-    fn to_body(&self, field: &str) -> Result<Body> {
+    fn to_body(&self, field: &str, meshes: &mut MeshCache) -> Result<Body> {
+        let amount = match (self.mass, self.density) {
+            (Some(_), Some(_)) => {
+                return Err(Error::invalid(
+                    field,
+                    "give either `mass` or `density`, not both",
+                ));
+            }
+            (None, None) => return Err(Error::invalid(field, "needs `mass` or `density`")),
+            (Some(mass), None) => Amount::Mass(mass),
+            (None, Some(density)) => Amount::Density(density),
+        };
         let mass = match (&self.inertia, &self.shape) {
             (Some(_), Some(_)) => {
                 return Err(Error::invalid(
@@ -254,19 +291,51 @@ impl BodySpec {
                 ));
             }
             (None, None) => return Err(Error::invalid(field, "needs `inertia` or `shape`")),
-            (Some(inertia), None) => MassProperties::new(
-                self.mass,
-                parse_inertia(inertia, &format!("{field}.inertia"))?,
-                field,
-            )?,
+            (Some(inertia), None) => {
+                let Amount::Mass(mass) = amount else {
+                    return Err(Error::invalid(
+                        format!("{field}.density"),
+                        "needs a `shape` to give a volume; with `inertia` give `mass`",
+                    ));
+                };
+                MassProperties::new(
+                    mass,
+                    parse_inertia(inertia, &format!("{field}.inertia"))?,
+                    field,
+                )?
+            }
+            (None, Some(ShapeSpec::Mesh(spec))) => {
+                let mesh_field = format!("{field}.shape.mesh");
+                let (path, scale) = parse_mesh(spec, &mesh_field)?;
+                let integrals = meshes.integrals(&path, scale, &mesh_field)?;
+                let mass = match amount {
+                    Amount::Mass(mass) => mass,
+                    Amount::Density(density) => {
+                        check_density(density, field)?;
+                        density * integrals.volume
+                    }
+                };
+                MassProperties::from_mesh_integrals(mass, &integrals, field)?
+            }
             (None, Some(shape)) => {
                 let shape = match *shape {
                     ShapeSpec::Box(size) => Shape::Box {
                         size: DVec3::from(size),
                     },
                     ShapeSpec::Sphere(radius) => Shape::Sphere { radius },
+                    ShapeSpec::Cylinder { radius, height } => Shape::Cylinder { radius, height },
+                    ShapeSpec::Capsule { radius, length } => Shape::Capsule { radius, length },
+                    ShapeSpec::Ellipsoid(semi_axes) => Shape::Ellipsoid {
+                        semi_axes: DVec3::from(semi_axes),
+                    },
+                    ShapeSpec::Mesh(_) => unreachable!("meshes are handled above"),
                 };
-                MassProperties::from_shape(self.mass, shape, field)?
+                match amount {
+                    Amount::Mass(mass) => MassProperties::from_shape(mass, shape, field)?,
+                    Amount::Density(density) => {
+                        MassProperties::from_shape_density(density, shape, field)?
+                    }
+                }
             }
         };
         let vector = |name: &str, value: Option<[f64; 3]>| -> Result<DVec3> {
@@ -287,7 +356,9 @@ impl BodySpec {
                 "must not be zero-length ([w, x, y, z])",
             ));
         }
-        Ok(Body::from_kinematics(
+        // Position and orientation place the model frame (a mesh as written in its file);
+        // the velocity is the centre of mass's.
+        Ok(Body::from_model_kinematics(
             mass,
             position,
             orientation,
@@ -295,6 +366,76 @@ impl BodySpec {
             angular_velocity,
         ))
     }
+}
+
+/// How a body's mass is given.
+enum Amount {
+    Mass(f64),
+    Density(f64),
+}
+
+/// Mesh files of one scene, each read and integrated once.
+struct MeshCache<'a> {
+    base_dir: &'a Path,
+    /// Keyed by path and the bits of the scale.
+    loaded: HashMap<(PathBuf, u64), MeshIntegrals>,
+}
+
+impl MeshCache<'_> {
+    fn integrals(&mut self, path: &Path, scale: f64, field: &str) -> Result<MeshIntegrals> {
+        let key = (self.base_dir.join(path), scale.to_bits());
+        if let Some(integrals) = self.loaded.get(&key) {
+            return Ok(*integrals);
+        }
+        let integrals = TriangleMesh::load_obj(&key.0, field)?
+            .scaled(scale)
+            .integrals(field)?;
+        self.loaded.insert(key, integrals);
+        Ok(integrals)
+    }
+}
+
+/// `"file.obj"` or `{"file": "file.obj", "scale": s}`: the path and the scale (default 1).
+fn parse_mesh(value: &serde_json::Value, field: &str) -> Result<(PathBuf, f64)> {
+    let wrong = || {
+        Error::invalid(
+            field,
+            r#"expected a path "file.obj" or {"file": "file.obj", "scale": s}"#,
+        )
+    };
+    if let Some(path) = value.as_str() {
+        return Ok((PathBuf::from(path), 1.0));
+    }
+    let object = value.as_object().ok_or_else(wrong)?;
+    if let Some(key) = object.keys().find(|k| *k != "file" && *k != "scale") {
+        return Err(Error::invalid(
+            format!("{field}.{key}"),
+            "unknown field, expected `file` or `scale`",
+        ));
+    }
+    let file = object
+        .get("file")
+        .ok_or_else(|| {
+            Error::invalid(format!("{field}.file"), "missing: give the OBJ file's path")
+        })?
+        .as_str()
+        .ok_or_else(|| Error::invalid(format!("{field}.file"), "must be a path (a string)"))?;
+    let scale = match object.get("scale") {
+        None => 1.0,
+        Some(scale) => {
+            let scale = scale
+                .as_f64()
+                .ok_or_else(|| Error::invalid(format!("{field}.scale"), "must be a number"))?;
+            if !(scale.is_finite() && scale > 0.0) {
+                return Err(Error::invalid(
+                    format!("{field}.scale"),
+                    format!("must be a finite number > 0 (got {scale})"),
+                ));
+            }
+            scale
+        }
+    };
+    Ok((PathBuf::from(file), scale))
 }
 
 /// `[A, B, C]` principal moments or a full 3x3 matrix (rows), body frame.

@@ -135,7 +135,7 @@ fn each_bad_scene_value_is_named_in_the_error() {
         (
             r#"{"box": [6, 1, 4]}"#,
             r#"{"box": [6, 0, 4]}"#,
-            "bodies[1].shape: dimensions must be finite and > 0",
+            "bodies[1].shape.box[1]: must be a finite number > 0 (got 0)",
         ),
         (
             r#""mass": 2.0,"#,

@@ -18,7 +18,8 @@ pub struct RunArgs {
     /// reference).
     #[arg(long, default_value = "gpu")]
     backend: String,
-    /// Where to write the final states (CSV); replaced only when the run succeeds.
+    /// Where to write the final states (CSV; positions and orientations are the model frame's
+    /// pose, see docs/shapes.md); replaced only when the run succeeds.
     #[arg(long)]
     out: PathBuf,
     /// Override the scene's step count.
