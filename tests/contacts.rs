@@ -411,3 +411,72 @@ fn gpu_and_fast_cpu_agree_with_the_reference_through_a_bounce() {
         );
     }
 }
+
+#[test]
+fn bad_planes_and_shapeless_bodies_are_named() {
+    let scene = |planes: &str, body: &str| {
+        format!(r#"{{"dt": 0.001, "steps": 1, "planes": [{planes}], "bodies": [{body}]}}"#)
+    };
+    let sphere = r#"{"mass": 1, "shape": {"sphere": 0.5}}"#;
+    let cases = [
+        (
+            scene(r#"{"normal": [0, 0, 0]}"#, sphere),
+            "planes[0].normal: must be a non-zero vector",
+        ),
+        (
+            scene(r#"{"normal": [0, 0, 1], "restitution": 1.5}"#, sphere),
+            "planes[0].restitution: must be in [0, 1] (got 1.5)",
+        ),
+        (
+            scene(r#"{"normal": [0, 0, 1], "friction": -1}"#, sphere),
+            "planes[0].friction: must be >= 0 (got -1)",
+        ),
+        (
+            scene(r#"{"normal": [0, 0, 1], "point": [0, 0, 1e39]}"#, sphere),
+            "planes[0].offset",
+        ),
+        (
+            scene(r#"{"normal": [0, 0, 1], "colour": 3}"#, sphere),
+            "planes[0].colour: unknown field `colour`",
+        ),
+        (
+            scene(
+                r#"{"normal": [0, 0, 1]}"#,
+                r#"{"mass": 1, "inertia": [1, 1, 1]}"#,
+            ),
+            "bodies[0].shape: has no contact geometry",
+        ),
+    ];
+    for (text, expected) in cases {
+        let error = rigid_crowd::Scene::from_json(&text)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.starts_with(expected),
+            "expected `{expected}...`, got `{error}`"
+        );
+        assert!(!error.contains('\n'), "{error}");
+    }
+}
+
+#[test]
+fn the_crowd_scene_keeps_every_body_inside_its_pit() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes/floor.json");
+    let mut scene = rigid_crowd::Scene::load(path).unwrap();
+    // A slice of the crowd for a second of rain, so the test stays short on the software driver.
+    scene.crowd.bodies.truncate(500);
+    let planes = scene.crowd.planes.clone();
+    for (backend, _) in BACKENDS {
+        let end = common::run(&scene.crowd, 1000, backend);
+        for (i, body) in end.iter().enumerate() {
+            let shape = body.mass.shape().unwrap();
+            for plane in &planes {
+                let clearance = -plane.depth(body.state.position);
+                assert!(
+                    clearance > 0.0,
+                    "{backend:?}: body {i} ({shape:?}) went through a plane ({clearance})"
+                );
+            }
+        }
+    }
+}
