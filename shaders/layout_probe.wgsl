@@ -7,6 +7,7 @@
 @group(0) @binding(2) var<storage, read> probe_forces: array<Force>;
 @group(0) @binding(3) var<uniform> probe_params: Params;
 @group(0) @binding(4) var<storage, read_write> words: array<u32>;
+@group(0) @binding(5) var<storage, read> probe_loads: array<ExternalLoad>;
 
 fn put4(at: u32, v: vec4<f32>) {
     words[at] = bitcast<u32>(v.x);
@@ -53,6 +54,10 @@ fn probe() {
     words[47] = p.row_width;
     words[48] = bitcast<u32>(p.dt);
     words[49] = p.steps_per_dispatch;
-    words[50] = p._pad0;
-    words[51] = p._pad1;
+    words[50] = p.first_body;
+    words[51] = p._pad0;
+
+    let l = probe_loads[1];
+    put4(52u, l.force);
+    put4(56u, l.torque);
 }

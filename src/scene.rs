@@ -1,12 +1,13 @@
 //! The scene file (JSON, version 1): parsing and validation with field-path errors.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use glam::{DMat3, DQuat, DVec3};
 use serde::Deserialize;
 
 use crate::body::Body;
 use crate::crowd::{Crowd, check_vector};
+use crate::custom_force::CustomForce;
 use crate::error::{Error, Result};
 use crate::force::{Force, ForceKind};
 use crate::generate::CrowdSpec;
@@ -41,6 +42,8 @@ struct SceneFile {
     bodies: Vec<BodySpec>,
     #[serde(default)]
     crowd: Option<CrowdSpec>,
+    #[serde(default)]
+    start_step: u64,
 }
 
 #[derive(Deserialize)]
@@ -76,6 +79,50 @@ enum ForceSpec {
         #[serde(default)]
         damping: f64,
     },
+    Attractor {
+        #[serde(default)]
+        body: Option<usize>,
+        centre: [f64; 3],
+        strength: f64,
+        #[serde(default)]
+        softening: f64,
+    },
+    Thrust {
+        #[serde(default)]
+        body: Option<usize>,
+        #[serde(default)]
+        force: [f64; 3],
+        #[serde(default)]
+        torque: [f64; 3],
+    },
+    Sinusoidal {
+        #[serde(default)]
+        body: Option<usize>,
+        #[serde(default)]
+        force: [f64; 3],
+        #[serde(default)]
+        torque: [f64; 3],
+        #[serde(default)]
+        offset: f64,
+        amplitude: f64,
+        frequency: f64,
+        #[serde(default)]
+        phase: f64,
+    },
+    Keyframed {
+        #[serde(default)]
+        body: Option<usize>,
+        #[serde(default)]
+        force: [f64; 3],
+        #[serde(default)]
+        torque: [f64; 3],
+        keyframes: Vec<[f64; 2]>,
+    },
+    Custom {
+        #[serde(default)]
+        body: Option<usize>,
+        wgsl_file: PathBuf,
+    },
 }
 
 #[derive(Deserialize)]
@@ -106,8 +153,14 @@ enum ShapeSpec {
 }
 
 impl Scene {
-    /// Parses and validates a scene from JSON text.
+    /// Parses and validates a scene from JSON text; a custom force's `wgsl_file` is read
+    /// relative to the current directory.
     pub fn from_json(text: &str) -> Result<Self> {
+        Self::from_json_in(text, Path::new("."))
+    }
+
+    /// Parses and validates a scene, reading files it names relative to `base`.
+    fn from_json_in(text: &str, base: &Path) -> Result<Self> {
         let mut de = serde_json::Deserializer::from_str(text);
         let file: SceneFile = serde_path_to_error::deserialize(&mut de).map_err(|e| {
             let path = e.path().to_string();
@@ -120,19 +173,20 @@ impl Scene {
         })?;
         de.end()
             .map_err(|e| Error::invalid("scene", e.to_string()))?;
-        file.into_scene()
+        file.into_scene(base)
     }
 
-    /// Reads, parses and validates a scene file.
+    /// Reads, parses and validates a scene file; a custom force's `wgsl_file` is read
+    /// relative to the scene file's directory.
     pub fn load(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref();
         let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
-        Self::from_json(&text)
+        Self::from_json_in(&text, path.parent().unwrap_or(Path::new(".")))
     }
 }
 
 impl SceneFile {
-    fn into_scene(self) -> Result<Scene> {
+    fn into_scene(self, base: &Path) -> Result<Scene> {
         if let Some(version) = self.version {
             if version != SCENE_VERSION {
                 return Err(Error::invalid(
@@ -159,13 +213,12 @@ impl SceneFile {
             spec.validate("crowd")?;
             bodies.extend(spec.generate()?);
         }
-        let forces = self.forces.iter().map(ForceSpec::to_force).collect();
-        let crowd = Crowd {
-            bodies,
-            forces,
-            integrator,
-            dt: self.dt,
-        };
+        let mut crowd = Crowd::new(bodies, self.dt).with_integrator(integrator);
+        crowd.start_step = self.start_step;
+        for (i, spec) in self.forces.iter().enumerate() {
+            let force = spec.to_force(&mut crowd, &format!("forces[{i}]"), base)?;
+            crowd.forces.push(force);
+        }
         crowd.validate()?;
         Ok(Scene {
             crowd,
@@ -175,7 +228,8 @@ impl SceneFile {
 }
 
 impl ForceSpec {
-    fn to_force(&self) -> Force {
+    /// The force, its keyframes and custom force added to `crowd`; `field` is its path.
+    fn to_force(&self, crowd: &mut Crowd, field: &str, base: &Path) -> Result<Force> {
         let v = DVec3::from;
         let (body, kind) = match *self {
             ForceSpec::Gravity { body, acceleration } => (
@@ -211,8 +265,93 @@ impl ForceSpec {
                     damping,
                 },
             ),
+            ForceSpec::Attractor {
+                body,
+                centre,
+                strength,
+                softening,
+            } => (
+                body,
+                ForceKind::Attractor {
+                    centre: v(centre),
+                    strength,
+                    softening,
+                },
+            ),
+            ForceSpec::Thrust {
+                body,
+                force,
+                torque,
+            } => (
+                body,
+                ForceKind::Thrust {
+                    force: v(force),
+                    torque: v(torque),
+                },
+            ),
+            ForceSpec::Sinusoidal {
+                body,
+                force,
+                torque,
+                offset,
+                amplitude,
+                frequency,
+                phase,
+            } => (
+                body,
+                ForceKind::Sinusoidal {
+                    force: v(force),
+                    torque: v(torque),
+                    offset,
+                    amplitude,
+                    frequency,
+                    phase,
+                },
+            ),
+            ForceSpec::Keyframed {
+                body,
+                force,
+                torque,
+                ref keyframes,
+            } => {
+                // Checked here, so the error names the scene's field and not the table.
+                crate::crowd::validate_keyframes(keyframes, &format!("{field}.keyframes"))?;
+                let table = crowd.add_keyframes(keyframes.clone());
+                (
+                    body,
+                    ForceKind::Keyframed {
+                        force: v(force),
+                        torque: v(torque),
+                        table,
+                    },
+                )
+            }
+            ForceSpec::Custom {
+                body,
+                ref wgsl_file,
+            } => {
+                let field = format!("{field}.wgsl_file");
+                let path = base.join(wgsl_file);
+                let wgsl = std::fs::read_to_string(&path).map_err(|e| {
+                    Error::invalid(&field, format!("cannot read {}: {e}", path.display()))
+                })?;
+                match &crowd.custom_force {
+                    Some(custom) if custom.wgsl() != wgsl => {
+                        return Err(Error::invalid(
+                            field,
+                            format!(
+                                "a crowd has one custom force, and {} already names another WGSL file",
+                                custom.origin()
+                            ),
+                        ));
+                    }
+                    Some(_) => {}
+                    None => crowd.custom_force = Some(CustomForce::gpu_only(wgsl, field)),
+                }
+                (body, ForceKind::Custom)
+            }
         };
-        Force { kind, body }
+        Ok(Force { kind, body })
     }
 }
 

@@ -3,8 +3,11 @@
 use rayon::prelude::*;
 
 use crate::body::Body;
+use crate::cpu::derivative::ForceEnv;
 use crate::cpu::integrate::integrate;
 use crate::crowd::Crowd;
+use crate::custom_force::{CustomForce, ExternalLoad};
+use crate::error::Result;
 use crate::force::ForceKind;
 use crate::force_table::ForceTable;
 use crate::integrator::Integrator;
@@ -16,35 +19,64 @@ pub struct CpuSimulation {
     table: ForceTable,
     integrator: Integrator,
     dt: f64,
+    keyframes: Vec<Vec<[f64; 2]>>,
+    custom_force: Option<CustomForce>,
+    /// One per body; all zero until set.
+    loads: Vec<ExternalLoad>,
+    /// `start_step` plus the steps taken: the clock reads `step * dt`.
+    step: u64,
 }
 
 impl CpuSimulation {
-    /// Takes a validated crowd.
-    pub(crate) fn new(crowd: &Crowd) -> Self {
-        Self {
+    /// Takes a validated crowd; fails on a custom force without a Rust twin.
+    pub(crate) fn new(crowd: &Crowd) -> Result<Self> {
+        if let Some(custom) = &crowd.custom_force {
+            custom.closure()?;
+        }
+        Ok(Self {
             bodies: crowd.bodies.clone(),
             table: ForceTable::new(crowd),
             integrator: crowd.integrator,
             dt: crowd.dt,
-        }
+            keyframes: crowd.keyframes.clone(),
+            custom_force: crowd.custom_force.clone(),
+            loads: vec![ExternalLoad::default(); crowd.bodies.len()],
+            step: crowd.start_step,
+        })
     }
 
     /// Advances every body by `steps` steps. Bodies are independent, so each runs all its
     /// steps before the next body starts (one body's state stays in cache).
     pub fn step(&mut self, steps: u64) {
         let table = &self.table;
-        let (integrator, dt) = (self.integrator, self.dt);
+        let (integrator, dt, first_step) = (self.integrator, self.dt, self.step);
+        let (keyframes, custom_force) = (&self.keyframes[..], self.custom_force.as_ref());
         self.bodies
             .par_iter_mut()
+            .zip(&self.loads)
             .enumerate()
-            .for_each(|(i, body)| {
+            .for_each(|(i, (body, &load))| {
                 let forces: Vec<&ForceKind> = table.acting_on(i).collect();
+                let env = ForceEnv {
+                    body: i,
+                    load,
+                    keyframes,
+                    custom_force,
+                };
                 let mut state = body.state;
-                for _ in 0..steps {
-                    state = integrate(integrator, &state, &body.mass, &forces, dt);
+                for step in first_step..first_step + steps {
+                    // A product, not a running sum: the clock does not drift over long runs.
+                    let t = step as f64 * dt;
+                    state = integrate(integrator, &state, &body.mass, &forces, &env, t, dt);
                 }
                 body.state = state;
             });
+        self.step += steps;
+    }
+
+    /// Replaces the external loads (one per body, already validated).
+    pub(crate) fn set_external_loads(&mut self, loads: &[ExternalLoad]) {
+        self.loads.copy_from_slice(loads);
     }
 
     /// The bodies in their current state.

@@ -9,7 +9,8 @@ use crate::crowd::Crowd;
 use crate::error::{Error, Result};
 use crate::force_table::ForceTable;
 use crate::gpu::layout::{
-    BodyConstantsGpu, BodyStateGpu, ForceGpu, ParamsGpu, forces_gpu, integrator_code,
+    BodyConstantsGpu, BodyStateGpu, ExternalLoadGpu, ForceGpu, ParamsGpu, forces_gpu,
+    integrator_code,
 };
 
 /// The buffers and bindings of one chunk of the crowd.
@@ -17,6 +18,8 @@ use crate::gpu::layout::{
 pub(crate) struct BufferChunk {
     pub bodies: Range<usize>,
     pub states: wgpu::Buffer,
+    /// One `ExternalLoadGpu` per body, rewritten by `set_external_loads`.
+    pub loads: wgpu::Buffer,
     /// Bindings whose params take `steps_per_dispatch` fused steps.
     pub fused: wgpu::BindGroup,
     /// Bindings whose params take one step (the remainder of a `step(n)`).
@@ -33,6 +36,15 @@ pub(crate) struct ChunkLayout {
     pub steps_per_dispatch: u32,
 }
 
+/// What every chunk binds alike: the crowd's keyframes, uploaded once.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct SharedInputs<'a> {
+    /// Every keyframe table, flattened (never empty).
+    pub keyframes: &'a wgpu::Buffer,
+    /// `(first, count)` of each keyframe table in `keyframes`.
+    pub spans: &'a [(u32, u32)],
+}
+
 impl BufferChunk {
     /// Uploads `bodies` of `crowd`, with their forces taken from `table`.
     pub fn new(
@@ -42,9 +54,10 @@ impl BufferChunk {
         table: &ForceTable,
         bodies: Range<usize>,
         layout: ChunkLayout,
+        shared: SharedInputs,
     ) -> Result<Self> {
         let table = table.for_bodies(bodies.clone());
-        let forces = forces_gpu(&table);
+        let forces = forces_gpu(&table, shared.spans);
         // The trusted kernel relies on this (see `integrate_pipeline`).
         let fits = |&(first, count): &(u32, u32)| first as usize + count as usize <= forces.len();
         if !table.ranges.iter().all(fits) || table.global_count > forces.len() {
@@ -54,7 +67,7 @@ impl BufferChunk {
         }
         let states: Vec<BodyStateGpu> = crowd.bodies[bodies.clone()]
             .iter()
-            .map(|b| BodyStateGpu::from(&b.state))
+            .map(|b| BodyStateGpu::new(&b.state, crowd.start_step))
             .collect();
         let constants: Vec<BodyConstantsGpu> = crowd.bodies[bodies.clone()]
             .iter()
@@ -73,7 +86,8 @@ impl BufferChunk {
             row_width: grid.0 * layout.workgroup_size,
             dt: crowd.dt as f32,
             steps_per_dispatch,
-            _pad: [0; 2],
+            first_body: bodies.start as u32,
+            _pad: 0,
         };
 
         let storage = |label, contents: &[u8], extra| {
@@ -98,6 +112,11 @@ impl BufferChunk {
             bytemuck::cast_slice::<ForceGpu, u8>(&forces),
             wgpu::BufferUsages::empty(),
         );
+        let loads = storage(
+            "external loads",
+            bytemuck::cast_slice(&vec![ExternalLoadGpu::default(); bodies.len().max(1)]),
+            wgpu::BufferUsages::COPY_DST,
+        );
         let bind_group = |steps_per_dispatch| {
             let params = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
                 label: Some("integrate params"),
@@ -112,6 +131,8 @@ impl BufferChunk {
                     entry(1, &states),
                     entry(2, &constants),
                     entry(3, &forces),
+                    entry(4, shared.keyframes),
+                    entry(5, &loads),
                 ],
             })
         };
@@ -120,6 +141,7 @@ impl BufferChunk {
             single: bind_group(1),
             bodies,
             states,
+            loads,
             grid,
         })
     }
