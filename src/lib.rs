@@ -28,7 +28,7 @@ pub mod gpu;
 pub use atomic_file::{AtomicFile, write_atomically};
 pub use body::{Body, BodyState};
 pub use compare::Deviation;
-pub use cross_check::{CrossCheck, check_crowd, cross_check};
+pub use cross_check::{CrossCheck, QUADRATIC_DRAG_WGSL, check_crowd, cross_check, quadratic_drag};
 pub use crowd::{Crowd, MAX_MAGNITUDE};
 pub use csv::{CSV_HEADER, write_states_csv};
 pub use custom_force::{CustomForce, CustomForceFn, CustomForceInput, ExternalLoad};

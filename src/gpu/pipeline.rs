@@ -84,7 +84,18 @@ pub(crate) fn integrate_pipeline(
 /// One compiler message, its line counted from the custom force's first line where it
 /// points into the custom force.
 fn describe_message(message: &wgpu::CompilationMessage, first_custom_line: u32) -> String {
-    let text = one_line(&message.message);
+    // The first line says what is wrong; the rest draws the kernel's source around it, with
+    // the kernel's line numbers, which would only confuse.
+    let first = message
+        .message
+        .lines()
+        .map(str::trim)
+        .find(|line| !line.is_empty())
+        .unwrap_or_default();
+    let text = match first.strip_prefix("Shader '") {
+        Some(rest) => rest.split_once("' ").map_or(first, |(_, what)| what),
+        None => first,
+    };
     match message.location {
         Some(at) if at.line_number >= first_custom_line => format!(
             "line {}, column {}: {text}",
@@ -95,6 +106,6 @@ fn describe_message(message: &wgpu::CompilationMessage, first_custom_line: u32) 
             "kernel line {} (check custom_force's name and signature, and that no name clashes with the kernel's): {text}",
             at.line_number
         ),
-        None => text,
+        None => text.to_string(),
     }
 }

@@ -19,7 +19,8 @@ velocity: vec3<f32>, angular_velocity: vec3<f32>, mass: f32, time: f32, body: u3
 /// (1-based), so compiler messages can point into the user's own text. WGSL declarations may
 /// come in any order, so the user's code goes last and keeps its own line numbers + offset.
 pub(crate) fn integrate_source(custom_force: Option<&str>) -> (String, u32) {
-    let kernel = [COMMON, DERIVATIVE, INTEGRATE].join("\n");
+    let joined = [COMMON, DERIVATIVE, INTEGRATE].join("\n");
+    let kernel = joined.trim_end();
     let first_custom_line = kernel.lines().count() as u32 + 2;
     let custom = custom_force.unwrap_or(NO_CUSTOM_FORCE);
     (format!("{kernel}\n\n{custom}"), first_custom_line)
