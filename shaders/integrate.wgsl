@@ -8,6 +8,7 @@
 @group(0) @binding(3) var<storage, read> forces: array<Force>;
 /// Every keyframe table, one after another: x = time, y = value.
 @group(0) @binding(4) var<storage, read> keyframes: array<vec2<f32>>;
+/// One record per body once the host has set external loads; a single zero record before.
 @group(0) @binding(5) var<storage, read> loads: array<ExternalLoad>;
 
 /// Steps one f32 counts exactly before the count carries into the next lane (2^24).
@@ -75,7 +76,13 @@ fn integrate(@builtin(global_invocation_id) id: vec3<u32>) {
     }
     let stored = states[index];
     let c = constants[index];
-    let env = ForceEnv(params.first_body + index, loads[index]);
+    // Until loads are set, the buffer holds one zero record and no body reads it (a crowd
+    // without loads moves no load bytes); a one-body chunk reads that zero record.
+    var load = ExternalLoad(vec4<f32>(0.0), vec4<f32>(0.0));
+    if index < arrayLength(&loads) {
+        load = loads[index];
+    }
+    let env = ForceEnv(params.first_body + index, load);
     var s = Motion(
         stored.position.xyz,
         stored.orientation,

@@ -18,7 +18,9 @@ use crate::gpu::layout::{
 pub(crate) struct BufferChunk {
     pub bodies: Range<usize>,
     pub states: wgpu::Buffer,
-    /// One `ExternalLoadGpu` per body, rewritten by `set_external_loads`.
+    /// One `ExternalLoadGpu` per body once `set_external_loads` has been called; until
+    /// then a single zero record, which the kernel's length check skips, so a crowd without
+    /// external loads neither stores nor reads them.
     pub loads: wgpu::Buffer,
     /// Bindings whose params take `steps_per_dispatch` fused steps.
     pub fused: wgpu::BindGroup,
@@ -26,6 +28,19 @@ pub(crate) struct BufferChunk {
     pub single: wgpu::BindGroup,
     /// Workgroups in x and y.
     pub grid: (u32, u32),
+    /// Everything else the bind groups hold, to rebuild them around a new loads buffer.
+    bound: BoundBuffers,
+}
+
+/// The buffers of a chunk's bind groups besides the states and loads.
+#[derive(Debug)]
+struct BoundBuffers {
+    layout: wgpu::BindGroupLayout,
+    fused_params: wgpu::Buffer,
+    single_params: wgpu::Buffer,
+    constants: wgpu::Buffer,
+    forces: wgpu::Buffer,
+    keyframes: wgpu::Buffer,
 }
 
 /// Launch geometry and binding size shared by every chunk.
@@ -113,37 +128,80 @@ impl BufferChunk {
             wgpu::BufferUsages::empty(),
         );
         let loads = storage(
-            "external loads",
-            bytemuck::cast_slice(&vec![ExternalLoadGpu::default(); bodies.len().max(1)]),
-            wgpu::BufferUsages::COPY_DST,
+            "no external loads",
+            bytemuck::bytes_of(&ExternalLoadGpu::default()),
+            wgpu::BufferUsages::empty(),
         );
-        let bind_group = |steps_per_dispatch| {
-            let params = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+        let params = |steps_per_dispatch| {
+            device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
                 label: Some("integrate params"),
                 contents: bytemuck::bytes_of(&params(steps_per_dispatch)),
                 usage: wgpu::BufferUsages::UNIFORM,
-            });
-            device.create_bind_group(&wgpu::BindGroupDescriptor {
-                label: Some("integrate bindings"),
-                layout: &pipeline.get_bind_group_layout(0),
-                entries: &[
-                    entry(0, &params),
-                    entry(1, &states),
-                    entry(2, &constants),
-                    entry(3, &forces),
-                    entry(4, shared.keyframes),
-                    entry(5, &loads),
-                ],
             })
         };
+        let bound = BoundBuffers {
+            layout: pipeline.get_bind_group_layout(0),
+            fused_params: params(layout.steps_per_dispatch),
+            single_params: params(1),
+            constants,
+            forces,
+            keyframes: shared.keyframes.clone(),
+        };
+        let (fused, single) = bound.bind_groups(device, &states, &loads);
         Ok(Self {
-            fused: bind_group(layout.steps_per_dispatch),
-            single: bind_group(1),
+            fused,
+            single,
             bodies,
             states,
             loads,
             grid,
+            bound,
         })
+    }
+
+    /// Gives the chunk a loads buffer of one record per body (zeroed) the first time it is
+    /// called, rebinding the kernel to it; later calls keep the buffer.
+    pub fn ensure_loads_buffer(&mut self, device: &wgpu::Device) {
+        // Only the real loads buffer can be written to.
+        if self.loads.usage().contains(wgpu::BufferUsages::COPY_DST) {
+            return;
+        }
+        self.loads = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("external loads"),
+            size: (self.bodies.len() * size_of::<ExternalLoadGpu>()) as u64,
+            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        (self.fused, self.single) = self.bound.bind_groups(device, &self.states, &self.loads);
+    }
+}
+
+impl BoundBuffers {
+    /// The fused and single-step bind groups over `states` and `loads`.
+    fn bind_groups(
+        &self,
+        device: &wgpu::Device,
+        states: &wgpu::Buffer,
+        loads: &wgpu::Buffer,
+    ) -> (wgpu::BindGroup, wgpu::BindGroup) {
+        let bind_group = |params| {
+            device.create_bind_group(&wgpu::BindGroupDescriptor {
+                label: Some("integrate bindings"),
+                layout: &self.layout,
+                entries: &[
+                    entry(0, params),
+                    entry(1, states),
+                    entry(2, &self.constants),
+                    entry(3, &self.forces),
+                    entry(4, &self.keyframes),
+                    entry(5, loads),
+                ],
+            })
+        };
+        (
+            bind_group(&self.fused_params),
+            bind_group(&self.single_params),
+        )
     }
 }
 

@@ -158,7 +158,8 @@ impl GpuSimulation {
     /// Writes the external loads (one per body, already validated) into each chunk's loads
     /// buffer; the next dispatch reads them. The states are not touched.
     pub(crate) fn set_external_loads(&mut self, loads: &[ExternalLoad]) -> Result<()> {
-        for chunk in &self.chunks {
+        for chunk in &mut self.chunks {
+            chunk.ensure_loads_buffer(&self.ctx.device);
             let records: Vec<ExternalLoadGpu> = loads[chunk.bodies.clone()]
                 .iter()
                 .map(ExternalLoadGpu::from)

@@ -16,7 +16,7 @@ use crate::gpu::shader::integrate_source;
 ///   (`BufferChunk::new`);
 /// - `forces[i]`: `i < global_force_count` or `i < force_first + force_count`, and
 ///   `BufferChunk::new` refuses a chunk whose force ranges end past its force buffer;
-/// - `loads[index]`: the loads buffer holds `body_count` records too;
+/// - `loads[index]`: read only when `index < arrayLength(&loads)`;
 /// - `keyframes[i]`: `first <= i < first + count` for a keyframed force's `(first, count)`,
 ///   which `flatten_keyframes` takes from the buffer it builds (and `count >= 1`, checked by
 ///   `Crowd::validate`);
