@@ -3,12 +3,15 @@
 
 /// Momentum-form state of one body, 64 bytes.
 /// Kept in sync with `BodyStateGpu` in src/gpu/layout.rs.
+/// The body's clock rides in two w lanes as exact f32 integers: the step count is
+/// `position.w + 2^24 linear_momentum.w`, so time advances inside fused dispatches without
+/// a uniform write per step.
 struct BodyState {
-    /// xyz: centre-of-mass position x; w unused.
+    /// xyz: centre-of-mass position x; w: step count modulo 2^24.
     position: vec4<f32>,
     /// Unit quaternion stored as (x, y, z, w): vector part first, scalar last (as glam does).
     orientation: vec4<f32>,
-    /// xyz: linear momentum P; w unused.
+    /// xyz: linear momentum P; w: step count divided by 2^24.
     linear_momentum: vec4<f32>,
     /// xyz: angular momentum L about the centre of mass; w unused.
     angular_momentum: vec4<f32>,
@@ -58,11 +61,21 @@ const FORCE_GRAVITY: u32 = 0u;
 const FORCE_LINEAR_DRAG: u32 = 1u;
 const FORCE_POINT: u32 = 2u;
 const FORCE_SPRING: u32 = 3u;
+const FORCE_ATTRACTOR: u32 = 4u;
+const FORCE_THRUST: u32 = 5u;
+const FORCE_SINUSOIDAL: u32 = 6u;
+const FORCE_KEYFRAMED: u32 = 7u;
+const FORCE_CUSTOM: u32 = 8u;
 
 /// One force source, 64 bytes. Kept in sync with `ForceGpu` in src/gpu/layout.rs.
 /// gravity: a.xyz = acceleration. linear_drag: a.x = linear, a.y = angular.
 /// point_force: a.xyz = force, b.xyz = body-space point.
 /// spring: a.xyz = anchor, b.xyz = body-space attach point, c.x = stiffness, c.y = damping.
+/// attractor: a.xyz = centre, c.x = strength mu, c.y = softening eps.
+/// thrust: a.xyz = body-frame force, b.xyz = body-frame torque.
+/// sinusoidal: a.xyz = force, b.xyz = torque, c = (offset, amplitude, frequency, phase).
+/// keyframed: a.xyz = force, b.xyz = torque, c.x and c.y = bitcast first keyframe and count.
+/// custom: no parameters.
 struct Force {
     kind: u32,
     _pad0: u32,
@@ -87,9 +100,25 @@ struct Params {
     dt: f32,
     /// Steps each invocation takes before writing its state back (fused steps).
     steps_per_dispatch: u32,
+    /// Crowd index of this chunk's first body (a custom force sees crowd indices).
+    first_body: u32,
     /// Planes `planes[0 .. plane_count]` every body bounces off.
     plane_count: u32,
-    _pad0: u32,
+}
+
+/// The force and torque set on one body from the host, 32 bytes.
+/// Kept in sync with `ExternalLoadGpu` in src/gpu/layout.rs.
+struct ExternalLoad {
+    /// xyz: world force; w unused.
+    force: vec4<f32>,
+    /// xyz: world torque about the centre of mass; w unused.
+    torque: vec4<f32>,
+}
+
+/// What a custom force returns: a world force and the torque about the centre of mass.
+struct Load {
+    force: vec3<f32>,
+    torque: vec3<f32>,
 }
 
 /// Hamilton product `a b` of quaternions stored as (x, y, z, w).

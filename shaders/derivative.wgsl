@@ -1,6 +1,7 @@
 // Auxiliary quantities, force and torque accumulation and the state derivative
 // (Baraff 2-42, 2-43). Twin of src/cpu/derivative.rs: keep the two in step.
-// Reads the module-scope `params` and `forces` bindings declared by the kernel.
+// Reads the module-scope `params`, `forces` and `keyframes` bindings declared by the kernel,
+// and calls `custom_force`, which the crate appends (the user's, or one returning zero).
 
 /// State of one body in registers; twin of `BodyState` in src/body.rs.
 struct Motion {
@@ -43,12 +44,46 @@ fn auxiliaries(s: Motion, c: BodyConstants) -> Auxiliaries {
     );
 }
 
-/// Adds one force source's force and torque (about the centre of mass) to the totals.
+/// What the forces on one body see besides its state and the time; twin of `ForceEnv` in
+/// src/cpu/derivative.rs.
+struct ForceEnv {
+    /// Crowd index of the body.
+    body: u32,
+    /// The external load held on the body.
+    load: ExternalLoad,
+}
+
+/// offset + amplitude sin(2 pi frequency t + phase).
+fn sinusoid_scale(offset: f32, amplitude: f32, frequency: f32, phase: f32, t: f32) -> f32 {
+    return offset + amplitude * sin(6.2831855 * frequency * t + phase);
+}
+
+/// Piecewise-linear interpolation of `keyframes[first .. first + count]` (x = time,
+/// y = value) at t, held constant before the first and after the last.
+fn keyframe_scale(first: u32, count: u32, t: f32) -> f32 {
+    let start = keyframes[first];
+    if t <= start.x {
+        return start.y;
+    }
+    for (var i = first + 1u; i < first + count; i++) {
+        let a = keyframes[i - 1u];
+        let b = keyframes[i];
+        if t < b.x {
+            return a.y + (b.y - a.y) * ((t - a.x) / (b.x - a.x));
+        }
+    }
+    return keyframes[first + count - 1u].y;
+}
+
+/// Adds one force source's force and torque (about the centre of mass) at time t to the
+/// totals.
 fn accumulate_force(
     f: Force,
     s: Motion,
     c: BodyConstants,
     aux: Auxiliaries,
+    t: f32,
+    env: ForceEnv,
     force: ptr<function, vec3<f32>>,
     torque: ptr<function, vec3<f32>>,
 ) {
@@ -73,21 +108,53 @@ fn accumulate_force(
             *force += applied;
             *torque += cross(arm, applied);
         }
+        case FORCE_ATTRACTOR: {
+            let r = s.position - f.a.xyz;
+            let d2 = dot(r, r) + f.c.y * f.c.y;
+            *force -= r * (c.mass * f.c.x * (1.0 / (d2 * sqrt(d2))));
+        }
+        case FORCE_THRUST: {
+            *force += aux.rotation * f.a.xyz;
+            *torque += aux.rotation * f.b.xyz;
+        }
+        case FORCE_SINUSOIDAL: {
+            let scale = sinusoid_scale(f.c.x, f.c.y, f.c.z, f.c.w, t);
+            *force += f.a.xyz * scale;
+            *torque += f.b.xyz * scale;
+        }
+        case FORCE_KEYFRAMED: {
+            let scale = keyframe_scale(bitcast<u32>(f.c.x), bitcast<u32>(f.c.y), t);
+            *force += f.a.xyz * scale;
+            *torque += f.b.xyz * scale;
+        }
+        case FORCE_CUSTOM: {
+            let load = custom_force(
+                s.position,
+                normalize(s.orientation),
+                aux.velocity,
+                aux.angular_velocity,
+                c.mass,
+                t,
+                env.body,
+            );
+            *force += load.force;
+            *torque += load.torque;
+        }
         default: {}
     }
 }
 
-/// dY/dt of one body under the forces acting on every body plus its own.
-/// dq/dt multiplies the state's own q (not its normalized copy), as on the CPU.
-fn derivative(s: Motion, c: BodyConstants) -> Derivative {
+/// dY/dt of one body at time t under its external load, the forces acting on every body
+/// and its own. dq/dt multiplies the state's own q (not its normalized copy), as on the CPU.
+fn derivative(s: Motion, c: BodyConstants, t: f32, env: ForceEnv) -> Derivative {
     let aux = auxiliaries(s, c);
-    var force = vec3<f32>(0.0);
-    var torque = vec3<f32>(0.0);
+    var force = env.load.force.xyz;
+    var torque = env.load.torque.xyz;
     for (var i = 0u; i < params.global_force_count; i++) {
-        accumulate_force(forces[i], s, c, aux, &force, &torque);
+        accumulate_force(forces[i], s, c, aux, t, env, &force, &torque);
     }
     for (var i = c.force_first; i < c.force_first + c.force_count; i++) {
-        accumulate_force(forces[i], s, c, aux, &force, &torque);
+        accumulate_force(forces[i], s, c, aux, t, env, &force, &torque);
     }
     let omega = aux.angular_velocity;
     return Derivative(

@@ -8,6 +8,7 @@
 @group(0) @binding(3) var<uniform> probe_params: Params;
 @group(0) @binding(4) var<storage, read_write> words: array<u32>;
 @group(0) @binding(5) var<storage, read> probe_planes: array<Plane>;
+@group(0) @binding(6) var<storage, read> probe_loads: array<ExternalLoad>;
 
 fn put4(at: u32, v: vec4<f32>) {
     words[at] = bitcast<u32>(v.x);
@@ -55,8 +56,8 @@ fn probe() {
     words[51] = p.row_width;
     words[52] = bitcast<u32>(p.dt);
     words[53] = p.steps_per_dispatch;
-    words[54] = p.plane_count;
-    words[55] = p._pad0;
+    words[54] = p.first_body;
+    words[55] = p.plane_count;
 
     let plane = probe_planes[1];
     put4(56u, plane.surface);
@@ -64,4 +65,8 @@ fn probe() {
     words[61] = bitcast<u32>(plane.friction);
     words[62] = plane._pad0;
     words[63] = plane._pad1;
+
+    let l = probe_loads[1];
+    put4(64u, l.force);
+    put4(68u, l.torque);
 }

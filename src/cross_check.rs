@@ -6,6 +6,7 @@ use glam::DVec3;
 
 use crate::compare::Deviation;
 use crate::crowd::Crowd;
+use crate::custom_force::{CustomForce, CustomForceInput, ExternalLoad};
 use crate::error::Result;
 use crate::force::{Force, ForceKind};
 use crate::generate::CrowdSpec;
@@ -13,8 +14,34 @@ use crate::gpu::GpuContext;
 use crate::integrator::Integrator;
 use crate::simulation::Simulation;
 
-/// A seeded crowd that exercises every force type: gravity and linear drag on every body,
-/// a point force on every third body and a spring on every fifth.
+/// WGSL of the cross-check's custom force: quadratic drag `F = -c M |v| v`,
+/// `tau = -c M |omega| omega / 100`, with `c = 0.02 (body mod 5 + 1)` (so the body index
+/// reaches the kernel correctly) and `c` growing with time as `1 + t`.
+pub const QUADRATIC_DRAG_WGSL: &str = "\
+fn custom_force(position: vec3<f32>, orientation: vec4<f32>, velocity: vec3<f32>,
+                angular_velocity: vec3<f32>, mass: f32, time: f32, body: u32) -> Load {
+    let c = 0.02 * f32(body % 5u + 1u) * (1.0 + time);
+    return Load(
+        -c * mass * length(velocity) * velocity,
+        -0.01 * c * mass * length(angular_velocity) * angular_velocity,
+    );
+}
+";
+
+/// The Rust twin of [`QUADRATIC_DRAG_WGSL`].
+pub fn quadratic_drag(input: &CustomForceInput) -> ExternalLoad {
+    let c = 0.02 * ((input.body % 5) + 1) as f64 * (1.0 + input.time);
+    let (v, w) = (input.velocity, input.angular_velocity);
+    ExternalLoad {
+        force: -v * (c * input.mass * v.length()),
+        torque: -w * (0.01 * c * input.mass * w.length()),
+    }
+}
+
+/// A seeded crowd that exercises every force type: gravity, linear drag and the custom
+/// quadratic drag ([`QUADRATIC_DRAG_WGSL`]) on every body, a point force on every third body,
+/// thrust on every fourth, a spring on every fifth, a sinusoidal force on every sixth, an
+/// attractor on every seventh and a keyframed force on every eighth.
 ///
 /// NOTE: the per-body forces scale with each body's mass and size, so that they accelerate
 /// every body alike (about 2 m/s^2, a few rad/s^2). A light body swung hard by a spring or a
@@ -24,6 +51,8 @@ pub fn check_crowd(count: usize, seed: u64, integrator: Integrator, dt: f64) -> 
     let bodies = CrowdSpec::new(count, seed).generate()?;
     let mut crowd = Crowd::new(bodies, dt)
         .with_integrator(integrator)
+        .with_custom_force(CustomForce::new(QUADRATIC_DRAG_WGSL, quadratic_drag))
+        .with_force(Force::on_all(ForceKind::Custom))
         .with_force(Force::on_all(ForceKind::Gravity {
             acceleration: DVec3::new(0.0, 0.0, -9.81),
         }))
@@ -31,6 +60,7 @@ pub fn check_crowd(count: usize, seed: u64, integrator: Integrator, dt: f64) -> 
             linear: 0.3,
             angular: 0.05,
         }));
+    let keyframes = crowd.add_keyframes(vec![[0.0, 0.0], [0.3, 1.0], [0.7, -1.0], [1.0, 0.5]]);
     for i in 0..count {
         // Deterministic, varied directions without another random stream.
         let phase = i as f64 * 0.618_033_988_75;
@@ -57,6 +87,52 @@ pub fn check_crowd(count: usize, seed: u64, integrator: Integrator, dt: f64) -> 
                     attach: arm,
                     stiffness: 4.0 * mass,
                     damping: 0.5 * mass,
+                },
+            ));
+        }
+        // About 1 rad/s^2 from a torque along `axis` (body frame).
+        let axis = DVec3::new(0.3, (1.3 * phase).sin(), 0.8).normalize();
+        let spin_up = axis * body.mass.inertia_body().diagonal().min_element();
+        if i % 4 == 0 {
+            crowd.forces.push(Force::on_body(
+                i,
+                ForceKind::Thrust {
+                    force: dir * (2.0 * mass),
+                    torque: spin_up,
+                },
+            ));
+        }
+        if i % 6 == 0 {
+            crowd.forces.push(Force::on_body(
+                i,
+                ForceKind::Sinusoidal {
+                    force: dir * (2.0 * mass),
+                    torque: spin_up * 0.5,
+                    offset: 0.2,
+                    amplitude: 1.0,
+                    frequency: 2.0,
+                    phase,
+                },
+            ));
+        }
+        if i % 7 == 0 {
+            // 2 m/s^2 at the start, 2 m from the centre: mu / 2^2 = 2.
+            crowd.forces.push(Force::on_body(
+                i,
+                ForceKind::Attractor {
+                    centre: body.state.position + dir * 2.0,
+                    strength: 8.0,
+                    softening: 0.5,
+                },
+            ));
+        }
+        if i % 8 == 0 {
+            crowd.forces.push(Force::on_body(
+                i,
+                ForceKind::Keyframed {
+                    force: dir * (2.0 * mass),
+                    torque: spin_up,
+                    table: keyframes,
                 },
             ));
         }

@@ -1,6 +1,7 @@
 //! A crowd: the bodies, the forces acting on them, the integrator and the time step.
 
 use crate::body::Body;
+use crate::custom_force::CustomForce;
 use crate::error::{Error, Result};
 use crate::force::{Force, ForceKind};
 use crate::integrator::Integrator;
@@ -22,6 +23,15 @@ pub struct Crowd {
     pub dt: f64,
     /// Static planes every body bounces off; each body then needs a shape (for its contact points).
     pub planes: Vec<Plane>,
+    /// Keyframe tables `[[t, value], ...]` (times strictly increasing) that
+    /// [`ForceKind::Keyframed`] forces index.
+    pub keyframes: Vec<Vec<[f64; 2]>>,
+    /// The force that [`ForceKind::Custom`] forces apply, if any.
+    pub custom_force: Option<CustomForce>,
+    /// The step count the clock starts from: the simulated time of step `n` is
+    /// `(start_step + n) dt`. A crowd built from the bodies of a simulation that has taken
+    /// `k` steps continues its time-varying forces where it left off with `start_step = k`.
+    pub start_step: u64,
 }
 
 impl Crowd {
@@ -33,6 +43,9 @@ impl Crowd {
             integrator: Integrator::Rk4,
             dt,
             planes: Vec::new(),
+            keyframes: Vec::new(),
+            custom_force: None,
+            start_step: 0,
         }
     }
 
@@ -40,6 +53,23 @@ impl Crowd {
     pub fn with_plane(mut self, plane: Plane) -> Self {
         self.planes.push(plane);
         self
+    }
+
+    /// Adds a keyframe table and returns its index for [`ForceKind::Keyframed`].
+    pub fn add_keyframes(&mut self, keyframes: Vec<[f64; 2]>) -> usize {
+        self.keyframes.push(keyframes);
+        self.keyframes.len() - 1
+    }
+
+    /// Sets the force that [`ForceKind::Custom`] forces apply (builder style).
+    pub fn with_custom_force(mut self, custom: CustomForce) -> Self {
+        self.custom_force = Some(custom);
+        self
+    }
+
+    /// The simulated time after `steps` steps of this crowd: `(start_step + steps) dt`.
+    pub fn time_after(&self, steps: u64) -> f64 {
+        (self.start_step + steps) as f64 * self.dt
     }
 
     /// Adds a force source (builder style).
@@ -76,7 +106,17 @@ impl Crowd {
                     ));
                 }
             }
-            validate_force_kind(&force.kind, &field)?;
+            self.validate_force_kind(&force.kind, &field)?;
+        }
+        for (i, table) in self.keyframes.iter().enumerate() {
+            validate_keyframes(table, &format!("keyframes[{i}]"))?;
+        }
+        // The GPU counts steps in two f32 lanes of 2^24 each (see shaders/integrate.wgsl).
+        if self.start_step >= 1 << 48 {
+            return Err(Error::invalid(
+                "start_step",
+                format!("must be < 2^48 (got {})", self.start_step),
+            ));
         }
         for (i, plane) in self.planes.iter().enumerate() {
             plane.validate(&format!("planes[{i}]"))?;
@@ -118,7 +158,62 @@ impl Crowd {
     }
 }
 
-fn validate_force_kind(kind: &ForceKind, field: &str) -> Result<()> {
+impl Crowd {
+    /// Checks one force's parameters, and what it refers to in the crowd.
+    fn validate_force_kind(&self, kind: &ForceKind, field: &str) -> Result<()> {
+        match *kind {
+            ForceKind::Keyframed {
+                force,
+                torque,
+                table,
+            } => {
+                check_vector(&format!("{field}.force"), force.to_array())?;
+                check_vector(&format!("{field}.torque"), torque.to_array())?;
+                if table >= self.keyframes.len() {
+                    return Err(Error::invalid(
+                        format!("{field}.table"),
+                        format!(
+                            "names keyframe table {table}, but the crowd has {}",
+                            self.keyframes.len()
+                        ),
+                    ));
+                }
+                Ok(())
+            }
+            ForceKind::Custom if self.custom_force.is_none() => Err(Error::invalid(
+                field,
+                "a custom force needs the crowd's custom_force (Crowd::with_custom_force)",
+            )),
+            _ => validate_force_parameters(kind, field),
+        }
+    }
+}
+
+/// At least one keyframe, every number in range, times strictly increasing.
+pub(crate) fn validate_keyframes(table: &[[f64; 2]], field: &str) -> Result<()> {
+    if table.is_empty() {
+        return Err(Error::invalid(
+            field,
+            "needs at least one [t, value] keyframe",
+        ));
+    }
+    for (i, &point) in table.iter().enumerate() {
+        check_vector(&format!("{field}[{i}]"), point)?;
+        if i > 0 && point[0] <= table[i - 1][0] {
+            return Err(Error::invalid(
+                format!("{field}[{i}]"),
+                format!(
+                    "keyframe times must increase strictly (got {} after {})",
+                    point[0],
+                    table[i - 1][0]
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn validate_force_parameters(kind: &ForceKind, field: &str) -> Result<()> {
     match *kind {
         ForceKind::Gravity { acceleration } => {
             check_vector(&format!("{field}.acceleration"), acceleration.to_array())
@@ -142,6 +237,36 @@ fn validate_force_kind(kind: &ForceKind, field: &str) -> Result<()> {
             check_non_negative(&format!("{field}.stiffness"), stiffness)?;
             check_non_negative(&format!("{field}.damping"), damping)
         }
+        ForceKind::Attractor {
+            centre,
+            strength,
+            softening,
+        } => {
+            check_vector(&format!("{field}.centre"), centre.to_array())?;
+            check_number(&format!("{field}.strength"), strength)?;
+            check_non_negative(&format!("{field}.softening"), softening)
+        }
+        ForceKind::Thrust { force, torque } => {
+            check_vector(&format!("{field}.force"), force.to_array())?;
+            check_vector(&format!("{field}.torque"), torque.to_array())
+        }
+        ForceKind::Sinusoidal {
+            force,
+            torque,
+            offset,
+            amplitude,
+            frequency,
+            phase,
+        } => {
+            check_vector(&format!("{field}.force"), force.to_array())?;
+            check_vector(&format!("{field}.torque"), torque.to_array())?;
+            check_number(&format!("{field}.offset"), offset)?;
+            check_number(&format!("{field}.amplitude"), amplitude)?;
+            check_non_negative(&format!("{field}.frequency"), frequency)?;
+            check_number(&format!("{field}.phase"), phase)
+        }
+        // Checked against the crowd by `Crowd::validate_force_kind`.
+        ForceKind::Keyframed { .. } | ForceKind::Custom => Ok(()),
     }
 }
 

@@ -37,6 +37,58 @@ pub enum ForceKind {
         /// Damping on the attach point's velocity (N s / m).
         damping: f64,
     },
+    /// Inverse-square attraction to a fixed point with Plummer softening:
+    /// `F = -M mu r / (|r|^2 + eps^2)^(3/2)`, `r = x - centre`, no torque. Its potential
+    /// energy is `-M mu / sqrt(|r|^2 + eps^2)`.
+    Attractor {
+        /// World-frame centre of attraction.
+        centre: DVec3,
+        /// Gravitational parameter `mu` (m^3 / s^2): `G` times the attracting mass.
+        strength: f64,
+        /// Softening length `eps >= 0`; keeps the force finite at the centre.
+        softening: f64,
+    },
+    /// A constant force and torque fixed in the body frame: `F = R f_body`, `tau = R tau_body`
+    /// (a rocket motor and a reaction wheel turning with the body).
+    Thrust {
+        /// Body-frame force `f_body`, acting through the centre of mass.
+        force: DVec3,
+        /// Body-frame torque `tau_body`.
+        torque: DVec3,
+    },
+    /// A world-frame force and torque scaled by a sinusoid:
+    /// `s(t) = offset + amplitude sin(2 pi frequency t + phase)`, `F = s(t) force`,
+    /// `tau = s(t) torque`.
+    Sinusoidal {
+        /// World-frame force at `s = 1`.
+        force: DVec3,
+        /// World-frame torque at `s = 1`.
+        torque: DVec3,
+        /// Constant part of `s`.
+        offset: f64,
+        /// Amplitude of the oscillating part of `s`.
+        amplitude: f64,
+        /// Frequency (Hz).
+        frequency: f64,
+        /// Phase (radians).
+        phase: f64,
+    },
+    /// A world-frame force and torque scaled by a piecewise-linear profile:
+    /// `F = s(t) force`, `tau = s(t) torque`, `s` interpolated linearly between the keyframes
+    /// `(t_i, s_i)` of `Crowd::keyframes[table]` and held constant before the first and
+    /// after the last.
+    Keyframed {
+        /// World-frame force at `s = 1`.
+        force: DVec3,
+        /// World-frame torque at `s = 1`.
+        torque: DVec3,
+        /// Index of the keyframe table in `Crowd::keyframes`.
+        table: usize,
+    },
+    /// The crowd's [`CustomForce`](crate::CustomForce): a WGSL function on the GPU, its Rust
+    /// closure on the CPU backends. It returns a world force and the torque about the centre
+    /// of mass.
+    Custom,
 }
 
 /// A force source and the body it targets (`None`: every body).
@@ -69,6 +121,11 @@ impl Force {
             ForceKind::LinearDrag { .. } => "linear_drag",
             ForceKind::PointForce { .. } => "point_force",
             ForceKind::Spring { .. } => "spring",
+            ForceKind::Attractor { .. } => "attractor",
+            ForceKind::Thrust { .. } => "thrust",
+            ForceKind::Sinusoidal { .. } => "sinusoidal",
+            ForceKind::Keyframed { .. } => "keyframed",
+            ForceKind::Custom => "custom",
         }
     }
 }

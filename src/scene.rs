@@ -8,6 +8,7 @@ use serde::Deserialize;
 
 use crate::body::Body;
 use crate::crowd::{Crowd, check_vector};
+use crate::custom_force::CustomForce;
 use crate::error::{Error, Result};
 use crate::force::{Force, ForceKind};
 use crate::generate::CrowdSpec;
@@ -46,6 +47,8 @@ struct SceneFile {
     crowd: Option<CrowdSpec>,
     #[serde(default)]
     planes: Vec<PlaneSpec>,
+    #[serde(default)]
+    start_step: u64,
 }
 
 /// A static plane: the surface through `point` with outward `normal`.
@@ -105,6 +108,50 @@ enum ForceSpec {
         #[serde(default)]
         damping: f64,
     },
+    Attractor {
+        #[serde(default)]
+        body: Option<usize>,
+        centre: [f64; 3],
+        strength: f64,
+        #[serde(default)]
+        softening: f64,
+    },
+    Thrust {
+        #[serde(default)]
+        body: Option<usize>,
+        #[serde(default)]
+        force: [f64; 3],
+        #[serde(default)]
+        torque: [f64; 3],
+    },
+    Sinusoidal {
+        #[serde(default)]
+        body: Option<usize>,
+        #[serde(default)]
+        force: [f64; 3],
+        #[serde(default)]
+        torque: [f64; 3],
+        #[serde(default)]
+        offset: f64,
+        amplitude: f64,
+        frequency: f64,
+        #[serde(default)]
+        phase: f64,
+    },
+    Keyframed {
+        #[serde(default)]
+        body: Option<usize>,
+        #[serde(default)]
+        force: [f64; 3],
+        #[serde(default)]
+        torque: [f64; 3],
+        keyframes: Vec<[f64; 2]>,
+    },
+    Custom {
+        #[serde(default)]
+        body: Option<usize>,
+        wgsl_file: PathBuf,
+    },
 }
 
 #[derive(Deserialize)]
@@ -147,14 +194,14 @@ enum ShapeSpec {
 }
 
 impl Scene {
-    /// Parses and validates a scene from JSON text; mesh files are looked up relative to the
-    /// current directory (see [`Scene::from_json_in`]).
+    /// Parses and validates a scene from JSON text; mesh files and a custom force's
+    /// `wgsl_file` are looked up relative to the current directory (see [`Scene::from_json_in`]).
     pub fn from_json(text: &str) -> Result<Self> {
         Self::from_json_in(text, Path::new(""))
     }
 
-    /// Parses and validates a scene from JSON text whose relative mesh paths are relative to
-    /// `base_dir` (the scene file's directory, for [`Scene::load`]).
+    /// Parses and validates a scene from JSON text whose relative file paths (meshes, custom
+    /// WGSL) are relative to `base_dir` (the scene file's directory, for [`Scene::load`]).
     pub fn from_json_in(text: &str, base_dir: &Path) -> Result<Self> {
         let mut de = serde_json::Deserializer::from_str(text);
         let file: SceneFile = serde_path_to_error::deserialize(&mut de).map_err(|e| {
@@ -171,7 +218,8 @@ impl Scene {
         file.into_scene(base_dir)
     }
 
-    /// Reads, parses and validates a scene file; mesh paths in it are relative to its directory.
+    /// Reads, parses and validates a scene file; the files it names (meshes, custom WGSL) are
+    /// relative to its directory.
     pub fn load(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref();
         let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
@@ -212,14 +260,13 @@ impl SceneFile {
             spec.validate("crowd")?;
             bodies.extend(spec.generate()?);
         }
-        let forces = self.forces.iter().map(ForceSpec::to_force).collect();
-        let crowd = Crowd {
-            bodies,
-            forces,
-            integrator,
-            dt: self.dt,
-            planes: self.planes.iter().map(PlaneSpec::to_plane).collect(),
-        };
+        let mut crowd = Crowd::new(bodies, self.dt).with_integrator(integrator);
+        crowd.start_step = self.start_step;
+        crowd.planes = self.planes.iter().map(PlaneSpec::to_plane).collect();
+        for (i, spec) in self.forces.iter().enumerate() {
+            let force = spec.to_force(&mut crowd, &format!("forces[{i}]"), base_dir)?;
+            crowd.forces.push(force);
+        }
         crowd.validate()?;
         Ok(Scene {
             crowd,
@@ -229,7 +276,8 @@ impl SceneFile {
 }
 
 impl ForceSpec {
-    fn to_force(&self) -> Force {
+    /// The force, its keyframes and custom force added to `crowd`; `field` is its path.
+    fn to_force(&self, crowd: &mut Crowd, field: &str, base: &Path) -> Result<Force> {
         let v = DVec3::from;
         let (body, kind) = match *self {
             ForceSpec::Gravity { body, acceleration } => (
@@ -265,8 +313,93 @@ impl ForceSpec {
                     damping,
                 },
             ),
+            ForceSpec::Attractor {
+                body,
+                centre,
+                strength,
+                softening,
+            } => (
+                body,
+                ForceKind::Attractor {
+                    centre: v(centre),
+                    strength,
+                    softening,
+                },
+            ),
+            ForceSpec::Thrust {
+                body,
+                force,
+                torque,
+            } => (
+                body,
+                ForceKind::Thrust {
+                    force: v(force),
+                    torque: v(torque),
+                },
+            ),
+            ForceSpec::Sinusoidal {
+                body,
+                force,
+                torque,
+                offset,
+                amplitude,
+                frequency,
+                phase,
+            } => (
+                body,
+                ForceKind::Sinusoidal {
+                    force: v(force),
+                    torque: v(torque),
+                    offset,
+                    amplitude,
+                    frequency,
+                    phase,
+                },
+            ),
+            ForceSpec::Keyframed {
+                body,
+                force,
+                torque,
+                ref keyframes,
+            } => {
+                // Checked here, so the error names the scene's field and not the table.
+                crate::crowd::validate_keyframes(keyframes, &format!("{field}.keyframes"))?;
+                let table = crowd.add_keyframes(keyframes.clone());
+                (
+                    body,
+                    ForceKind::Keyframed {
+                        force: v(force),
+                        torque: v(torque),
+                        table,
+                    },
+                )
+            }
+            ForceSpec::Custom {
+                body,
+                ref wgsl_file,
+            } => {
+                let field = format!("{field}.wgsl_file");
+                let path = base.join(wgsl_file);
+                let wgsl = std::fs::read_to_string(&path).map_err(|e| {
+                    Error::invalid(&field, format!("cannot read {}: {e}", path.display()))
+                })?;
+                match &crowd.custom_force {
+                    Some(custom) if custom.wgsl() != wgsl => {
+                        return Err(Error::invalid(
+                            field,
+                            format!(
+                                "a crowd has one custom force, and {} already names another WGSL file",
+                                custom.origin()
+                            ),
+                        ));
+                    }
+                    Some(_) => {}
+                    None => crowd.custom_force = Some(CustomForce::gpu_only(wgsl, field)),
+                }
+                (body, ForceKind::Custom)
+            }
         };
-        Force { kind, body }
+        Ok(Force { kind, body })
     }
 }
 

@@ -2,8 +2,9 @@
 
 use crate::body::Body;
 use crate::cpu::CpuSimulation;
-use crate::crowd::Crowd;
-use crate::error::Result;
+use crate::crowd::{Crowd, check_vector};
+use crate::custom_force::ExternalLoad;
+use crate::error::{Error, Result};
 use crate::fast_cpu::FastCpuSimulation;
 use crate::gpu::{GpuContext, GpuOptions, GpuSimulation};
 
@@ -56,6 +57,8 @@ enum Engine {
 pub struct Simulation {
     engine: Engine,
     dt: f64,
+    start_step: u64,
+    body_count: usize,
     steps_taken: u64,
 }
 
@@ -64,7 +67,7 @@ impl Simulation {
     pub fn reference(crowd: &Crowd) -> Result<Self> {
         crowd.validate()?;
         Ok(Self::with_engine(
-            Engine::Reference(CpuSimulation::new(crowd)),
+            Engine::Reference(CpuSimulation::new(crowd)?),
             crowd,
         ))
     }
@@ -73,7 +76,7 @@ impl Simulation {
     pub fn fast_cpu(crowd: &Crowd) -> Result<Self> {
         crowd.validate()?;
         Ok(Self::with_engine(
-            Engine::FastCpu(FastCpuSimulation::new(crowd)),
+            Engine::FastCpu(FastCpuSimulation::new(crowd)?),
             crowd,
         ))
     }
@@ -82,6 +85,8 @@ impl Simulation {
         Self {
             engine,
             dt: crowd.dt,
+            start_step: crowd.start_step,
+            body_count: crowd.bodies.len(),
             steps_taken: 0,
         }
     }
@@ -149,8 +154,38 @@ impl Simulation {
         self.steps_taken
     }
 
-    /// Simulated time so far: `steps_taken * dt`.
+    /// Simulated time: `(start_step + steps_taken) * dt`, where `start_step` is the crowd's.
     pub fn time(&self) -> f64 {
-        self.steps_taken as f64 * self.dt
+        (self.start_step + self.steps_taken) as f64 * self.dt
+    }
+
+    /// Sets the world-frame force and torque (about the centre of mass) held on each body
+    /// from the next step on, until replaced; `loads[i]` acts on body `i`. Only the loads are
+    /// uploaded (on the GPU: one buffer write per chunk), never the states. Errors name the
+    /// offending entry: the length must equal the body count and every value be finite.
+    pub fn set_external_loads(&mut self, loads: &[ExternalLoad]) -> Result<()> {
+        if loads.len() != self.body_count {
+            return Err(Error::invalid(
+                "external_loads",
+                format!(
+                    "needs one load per body: {} bodies, got {} loads",
+                    self.body_count,
+                    loads.len()
+                ),
+            ));
+        }
+        for (i, load) in loads.iter().enumerate() {
+            check_vector(&format!("external_loads[{i}].force"), load.force.to_array())?;
+            check_vector(
+                &format!("external_loads[{i}].torque"),
+                load.torque.to_array(),
+            )?;
+        }
+        match &mut self.engine {
+            Engine::Reference(sim) => sim.set_external_loads(loads),
+            Engine::FastCpu(sim) => sim.set_external_loads(loads),
+            Engine::Gpu(sim) => sim.set_external_loads(loads)?,
+        }
+        Ok(())
     }
 }

@@ -363,3 +363,168 @@ fn gpu_backend_without_an_adapter_says_how_to_get_one() {
     );
     assert!(!out.exists());
 }
+
+/// A scene of one sphere and the given forces (a JSON array).
+fn scene_with_forces(forces: &str) -> String {
+    format!(
+        r#"{{"dt": 0.001, "steps": 10,
+            "bodies": [{{"mass": 1, "shape": {{"sphere": 0.5}}}}],
+            "forces": {forces}}}"#
+    )
+}
+
+#[test]
+fn each_bad_value_of_the_newer_forces_is_named() {
+    let cases: &[(&str, &str)] = &[
+        (
+            r#"[{"type": "attractor", "centre": [0, 0, 1e39], "strength": 1}]"#,
+            "forces[0].centre[2]: 1000000000000000000000000000000000000000 is out of range",
+        ),
+        (
+            r#"[{"type": "attractor", "centre": [0, 0, 0], "strength": 1, "softening": -1}]"#,
+            "forces[0].softening: must be >= 0 (got -1)",
+        ),
+        (
+            r#"[{"type": "attractor", "centre": [0, 0, 0]}]"#,
+            "forces[0]: missing field `strength`",
+        ),
+        (
+            r#"[{"type": "attractor", "centre": [0, 0, 0], "strength": 1e39}]"#,
+            "forces[0].strength: 1000000000000000000000000000000000000000 is out of range",
+        ),
+        (
+            r#"[{"type": "thrust", "force": [1, 2]}]"#,
+            // Internally tagged enums lose serde's inner path: the entry is named, not the field.
+            "forces[0]: invalid length 2, expected an array of length 3",
+        ),
+        (
+            r#"[{"type": "thrust", "torque": [0, -1e39, 0]}]"#,
+            "forces[0].torque[1]: -1000000000000000000000000000000000000000 is out of range",
+        ),
+        (
+            r#"[{"type": "sinusoidal", "force": [1, 0, 0], "amplitude": 1, "frequency": -2}]"#,
+            "forces[0].frequency: must be >= 0 (got -2)",
+        ),
+        (
+            r#"[{"type": "sinusoidal", "force": [1, 0, 0], "frequency": 2}]"#,
+            "forces[0]: missing field `amplitude`",
+        ),
+        (
+            r#"[{"type": "sinusoidal", "amplitude": 1, "frequency": 1, "phase": 1e40}]"#,
+            "forces[0].phase: 10000000000000000000000000000000000000000 is out of range",
+        ),
+        (
+            r#"[{"type": "sinusoidal", "amplitude": 1, "frequency": 1, "offset": 1e40}]"#,
+            "forces[0].offset: 10000000000000000000000000000000000000000 is out of range",
+        ),
+        (
+            r#"[{"type": "keyframed", "force": [1, 0, 0], "keyframes": []}]"#,
+            "forces[0].keyframes: needs at least one [t, value] keyframe",
+        ),
+        (
+            r#"[{"type": "keyframed", "force": [1, 0, 0], "keyframes": [[0, 1], [2, 3], [2, 4]]}]"#,
+            "forces[0].keyframes[2]: keyframe times must increase strictly (got 2 after 2)",
+        ),
+        (
+            r#"[{"type": "keyframed", "keyframes": [[0, 1], [1, 1e39]]}]"#,
+            "forces[0].keyframes[1][1]: 1000000000000000000000000000000000000000 is out of range",
+        ),
+        (
+            r#"[{"type": "keyframed", "keyframes": [[0, 1, 2]]}]"#,
+            "forces[0]: invalid length 3, expected 2 elements",
+        ),
+        (
+            r#"[{"type": "keyframed", "force": [1, 0, 0]}]"#,
+            "forces[0]: missing field `keyframes`",
+        ),
+        (
+            r#"[{"type": "keyframed", "keyframes": [[0, 1]], "body": 1}]"#,
+            "forces[0].body: names body 1, but the scene has 1 bodies",
+        ),
+        (
+            r#"[{"type": "custom", "wgsl_file": "/nonexistent/force.wgsl"}]"#,
+            "forces[0].wgsl_file: cannot read /nonexistent/force.wgsl:",
+        ),
+        (
+            r#"[{"type": "custom"}]"#,
+            "forces[0]: missing field `wgsl_file`",
+        ),
+    ];
+    for &(forces, expected) in cases {
+        let message = scene_error(&scene_with_forces(forces));
+        assert!(
+            message.starts_with(expected),
+            "{forces}: got `{message}`, expected `{expected}...`"
+        );
+        assert!(!message.contains('\n'), "one line: {message}");
+    }
+}
+
+#[test]
+fn two_custom_forces_from_different_files_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.wgsl"), "// a").unwrap();
+    std::fs::write(dir.path().join("b.wgsl"), "// b").unwrap();
+    let path = dir.path().join("scene.json");
+    let forces = r#"[{"type": "custom", "wgsl_file": "a.wgsl"},
+                     {"type": "custom", "wgsl_file": "a.wgsl", "body": 0},
+                     {"type": "custom", "wgsl_file": "b.wgsl"}]"#;
+    std::fs::write(&path, scene_with_forces(forces)).unwrap();
+    let message = Scene::load(&path).unwrap_err().to_string();
+    assert_eq!(
+        message,
+        "forces[2].wgsl_file: a crowd has one custom force, and forces[0].wgsl_file already names another WGSL file"
+    );
+}
+
+#[test]
+fn a_bad_start_step_is_named() {
+    let scene = r#"{"dt": 0.001, "steps": 1, "start_step": 281474976710656}"#;
+    assert_eq!(
+        scene_error(scene),
+        "start_step: must be < 2^48 (got 281474976710656)"
+    );
+    let scene = r#"{"dt": 0.001, "steps": 1, "start_step": -1}"#;
+    assert!(scene_error(scene).starts_with("start_step: invalid value"));
+}
+
+#[test]
+fn library_forces_that_refer_to_missing_tables_or_custom_forces_are_named() {
+    use rigid_crowd::glam::DVec3;
+    use rigid_crowd::{Force, ForceKind};
+    let bodies = CrowdSpec::new(3, 1).generate().unwrap();
+    let mut crowd = Crowd::new(bodies, 1e-3);
+    crowd.add_keyframes(vec![[0.0, 1.0]]);
+    crowd.forces.push(Force::on_all(ForceKind::Keyframed {
+        force: DVec3::X,
+        torque: DVec3::ZERO,
+        table: 1,
+    }));
+    assert_eq!(
+        crowd.validate().unwrap_err().to_string(),
+        "forces[0].table: names keyframe table 1, but the crowd has 1"
+    );
+    crowd.forces[0] = Force::on_body(2, ForceKind::Custom);
+    assert_eq!(
+        crowd.validate().unwrap_err().to_string(),
+        "forces[0]: a custom force needs the crowd's custom_force (Crowd::with_custom_force)"
+    );
+    crowd.forces.clear();
+    crowd.keyframes[0] = vec![[1.0, 1.0], [0.5, f64::NAN]];
+    assert_eq!(
+        crowd.validate().unwrap_err().to_string(),
+        "keyframes[0][1][1]: must be finite (got NaN)"
+    );
+    crowd.keyframes[0] = vec![[1.0, 1.0], [0.5, 2.0]];
+    assert_eq!(
+        crowd.validate().unwrap_err().to_string(),
+        "keyframes[0][1]: keyframe times must increase strictly (got 0.5 after 1)"
+    );
+    for backend in [
+        rigid_crowd::Backend::Reference,
+        rigid_crowd::Backend::FastCpu,
+    ] {
+        let e = Simulation::new(&crowd, backend).unwrap_err().to_string();
+        assert!(e.starts_with("keyframes[0][1]: "), "{e}");
+    }
+}

@@ -4,9 +4,11 @@
 
 mod common;
 
+use rigid_crowd::glam::DVec3;
 use rigid_crowd::gpu::GpuOptions;
 use rigid_crowd::{
-    Body, Crowd, Deviation, GPU_TOLERANCE, Integrator, Simulation, check_crowd, cross_check,
+    Backend, Body, Crowd, Deviation, ExternalLoad, GPU_TOLERANCE, Integrator, Simulation,
+    check_crowd, cross_check,
 };
 
 const BODIES: usize = 10_000;
@@ -54,6 +56,75 @@ fn springs_alone() {
 }
 
 #[test]
+fn attractors_alone() {
+    assert_agree("attractor", &only("attractor", 31));
+}
+
+#[test]
+fn thrust_alone() {
+    assert_agree("thrust", &only("thrust", 32));
+}
+
+#[test]
+fn sinusoidal_forces_alone() {
+    assert_agree("sinusoidal", &only("sinusoidal", 33));
+}
+
+#[test]
+fn keyframed_forces_alone() {
+    assert_agree("keyframed", &only("keyframed", 34));
+}
+
+#[test]
+fn the_custom_force_alone() {
+    assert_agree("custom", &only("custom", 35));
+}
+
+/// Loads that differ per body and change every 100 steps, on top of every force type.
+#[test]
+fn external_loads_changed_between_steps() {
+    let crowd = check_crowd(BODIES, 36, Integrator::Rk4, 1e-3).unwrap();
+    let mut sims: Vec<Simulation> = Backend::ALL
+        .iter()
+        .map(|&backend| match backend {
+            Backend::Gpu => Simulation::gpu(&crowd, common::gpu()),
+            other => Simulation::new(&crowd, other),
+        })
+        .collect::<Result<_, _>>()
+        .unwrap();
+    for round in 0..10 {
+        let loads: Vec<ExternalLoad> = crowd
+            .bodies
+            .iter()
+            .enumerate()
+            .map(|(i, body)| {
+                let phase = (i * 7 + round * 3) as f64;
+                let mass = body.mass.mass();
+                let inertia = body.mass.inertia_body().diagonal().min_element();
+                ExternalLoad {
+                    force: DVec3::new(phase.sin(), phase.cos(), 0.5) * (2.0 * mass),
+                    torque: DVec3::new(0.2, (0.5 * phase).sin(), -0.4) * inertia,
+                }
+            })
+            .collect();
+        for sim in &mut sims {
+            sim.set_external_loads(&loads).unwrap();
+            sim.step(100).unwrap();
+        }
+    }
+    let bodies: Vec<Vec<Body>> = sims.iter().map(|s| s.bodies().unwrap()).collect();
+    let reference = &bodies[Backend::ALL
+        .iter()
+        .position(|&b| b == Backend::Reference)
+        .unwrap()];
+    for (backend, tested) in Backend::ALL.iter().zip(&bodies) {
+        let d = Deviation::between(tested, reference);
+        println!("external loads, {backend:?}: {d:?}");
+        assert!(d.max() <= GPU_TOLERANCE, "{backend:?}: {d:?}");
+    }
+}
+
+#[test]
 fn every_force_type_together_with_rk4() {
     assert_agree(
         "all, rk4",
@@ -97,7 +168,10 @@ fn fused_and_unfused_steps_agree_to_round_off() {
 
 #[test]
 fn trusted_and_checked_kernels_agree_to_round_off() {
-    let crowd = check_crowd(BODIES, 18, Integrator::Rk4, 1e-3).unwrap();
+    let mut crowd = check_crowd(BODIES, 18, Integrator::Rk4, 1e-3).unwrap();
+    // A custom force always compiles checked; without it the trusted kernel is used.
+    crowd.forces.retain(|f| f.type_name() != "custom");
+    crowd.custom_force = None;
     let options = |trusted_shader| GpuOptions {
         trusted_shader,
         ..GpuOptions::default()

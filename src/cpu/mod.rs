@@ -6,5 +6,5 @@ pub(crate) mod derivative;
 pub(crate) mod integrate;
 mod simulation;
 
-pub use derivative::{Derivative, derivative};
+pub use derivative::{Derivative, ForceEnv, derivative};
 pub use simulation::CpuSimulation;

@@ -4,8 +4,11 @@ use rayon::prelude::*;
 
 use crate::body::Body;
 use crate::cpu::contact::resolve_contacts;
+use crate::cpu::derivative::ForceEnv;
 use crate::cpu::integrate::integrate;
 use crate::crowd::Crowd;
+use crate::custom_force::{CustomForce, ExternalLoad};
+use crate::error::Result;
 use crate::force::ForceKind;
 use crate::force_table::ForceTable;
 use crate::integrator::Integrator;
@@ -19,41 +22,71 @@ pub struct CpuSimulation {
     integrator: Integrator,
     dt: f64,
     planes: Vec<Plane>,
+    keyframes: Vec<Vec<[f64; 2]>>,
+    custom_force: Option<CustomForce>,
+    /// One per body; all zero until set.
+    loads: Vec<ExternalLoad>,
+    /// `start_step` plus the steps taken: the clock reads `step * dt`.
+    step: u64,
 }
 
 impl CpuSimulation {
-    /// Takes a validated crowd.
-    pub(crate) fn new(crowd: &Crowd) -> Self {
-        Self {
+    /// Takes a validated crowd; fails on a custom force without a Rust twin.
+    pub(crate) fn new(crowd: &Crowd) -> Result<Self> {
+        if let Some(custom) = &crowd.custom_force {
+            custom.closure()?;
+        }
+        Ok(Self {
             bodies: crowd.bodies.clone(),
             table: ForceTable::new(crowd),
             integrator: crowd.integrator,
             dt: crowd.dt,
             planes: crowd.planes.clone(),
-        }
+            keyframes: crowd.keyframes.clone(),
+            custom_force: crowd.custom_force.clone(),
+            loads: vec![ExternalLoad::default(); crowd.bodies.len()],
+            step: crowd.start_step,
+        })
     }
 
     /// Advances every body by `steps` steps. Bodies are independent, so each runs all its
     /// steps before the next body starts (one body's state stays in cache).
     pub fn step(&mut self, steps: u64) {
         let table = &self.table;
-        let (integrator, dt, planes) = (self.integrator, self.dt, &self.planes[..]);
+        let (integrator, dt, first_step) = (self.integrator, self.dt, self.step);
+        let (keyframes, custom_force) = (&self.keyframes[..], self.custom_force.as_ref());
+        let planes = &self.planes[..];
         self.bodies
             .par_iter_mut()
+            .zip(&self.loads)
             .enumerate()
-            .for_each(|(i, body)| {
+            .for_each(|(i, (body, &load))| {
                 let forces: Vec<&ForceKind> = table.acting_on(i).collect();
+                let env = ForceEnv {
+                    body: i,
+                    load,
+                    keyframes,
+                    custom_force,
+                };
                 let mut state = body.state;
                 let shape = body.mass.shape().filter(|_| !planes.is_empty());
-                for _ in 0..steps {
+                for step in first_step..first_step + steps {
+                    // A product, not a running sum: the clock does not drift over long runs.
+                    let t = step as f64 * dt;
                     let start = state;
-                    state = integrate(integrator, &start, &body.mass, &forces, dt);
+                    state = integrate(integrator, &start, &body.mass, &forces, &env, t, dt);
                     if let Some(shape) = &shape {
                         resolve_contacts(&start, &mut state, &body.mass, shape, planes, dt);
                     }
                 }
                 body.state = state;
             });
+        self.step += steps;
+    }
+
+    /// Replaces the external loads (one per body, already validated).
+    pub(crate) fn set_external_loads(&mut self, loads: &[ExternalLoad]) {
+        self.loads.copy_from_slice(loads);
     }
 
     /// The bodies in their current state.

@@ -24,6 +24,15 @@ pub(crate) struct ConstantBlock {
     pub inv_inertia: [Lanes; 6],
     /// `(first, count)` of this block's per-body forces in the simulation's list.
     pub own_forces: (u32, u32),
+    /// Each lane's body index in the crowd (a spare lane repeats its block's first body).
+    pub bodies: [u32; crate::fast_cpu::lanes::LANES],
+}
+
+/// The external loads of eight bodies (world frame, about each centre of mass).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(crate) struct LoadBlock {
+    pub force: Vec3Lanes,
+    pub torque: Vec3Lanes,
 }
 
 /// A force in f32, its parameters shared by every lane it is applied to.
@@ -46,6 +55,31 @@ pub(crate) enum ForceF32 {
         stiffness: f32,
         damping: f32,
     },
+    Attractor {
+        centre: [f32; 3],
+        strength: f32,
+        softening: f32,
+    },
+    Thrust {
+        force: [f32; 3],
+        torque: [f32; 3],
+    },
+    Sinusoidal {
+        force: [f32; 3],
+        torque: [f32; 3],
+        offset: f32,
+        amplitude: f32,
+        frequency: f32,
+        phase: f32,
+    },
+    /// Keyframes `keyframes[first..first + count]` of the simulation's flattened table.
+    Keyframed {
+        force: [f32; 3],
+        torque: [f32; 3],
+        first: u32,
+        count: u32,
+    },
+    Custom,
 }
 
 /// A force acting on one body (one lane) of a block.
@@ -59,8 +93,21 @@ fn f32x3(v: glam::DVec3) -> [f32; 3] {
     v.as_vec3().to_array()
 }
 
-impl From<&ForceKind> for ForceF32 {
-    fn from(kind: &ForceKind) -> Self {
+/// The crowd's keyframe tables in f32, one after another, and where each starts: what the
+/// GPU's keyframe buffer holds.
+pub(crate) fn flatten_keyframes(tables: &[Vec<[f64; 2]>]) -> (Vec<[f32; 2]>, Vec<(u32, u32)>) {
+    let mut flat = Vec::new();
+    let mut spans = Vec::new();
+    for table in tables {
+        spans.push((flat.len() as u32, table.len() as u32));
+        flat.extend(table.iter().map(|&[t, v]| [t as f32, v as f32]));
+    }
+    (flat, spans)
+}
+
+impl ForceF32 {
+    /// `kind` in f32; `spans` from [`flatten_keyframes`] locates keyframe tables.
+    pub fn new(kind: &ForceKind, spans: &[(u32, u32)]) -> Self {
         match *kind {
             ForceKind::Gravity { acceleration } => ForceF32::Gravity {
                 acceleration: f32x3(acceleration),
@@ -84,6 +131,45 @@ impl From<&ForceKind> for ForceF32 {
                 stiffness: stiffness as f32,
                 damping: damping as f32,
             },
+            ForceKind::Attractor {
+                centre,
+                strength,
+                softening,
+            } => ForceF32::Attractor {
+                centre: f32x3(centre),
+                strength: strength as f32,
+                softening: softening as f32,
+            },
+            ForceKind::Thrust { force, torque } => ForceF32::Thrust {
+                force: f32x3(force),
+                torque: f32x3(torque),
+            },
+            ForceKind::Sinusoidal {
+                force,
+                torque,
+                offset,
+                amplitude,
+                frequency,
+                phase,
+            } => ForceF32::Sinusoidal {
+                force: f32x3(force),
+                torque: f32x3(torque),
+                offset: offset as f32,
+                amplitude: amplitude as f32,
+                frequency: frequency as f32,
+                phase: phase as f32,
+            },
+            ForceKind::Keyframed {
+                force,
+                torque,
+                table,
+            } => ForceF32::Keyframed {
+                force: f32x3(force),
+                torque: f32x3(torque),
+                first: spans[table].0,
+                count: spans[table].1,
+            },
+            ForceKind::Custom => ForceF32::Custom,
         }
     }
 }
@@ -93,6 +179,7 @@ impl From<&ForceKind> for ForceF32 {
 pub(crate) fn pack_block(
     bodies: &[Body],
     table: &ForceTable,
+    spans: &[(u32, u32)],
     first_body: usize,
     own: &mut Vec<LaneForce>,
 ) -> (StateBlock, ConstantBlock) {
@@ -121,7 +208,7 @@ pub(crate) fn pack_block(
         for kind in &table.forces[start as usize..(start + count) as usize] {
             own.push(LaneForce {
                 lane,
-                force: ForceF32::from(kind),
+                force: ForceF32::new(kind, spans),
             });
         }
     }
@@ -137,6 +224,9 @@ pub(crate) fn pack_block(
             inv(&|m| m.z_axis.y),
         ],
         own_forces: (first, own.len() as u32 - first),
+        bodies: std::array::from_fn(|lane| {
+            (first_body + if lane < bodies.len() { lane } else { 0 }) as u32
+        }),
     };
     (state, constants)
 }

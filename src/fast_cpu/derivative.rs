@@ -1,8 +1,93 @@
 //! Auxiliary quantities, force and torque accumulation and the state derivative of eight
 //! bodies at once, in f32. Twin of `shaders/derivative.wgsl`: keep the three in step.
 
-use crate::fast_cpu::block::{ConstantBlock, ForceF32, LaneForce, StateBlock};
-use crate::fast_cpu::lanes::{Mat3Lanes, QuatLanes, Vec3Lanes};
+use glam::{DQuat, DVec3};
+
+use crate::custom_force::{CustomForce, CustomForceInput};
+use crate::fast_cpu::block::{ConstantBlock, ForceF32, LaneForce, LoadBlock, StateBlock};
+use crate::fast_cpu::lanes::{LANES, Lanes, Mat3Lanes, QuatLanes, Vec3Lanes};
+
+/// Everything a block's derivative reads besides its state, its constants and the time.
+#[derive(Clone, Copy)]
+pub(crate) struct BlockForces<'a> {
+    /// Forces on every body.
+    pub global: &'a [ForceF32],
+    /// The block's own per-body forces.
+    pub own: &'a [LaneForce],
+    /// The block's external loads.
+    pub load: &'a LoadBlock,
+    /// Every keyframe table, flattened (see `flatten_keyframes`).
+    pub keyframes: &'a [[f32; 2]],
+    /// The crowd's custom force.
+    pub custom_force: Option<&'a CustomForce>,
+}
+
+/// `offset + amplitude sin(2 pi frequency t + phase)`; twin of `sinusoid_scale` in
+/// shaders/derivative.wgsl.
+#[inline(always)]
+pub(crate) fn sinusoid_scale(
+    offset: f32,
+    amplitude: f32,
+    frequency: f32,
+    phase: f32,
+    t: f32,
+) -> f32 {
+    offset + amplitude * (std::f32::consts::TAU * frequency * t + phase).sin()
+}
+
+/// Piecewise-linear keyframes held at both ends; twin of `keyframe_scale` in
+/// shaders/derivative.wgsl (and of the f64 one in src/profile.rs).
+#[inline(always)]
+pub(crate) fn keyframe_scale(keyframes: &[[f32; 2]], t: f32) -> f32 {
+    let [first_time, first_value] = keyframes[0];
+    if t <= first_time {
+        return first_value;
+    }
+    for i in 1..keyframes.len() {
+        let ([t0, v0], [t1, v1]) = (keyframes[i - 1], keyframes[i]);
+        if t < t1 {
+            return v0 + (v1 - v0) * ((t - t0) / (t1 - t0));
+        }
+    }
+    keyframes[keyframes.len() - 1][1]
+}
+
+/// The Rust twin of the custom force, called once per lane in f64.
+#[inline(never)]
+fn custom_loads(
+    custom: &CustomForce,
+    s: &StateBlock,
+    c: &ConstantBlock,
+    aux: &Auxiliaries,
+    t: f32,
+    force: &mut Vec3Lanes,
+    torque: &mut Vec3Lanes,
+) {
+    let q = s.orientation.normalize();
+    let v3 =
+        |v: &Vec3Lanes, l: usize| DVec3::new(v.x.0[l] as f64, v.y.0[l] as f64, v.z.0[l] as f64);
+    for lane in 0..LANES {
+        let load = custom.evaluate(&CustomForceInput {
+            position: v3(&s.position, lane),
+            orientation: DQuat::from_xyzw(
+                q.x.0[lane] as f64,
+                q.y.0[lane] as f64,
+                q.z.0[lane] as f64,
+                q.w.0[lane] as f64,
+            ),
+            velocity: v3(&aux.velocity, lane),
+            angular_velocity: v3(&aux.angular_velocity, lane),
+            mass: c.mass.0[lane] as f64,
+            time: t as f64,
+            body: c.bodies[lane] as usize,
+        });
+        for (sum, value) in [(&mut *force, load.force), (&mut *torque, load.torque)] {
+            sum.x.0[lane] += value.x as f32;
+            sum.y.0[lane] += value.y as f32;
+            sum.z.0[lane] += value.z as f32;
+        }
+    }
+}
 
 /// dY/dt of eight bodies: `(v, dq/dt, F, tau)`.
 #[derive(Clone, Copy, Debug, Default)]
@@ -42,14 +127,17 @@ fn auxiliaries(s: &StateBlock, c: &ConstantBlock) -> Auxiliaries {
     }
 }
 
-/// Adds one force source's force and torque (about the centre of mass) to the totals of
-/// every lane.
+/// Adds one force source's force and torque (about the centre of mass) at time `t` to the
+/// totals of every lane.
+#[allow(clippy::too_many_arguments)] // the twin of the WGSL function, argument for argument
 #[inline(always)]
 fn accumulate_force(
     f: &ForceF32,
     s: &StateBlock,
     c: &ConstantBlock,
     aux: &Auxiliaries,
+    t: f32,
+    env: &BlockForces,
     force: &mut Vec3Lanes,
     torque: &mut Vec3Lanes,
 ) {
@@ -83,30 +171,70 @@ fn accumulate_force(
             *force += applied;
             *torque += arm.cross(applied);
         }
+        ForceF32::Attractor {
+            centre,
+            strength,
+            softening,
+        } => {
+            let r = s.position - Vec3Lanes::splat(centre);
+            let d2 = r.x * r.x + r.y * r.y + r.z * r.z + Lanes::splat(softening * softening);
+            let pull = c.mass * strength * (d2 * d2.sqrt()).recip();
+            *force -= r.scale(pull);
+        }
+        ForceF32::Thrust {
+            force: body_force,
+            torque: body_torque,
+        } => {
+            *force += aux.rotation.mul_vec(Vec3Lanes::splat(body_force));
+            *torque += aux.rotation.mul_vec(Vec3Lanes::splat(body_torque));
+        }
+        ForceF32::Sinusoidal {
+            force: applied,
+            torque: turning,
+            offset,
+            amplitude,
+            frequency,
+            phase,
+        } => {
+            let scale = sinusoid_scale(offset, amplitude, frequency, phase, t);
+            *force += Vec3Lanes::splat(applied) * scale;
+            *torque += Vec3Lanes::splat(turning) * scale;
+        }
+        ForceF32::Keyframed {
+            force: applied,
+            torque: turning,
+            first,
+            count,
+        } => {
+            let scale = keyframe_scale(&env.keyframes[first as usize..(first + count) as usize], t);
+            *force += Vec3Lanes::splat(applied) * scale;
+            *torque += Vec3Lanes::splat(turning) * scale;
+        }
+        ForceF32::Custom => {
+            if let Some(custom) = env.custom_force {
+                custom_loads(custom, s, c, aux, t, force, torque);
+            }
+        }
     }
 }
 
-/// dY/dt of a block under the forces acting on every body plus each body's own.
-/// A body's own force is evaluated across the block and kept in that body's lane only:
-/// own forces are rare, and one code path keeps the arithmetic identical to the globals'.
+/// dY/dt of a block at time `t` under its external loads, the forces acting on every body
+/// and each body's own. A body's own force is evaluated across the block and kept in that
+/// body's lane only: own forces are rare, and one code path keeps the arithmetic identical
+/// to the globals'.
 #[inline(always)]
-pub(crate) fn derivative(
-    s: &StateBlock,
-    c: &ConstantBlock,
-    global: &[ForceF32],
-    own: &[LaneForce],
-) -> Derivative {
+pub(crate) fn derivative(s: &StateBlock, c: &ConstantBlock, f: &BlockForces, t: f32) -> Derivative {
     let aux = auxiliaries(s, c);
-    let mut force = Vec3Lanes::default();
-    let mut torque = Vec3Lanes::default();
-    for f in global {
-        accumulate_force(f, s, c, &aux, &mut force, &mut torque);
+    let mut force = f.load.force;
+    let mut torque = f.load.torque;
+    for g in f.global {
+        accumulate_force(g, s, c, &aux, t, f, &mut force, &mut torque);
     }
-    for f in own {
+    for o in f.own {
         let (mut one_force, mut one_torque) = (Vec3Lanes::default(), Vec3Lanes::default());
-        accumulate_force(&f.force, s, c, &aux, &mut one_force, &mut one_torque);
-        force += one_force.only(f.lane);
-        torque += one_torque.only(f.lane);
+        accumulate_force(&o.force, s, c, &aux, t, f, &mut one_force, &mut one_torque);
+        force += one_force.only(o.lane);
+        torque += one_torque.only(o.lane);
     }
     Derivative {
         velocity: aux.velocity,

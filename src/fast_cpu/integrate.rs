@@ -1,7 +1,7 @@
 //! One time step of eight bodies at once, in f32. Twin of `shaders/integrate.wgsl`.
 
-use crate::fast_cpu::block::{ConstantBlock, ForceF32, LaneForce, StateBlock};
-use crate::fast_cpu::derivative::{Derivative, derivative};
+use crate::fast_cpu::block::{ConstantBlock, StateBlock};
+use crate::fast_cpu::derivative::{BlockForces, Derivative, derivative};
 use crate::integrator::Integrator;
 
 /// `Y + h k`.
@@ -15,27 +15,21 @@ fn advance(s: &StateBlock, k: &Derivative, h: f32) -> StateBlock {
     }
 }
 
-/// The forces of one block: those on every body and the block's own.
-#[derive(Clone, Copy)]
-pub(crate) struct BlockForces<'a> {
-    pub global: &'a [ForceF32],
-    pub own: &'a [LaneForce],
+/// Explicit Euler: `Y(t + h) = Y + h f(t, Y)`.
+#[inline(always)]
+fn euler_step(s: &StateBlock, c: &ConstantBlock, f: BlockForces, t: f32, h: f32) -> StateBlock {
+    advance(s, &derivative(s, c, &f, t), h)
 }
 
-/// Explicit Euler: `Y(t + h) = Y + h f(Y)`.
+/// Classic RK4: `Y(t + h) = Y + h/6 (k1 + 2 k2 + 2 k3 + k4)`, the stages evaluated at
+/// `t`, `t + h/2`, `t + h/2` and `t + h`.
 #[inline(always)]
-fn euler_step(s: &StateBlock, c: &ConstantBlock, f: BlockForces, h: f32) -> StateBlock {
-    advance(s, &derivative(s, c, f.global, f.own), h)
-}
-
-/// Classic RK4: `Y(t + h) = Y + h/6 (k1 + 2 k2 + 2 k3 + k4)`.
-#[inline(always)]
-fn rk4_step(s: &StateBlock, c: &ConstantBlock, f: BlockForces, h: f32) -> StateBlock {
-    let d = |y: &StateBlock| derivative(y, c, f.global, f.own);
-    let k1 = d(s);
-    let k2 = d(&advance(s, &k1, 0.5 * h));
-    let k3 = d(&advance(s, &k2, 0.5 * h));
-    let k4 = d(&advance(s, &k3, h));
+fn rk4_step(s: &StateBlock, c: &ConstantBlock, f: BlockForces, t: f32, h: f32) -> StateBlock {
+    let d = |y: &StateBlock, at: f32| derivative(y, c, &f, at);
+    let k1 = d(s, t);
+    let k2 = d(&advance(s, &k1, 0.5 * h), t + 0.5 * h);
+    let k3 = d(&advance(s, &k2, 0.5 * h), t + 0.5 * h);
+    let k4 = d(&advance(s, &k3, h), t + h);
     let sum = Derivative {
         velocity: k1.velocity + (k2.velocity + k3.velocity) * 2.0 + k4.velocity,
         spin: k1.spin + (k2.spin + k3.spin) * 2.0 + k4.spin,
@@ -45,18 +39,32 @@ fn rk4_step(s: &StateBlock, c: &ConstantBlock, f: BlockForces, h: f32) -> StateB
     advance(s, &sum, h / 6.0)
 }
 
-/// One full step of a block, then every q renormalized (Baraff 4).
+/// The f32 time of step `step` (counted from the crowd's clock zero): the step count split
+/// in two exact f32 integers, as the GPU stores it (twin of `step_time` in
+/// shaders/integrate.wgsl).
+#[inline(always)]
+pub(crate) fn step_time(step: u64, dt: f32) -> f32 {
+    let low = (step % STEPS_PER_OVERFLOW) as f32;
+    let high = (step / STEPS_PER_OVERFLOW) as f32;
+    low * dt + high * (STEPS_PER_OVERFLOW as f32 * dt)
+}
+
+/// Steps counted exactly by one f32 before the count carries (2^24).
+pub(crate) const STEPS_PER_OVERFLOW: u64 = 1 << 24;
+
+/// One full step of a block from time `t`, then every q renormalized (Baraff 4).
 #[inline(always)]
 pub(crate) fn integrate_step(
     integrator: Integrator,
     s: &StateBlock,
     c: &ConstantBlock,
     f: BlockForces,
+    t: f32,
     h: f32,
 ) -> StateBlock {
     let mut next = match integrator {
-        Integrator::Euler => euler_step(s, c, f, h),
-        Integrator::Rk4 => rk4_step(s, c, f, h),
+        Integrator::Euler => euler_step(s, c, f, t, h),
+        Integrator::Rk4 => rk4_step(s, c, f, t, h),
     };
     next.orientation = next.orientation.normalize();
     next

@@ -9,3 +9,6 @@ mod lanes;
 mod simulation;
 
 pub use simulation::FastCpuSimulation;
+
+pub(crate) use block::flatten_keyframes;
+pub(crate) use integrate::STEPS_PER_OVERFLOW;

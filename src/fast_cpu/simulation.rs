@@ -4,9 +4,14 @@ use rayon::prelude::*;
 
 use crate::body::Body;
 use crate::crowd::Crowd;
-use crate::fast_cpu::block::{ConstantBlock, ForceF32, LaneForce, StateBlock, pack_block};
+use crate::custom_force::{CustomForce, ExternalLoad};
+use crate::error::Result;
+use crate::fast_cpu::block::{
+    ConstantBlock, ForceF32, LaneForce, LoadBlock, StateBlock, flatten_keyframes, pack_block,
+};
 use crate::fast_cpu::contact::{ContactBlock, resolve_contacts};
-use crate::fast_cpu::integrate::{BlockForces, integrate_step};
+use crate::fast_cpu::derivative::BlockForces;
+use crate::fast_cpu::integrate::{integrate_step, step_time};
 use crate::fast_cpu::lanes::LANES;
 use crate::force_table::ForceTable;
 use crate::integrator::Integrator;
@@ -20,6 +25,8 @@ struct BlockRun<'a> {
     constants: &'a ConstantBlock,
     forces: BlockForces<'a>,
     dt: f32,
+    /// The clock's step count at the start of the run.
+    first_step: u64,
     steps: u64,
     /// The block's shapes and the planes, when the crowd has planes.
     contacts: Option<(&'a ContactBlock, &'a [Plane])>,
@@ -30,9 +37,10 @@ impl BlockRun<'_> {
     #[inline(always)]
     fn run(&self, state: &StateBlock) -> StateBlock {
         let mut s = *state;
-        for _ in 0..self.steps {
+        for step in self.first_step..self.first_step + self.steps {
+            let t = step_time(step, self.dt);
             let mut next =
-                integrate_step(self.integrator, &s, self.constants, self.forces, self.dt);
+                integrate_step(self.integrator, &s, self.constants, self.forces, t, self.dt);
             if let Some((block, planes)) = self.contacts {
                 resolve_contacts(&s, &mut next, block, planes, self.dt as f64);
             }
@@ -77,38 +85,69 @@ pub struct FastCpuSimulation {
     constants: Vec<ConstantBlock>,
     global: Vec<ForceF32>,
     own: Vec<LaneForce>,
+    /// One per block; all zero until set.
+    loads: Vec<LoadBlock>,
+    keyframes: Vec<[f32; 2]>,
+    custom_force: Option<CustomForce>,
     masses: Vec<MassProperties>,
     /// One per block when the crowd has planes, else empty.
     contacts: Vec<ContactBlock>,
     planes: Vec<Plane>,
     integrator: Integrator,
     dt: f32,
+    /// `start_step` plus the steps taken.
+    step: u64,
 }
 
 impl FastCpuSimulation {
-    /// Takes a validated crowd.
-    pub(crate) fn new(crowd: &Crowd) -> Self {
+    /// Takes a validated crowd; fails on a custom force without a Rust twin.
+    pub(crate) fn new(crowd: &Crowd) -> Result<Self> {
+        if let Some(custom) = &crowd.custom_force {
+            custom.closure()?;
+        }
         let table = ForceTable::new(crowd);
+        let (keyframes, spans) = flatten_keyframes(&crowd.keyframes);
         let mut own = Vec::new();
-        let (states, constants) = crowd
+        let (states, constants): (Vec<_>, Vec<_>) = crowd
             .bodies
             .chunks(LANES)
             .enumerate()
-            .map(|(block, bodies)| pack_block(bodies, &table, block * LANES, &mut own))
+            .map(|(block, bodies)| pack_block(bodies, &table, &spans, block * LANES, &mut own))
             .unzip();
-        Self {
+        Ok(Self {
+            loads: vec![LoadBlock::default(); states.len()],
             states,
             constants,
             global: table.forces[..table.global_count]
                 .iter()
-                .map(ForceF32::from)
+                .map(|kind| ForceF32::new(kind, &spans))
                 .collect(),
             own,
+            keyframes,
+            custom_force: crowd.custom_force.clone(),
             masses: crowd.bodies.iter().map(|b| b.mass).collect(),
             contacts: contact_blocks(crowd),
             planes: crowd.planes.clone(),
             integrator: crowd.integrator,
             dt: crowd.dt as f32,
+            step: crowd.start_step,
+        })
+    }
+
+    /// Replaces the external loads (one per body, already validated), in f32.
+    pub(crate) fn set_external_loads(&mut self, loads: &[ExternalLoad]) {
+        for (block, chunk) in self.loads.iter_mut().zip(loads.chunks(LANES)) {
+            *block = LoadBlock::default();
+            for (lane, load) in chunk.iter().enumerate() {
+                for (lanes, value) in [
+                    (&mut block.force, load.force),
+                    (&mut block.torque, load.torque),
+                ] {
+                    lanes.x.0[lane] = value.x as f32;
+                    lanes.y.0[lane] = value.y as f32;
+                    lanes.z.0[lane] = value.z as f32;
+                }
+            }
         }
     }
 
@@ -117,14 +156,16 @@ impl FastCpuSimulation {
     pub fn step(&mut self, steps: u64) {
         let (global, own) = (&self.global[..], &self.own[..]);
         let (contacts, planes) = (&self.contacts[..], &self.planes[..]);
-        let (integrator, dt) = (self.integrator, self.dt);
+        let (keyframes, custom_force) = (&self.keyframes[..], self.custom_force.as_ref());
+        let (integrator, dt, first_step) = (self.integrator, self.dt, self.step);
         let clone = widest_clone();
         self.states
             .par_iter_mut()
             .zip(&self.constants)
+            .zip(&self.loads)
             .enumerate()
             .with_min_len(BLOCKS_PER_TASK)
-            .for_each(|(block, (state, constants))| {
+            .for_each(|(block, ((state, constants), load))| {
                 let (first, count) = constants.own_forces;
                 let run = BlockRun {
                     integrator,
@@ -132,13 +173,18 @@ impl FastCpuSimulation {
                     forces: BlockForces {
                         global,
                         own: &own[first as usize..(first + count) as usize],
+                        load,
+                        keyframes,
+                        custom_force,
                     },
                     dt,
+                    first_step,
                     steps,
                     contacts: contacts.get(block).map(|c| (c, planes)),
                 };
                 *state = clone(&run, state);
             });
+        self.step += steps;
     }
 
     /// The bodies in their current state, widened to f64.

@@ -9,7 +9,8 @@ use crate::crowd::Crowd;
 use crate::error::{Error, Result};
 use crate::force_table::ForceTable;
 use crate::gpu::layout::{
-    BodyConstantsGpu, BodyStateGpu, ForceGpu, ParamsGpu, forces_gpu, integrator_code, planes_gpu,
+    BodyConstantsGpu, BodyStateGpu, ExternalLoadGpu, ForceGpu, ParamsGpu, forces_gpu,
+    integrator_code, planes_gpu,
 };
 
 /// The buffers and bindings of one chunk of the crowd.
@@ -17,12 +18,30 @@ use crate::gpu::layout::{
 pub(crate) struct BufferChunk {
     pub bodies: Range<usize>,
     pub states: wgpu::Buffer,
+    /// One `ExternalLoadGpu` per body once `set_external_loads` has been called; until
+    /// then a single zero record, which the kernel's length check skips, so a crowd without
+    /// external loads neither stores nor reads them.
+    pub loads: wgpu::Buffer,
     /// Bindings whose params take `steps_per_dispatch` fused steps.
     pub fused: wgpu::BindGroup,
     /// Bindings whose params take one step (the remainder of a `step(n)`).
     pub single: wgpu::BindGroup,
     /// Workgroups in x and y.
     pub grid: (u32, u32),
+    /// Everything else the bind groups hold, to rebuild them around a new loads buffer.
+    bound: BoundBuffers,
+}
+
+/// The buffers of a chunk's bind groups besides the states and loads.
+#[derive(Debug)]
+struct BoundBuffers {
+    layout: wgpu::BindGroupLayout,
+    fused_params: wgpu::Buffer,
+    single_params: wgpu::Buffer,
+    constants: wgpu::Buffer,
+    forces: wgpu::Buffer,
+    keyframes: wgpu::Buffer,
+    planes: wgpu::Buffer,
 }
 
 /// Launch geometry and binding size shared by every chunk.
@@ -31,6 +50,15 @@ pub(crate) struct ChunkLayout {
     pub workgroup_size: u32,
     pub max_workgroups_per_dimension: u32,
     pub steps_per_dispatch: u32,
+}
+
+/// What every chunk binds alike: the crowd's keyframes, uploaded once.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct SharedInputs<'a> {
+    /// Every keyframe table, flattened (never empty).
+    pub keyframes: &'a wgpu::Buffer,
+    /// `(first, count)` of each keyframe table in `keyframes`.
+    pub spans: &'a [(u32, u32)],
 }
 
 impl BufferChunk {
@@ -42,9 +70,10 @@ impl BufferChunk {
         table: &ForceTable,
         bodies: Range<usize>,
         layout: ChunkLayout,
+        shared: SharedInputs,
     ) -> Result<Self> {
         let table = table.for_bodies(bodies.clone());
-        let forces = forces_gpu(&table);
+        let forces = forces_gpu(&table, shared.spans);
         // The trusted kernel relies on this (see `integrate_pipeline`).
         let fits = |&(first, count): &(u32, u32)| first as usize + count as usize <= forces.len();
         if !table.ranges.iter().all(fits) || table.global_count > forces.len() {
@@ -54,7 +83,7 @@ impl BufferChunk {
         }
         let states: Vec<BodyStateGpu> = crowd.bodies[bodies.clone()]
             .iter()
-            .map(|b| BodyStateGpu::from(&b.state))
+            .map(|b| BodyStateGpu::new(&b.state, crowd.start_step))
             .collect();
         let constants: Vec<BodyConstantsGpu> = crowd.bodies[bodies.clone()]
             .iter()
@@ -73,8 +102,8 @@ impl BufferChunk {
             row_width: grid.0 * layout.workgroup_size,
             dt: crowd.dt as f32,
             steps_per_dispatch,
+            first_body: bodies.start as u32,
             plane_count: crowd.planes.len() as u32,
-            _pad: 0,
         };
 
         let storage = |label, contents: &[u8], extra| {
@@ -104,31 +133,83 @@ impl BufferChunk {
             bytemuck::cast_slice(&planes_gpu(&crowd.planes)),
             wgpu::BufferUsages::empty(),
         );
-        let bind_group = |steps_per_dispatch| {
-            let params = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+        let loads = storage(
+            "no external loads",
+            bytemuck::bytes_of(&ExternalLoadGpu::default()),
+            wgpu::BufferUsages::empty(),
+        );
+        let params = |steps_per_dispatch| {
+            device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
                 label: Some("integrate params"),
                 contents: bytemuck::bytes_of(&params(steps_per_dispatch)),
                 usage: wgpu::BufferUsages::UNIFORM,
-            });
+            })
+        };
+        let bound = BoundBuffers {
+            layout: pipeline.get_bind_group_layout(0),
+            fused_params: params(layout.steps_per_dispatch),
+            single_params: params(1),
+            constants,
+            forces,
+            keyframes: shared.keyframes.clone(),
+            planes,
+        };
+        let (fused, single) = bound.bind_groups(device, &states, &loads);
+        Ok(Self {
+            fused,
+            single,
+            bodies,
+            states,
+            loads,
+            grid,
+            bound,
+        })
+    }
+
+    /// Gives the chunk a loads buffer of one record per body (zeroed) the first time it is
+    /// called, rebinding the kernel to it; later calls keep the buffer.
+    pub fn ensure_loads_buffer(&mut self, device: &wgpu::Device) {
+        // Only the real loads buffer can be written to.
+        if self.loads.usage().contains(wgpu::BufferUsages::COPY_DST) {
+            return;
+        }
+        self.loads = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("external loads"),
+            size: (self.bodies.len() * size_of::<ExternalLoadGpu>()) as u64,
+            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        (self.fused, self.single) = self.bound.bind_groups(device, &self.states, &self.loads);
+    }
+}
+
+impl BoundBuffers {
+    /// The fused and single-step bind groups over `states` and `loads`.
+    fn bind_groups(
+        &self,
+        device: &wgpu::Device,
+        states: &wgpu::Buffer,
+        loads: &wgpu::Buffer,
+    ) -> (wgpu::BindGroup, wgpu::BindGroup) {
+        let bind_group = |params| {
             device.create_bind_group(&wgpu::BindGroupDescriptor {
                 label: Some("integrate bindings"),
-                layout: &pipeline.get_bind_group_layout(0),
+                layout: &self.layout,
                 entries: &[
-                    entry(0, &params),
-                    entry(1, &states),
-                    entry(2, &constants),
-                    entry(3, &forces),
-                    entry(4, &planes),
+                    entry(0, params),
+                    entry(1, states),
+                    entry(2, &self.constants),
+                    entry(3, &self.forces),
+                    entry(4, &self.keyframes),
+                    entry(5, loads),
+                    entry(6, &self.planes),
                 ],
             })
         };
-        Ok(Self {
-            fused: bind_group(layout.steps_per_dispatch),
-            single: bind_group(1),
-            bodies,
-            states,
-            grid,
-        })
+        (
+            bind_group(&self.fused_params),
+            bind_group(&self.single_params),
+        )
     }
 }
 

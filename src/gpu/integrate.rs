@@ -7,9 +7,12 @@ use crate::body::Body;
 use crate::crowd::Crowd;
 use crate::error::{Error, Result};
 use crate::force_table::ForceTable;
-use crate::gpu::chunk::{BufferChunk, ChunkLayout, plan_chunks};
+use wgpu::util::DeviceExt;
+
+use crate::custom_force::ExternalLoad;
+use crate::gpu::chunk::{BufferChunk, ChunkLayout, SharedInputs, plan_chunks};
 use crate::gpu::context::{GpuContext, one_line};
-use crate::gpu::layout::BodyStateGpu;
+use crate::gpu::layout::{BodyStateGpu, ExternalLoadGpu, keyframes_gpu};
 use crate::gpu::options::GpuOptions;
 use crate::gpu::pipeline::integrate_pipeline;
 use crate::gpu::readback::read_buffer;
@@ -52,8 +55,18 @@ impl GpuSimulation {
         let table = ForceTable::new(crowd);
         let device = &ctx.device;
         let validation = device.push_error_scope(wgpu::ErrorFilter::Validation);
-        let pipeline = integrate_pipeline(device, &options);
+        let pipeline = integrate_pipeline(device, &options, crowd.custom_force.as_ref())?;
         check_scope(validation, "creating the integration pipeline")?;
+        let (keyframes, spans) = keyframes_gpu(&crowd.keyframes);
+        let keyframes = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some("keyframes"),
+            contents: bytemuck::cast_slice(&keyframes),
+            usage: wgpu::BufferUsages::STORAGE,
+        });
+        let shared = SharedInputs {
+            keyframes: &keyframes,
+            spans: &spans,
+        };
 
         let layout = ChunkLayout {
             workgroup_size: options.workgroup_size,
@@ -64,7 +77,15 @@ impl GpuSimulation {
         for bodies in plan_chunks(&table, ctx.max_binding_bytes()) {
             let out_of_memory = device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
             let validation = device.push_error_scope(wgpu::ErrorFilter::Validation);
-            let chunk = BufferChunk::new(device, &pipeline, crowd, &table, bodies.clone(), layout);
+            let chunk = BufferChunk::new(
+                device,
+                &pipeline,
+                crowd,
+                &table,
+                bodies.clone(),
+                layout,
+                shared,
+            );
             check_scope(validation, "uploading the crowd")?;
             if let Some(e) = pollster::block_on(out_of_memory.pop()) {
                 return Err(Error::CrowdTooLarge {
@@ -132,6 +153,22 @@ impl GpuSimulation {
             ));
         }
         Ok(bodies)
+    }
+
+    /// Writes the external loads (one per body, already validated) into each chunk's loads
+    /// buffer; the next dispatch reads them. The states are not touched.
+    pub(crate) fn set_external_loads(&mut self, loads: &[ExternalLoad]) -> Result<()> {
+        for chunk in &mut self.chunks {
+            chunk.ensure_loads_buffer(&self.ctx.device);
+            let records: Vec<ExternalLoadGpu> = loads[chunk.bodies.clone()]
+                .iter()
+                .map(ExternalLoadGpu::from)
+                .collect();
+            self.ctx
+                .queue
+                .write_buffer(&chunk.loads, 0, bytemuck::cast_slice(&records));
+        }
+        self.ctx.take_uncaptured()
     }
 
     /// The context this simulation runs on.

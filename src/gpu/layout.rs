@@ -4,6 +4,8 @@ use bytemuck::{Pod, Zeroable};
 
 use crate::body::{Body, BodyState};
 use crate::cpu::contact::bounding_radius;
+use crate::custom_force::ExternalLoad;
+use crate::fast_cpu::{STEPS_PER_OVERFLOW, flatten_keyframes};
 use crate::force::ForceKind;
 use crate::force_table::ForceTable;
 use crate::integrator::Integrator;
@@ -15,11 +17,11 @@ use crate::shape::Shape;
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub(crate) struct BodyStateGpu {
-    /// xyz = x, w unused.
+    /// xyz = x, w = step count modulo 2^24 (an exact f32 integer).
     pub position: [f32; 4],
     /// Quaternion as (x, y, z, w).
     pub orientation: [f32; 4],
-    /// xyz = P, w unused.
+    /// xyz = P, w = step count divided by 2^24 (an exact f32 integer).
     pub linear_momentum: [f32; 4],
     /// xyz = L, w unused.
     pub angular_momentum: [f32; 4],
@@ -76,8 +78,28 @@ pub(crate) struct ParamsGpu {
     pub row_width: u32,
     pub dt: f32,
     pub steps_per_dispatch: u32,
+    pub first_body: u32,
     pub plane_count: u32,
-    pub _pad: u32,
+}
+
+/// The load set on one body from the host; kept in sync with `ExternalLoad` in
+/// shaders/common.wgsl.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub(crate) struct ExternalLoadGpu {
+    /// xyz = world force, w unused.
+    pub force: [f32; 4],
+    /// xyz = world torque, w unused.
+    pub torque: [f32; 4],
+}
+
+impl From<&ExternalLoad> for ExternalLoadGpu {
+    fn from(load: &ExternalLoad) -> Self {
+        Self {
+            force: vec4(load.force, 0.0),
+            torque: vec4(load.torque, 0.0),
+        }
+    }
 }
 
 /// Matches `FORCE_*` in shaders/common.wgsl.
@@ -85,6 +107,11 @@ const FORCE_GRAVITY: u32 = 0;
 const FORCE_LINEAR_DRAG: u32 = 1;
 const FORCE_POINT: u32 = 2;
 const FORCE_SPRING: u32 = 3;
+const FORCE_ATTRACTOR: u32 = 4;
+const FORCE_THRUST: u32 = 5;
+const FORCE_SINUSOIDAL: u32 = 6;
+const FORCE_KEYFRAMED: u32 = 7;
+const FORCE_CUSTOM: u32 = 8;
 
 /// Matches `SHAPE_*` in shaders/common.wgsl.
 const SHAPE_NONE: u32 = 0;
@@ -142,19 +169,26 @@ fn vec4(v: glam::DVec3, w: f64) -> [f32; 4] {
     [v.x as f32, v.y as f32, v.z as f32, w as f32]
 }
 
-impl From<&BodyState> for BodyStateGpu {
-    fn from(s: &BodyState) -> Self {
+impl BodyStateGpu {
+    /// The record of `s` with its clock at step `step` (< 2^48, checked by `Crowd::validate`).
+    pub fn new(s: &BodyState, step: u64) -> Self {
         let q = s.orientation;
+        let low = (step % STEPS_PER_OVERFLOW) as f64;
+        let high = (step / STEPS_PER_OVERFLOW) as f64;
         Self {
-            position: vec4(s.position, 0.0),
+            position: vec4(s.position, low),
             orientation: [q.x as f32, q.y as f32, q.z as f32, q.w as f32],
-            linear_momentum: vec4(s.linear_momentum, 0.0),
+            linear_momentum: vec4(s.linear_momentum, high),
             angular_momentum: vec4(s.angular_momentum, 0.0),
         }
     }
-}
 
-impl BodyStateGpu {
+    /// The step count the record's clock shows.
+    #[cfg(test)]
+    pub fn step(&self) -> u64 {
+        self.position[3] as u64 + self.linear_momentum[3] as u64 * STEPS_PER_OVERFLOW
+    }
+
     /// Back to the f64 state (exact widening).
     pub fn to_state(self) -> BodyState {
         let v = |a: [f32; 4]| glam::DVec3::new(a[0] as f64, a[1] as f64, a[2] as f64);
@@ -191,8 +225,9 @@ impl BodyConstantsGpu {
     }
 }
 
-impl From<&ForceKind> for ForceGpu {
-    fn from(kind: &ForceKind) -> Self {
+impl ForceGpu {
+    /// The record of `kind`; `spans` (from `flatten_keyframes`) locates keyframe tables.
+    pub fn new(kind: &ForceKind, spans: &[(u32, u32)]) -> Self {
         let zero = [0.0; 4];
         let (kind, a, b, c) = match *kind {
             ForceKind::Gravity { acceleration } => {
@@ -218,6 +253,51 @@ impl From<&ForceKind> for ForceGpu {
                 vec4(attach, 0.0),
                 [stiffness as f32, damping as f32, 0.0, 0.0],
             ),
+            ForceKind::Attractor {
+                centre,
+                strength,
+                softening,
+            } => (
+                FORCE_ATTRACTOR,
+                vec4(centre, 0.0),
+                zero,
+                [strength as f32, softening as f32, 0.0, 0.0],
+            ),
+            ForceKind::Thrust { force, torque } => {
+                (FORCE_THRUST, vec4(force, 0.0), vec4(torque, 0.0), zero)
+            }
+            ForceKind::Sinusoidal {
+                force,
+                torque,
+                offset,
+                amplitude,
+                frequency,
+                phase,
+            } => (
+                FORCE_SINUSOIDAL,
+                vec4(force, 0.0),
+                vec4(torque, 0.0),
+                [
+                    offset as f32,
+                    amplitude as f32,
+                    frequency as f32,
+                    phase as f32,
+                ],
+            ),
+            ForceKind::Keyframed {
+                force,
+                torque,
+                table,
+            } => {
+                let (first, count) = spans[table];
+                (
+                    FORCE_KEYFRAMED,
+                    vec4(force, 0.0),
+                    vec4(torque, 0.0),
+                    [f32::from_bits(first), f32::from_bits(count), 0.0, 0.0],
+                )
+            }
+            ForceKind::Custom => (FORCE_CUSTOM, zero, zero, zero),
         };
         Self {
             kind,
@@ -230,18 +310,47 @@ impl From<&ForceKind> for ForceGpu {
 }
 
 /// The force table as GPU records; never empty, since a binding cannot be zero-sized.
-pub(crate) fn forces_gpu(table: &ForceTable) -> Vec<ForceGpu> {
-    let mut forces: Vec<ForceGpu> = table.forces.iter().map(ForceGpu::from).collect();
+pub(crate) fn forces_gpu(table: &ForceTable, spans: &[(u32, u32)]) -> Vec<ForceGpu> {
+    let mut forces: Vec<ForceGpu> = table
+        .forces
+        .iter()
+        .map(|kind| ForceGpu::new(kind, spans))
+        .collect();
     if forces.is_empty() {
         forces.push(ForceGpu::default());
     }
     forces
 }
 
+/// Every keyframe table as one GPU array and where each table starts; never empty.
+pub(crate) fn keyframes_gpu(tables: &[Vec<[f64; 2]>]) -> (Vec<[f32; 2]>, Vec<(u32, u32)>) {
+    let (mut flat, spans) = flatten_keyframes(tables);
+    if flat.is_empty() {
+        flat.push([0.0; 2]);
+    }
+    (flat, spans)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::gpu::GpuContext;
+
+    #[test]
+    fn the_step_count_survives_the_two_f32_lanes_exactly() {
+        let state = BodyState::default();
+        for step in [
+            0,
+            1,
+            (1 << 24) - 1,
+            1 << 24,
+            (1 << 24) + 1,
+            123_456_789_012,
+            (1 << 48) - 1,
+        ] {
+            assert_eq!(BodyStateGpu::new(&state, step).step(), step);
+        }
+    }
     use crate::gpu::readback::read_buffer;
     use wgpu::util::DeviceExt;
 
@@ -252,6 +361,7 @@ mod tests {
         assert_eq!(size_of::<ForceGpu>(), 64);
         assert_eq!(size_of::<ParamsGpu>(), 32);
         assert_eq!(size_of::<PlaneGpu>(), 32);
+        assert_eq!(size_of::<ExternalLoadGpu>(), 32);
     }
 
     /// Words that are distinct, normal f32 values (denormals could be flushed on the GPU).
@@ -272,6 +382,7 @@ mod tests {
         let force: [u32; 16] = distinct_words(32);
         let params: [u32; 8] = distinct_words(48);
         let plane: [u32; 8] = distinct_words(56);
+        let load: [u32; 8] = distinct_words(64);
         let device = &ctx.device;
         let buffer = |label, contents: &[u8], usage| {
             device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
@@ -306,9 +417,14 @@ mod tests {
             bytemuck::cast_slice(&pair::<PlaneGpu, 8>(plane)),
             storage,
         );
+        let loads = buffer(
+            "loads",
+            bytemuck::cast_slice(&pair::<ExternalLoadGpu, 8>(load)),
+            storage,
+        );
         let words = buffer(
             "words",
-            &[0u8; 64 * 4],
+            &[0u8; 72 * 4],
             wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
         );
         let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
@@ -326,7 +442,7 @@ mod tests {
         let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: None,
             layout: &pipeline.get_bind_group_layout(0),
-            entries: &[&states, &consts, &forces, &uniform, &words, &planes]
+            entries: &[&states, &consts, &forces, &uniform, &words, &planes, &loads]
                 .iter()
                 .enumerate()
                 .map(|(i, b)| wgpu::BindGroupEntry {
@@ -343,13 +459,14 @@ mod tests {
             pass.dispatch_workgroups(1, 1, 1);
         }
         ctx.queue.submit([encoder.finish()]);
-        let got: Vec<u32> = read_buffer(&ctx, &words, 64).unwrap();
+        let got: Vec<u32> = read_buffer(&ctx, &words, 72).unwrap();
         let expected: Vec<u32> = [
             &state[..],
             &constants[..],
             &force[..],
             &params[..],
             &plane[..],
+            &load[..],
         ]
         .concat();
         assert_eq!(

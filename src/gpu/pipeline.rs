@@ -1,6 +1,9 @@
 //! The integration pipeline: the WGSL module, compiled checked or trusted, with the
 //! workgroup size as an override constant.
 
+use crate::custom_force::CustomForce;
+use crate::error::{Error, Result};
+use crate::gpu::context::one_line;
 use crate::gpu::options::GpuOptions;
 use crate::gpu::shader::integrate_source;
 
@@ -17,16 +20,26 @@ use crate::gpu::shader::integrate_source;
 ///   buffer holds (plus one unused record when the list is empty);
 /// - the contact arrays of eight: `contact_candidates` fills at most eight points and the
 ///   contacts are a subset of them;
+/// - `loads[index]`: read only when `index < arrayLength(&loads)`;
+/// - `keyframes[i]`: `first <= i < first + count` for a keyframed force's `(first, count)`,
+///   which `flatten_keyframes` takes from the buffer it builds (and `count >= 1`, checked by
+///   `Crowd::validate`);
 /// - every loop is bounded by those counts or by `steps_per_dispatch`.
+///
+/// A custom force is the user's code, about which none of this can be proven: with one, the
+/// kernel is always compiled with the bounds checks.
 pub(crate) fn integrate_pipeline(
     device: &wgpu::Device,
     options: &GpuOptions,
-) -> wgpu::ComputePipeline {
+    custom_force: Option<&CustomForce>,
+) -> Result<wgpu::ComputePipeline> {
+    let (source, first_custom_line) = integrate_source(custom_force.map(CustomForce::wgsl));
     let descriptor = wgpu::ShaderModuleDescriptor {
         label: Some("integrate.wgsl"),
-        source: wgpu::ShaderSource::Wgsl(integrate_source().into()),
+        source: wgpu::ShaderSource::Wgsl(source.into()),
     };
-    let module = if options.trusted_shader {
+    let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
+    let module = if options.trusted_shader && custom_force.is_none() {
         // SAFETY: the indices are proven in range above; the loops are bounded.
         unsafe {
             device.create_shader_module_trusted(descriptor, wgpu::ShaderRuntimeChecks::unchecked())
@@ -34,15 +47,69 @@ pub(crate) fn integrate_pipeline(
     } else {
         device.create_shader_module(descriptor)
     };
-    device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-        label: Some("integrate"),
-        layout: None,
-        module: &module,
-        entry_point: Some("integrate"),
-        compilation_options: wgpu::PipelineCompilationOptions {
-            constants: &[("workgroup_size", options.workgroup_size as f64)],
-            zero_initialize_workgroup_memory: false,
-        },
-        cache: None,
-    })
+    let info = pollster::block_on(module.get_compilation_info());
+    let scoped = pollster::block_on(scope.pop());
+    if let Some(custom) = custom_force {
+        let errors: Vec<String> = info
+            .messages
+            .iter()
+            .filter(|m| m.message_type == wgpu::CompilationMessageType::Error)
+            .map(|m| describe_message(m, first_custom_line))
+            .collect();
+        let detail = match scoped {
+            _ if !errors.is_empty() => Some(errors.join("; ")),
+            Some(e) => Some(one_line(&e.to_string())),
+            None => None,
+        };
+        if let Some(detail) = detail {
+            return Err(Error::invalid(
+                custom.origin(),
+                format!("the custom force's WGSL does not compile: {detail}"),
+            ));
+        }
+    } else if let Some(e) = scoped {
+        return Err(Error::Gpu(one_line(&format!("compiling the kernel: {e}"))));
+    }
+    Ok(
+        device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+            label: Some("integrate"),
+            layout: None,
+            module: &module,
+            entry_point: Some("integrate"),
+            compilation_options: wgpu::PipelineCompilationOptions {
+                constants: &[("workgroup_size", options.workgroup_size as f64)],
+                zero_initialize_workgroup_memory: false,
+            },
+            cache: None,
+        }),
+    )
+}
+
+/// One compiler message, its line counted from the custom force's first line where it
+/// points into the custom force.
+fn describe_message(message: &wgpu::CompilationMessage, first_custom_line: u32) -> String {
+    // The first line says what is wrong; the rest draws the kernel's source around it, with
+    // the kernel's line numbers, which would only confuse.
+    let first = message
+        .message
+        .lines()
+        .map(str::trim)
+        .find(|line| !line.is_empty())
+        .unwrap_or_default();
+    let text = match first.strip_prefix("Shader '") {
+        Some(rest) => rest.split_once("' ").map_or(first, |(_, what)| what),
+        None => first,
+    };
+    match message.location {
+        Some(at) if at.line_number >= first_custom_line => format!(
+            "line {}, column {}: {text}",
+            at.line_number - first_custom_line + 1,
+            at.line_position
+        ),
+        Some(at) => format!(
+            "kernel line {} (check custom_force's name and signature, and that no name clashes with the kernel's): {text}",
+            at.line_number
+        ),
+        None => text.to_string(),
+    }
 }

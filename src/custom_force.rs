@@ -1,0 +1,143 @@
+//! User-written forces: a WGSL function compiled into the GPU kernel, and its Rust twin for
+//! the CPU backends; and the per-body loads a library user sets between steps.
+
+use std::fmt;
+use std::sync::Arc;
+
+use glam::{DQuat, DVec3};
+
+use crate::error::{Error, Result};
+
+/// A world-frame force and the torque about the centre of mass: what
+/// [`Simulation::set_external_loads`](crate::Simulation::set_external_loads) applies to one
+/// body, and what a [`CustomForce`] returns.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ExternalLoad {
+    /// World-frame force through the centre of mass (N).
+    pub force: DVec3,
+    /// World-frame torque about the centre of mass (N m).
+    pub torque: DVec3,
+}
+
+/// What a custom force sees of one body at one derivative evaluation (the twin of the WGSL
+/// function's parameters, in f64).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CustomForceInput {
+    /// Centre-of-mass position `x` (world).
+    pub position: DVec3,
+    /// Unit quaternion `q` (body to world).
+    pub orientation: DQuat,
+    /// Linear velocity `v = P / M`.
+    pub velocity: DVec3,
+    /// Angular velocity `omega` (world).
+    pub angular_velocity: DVec3,
+    /// Mass `M`.
+    pub mass: f64,
+    /// Simulated time of this evaluation (an RK4 stage time inside a step).
+    pub time: f64,
+    /// Index of the body in the crowd.
+    pub body: usize,
+}
+
+/// The Rust twin of a custom force.
+pub type CustomForceFn = dyn Fn(&CustomForceInput) -> ExternalLoad + Send + Sync;
+
+/// A force written once in WGSL for the GPU and once in Rust for the CPU backends.
+///
+/// The WGSL source must define
+///
+/// ```text
+/// fn custom_force(position: vec3<f32>, orientation: vec4<f32>, velocity: vec3<f32>,
+///                 angular_velocity: vec3<f32>, mass: f32, time: f32, body: u32) -> Load
+/// ```
+///
+/// where `orientation` is stored `(x, y, z, w)` (scalar last), `body` is the body's index in
+/// the crowd, and `Load` is the kernel's `struct Load { force: vec3<f32>, torque: vec3<f32> }`
+/// (world force, torque about the centre of mass). Helpers it defines should start with
+/// `custom_` so they cannot clash with the kernel's own names. The closure takes the same
+/// inputs in f64 ([`CustomForceInput`]) and must compute the same thing: the fast CPU path
+/// calls it per body, the reference in f64, and the cross-checks compare them with the GPU.
+///
+/// Attach it with [`Crowd::with_custom_force`](crate::Crowd::with_custom_force) and apply it
+/// with a [`ForceKind::Custom`](crate::ForceKind::Custom) force.
+#[derive(Clone)]
+pub struct CustomForce {
+    wgsl: String,
+    closure: Option<Arc<CustomForceFn>>,
+    origin: String,
+}
+
+impl CustomForce {
+    /// A custom force from its WGSL source and its Rust twin.
+    pub fn new(
+        wgsl: impl Into<String>,
+        closure: impl Fn(&CustomForceInput) -> ExternalLoad + Send + Sync + 'static,
+    ) -> Self {
+        Self {
+            wgsl: wgsl.into(),
+            closure: Some(Arc::new(closure)),
+            origin: "custom_force".to_string(),
+        }
+    }
+
+    /// A custom force with no Rust twin (read from a scene file): it runs on the GPU only;
+    /// the CPU backends refuse it with an error naming `origin` (a field path).
+    pub fn gpu_only(wgsl: impl Into<String>, origin: impl Into<String>) -> Self {
+        Self {
+            wgsl: wgsl.into(),
+            closure: None,
+            origin: origin.into(),
+        }
+    }
+
+    /// The WGSL source.
+    pub fn wgsl(&self) -> &str {
+        &self.wgsl
+    }
+
+    /// Where the force came from, as errors name it (`custom_force` or a scene field path).
+    pub fn origin(&self) -> &str {
+        &self.origin
+    }
+
+    /// The force and torque on one body, from the Rust twin; an error naming the origin where
+    /// there is none.
+    pub(crate) fn closure(&self) -> Result<&Arc<CustomForceFn>> {
+        self.closure.as_ref().ok_or_else(|| {
+            Error::invalid(
+                self.origin.clone(),
+                "a custom force from a scene file has only its WGSL, so it runs on the gpu backend only",
+            )
+        })
+    }
+
+    /// Calls the Rust twin (which [`CustomForce::closure`] has checked is there).
+    pub(crate) fn evaluate(&self, input: &CustomForceInput) -> ExternalLoad {
+        match &self.closure {
+            Some(f) => f(input),
+            None => ExternalLoad::default(),
+        }
+    }
+}
+
+impl fmt::Debug for CustomForce {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CustomForce")
+            .field("wgsl", &self.wgsl)
+            .field("has_closure", &self.closure.is_some())
+            .field("origin", &self.origin)
+            .finish()
+    }
+}
+
+impl PartialEq for CustomForce {
+    /// The same source and the same closure object.
+    fn eq(&self, other: &Self) -> bool {
+        let same_closure = match (&self.closure, &other.closure) {
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+            (None, None) => true,
+            _ => false,
+        };
+        self.wgsl == other.wgsl && same_closure && self.origin == other.origin
+    }
+}

@@ -1,0 +1,59 @@
+//! Time profiles that scale the time-varying forces, in f64. The f32 twins live in
+//! src/fast_cpu/derivative.rs and shaders/derivative.wgsl under the same names.
+
+/// `offset + amplitude sin(2 pi frequency t + phase)`.
+pub(crate) fn sinusoid_scale(
+    offset: f64,
+    amplitude: f64,
+    frequency: f64,
+    phase: f64,
+    t: f64,
+) -> f64 {
+    offset + amplitude * (std::f64::consts::TAU * frequency * t + phase).sin()
+}
+
+/// The piecewise-linear interpolation of `keyframes` (`[t, value]`, times strictly
+/// increasing, at least one) at `t`, held constant before the first and after the last.
+pub(crate) fn keyframe_scale(keyframes: &[[f64; 2]], t: f64) -> f64 {
+    let [first_time, first_value] = keyframes[0];
+    if t <= first_time {
+        return first_value;
+    }
+    for pair in keyframes.windows(2) {
+        let ([t0, v0], [t1, v1]) = (pair[0], pair[1]);
+        if t < t1 {
+            return v0 + (v1 - v0) * ((t - t0) / (t1 - t0));
+        }
+    }
+    keyframes[keyframes.len() - 1][1]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keyframes_interpolate_and_hold_their_ends() {
+        let ramp = [[1.0, 2.0], [3.0, 6.0], [4.0, 0.0]];
+        for (t, expected) in [
+            (-5.0, 2.0),
+            (1.0, 2.0),
+            (2.0, 4.0),
+            (3.0, 6.0),
+            (3.5, 3.0),
+            (4.0, 0.0),
+            (9.0, 0.0),
+        ] {
+            assert_eq!(keyframe_scale(&ramp, t), expected, "t = {t}");
+        }
+        assert_eq!(keyframe_scale(&[[0.5, 7.0]], 0.0), 7.0);
+        assert_eq!(keyframe_scale(&[[0.5, 7.0]], 2.0), 7.0);
+    }
+
+    #[test]
+    fn a_sinusoid_starts_at_its_phase() {
+        assert_eq!(sinusoid_scale(1.0, 2.0, 3.0, 0.0, 0.0), 1.0);
+        let quarter = sinusoid_scale(1.0, 2.0, 0.25, 0.0, 1.0);
+        assert!((quarter - 3.0).abs() < 1e-15);
+    }
+}
