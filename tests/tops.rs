@@ -206,8 +206,8 @@ fn symplectic_euler_keeps_a_springs_energy_bounded_where_euler_pumps_it_up() {
     // A mass on a spring, w = 2 rad/s, 10 periods at h w = 0.02. Explicit Euler multiplies
     // the energy by exactly (1 + (h w)^2) a step; symplectic Euler conserves a modified
     // energy, so its energy error stays within O(h w) of the start.
-    let (mass, stiffness) = (2.0, 8.0);
-    let w = (stiffness / mass as f64).sqrt();
+    let (mass, stiffness): (f64, f64) = (2.0, 8.0);
+    let w = (stiffness / mass).sqrt();
     let h = 0.01;
     let steps = (10.0 * std::f64::consts::TAU / w / h) as u64;
     let props = MassProperties::from_principal(mass, DVec3::splat(0.1), "ball").unwrap();
