@@ -88,6 +88,8 @@ struct Force {
 
 const INTEGRATOR_EULER: u32 = 0u;
 const INTEGRATOR_RK4: u32 = 1u;
+const INTEGRATOR_SYMPLECTIC_EULER: u32 = 2u;
+const INTEGRATOR_LIE_RK4: u32 = 3u;
 
 /// Per-dispatch parameters, 32 bytes. Kept in sync with `ParamsGpu` in src/gpu/layout.rs.
 struct Params {

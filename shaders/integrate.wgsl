@@ -1,6 +1,8 @@
 // One body per invocation, one or several (fused) time steps per dispatch.
 // Twin of src/cpu/integrate.rs. All RK4 stages live in registers: each body's state is read
 // once and written once per dispatch.
+// Stage times, for when the derivative takes t: euler and symplectic_euler evaluate at t;
+// rk4 and lie_rk4 at t, t + h/2, t + h/2, t + h.
 
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read_write> states: array<BodyState>;
@@ -38,6 +40,22 @@ fn euler_step(s: Motion, c: BodyConstants, env: ForceEnv, t: f32, h: f32) -> Mot
     return advance(s, derivative(s, c, t, env), h);
 }
 
+/// Semi-implicit (symplectic) Euler: kick P, L with the old state's force and torque, then
+/// drift x, q with the new momenta seen through the old orientation.
+fn symplectic_euler_step(s: Motion, c: BodyConstants, env: ForceEnv, t: f32, h: f32) -> Motion {
+    let k = derivative(s, c, t, env);
+    var kicked = s;
+    kicked.linear_momentum = s.linear_momentum + k.force * h;
+    kicked.angular_momentum = s.angular_momentum + k.torque * h;
+    // v1 = P1 / M and omega1 = R0 Ibody^-1 R0^T L1: the auxiliaries of the kicked state.
+    let aux = auxiliaries(kicked, c);
+    let spin = quat_mul(vec4<f32>(aux.angular_velocity, 0.0), s.orientation) * 0.5;
+    var next = kicked;
+    next.position = s.position + aux.velocity * h;
+    next.orientation = s.orientation + spin * h;
+    return next;
+}
+
 /// Classic RK4: Y(t + h) = Y + h/6 (k1 + 2 k2 + 2 k3 + k4), the stages evaluated at
 /// t, t + h/2, t + h/2 and t + h.
 fn rk4_step(s: Motion, c: BodyConstants, env: ForceEnv, t: f32, h: f32) -> Motion {
@@ -54,13 +72,92 @@ fn rk4_step(s: Motion, c: BodyConstants, env: ForceEnv, t: f32, h: f32) -> Motio
     return advance(s, sum, h / 6.0);
 }
 
+/// |theta| below which exp_rotation uses its Taylor series: there the dropped |theta|^6
+/// terms are far below f32 round-off, and sin(a/2)/a never divides by zero.
+const EXP_SERIES_BELOW: f32 = 1e-2;
+
+/// The unit quaternion of rotation vector theta, (x, y, z, w) =
+/// (sin(|theta|/2) theta/|theta|, cos(|theta|/2)).
+fn exp_rotation(theta: vec3<f32>) -> vec4<f32> {
+    let angle = sqrt(dot(theta, theta));
+    var cos_half: f32;
+    var sin_half_over_angle: f32;
+    if angle < EXP_SERIES_BELOW {
+        let a2 = angle * angle;
+        cos_half = 1.0 - a2 / 8.0 + a2 * a2 / 384.0;
+        sin_half_over_angle = 0.5 - a2 / 48.0 + a2 * a2 / 3840.0;
+    } else {
+        cos_half = cos(0.5 * angle);
+        sin_half_over_angle = sin(0.5 * angle) / angle;
+    }
+    return vec4<f32>(theta * sin_half_over_angle, cos_half);
+}
+
+/// dexpinv(u, v) = v - 1/2 u x v + 1/12 u x (u x v).
+fn dexpinv(u: vec3<f32>, v: vec3<f32>) -> vec3<f32> {
+    let uv = cross(u, v);
+    return v - uv * 0.5 + cross(u, uv) * (1.0 / 12.0);
+}
+
+/// World angular velocity from dq/dt and a unit q: [0, omega] = 2 dq/dt q*.
+fn angular_velocity(k: Derivative, orientation: vec4<f32>) -> vec3<f32> {
+    let conjugate = vec4<f32>(-orientation.xyz, orientation.w);
+    return (quat_mul(k.spin, conjugate) * 2.0).xyz;
+}
+
+/// Stage state of lie_rk4: x, P, L advanced by `step` along k, q = exp(u) q0.
+fn lie_stage(s: Motion, k: Derivative, step: f32, u: vec3<f32>) -> Motion {
+    var y = advance(s, k, step);
+    y.orientation = quat_mul(exp_rotation(u), s.orientation);
+    return y;
+}
+
+/// Runge–Kutta–Munthe-Kaas 4: classic RK4 stages for x, P, L; the orientation moves on S^3
+/// as q_i = exp(u_i) q0, k_i = dexpinv(u_i, h omega_i).
+/// Stage times as in RK4: t, t + h/2, t + h/2, t + h.
+fn lie_rk4_step(s: Motion, c: BodyConstants, env: ForceEnv, t: f32, h: f32) -> Motion {
+    let q0 = s.orientation;
+    let f1 = derivative(s, c, t, env);
+    let k1 = angular_velocity(f1, q0) * h;
+    let u2 = k1 * 0.5;
+    let y2 = lie_stage(s, f1, 0.5 * h, u2);
+    let f2 = derivative(y2, c, t + 0.5 * h, env);
+    let k2 = dexpinv(u2, angular_velocity(f2, y2.orientation) * h);
+    let u3 = k2 * 0.5;
+    let y3 = lie_stage(s, f2, 0.5 * h, u3);
+    let f3 = derivative(y3, c, t + 0.5 * h, env);
+    let k3 = dexpinv(u3, angular_velocity(f3, y3.orientation) * h);
+    let u4 = k3;
+    let y4 = lie_stage(s, f3, h, u4);
+    let f4 = derivative(y4, c, t + h, env);
+    let k4 = dexpinv(u4, angular_velocity(f4, y4.orientation) * h);
+    let sum = Derivative(
+        f1.velocity + (f2.velocity + f3.velocity) * 2.0 + f4.velocity,
+        vec4<f32>(0.0),
+        f1.force + (f2.force + f3.force) * 2.0 + f4.force,
+        f1.torque + (f2.torque + f3.torque) * 2.0 + f4.torque,
+    );
+    var next = advance(s, sum, h / 6.0);
+    next.orientation = quat_mul(exp_rotation((k1 + (k2 + k3) * 2.0 + k4) * (1.0 / 6.0)), q0);
+    return next;
+}
+
 /// One full step of one body from time t, then q renormalized (Baraff 4).
 fn integrate_step(s: Motion, c: BodyConstants, env: ForceEnv, t: f32, h: f32) -> Motion {
     var next: Motion;
-    if params.integrator == INTEGRATOR_EULER {
-        next = euler_step(s, c, env, t, h);
-    } else {
-        next = rk4_step(s, c, env, t, h);
+    switch params.integrator {
+        case INTEGRATOR_EULER: {
+            next = euler_step(s, c, env, t, h);
+        }
+        case INTEGRATOR_SYMPLECTIC_EULER: {
+            next = symplectic_euler_step(s, c, env, t, h);
+        }
+        case INTEGRATOR_LIE_RK4: {
+            next = lie_rk4_step(s, c, env, t, h);
+        }
+        case INTEGRATOR_RK4, default: {
+            next = rk4_step(s, c, env, t, h);
+        }
     }
     next.orientation = normalize(next.orientation);
     return next;

@@ -1,6 +1,7 @@
 #![doc = include_str!("../README.md")]
 #![warn(missing_docs)]
 
+pub mod analytic;
 mod atomic_file;
 pub mod bench;
 mod body;
@@ -15,6 +16,7 @@ mod force;
 mod force_table;
 mod generate;
 mod integrator;
+pub mod integrator_table;
 mod mass;
 mod mesh;
 mod plane;

@@ -275,3 +275,72 @@ fn bench_rejects_bad_lists_naming_the_flag() {
         );
     }
 }
+
+#[test]
+fn integrators_prints_one_row_per_integrator_and_writes_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("integrators.json");
+    let output = rigid_crowd(
+        &[
+            "integrators",
+            "--order-dt",
+            "0.01",
+            "--order-time",
+            "1",
+            "--long-steps",
+            "200",
+            "--bodies",
+            "64",
+            "--steps",
+            "3",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert!(output.status.success(), "{output:?}");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    for name in ["euler", "symplectic_euler", "rk4", "lie_rk4"] {
+        let rows = stdout
+            .lines()
+            .filter(|l| l.starts_with(&format!("| {name} |")))
+            .count();
+        assert_eq!(rows, 1, "{name}: {stdout}");
+    }
+    assert!(stdout.contains("ns/body-step gpu"), "{stdout}");
+    let table: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let rows = table["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 4);
+    for row in rows {
+        // Torque-free and force-free: the momentum form keeps L and P exactly.
+        assert_eq!(row["angular_momentum_drift"].as_f64(), Some(0.0), "{row}");
+        assert_eq!(row["linear_momentum_drift"].as_f64(), Some(0.0), "{row}");
+        let order = row["measured_order"].as_f64().unwrap();
+        let design = row["design_order"].as_f64().unwrap();
+        assert!((order - design).abs() < 0.3, "{row}");
+        assert_eq!(row["ns_per_body_step"].as_array().unwrap().len(), 3);
+    }
+}
+
+#[test]
+fn integrators_rejects_bad_sizes_naming_the_flag() {
+    for (flag, value) in [
+        ("--order-dt", "-1"),
+        ("--long-dt", "0"),
+        ("--long-steps", "0"),
+        ("--order-time", "0.01"),
+    ] {
+        let output = rigid_crowd(&["integrators", flag, value, "--no-gpu"], &[]);
+        assert!(!output.status.success());
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let line = stderr
+            .lines()
+            .find(|l| !l.contains("XDG_RUNTIME_DIR"))
+            .unwrap();
+        assert!(
+            line.starts_with(&format!("error: {flag}: ")),
+            "{flag}: {line}"
+        );
+    }
+}

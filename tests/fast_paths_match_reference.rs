@@ -1,6 +1,6 @@
 //! The f32 GPU kernel and the f32 fast CPU path against the f64 CPU reference on seeded
 //! crowds of 10,000 bodies over 1,000 steps: each force type alone, then all together, with
-//! both integrators.
+//! every integrator.
 
 mod common;
 
@@ -137,6 +137,22 @@ fn every_force_type_together_with_euler() {
     assert_agree(
         "all, euler",
         &check_crowd(BODIES, 16, Integrator::Euler, 1e-3).unwrap(),
+    );
+}
+
+#[test]
+fn every_force_type_together_with_symplectic_euler() {
+    assert_agree(
+        "all, symplectic_euler",
+        &check_crowd(BODIES, 19, Integrator::SymplecticEuler, 1e-3).unwrap(),
+    );
+}
+
+#[test]
+fn every_force_type_together_with_lie_rk4() {
+    assert_agree(
+        "all, lie_rk4",
+        &check_crowd(BODIES, 20, Integrator::LieRk4, 1e-3).unwrap(),
     );
 }
 

@@ -22,7 +22,7 @@ pub struct CheckArgs {
     /// Time step (seconds).
     #[arg(long, default_value_t = 1e-3, allow_negative_numbers = true)]
     dt: f64,
-    /// Integrator (`euler` or `rk4`).
+    /// Integrator (`euler`, `symplectic_euler`, `rk4` or `lie_rk4`).
     #[arg(long, default_value = "rk4")]
     integrator: String,
 }

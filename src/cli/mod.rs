@@ -4,6 +4,7 @@ mod bench;
 mod check;
 mod demo;
 mod info;
+mod integrators;
 mod run;
 
 use std::process::ExitCode;
@@ -31,6 +32,8 @@ enum Command {
     Bench(bench::BenchArgs),
     /// List GPU adapters and the limits that matter for crowd size.
     Info,
+    /// Every integrator side by side: order, drift of the invariants, cost per body-step.
+    Integrators(integrators::IntegratorsArgs),
 }
 
 /// Runs the chosen subcommand.
@@ -41,6 +44,7 @@ pub fn execute(cli: Cli) -> Result<ExitCode> {
         Command::Demo(args) => demo::demo(args),
         Command::Bench(args) => bench::bench(args),
         Command::Info => info::info(),
+        Command::Integrators(args) => integrators::integrators(args),
     }
 }
 

@@ -28,7 +28,7 @@ pub struct RunArgs {
     /// Override the scene's time step (seconds).
     #[arg(long, allow_negative_numbers = true)]
     dt: Option<f64>,
-    /// Override the scene's integrator (`euler` or `rk4`).
+    /// Override the scene's integrator (`euler`, `symplectic_euler`, `rk4` or `lie_rk4`).
     #[arg(long)]
     integrator: Option<String>,
 }

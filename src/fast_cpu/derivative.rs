@@ -99,9 +99,9 @@ pub(crate) struct Derivative {
 }
 
 pub(crate) struct Auxiliaries {
-    velocity: Vec3Lanes,
+    pub velocity: Vec3Lanes,
     rotation: Mat3Lanes,
-    angular_velocity: Vec3Lanes,
+    pub angular_velocity: Vec3Lanes,
 }
 
 /// `Ibody^-1 v` for the symmetric inverse inertia stored as six entries.
@@ -117,7 +117,7 @@ fn inv_inertia_mul(c: &ConstantBlock, v: Vec3Lanes) -> Vec3Lanes {
 
 /// `v = P / M`, `R = R(normalize(q))`, `omega = R (Ibody^-1 (R^T L))`.
 #[inline(always)]
-fn auxiliaries(s: &StateBlock, c: &ConstantBlock) -> Auxiliaries {
+pub(crate) fn auxiliaries(s: &StateBlock, c: &ConstantBlock) -> Auxiliaries {
     let rotation = s.orientation.normalize().to_mat3();
     let body_momentum = rotation.transpose_mul_vec(s.angular_momentum);
     Auxiliaries {

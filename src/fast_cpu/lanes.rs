@@ -21,7 +21,7 @@ impl Lanes {
     }
 
     #[inline(always)]
-    fn map(self, f: impl Fn(f32) -> f32) -> Self {
+    pub fn map(self, f: impl Fn(f32) -> f32) -> Self {
         let mut out = [0.0; LANES];
         for i in 0..LANES {
             out[i] = f(self.0[i]);
@@ -131,6 +131,11 @@ impl Vec3Lanes {
             y: self.z * o.x - self.x * o.z,
             z: self.x * o.y - self.y * o.x,
         }
+    }
+
+    #[inline(always)]
+    pub fn dot(self, o: Self) -> Lanes {
+        self.x * o.x + self.y * o.y + self.z * o.z
     }
 
     #[inline(always)]
@@ -271,6 +276,40 @@ impl QuatLanes {
         }
     }
 
+    /// The Hamilton product `self o`.
+    #[inline(always)]
+    pub fn product(self, o: Self) -> Self {
+        let (a, b) = (self.vector(), o.vector());
+        let vector = b.scale(self.w) + a.scale(o.w) + a.cross(b);
+        Self {
+            w: self.w * o.w - a.dot(b),
+            x: vector.x,
+            y: vector.y,
+            z: vector.z,
+        }
+    }
+
+    /// `(-x, -y, -z, w)`: the inverse of a unit quaternion.
+    #[inline(always)]
+    pub fn conjugate(self) -> Self {
+        Self {
+            w: self.w,
+            x: -self.x,
+            y: -self.y,
+            z: -self.z,
+        }
+    }
+
+    /// The vector part `(x, y, z)`.
+    #[inline(always)]
+    pub fn vector(self) -> Vec3Lanes {
+        Vec3Lanes {
+            x: self.x,
+            y: self.y,
+            z: self.z,
+        }
+    }
+
     /// Rotation matrix of a unit quaternion (Baraff 4-3), as three columns.
     #[inline(always)]
     pub fn to_mat3(self) -> Mat3Lanes {
@@ -363,6 +402,15 @@ mod tests {
             let got_back = Vec3::new(back.x.0[i], back.y.0[i], back.z.0[i]);
             assert!((got - expected).length() < 1e-5, "lane {i}");
             assert!((got_back - expected_back).length() < 1e-5, "lane {i}");
+            let product = q.product(n.conjugate());
+            let p = [
+                product.x.0[i],
+                product.y.0[i],
+                product.z.0[i],
+                product.w.0[i],
+            ];
+            let expected_product = gq * gq.normalize().conjugate();
+            assert!((Quat::from_array(p) - expected_product).length() < 1e-5);
             let gs = Quat::from_xyzw(gv.x, gv.y, gv.z, 0.0) * gq;
             let s = [spun.x.0[i], spun.y.0[i], spun.z.0[i], spun.w.0[i]];
             assert!((Quat::from_array(s) - gs).length() < 1e-5, "lane {i}");

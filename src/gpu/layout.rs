@@ -162,6 +162,8 @@ pub(crate) fn integrator_code(integrator: Integrator) -> u32 {
     match integrator {
         Integrator::Euler => 0,
         Integrator::Rk4 => 1,
+        Integrator::SymplecticEuler => 2,
+        Integrator::LieRk4 => 3,
     }
 }
 

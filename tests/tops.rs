@@ -1,0 +1,252 @@
+//! Torque-free tops against their closed forms (rigid_crowd::analytic) on every backend, and
+//! each integrator's measured order of convergence.
+
+mod common;
+
+use common::gpu;
+use rigid_crowd::analytic::{AsymmetricTop, SymmetricTop};
+use rigid_crowd::glam::{DQuat, DVec3};
+use rigid_crowd::integrator_table::{body_angular_velocity, tumbling_top};
+use rigid_crowd::{Backend, Body, Crowd, Force, ForceKind, Integrator, MassProperties, Simulation};
+
+/// The body after every `chunk` steps, `samples` times (the start not included).
+fn trajectory(crowd: &Crowd, backend: Backend, chunk: u64, samples: usize) -> Vec<Body> {
+    let mut sim = match backend {
+        Backend::Reference => Simulation::reference(crowd),
+        Backend::FastCpu => Simulation::fast_cpu(crowd),
+        Backend::Gpu => Simulation::gpu(crowd, gpu()),
+    }
+    .expect("valid crowd");
+    (0..samples)
+        .map(|_| {
+            sim.step(chunk).expect("steps run");
+            sim.bodies().expect("bodies read back")[0]
+        })
+        .collect()
+}
+
+/// The largest relative error of `got` against `expected` over a trajectory.
+fn worst(pairs: impl Iterator<Item = (DVec3, DVec3)>) -> f64 {
+    pairs
+        .map(|(got, expected)| (got - expected).length() / expected.length())
+        .fold(0.0, f64::max)
+}
+
+#[test]
+fn symmetric_top_precesses_on_the_closed_form() {
+    let (transverse, axial) = (2.0, 3.0);
+    let mass =
+        MassProperties::from_principal(1.0, DVec3::new(transverse, transverse, axial), "top")
+            .unwrap();
+    let q0 = DQuat::from_rotation_x(0.7) * DQuat::from_rotation_y(-0.3);
+    let omega0 = DVec3::new(0.5, 0.2, 3.0);
+    let top = SymmetricTop::new(transverse, axial, q0, omega0);
+    let start = Body::from_kinematics(mass, DVec3::ZERO, q0, DVec3::ZERO, q0 * omega0);
+    let (dt, chunk, samples) = (1e-3, 250, 24);
+    let span = dt * (chunk as usize * samples) as f64;
+    // Several precession periods (|L| / I1 = 4.5 rad/s: 1.4 s each) and body-rate turns.
+    assert!(span * top.precession_rate() > 4.0 * std::f64::consts::TAU);
+    for integrator in [Integrator::Rk4, Integrator::LieRk4] {
+        let crowd = Crowd::new(vec![start], dt).with_integrator(integrator);
+        // cpu-ref: RK4's global error ~ T (h w)^4 w with w <= 4.5 rad/s is ~1e-9.
+        // f32: a rounding of ~6e-8 per step, 6,000 steps, grows the phase error to a few
+        // 1e-5 at worst (a random walk gives ~5e-6).
+        for (backend, tol) in [
+            (Backend::Reference, 1e-8),
+            (Backend::FastCpu, 5e-5),
+            (Backend::Gpu, 5e-5),
+        ] {
+            let bodies = trajectory(&crowd, backend, chunk, samples);
+            let time = |i: usize| dt * (chunk as usize * (i + 1)) as f64;
+            let axis = worst(
+                bodies
+                    .iter()
+                    .enumerate()
+                    .map(|(i, b)| (b.rotation() * DVec3::Z, top.symmetry_axis(time(i)))),
+            );
+            let omega = worst(
+                bodies
+                    .iter()
+                    .enumerate()
+                    .map(|(i, b)| (body_angular_velocity(b), top.body_angular_velocity(time(i)))),
+            );
+            println!("{integrator} {backend:?}: symmetry axis {axis:.2e}, body omega {omega:.2e}");
+            assert!(
+                axis < tol,
+                "{integrator} {backend:?}: symmetry axis error {axis:.2e}"
+            );
+            assert!(
+                omega < tol,
+                "{integrator} {backend:?}: body omega error {omega:.2e}"
+            );
+        }
+    }
+}
+
+#[test]
+fn asymmetric_top_near_its_intermediate_axis_flips_on_schedule() {
+    let moments = DVec3::new(2.0, 3.0, 4.0);
+    // Spun about the intermediate axis with a 5% nudge towards the major one.
+    let nudged = DVec3::new(0.0, 1.0, 0.05);
+    let energy = 0.5 * (moments * nudged).dot(nudged);
+    let top = AsymmetricTop::new(moments, energy, (moments * nudged).length()).unwrap();
+    // Start where omega2 peaks: the flips come at (n + 1/2) half periods.
+    let top = top.with_phase(top.quarter_period());
+    let omega0 = top.body_angular_velocity(0.0);
+    let q0 = DQuat::from_rotation_z(0.3) * DQuat::from_rotation_x(1.1);
+    let mass = MassProperties::from_principal(2.0, moments, "top").unwrap();
+    let start = Body::from_kinematics(mass, DVec3::ZERO, q0, DVec3::ZERO, q0 * omega0);
+    let half = top.half_period();
+    let (dt, chunk) = (1e-2, 10);
+    let span = 3.2 * half;
+    let samples = (span / (dt * chunk as f64)) as usize;
+    for integrator in [Integrator::Rk4, Integrator::LieRk4] {
+        let crowd = Crowd::new(vec![start], dt).with_integrator(integrator);
+        // cpu-ref: RK4's error ~ T (h w)^4 w is ~1e-7, grown by the saddle's
+        // amplification near the intermediate axis (e^(pi) per flip, ~20).
+        // f32: round-off of ~1e-7 per step over 7,000 steps, grown the same way.
+        for (backend, tol, flip_tol) in [
+            (Backend::Reference, 1e-5, 1e-5),
+            (Backend::FastCpu, 2e-2, 5e-3),
+            (Backend::Gpu, 2e-2, 5e-3),
+        ] {
+            let bodies = trajectory(&crowd, backend, chunk, samples);
+            let time = |i: usize| dt * (chunk as usize * (i + 1)) as f64;
+            let omega: Vec<DVec3> = bodies.iter().map(body_angular_velocity).collect();
+            let error = omega
+                .iter()
+                .enumerate()
+                .map(|(i, w)| (*w - top.body_angular_velocity(time(i))).length())
+                .fold(0.0, f64::max)
+                / omega0.length();
+            // Zero crossings of omega2 by linear interpolation between samples.
+            let mut flips = Vec::new();
+            for i in 1..omega.len() {
+                let (a, b) = (omega[i - 1].y, omega[i].y);
+                if a * b < 0.0 {
+                    flips.push(time(i - 1) + (time(i) - time(i - 1)) * a / (a - b));
+                }
+            }
+            println!(
+                "{integrator} {backend:?}: omega error {error:.2e}, flips at {flips:?}, half period {half}"
+            );
+            assert!(
+                error < tol,
+                "{integrator} {backend:?}: omega error {error:.2e}"
+            );
+            assert_eq!(
+                flips.len(),
+                3,
+                "{integrator} {backend:?}: flips at {flips:?}"
+            );
+            for (n, t) in flips.iter().enumerate() {
+                let expected = (n as f64 + 0.5) * half;
+                assert!(
+                    (t - expected).abs() < flip_tol * half,
+                    "{integrator} {backend:?}: flip {n} at {t}, expected {expected}"
+                );
+            }
+        }
+    }
+}
+
+/// Relative error of the body-frame angular velocity of the tumbling top after `time`
+/// in `steps` steps, against the closed form.
+fn convergence_error(integrator: Integrator, backend: Backend, time: f64, steps: u64) -> f64 {
+    let (start, top) = tumbling_top();
+    let crowd = Crowd::new(vec![start], time / steps as f64).with_integrator(integrator);
+    let end = common::run(&crowd, steps, backend)[0];
+    let exact = top.body_angular_velocity(time);
+    (body_angular_velocity(&end) - exact).length() / exact.length()
+}
+
+/// `log2` of the error ratios under two halvings of the step from `steps`.
+fn measured_orders(integrator: Integrator, backend: Backend, time: f64, steps: u64) -> [f64; 2] {
+    let e = [1, 2, 4].map(|k| convergence_error(integrator, backend, time, steps * k));
+    println!("{integrator} {backend:?}: errors {e:?}");
+    [(e[0] / e[1]).log2(), (e[1] / e[2]).log2()]
+}
+
+#[test]
+fn fourth_order_integrators_converge_at_order_four() {
+    // dt = 0.04, 0.02, 0.01 over 4 s: errors from ~1e-5 down to ~1e-9, far above f64
+    // round-off and deep enough in the asymptotic range for the ratio to be 16 +- 10%.
+    // f32 backends reach their round-off floor (~1e-6) first; fast_paths_match_reference
+    // checks them against the reference instead.
+    for integrator in [Integrator::Rk4, Integrator::LieRk4] {
+        let orders = measured_orders(integrator, Backend::Reference, 4.0, 100);
+        for order in orders {
+            assert!(
+                (3.85..4.15).contains(&order),
+                "{integrator}: order {orders:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn first_order_integrators_converge_at_order_one_on_every_backend() {
+    // dt = 0.004, 0.002, 0.001 over 4 s: errors ~1e-2..1e-3, far above f32 round-off
+    // (~1e-5 after 4,000 steps), so every backend can measure the ratio 2 +- 10%.
+    for integrator in [Integrator::Euler, Integrator::SymplecticEuler] {
+        for backend in Backend::ALL {
+            let orders = measured_orders(integrator, backend, 4.0, 1000);
+            for order in orders {
+                assert!(
+                    (0.9..1.1).contains(&order),
+                    "{integrator} {backend:?}: order {orders:?}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn symplectic_euler_keeps_a_springs_energy_bounded_where_euler_pumps_it_up() {
+    // A mass on a spring, w = 2 rad/s, 10 periods at h w = 0.02. Explicit Euler multiplies
+    // the energy by exactly (1 + (h w)^2) a step; symplectic Euler conserves a modified
+    // energy, so its energy error stays within O(h w) of the start.
+    let (mass, stiffness): (f64, f64) = (2.0, 8.0);
+    let w = (stiffness / mass).sqrt();
+    let h = 0.01;
+    let steps = (10.0 * std::f64::consts::TAU / w / h) as u64;
+    let props = MassProperties::from_principal(mass, DVec3::splat(0.1), "ball").unwrap();
+    let start = Body::from_kinematics(props, DVec3::X, DQuat::IDENTITY, DVec3::ZERO, DVec3::ZERO);
+    let spring = ForceKind::Spring {
+        anchor: DVec3::ZERO,
+        attach: DVec3::ZERO,
+        stiffness,
+        damping: 0.0,
+    };
+    let energy =
+        |b: &Body| b.kinetic_energy() + 0.5 * stiffness * b.state.position.length_squared();
+    let e0 = energy(&start);
+    for backend in Backend::ALL {
+        let run = |integrator| {
+            let crowd = Crowd::new(vec![start], h)
+                .with_integrator(integrator)
+                .with_force(Force::on_all(spring));
+            let bodies = trajectory(&crowd, backend, steps / 50, 50);
+            bodies
+                .iter()
+                .map(|b| (energy(b) - e0).abs() / e0)
+                .fold(0.0, f64::max)
+        };
+        let symplectic = run(Integrator::SymplecticEuler);
+        let euler = run(Integrator::Euler);
+        let growth = (1.0 + (h * w).powi(2)).powi((steps / 50 * 50) as i32) - 1.0;
+        println!(
+            "{backend:?}: symplectic euler {symplectic:.3e}, euler {euler:.3e} (predicted {growth:.3e})"
+        );
+        // The modified energy differs from E by at most h w E (here 2%).
+        assert!(
+            symplectic <= h * w,
+            "{backend:?}: symplectic euler drift {symplectic:.3e}"
+        );
+        // f32 rounds each step's factor; 1% of the predicted growth covers it.
+        assert!(
+            (euler - growth).abs() <= 1e-2 * growth,
+            "{backend:?}: euler drift {euler:.3e}, predicted {growth:.3e}"
+        );
+    }
+}
