@@ -331,7 +331,9 @@ fn integrators_rejects_bad_sizes_naming_the_flag() {
         ("--long-steps", "0"),
         ("--order-time", "0.01"),
     ] {
-        let output = rigid_crowd(&["integrators", flag, value, "--no-gpu"], &[]);
+        // `--flag=value`: clap would read a bare `-1` as a flag of its own.
+        let arg = format!("{flag}={value}");
+        let output = rigid_crowd(&["integrators", &arg, "--no-gpu"], &[]);
         assert!(!output.status.success());
         let stderr = String::from_utf8_lossy(&output.stderr);
         let line = stderr
