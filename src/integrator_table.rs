@@ -150,7 +150,15 @@ fn convergence_error(integrator: Integrator, time: f64, steps: u64) -> f64 {
     let mut state = body.state;
     let env = no_env();
     for step in 0..steps {
-        state = integrate(integrator, &state, &body.mass, &[], &env, step as f64 * h, h);
+        state = integrate(
+            integrator,
+            &state,
+            &body.mass,
+            &[],
+            &env,
+            step as f64 * h,
+            h,
+        );
     }
     let end = Body { state, ..body };
     let exact = top.body_angular_velocity(time);
