@@ -222,6 +222,16 @@ mod tests {
         (body.state, mass)
     }
 
+    /// What a body without external loads or custom forces sees.
+    fn no_env() -> ForceEnv<'static> {
+        ForceEnv {
+            body: 0,
+            load: crate::custom_force::ExternalLoad::default(),
+            keyframes: &[],
+            custom_force: None,
+        }
+    }
+
     #[test]
     fn exp_rotation_matches_the_axis_angle_quaternion_on_both_branches() {
         for angle in [0.0, 1e-9, 5e-4, 0.999e-3, 1.001e-3, 0.3, 2.5] {
@@ -241,14 +251,14 @@ mod tests {
         let h = 0.05;
         let mut worst: f64 = 0.0;
         for _ in 0..2000 {
-            state = step_unnormalized(Integrator::LieRk4, &state, &mass, &[], h);
+            state = step_unnormalized(Integrator::LieRk4, &state, &mass, &[], &no_env(), 0.0, h);
             worst = worst.max((state.orientation.length() - 1.0).abs());
         }
         // Each step multiplies unit quaternions (a few ulps each) and never renormalizes:
         // round-off accumulates as a random walk, ~sqrt(2000) * 1e-16.
         assert!(worst < 1e-13, "lie_rk4 | |q| - 1 | = {worst:.3e}");
         let (rk4_start, _) = tumbling_brick();
-        let rk4 = step_unnormalized(Integrator::Rk4, &rk4_start, &mass, &[], h);
+        let rk4 = step_unnormalized(Integrator::Rk4, &rk4_start, &mass, &[], &no_env(), 0.0, h);
         let rk4_defect = (rk4.orientation.length() - 1.0).abs();
         assert!(
             rk4_defect > 1e3 * worst,
@@ -264,8 +274,9 @@ mod tests {
             point: DVec3::new(0.5, 0.0, 0.0),
         };
         let h = 0.01;
-        let next = symplectic_euler_step(&state, &mass, &[&push], h);
-        let k = derivative(&state, &mass, [&push]);
+        let env = no_env();
+        let next = symplectic_euler_step(&state, &mass, &[&push], &env, 0.0, h);
+        let k = derivative(&state, &mass, [&push], 0.0, &env);
         let p1 = state.linear_momentum + k.force * h;
         let l1 = state.angular_momentum + k.torque * h;
         assert_eq!(next.linear_momentum, p1);
