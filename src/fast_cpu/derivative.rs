@@ -218,6 +218,12 @@ fn accumulate_force(
     }
 }
 
+/// A SIMD clone of [`derivative`], called out of line by the integrators. Inlining every
+/// force kind into every stage of every integrator made one function so large that a
+/// release build of the crate took minutes; one call per stage costs little beside the
+/// derivative's own work.
+pub(crate) type DerivativeFn = fn(&StateBlock, &ConstantBlock, &BlockForces, f32) -> Derivative;
+
 /// dY/dt of a block at time `t` under its external loads, the forces acting on every body
 /// and each body's own. A body's own force is evaluated across the block and kept in that
 /// body's lane only: own forces are rare, and one code path keeps the arithmetic identical

@@ -4,7 +4,7 @@
 //! `t`; rk4 and lie_rk4 at `t`, `t + h/2`, `t + h/2`, `t + h`.
 
 use crate::fast_cpu::block::{ConstantBlock, StateBlock};
-use crate::fast_cpu::derivative::{BlockForces, Derivative, auxiliaries, derivative};
+use crate::fast_cpu::derivative::{BlockForces, Derivative, DerivativeFn, auxiliaries};
 use crate::fast_cpu::lanes::{QuatLanes, Vec3Lanes};
 use crate::integrator::Integrator;
 
@@ -21,7 +21,14 @@ fn advance(s: &StateBlock, k: &Derivative, h: f32) -> StateBlock {
 
 /// Explicit Euler: `Y(t + h) = Y + h f(t, Y)`.
 #[inline(always)]
-fn euler_step(s: &StateBlock, c: &ConstantBlock, f: BlockForces, t: f32, h: f32) -> StateBlock {
+fn euler_step(
+    derivative: DerivativeFn,
+    s: &StateBlock,
+    c: &ConstantBlock,
+    f: BlockForces,
+    t: f32,
+    h: f32,
+) -> StateBlock {
     advance(s, &derivative(s, c, &f, t), h)
 }
 
@@ -29,6 +36,7 @@ fn euler_step(s: &StateBlock, c: &ConstantBlock, f: BlockForces, t: f32, h: f32)
 /// then drift `x`, `q` with the new momenta seen through the old orientation.
 #[inline(always)]
 fn symplectic_euler_step(
+    derivative: DerivativeFn,
     s: &StateBlock,
     c: &ConstantBlock,
     f: BlockForces,
@@ -54,7 +62,14 @@ fn symplectic_euler_step(
 /// Classic RK4: `Y(t + h) = Y + h/6 (k1 + 2 k2 + 2 k3 + k4)`, the stages evaluated at
 /// `t`, `t + h/2`, `t + h/2` and `t + h`.
 #[inline(always)]
-fn rk4_step(s: &StateBlock, c: &ConstantBlock, f: BlockForces, t: f32, h: f32) -> StateBlock {
+fn rk4_step(
+    derivative: DerivativeFn,
+    s: &StateBlock,
+    c: &ConstantBlock,
+    f: BlockForces,
+    t: f32,
+    h: f32,
+) -> StateBlock {
     let d = |y: &StateBlock, at: f32| derivative(y, c, &f, at);
     let k1 = d(s, t);
     let k2 = d(&advance(s, &k1, 0.5 * h), t + 0.5 * h);
@@ -138,7 +153,14 @@ fn angular_velocity(k: &Derivative, orientation: QuatLanes) -> Vec3Lanes {
 /// on S^3 as `q_i = exp(u_i) q0`, `k_i = dexpinv(u_i, h omega_i)`.
 /// Stage times as in RK4: `t`, `t + h/2`, `t + h/2`, `t + h`.
 #[inline(always)]
-fn lie_rk4_step(s: &StateBlock, c: &ConstantBlock, f: BlockForces, t: f32, h: f32) -> StateBlock {
+fn lie_rk4_step(
+    derivative: DerivativeFn,
+    s: &StateBlock,
+    c: &ConstantBlock,
+    f: BlockForces,
+    t: f32,
+    h: f32,
+) -> StateBlock {
     let q0 = s.orientation;
     let stage = |k: &Derivative, step: f32, u: Vec3Lanes| StateBlock {
         orientation: exp_rotation(u).product(q0),
@@ -172,9 +194,11 @@ fn lie_rk4_step(s: &StateBlock, c: &ConstantBlock, f: BlockForces, t: f32, h: f3
 }
 
 /// One full step of a block from time `t`, then every q renormalized (Baraff 4).
+/// `derivative` is the caller's SIMD clone of [`crate::fast_cpu::derivative::derivative`].
 #[inline(always)]
 pub(crate) fn integrate_step(
     integrator: Integrator,
+    derivative: DerivativeFn,
     s: &StateBlock,
     c: &ConstantBlock,
     f: BlockForces,
@@ -182,10 +206,10 @@ pub(crate) fn integrate_step(
     h: f32,
 ) -> StateBlock {
     let mut next = match integrator {
-        Integrator::Euler => euler_step(s, c, f, t, h),
-        Integrator::SymplecticEuler => symplectic_euler_step(s, c, f, t, h),
-        Integrator::Rk4 => rk4_step(s, c, f, t, h),
-        Integrator::LieRk4 => lie_rk4_step(s, c, f, t, h),
+        Integrator::Euler => euler_step(derivative, s, c, f, t, h),
+        Integrator::SymplecticEuler => symplectic_euler_step(derivative, s, c, f, t, h),
+        Integrator::Rk4 => rk4_step(derivative, s, c, f, t, h),
+        Integrator::LieRk4 => lie_rk4_step(derivative, s, c, f, t, h),
     };
     next.orientation = next.orientation.normalize();
     next

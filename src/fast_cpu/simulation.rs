@@ -10,7 +10,7 @@ use crate::fast_cpu::block::{
     ConstantBlock, ForceF32, LaneForce, LoadBlock, StateBlock, flatten_keyframes, pack_block,
 };
 use crate::fast_cpu::contact::{ContactBlock, resolve_contacts};
-use crate::fast_cpu::derivative::BlockForces;
+use crate::fast_cpu::derivative::{BlockForces, Derivative, DerivativeFn, derivative};
 use crate::fast_cpu::integrate::{integrate_step, step_time};
 use crate::fast_cpu::lanes::LANES;
 use crate::force_table::ForceTable;
@@ -33,14 +33,22 @@ struct BlockRun<'a> {
 }
 
 impl BlockRun<'_> {
-    /// The lane code, written once and inlined into each SIMD clone below.
+    /// The lane code, written once and inlined into each SIMD clone below; `derivative` is
+    /// the same clone's derivative.
     #[inline(always)]
-    fn run(&self, state: &StateBlock) -> StateBlock {
+    fn run(&self, state: &StateBlock, derivative: DerivativeFn) -> StateBlock {
         let mut s = *state;
         for step in self.first_step..self.first_step + self.steps {
             let t = step_time(step, self.dt);
-            let mut next =
-                integrate_step(self.integrator, &s, self.constants, self.forces, t, self.dt);
+            let mut next = integrate_step(
+                self.integrator,
+                derivative,
+                &s,
+                self.constants,
+                self.forces,
+                t,
+                self.dt,
+            );
             if let Some((block, planes)) = self.contacts {
                 resolve_contacts(&s, &mut next, block, planes, self.dt as f64);
             }
@@ -53,16 +61,29 @@ impl BlockRun<'_> {
 /// A clone of [`BlockRun::run`] compiled for one instruction set.
 type BlockClone = fn(&BlockRun, &StateBlock) -> StateBlock;
 
+#[inline(never)]
+fn derivative_baseline(s: &StateBlock, c: &ConstantBlock, f: &BlockForces, t: f32) -> Derivative {
+    derivative(s, c, f, t)
+}
+
 fn run_baseline(run: &BlockRun, state: &StateBlock) -> StateBlock {
-    run.run(state)
+    run.run(state, derivative_baseline)
 }
 
 /// Eight f32 lanes fill one 256-bit register. No FMA: Rust never contracts `a * b + c`,
-/// so the clone performs the same IEEE operations as the baseline.
+/// so the clones perform the same IEEE operations as the baseline.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline(never)]
+fn derivative_avx2(s: &StateBlock, c: &ConstantBlock, f: &BlockForces, t: f32) -> Derivative {
+    derivative(s, c, f, t)
+}
+
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 fn run_avx2(run: &BlockRun, state: &StateBlock) -> StateBlock {
-    run.run(state)
+    // The closure inherits this function's AVX2, so the call needs no `unsafe`.
+    run.run(state, |s, c, f, t| derivative_avx2(s, c, f, t))
 }
 
 /// The widest clone this CPU runs; x86-64 without AVX2 gets the baseline (SSE2).
