@@ -1,7 +1,7 @@
 //! Output files that appear whole or not at all: written beside the target, synced, renamed.
 
 use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::{BufWriter, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
@@ -89,5 +89,12 @@ impl Write for AtomicFile {
 
     fn flush(&mut self) -> std::io::Result<()> {
         self.writer().flush()
+    }
+}
+
+/// Seeking flushes the buffer first; formats that patch a header after the data (ZIP) need it.
+impl Seek for AtomicFile {
+    fn seek(&mut self, position: SeekFrom) -> std::io::Result<u64> {
+        self.writer().seek(position)
     }
 }

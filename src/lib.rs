@@ -21,6 +21,7 @@ mod mass;
 mod mesh;
 mod plane;
 mod profile;
+pub mod record;
 mod scene;
 mod shape;
 mod simulation;
@@ -46,7 +47,7 @@ pub use mesh::{MeshIntegrals, TriangleMesh};
 pub use plane::Plane;
 pub use scene::{SCENE_VERSION, Scene};
 pub use shape::Shape;
-pub use simulation::{Backend, Simulation};
+pub use simulation::{Backend, Simulation, StatesTicket};
 
 /// Largest relative deviation accepted between the f32 GPU backend and the f64 CPU reference
 /// by `rigid-crowd check` and the cross-check tests (see the README for what was measured).

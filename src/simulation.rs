@@ -8,6 +8,10 @@ use crate::error::{Error, Result};
 use crate::fast_cpu::FastCpuSimulation;
 use crate::gpu::{GpuContext, GpuOptions, GpuSimulation};
 
+mod states_readback;
+use states_readback::Readbacks;
+pub use states_readback::StatesTicket;
+
 /// Which backend integrates a crowd.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Backend {
@@ -60,6 +64,8 @@ pub struct Simulation {
     start_step: u64,
     body_count: usize,
     steps_taken: u64,
+    /// Outstanding [`StatesTicket`]s (src/simulation/states_readback.rs).
+    readbacks: Readbacks,
 }
 
 impl Simulation {
@@ -88,6 +94,7 @@ impl Simulation {
             start_step: crowd.start_step,
             body_count: crowd.bodies.len(),
             steps_taken: 0,
+            readbacks: Readbacks::new(),
         }
     }
 

@@ -5,6 +5,8 @@ mod check;
 mod demo;
 mod info;
 mod integrators;
+mod progress;
+mod recording;
 mod run;
 
 use std::process::ExitCode;

@@ -31,6 +31,8 @@ pub struct RunArgs {
     /// Override the scene's integrator (`euler`, `symplectic_euler`, `rk4` or `lie_rk4`).
     #[arg(long)]
     integrator: Option<String>,
+    #[command(flatten)]
+    recording: super::recording::RecordArgs,
 }
 
 pub(crate) fn parse_backend(name: &str) -> Result<Backend> {
@@ -64,6 +66,8 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     // Claim the output first: an unwritable path fails before any work is done, and the
     // existing file is only replaced once the new one is complete.
     let mut out = AtomicFile::create(&args.out)?;
+    let mut recording =
+        super::recording::Recording::prepare(&args.recording, scene.crowd.bodies.len(), steps)?;
     let (mut sim, adapter) = match backend {
         Backend::Reference => (
             Simulation::reference(&scene.crowd)?,
@@ -79,15 +83,16 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         }
     };
     let start = Instant::now();
-    sim.step(steps)?;
+    recording.advance(&mut sim, steps)?;
     sim.finish()?;
     let elapsed = start.elapsed().as_secs_f64();
     let bodies = sim.bodies()?;
     write_states_csv(out.writer(), &bodies).map_err(|e| Error::io(&args.out, e))?;
     out.commit()?;
+    let recorded = recording.commit()?;
     let body_steps = bodies.len() as f64 * steps as f64;
     eprintln!(
-        "{} bodies x {steps} steps ({}, dt = {} s) on {adapter}: {elapsed:.3} s, {}body-steps/s; wrote {}",
+        "{} bodies x {steps} steps ({}, dt = {} s) on {adapter}: {elapsed:.3} s, {}body-steps/s; wrote {}{recorded}",
         bodies.len(),
         scene.crowd.integrator,
         scene.crowd.dt,

@@ -10,6 +10,7 @@ use crate::force_table::ForceTable;
 use wgpu::util::DeviceExt;
 
 use crate::custom_force::ExternalLoad;
+use crate::gpu::async_readback::AsyncReadback;
 use crate::gpu::chunk::{BufferChunk, ChunkLayout, SharedInputs, plan_chunks};
 use crate::gpu::context::{GpuContext, one_line};
 use crate::gpu::layout::{BodyStateGpu, ExternalLoadGpu, keyframes_gpu};
@@ -35,6 +36,8 @@ pub struct GpuSimulation {
     chunks: Vec<BufferChunk>,
     masses: Vec<MassProperties>,
     in_flight: Option<wgpu::SubmissionIndex>,
+    /// Outstanding non-blocking state requests (src/gpu/async_readback.rs).
+    readback: AsyncReadback,
 }
 
 /// How long a run of steps took.
@@ -105,6 +108,7 @@ impl GpuSimulation {
             chunks,
             masses: crowd.bodies.iter().map(|b| b.mass).collect(),
             in_flight: None,
+            readback: AsyncReadback::default(),
         })
     }
 
@@ -153,6 +157,35 @@ impl GpuSimulation {
             ));
         }
         Ok(bodies)
+    }
+
+    /// Queues a copy of the states as the steps queued so far leave them and returns its
+    /// id; integration can be queued behind it at once (see src/gpu/async_readback.rs).
+    pub(crate) fn request_states(&mut self) -> Result<u64> {
+        self.readback.request(&self.ctx, &self.chunks)
+    }
+
+    /// The bodies of request `id` once its copy has landed; `None` while it has not.
+    pub(crate) fn try_states(&mut self, id: u64) -> Result<Option<Vec<Body>>> {
+        let states = self.readback.try_take(&self.ctx, id)?;
+        Ok(states.map(|s| self.with_masses(s)))
+    }
+
+    /// The bodies of request `id`, waiting for its copy.
+    pub(crate) fn wait_states(&mut self, id: u64) -> Result<Vec<Body>> {
+        let states = self.readback.wait(&self.ctx, id)?;
+        Ok(self.with_masses(states))
+    }
+
+    fn with_masses(&self, states: Vec<BodyStateGpu>) -> Vec<Body> {
+        self.masses
+            .iter()
+            .zip(states)
+            .map(|(&mass, s)| Body {
+                mass,
+                state: s.to_state(),
+            })
+            .collect()
     }
 
     /// Writes the external loads (one per body, already validated) into each chunk's loads

@@ -1,5 +1,6 @@
 //! The f32 GPU backend: body states in storage buffers, WGSL kernels through wgpu.
 
+mod async_readback;
 mod chunk;
 mod context;
 mod integrate;

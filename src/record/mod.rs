@@ -1,0 +1,17 @@
+//! Recording a trajectory: the states every K steps as CSV, `.npy` or `.npz`.
+//!
+//! [`record_run`] steps a [`Simulation`](crate::Simulation) and hands every K-th frame to a
+//! [`TrajectoryWriter`], reading each frame back with the non-blocking
+//! [`request_states`](crate::Simulation::request_states) so the GPU integrates the next K
+//! steps while the host writes the previous frame. See docs/recording.md.
+
+mod columns;
+mod format;
+mod npy;
+mod recorder;
+mod writer;
+
+pub use columns::TRAJECTORY_COLUMNS;
+pub use format::TrajectoryFormat;
+pub use recorder::{frame_count, record_run};
+pub use writer::TrajectoryWriter;

@@ -1,0 +1,84 @@
+//! The NumPy `.npy` format, version 1.0: a magic string, a Python-literal header naming the
+//! dtype and shape, then the little-endian data in C order.
+//! (<https://numpy.org/doc/stable/reference/generated/numpy.lib.format.html>)
+
+use std::io::{self, Write};
+
+/// Element types this crate writes.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Dtype {
+    /// `<f8`: little-endian float64.
+    F64,
+    /// `<i8`: little-endian int64.
+    I64,
+}
+
+/// The `.npy` header for a C-ordered array of `shape`: magic, version 1.0, header length
+/// and the dictionary, padded with spaces so the data starts at a multiple of 64 bytes.
+pub(crate) fn header(dtype: Dtype, shape: &[usize]) -> Vec<u8> {
+    let descr = match dtype {
+        Dtype::F64 => "<f8",
+        Dtype::I64 => "<i8",
+    };
+    let shape = match shape {
+        [one] => format!("({one},)"),
+        _ => format!(
+            "({})",
+            shape
+                .iter()
+                .map(usize::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
+    let mut dict = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}");
+    // magic (6) + version (2) + length (2) + dict + '\n', a multiple of 64.
+    let unpadded = 10 + dict.len() + 1;
+    dict.push_str(&" ".repeat(unpadded.next_multiple_of(64) - unpadded));
+    dict.push('\n');
+    let mut out = Vec::with_capacity(10 + dict.len());
+    out.extend_from_slice(b"\x93NUMPY\x01\x00");
+    // Under 200 bytes for any shape of three usizes: fits version 1.0's u16.
+    out.extend_from_slice(&(dict.len() as u16).to_le_bytes());
+    out.extend_from_slice(dict.as_bytes());
+    out
+}
+
+/// A whole one-dimensional array: header and data.
+pub(crate) fn write_f64s(out: &mut impl Write, values: &[f64]) -> io::Result<()> {
+    out.write_all(&header(Dtype::F64, &[values.len()]))?;
+    for v in values {
+        out.write_all(&v.to_le_bytes())?;
+    }
+    Ok(())
+}
+
+/// A whole one-dimensional int64 array: header and data.
+pub(crate) fn write_i64s(out: &mut impl Write, values: &[i64]) -> io::Result<()> {
+    out.write_all(&header(Dtype::I64, &[values.len()]))?;
+    for v in values {
+        out.write_all(&v.to_le_bytes())?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn headers_are_padded_to_64_bytes_and_name_the_shape() {
+        let h = header(Dtype::F64, &[3, 1000, 19]);
+        assert_eq!(h.len() % 64, 0);
+        assert_eq!(&h[..8], b"\x93NUMPY\x01\x00");
+        assert_eq!(u16::from_le_bytes([h[8], h[9]]) as usize, h.len() - 10);
+        let dict = std::str::from_utf8(&h[10..]).unwrap();
+        assert!(
+            dict.starts_with("{'descr': '<f8', 'fortran_order': False, 'shape': (3, 1000, 19), }")
+        );
+        assert!(dict.ends_with('\n'));
+        let one = header(Dtype::I64, &[7]);
+        assert!(std::str::from_utf8(&one).unwrap().contains("'<i8'"));
+        assert!(std::str::from_utf8(&one).unwrap().contains("'shape': (7,)"));
+    }
+}
