@@ -412,3 +412,65 @@ fn bad_record_flags_are_named_and_leave_no_files() {
         );
     }
 }
+
+#[test]
+fn bench_times_the_gpu_recorded_against_unrecorded() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("bench.json");
+    let output = rigid_crowd(
+        &[
+            "bench",
+            "--bodies",
+            "200",
+            "--steps",
+            "20",
+            "--repeats",
+            "1",
+            "--backends",
+            "gpu",
+            "--fuse",
+            "8",
+            "--record-every",
+            "10",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert!(output.status.success(), "{output:?}");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("recording every 10 steps"), "{stdout}");
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let costs = report["recording"].as_array().unwrap();
+    assert_eq!(costs.len(), 1);
+    let cost = &costs[0];
+    assert_eq!(
+        (cost["bodies"].as_u64(), cost["every"].as_u64()),
+        (Some(200), Some(10))
+    );
+    let (plain, recorded) = (
+        cost["unrecorded_body_steps_per_second"].as_f64().unwrap(),
+        cost["recorded_body_steps_per_second"].as_f64().unwrap(),
+    );
+    assert!(plain > 0.0 && recorded > 0.0);
+    assert!((cost["kept"].as_f64().unwrap() - recorded / plain).abs() < 1e-12);
+
+    for (args, expected) in [
+        (
+            &["--record-every", "0"][..],
+            "error: --record-every: must be at least 1",
+        ),
+        (
+            &["--record-every", "5", "--backends", "cpu"],
+            "error: --record-every: measures the gpu backend",
+        ),
+    ] {
+        let mut all = vec!["bench", "--bodies", "100", "--steps", "5"];
+        all.extend_from_slice(args);
+        let output = rigid_crowd(&all, &[]);
+        assert!(!output.status.success());
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.starts_with(expected), "{stderr}");
+    }
+}

@@ -92,6 +92,9 @@ pub struct BenchReport {
     pub copy_bandwidth: Vec<CopyBandwidth>,
     /// One row per backend, variant and size.
     pub rows: Vec<Measurement>,
+    /// GPU throughput recorded against unrecorded (`rigid-crowd bench --record-every K`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub recording: Vec<crate::bench::RecordingCost>,
 }
 
 fn median(values: &[f64]) -> f64 {
@@ -145,6 +148,7 @@ impl BenchPlan {
             adapter: ctx.map(|c| c.describe()),
             copy_bandwidth: Vec::new(),
             rows: Vec::new(),
+            recording: Vec::new(),
         };
         for &bodies in &self.bodies {
             let crowd = workload(bodies, 1)?;

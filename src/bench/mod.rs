@@ -3,11 +3,13 @@
 
 mod measure;
 pub mod plot;
+mod recording;
 
 pub use measure::{
     BYTES_PER_BODY_STEP, BenchPlan, BenchReport, CopyBandwidth, FLOP_PER_BODY_STEP, Measurement,
     cpu_description, describe_options,
 };
+pub use recording::{RecordingCost, measure_recording};
 
 use glam::DVec3;
 

@@ -43,6 +43,10 @@ pub struct BenchArgs {
     /// Also write a log-log plot of body-steps/s against bodies (SVG).
     #[arg(long)]
     plot: Option<PathBuf>,
+    /// Also time the GPU recording every K steps against unrecorded (wall clock both),
+    /// for each size and GPU variant; see docs/recording.md.
+    #[arg(long)]
+    record_every: Option<u64>,
 }
 
 /// Comma-separated items, each parsed by `item`; errors name `field`.
@@ -189,6 +193,7 @@ fn commit(mut out: AtomicFile, contents: &[u8]) -> Result<()> {
 
 pub fn bench(args: BenchArgs) -> Result<ExitCode> {
     let plan = plan(&args)?;
+    super::bench_recording::check(args.record_every, &plan)?;
     let ctx = if plan.backends.contains(&Backend::Gpu) {
         Some(GpuContext::new()?)
     } else {
@@ -213,7 +218,7 @@ pub fn bench(args: BenchArgs) -> Result<ExitCode> {
     }
     // Each row appears on stderr as it is measured; the table with speed-ups (against the
     // fastest cpu-ref and cpu rows of the same size) follows on stdout.
-    let report = plan.run(ctx.as_ref(), |row| {
+    let mut report = plan.run(ctx.as_ref(), |row| {
         eprintln!("measured: {}", table_row(row))
     })?;
     println!("{HEADER}");
@@ -228,6 +233,9 @@ pub fn bench(args: BenchArgs) -> Result<ExitCode> {
             copy.clock,
             copy.gb_per_second
         );
+    }
+    if let (Some(every), Some(ctx)) = (args.record_every, &ctx) {
+        report.recording = super::bench_recording::measure(ctx, &plan, every)?;
     }
     if let Some(out) = json_out {
         let text = serde_json::to_string_pretty(&report)

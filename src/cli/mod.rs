@@ -1,6 +1,7 @@
 //! Command-line definition and dispatch; each subcommand lives in its own file.
 
 mod bench;
+mod bench_recording;
 mod check;
 mod demo;
 mod info;

@@ -17,8 +17,9 @@ use crate::record::npy::{self, Dtype};
 enum Sink {
     Csv(AtomicFile),
     Npy(AtomicFile),
-    /// Inside the archive's `states.npy` entry until [`TrajectoryWriter::finish`].
-    Npz(ZipWriter<AtomicFile>),
+    /// Inside the archive's `states.npy` entry until [`TrajectoryWriter::finish`]
+    /// (boxed: the zip writer carries kilobytes of bookkeeping).
+    Npz(Box<ZipWriter<AtomicFile>>),
 }
 
 /// A trajectory file being written: `frames` frames of `bodies` bodies each, in the format
@@ -76,7 +77,7 @@ impl TrajectoryWriter {
                 zip.start_file("states.npy", entry_options(states_bytes))
                     .map_err(|e| zip_error(&target, e))?;
                 zip.write_all(&states_header).map_err(io)?;
-                Sink::Npz(zip)
+                Sink::Npz(Box::new(zip))
             }
         };
         Ok(Self {
@@ -173,7 +174,7 @@ impl TrajectoryWriter {
                 zip.start_file("times.npy", entry_options(bytes))
                     .map_err(|e| zip_error(&self.target, e))?;
                 npy::write_f64s(&mut zip, &self.times).map_err(io)?;
-                zip.finish().map_err(|e| zip_error(&self.target, e))?
+                (*zip).finish().map_err(|e| zip_error(&self.target, e))?
             }
         };
         file.commit()
