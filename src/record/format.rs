@@ -46,7 +46,7 @@ mod tests {
         assert_eq!(format("a/run.csv"), Ok(TrajectoryFormat::Csv));
         assert_eq!(format("run.NPY"), Ok(TrajectoryFormat::Npy));
         assert_eq!(format("run.npz"), Ok(TrajectoryFormat::Npz));
-        for bad in ["run", "run.json", "run.npz/", "csv"] {
+        for bad in ["run", "run.json", "run.npz.bak", "csv"] {
             assert!(
                 format(bad).unwrap_err().contains(".csv, .npy or .npz"),
                 "{bad}"

@@ -78,7 +78,11 @@ mod tests {
         );
         assert!(dict.ends_with('\n'));
         let one = header(Dtype::I64, &[7]);
-        assert!(std::str::from_utf8(&one).unwrap().contains("'<i8'"));
-        assert!(std::str::from_utf8(&one).unwrap().contains("'shape': (7,)"));
+        assert!(std::str::from_utf8(&one[10..]).unwrap().contains("'<i8'"));
+        assert!(
+            std::str::from_utf8(&one[10..])
+                .unwrap()
+                .contains("'shape': (7,)")
+        );
     }
 }

@@ -15,6 +15,22 @@ use crate::error::{Error, Result};
 
 /// A claim on the states of one step, from [`Simulation::request_states`]; redeem it with
 /// [`Simulation::try_states`] or [`Simulation::wait_states`] on the same simulation.
+///
+/// ```
+/// use rigid_crowd::{Backend, Crowd, CrowdSpec, Simulation};
+///
+/// let crowd = Crowd::new(CrowdSpec::new(100, 1).generate()?, 1e-3);
+/// let mut sim = Simulation::new(&crowd, Backend::FastCpu)?; // or Backend::Gpu
+/// sim.step(10)?;
+/// let ticket = sim.request_states()?; // the states after step 10, not waited for
+/// sim.step(10)?; // on the GPU: queued behind the copy, integrating while it lands
+/// let bodies = match sim.try_states(&ticket)? {
+///     Some(bodies) => bodies, // never blocks
+///     None => sim.wait_states(ticket)?, // blocks until the copy lands
+/// };
+/// assert_eq!(bodies.len(), 100);
+/// # Ok::<(), rigid_crowd::Error>(())
+/// ```
 #[derive(Debug)]
 #[must_use = "a ticket holds a copy of the states until it is redeemed"]
 pub struct StatesTicket {
