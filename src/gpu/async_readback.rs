@@ -258,3 +258,45 @@ impl StagingSet {
         Self { buffers }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::generate::CrowdSpec;
+    use crate::gpu::{GpuContext, GpuOptions, GpuSimulation};
+    use crate::{Crowd, Force, ForceKind};
+
+    #[test]
+    fn requests_read_every_chunk_and_recycle_two_staging_sets() {
+        let ctx = GpuContext::new().expect("the readback test needs a GPU adapter (see README)");
+        // 64-byte records: at most 100 bodies per chunk, so 1,050 bodies take 11 chunks.
+        let ctx = ctx.with_max_binding_bytes(64 * 100);
+        let crowd = Crowd::new(CrowdSpec::new(1050, 4).generate().unwrap(), 1e-3).with_force(
+            Force::on_all(ForceKind::LinearDrag {
+                linear: 0.5,
+                angular: 0.5,
+            }),
+        );
+        let mut sim = GpuSimulation::new(&ctx, &crowd, GpuOptions::default()).unwrap();
+        assert_eq!(sim.chunk_count(), 11);
+        let mut expected = Vec::new();
+        let mut ids = Vec::new();
+        for _ in 0..4 {
+            sim.step(3).unwrap();
+            expected.push(sim.bodies().unwrap());
+            ids.push(sim.request_states().unwrap());
+        }
+        // Four requests, two staging sets: the two oldest were moved to host memory.
+        let on_host = sim
+            .readback
+            .pending
+            .iter()
+            .filter(|p| matches!(p.contents, super::Contents::OnHost(_)))
+            .count();
+        assert_eq!(on_host, 2);
+        for (id, expected) in ids.into_iter().zip(expected) {
+            assert_eq!(sim.wait_states(id).unwrap(), expected);
+        }
+        assert!(sim.readback.pending.is_empty());
+        assert!(sim.readback.free.len() <= super::STAGING_SETS);
+    }
+}

@@ -171,6 +171,15 @@ impl GpuContext {
         bodies_per_binding(&self.limits)
     }
 
+    /// The same device, but crowds are split as if one binding held only `bytes`: lets a
+    /// test cover several chunks with a small crowd.
+    #[cfg(test)]
+    pub(crate) fn with_max_binding_bytes(&self, bytes: u64) -> Self {
+        let mut ctx = self.clone();
+        ctx.limits.max_storage_buffer_binding_size = bytes;
+        ctx
+    }
+
     /// Reports (and clears) an error that escaped every error scope.
     pub(crate) fn take_uncaptured(&self) -> Result<()> {
         let mut slot = self.uncaptured.lock().unwrap_or_else(|p| p.into_inner());

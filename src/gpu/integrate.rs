@@ -37,7 +37,7 @@ pub struct GpuSimulation {
     masses: Vec<MassProperties>,
     in_flight: Option<wgpu::SubmissionIndex>,
     /// Outstanding non-blocking state requests (src/gpu/async_readback.rs).
-    readback: AsyncReadback,
+    pub(super) readback: AsyncReadback,
 }
 
 /// How long a run of steps took.
