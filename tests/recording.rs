@@ -370,7 +370,7 @@ fn bad_record_flags_are_named_and_leave_no_files() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("final.csv");
     let scene = example_scene();
-    let cases: [(&[&str], &str); 3] = [
+    let cases: [(&[&str], &str); 4] = [
         (
             &["--record", "run.json"],
             "error: --record: cannot tell the format of",
@@ -380,6 +380,7 @@ fn bad_record_flags_are_named_and_leave_no_files() {
             "error: --every: must be at least 1",
         ),
         (&["--record", "missing-dir/run.npy"], "missing-dir/run.npy"),
+        (&["--every", "5"], "error: --every: needs --record FILE"),
     ];
     for (extra, expected) in cases {
         let extra: Vec<String> = extra

@@ -15,9 +15,9 @@ pub struct RecordArgs {
     /// see docs/recording.md. Replaced only when the run succeeds.
     #[arg(long)]
     record: Option<PathBuf>,
-    /// Steps between recorded frames (with `--record`).
-    #[arg(long, default_value_t = 1)]
-    every: u64,
+    /// Steps between recorded frames (with `--record`; default 1).
+    #[arg(long)]
+    every: Option<u64>,
     /// No progress bar (it is also off when stderr is not a terminal).
     #[arg(long)]
     quiet: bool,
@@ -33,8 +33,12 @@ pub struct Recording {
 impl Recording {
     /// Checks the flags and claims the trajectory file before any work is done.
     pub fn prepare(args: &RecordArgs, bodies: usize, steps: u64) -> Result<Self> {
-        if args.every == 0 {
+        let every = args.every.unwrap_or(1);
+        if every == 0 {
             return Err(Error::invalid("--every", "must be at least 1 (got 0)"));
+        }
+        if args.record.is_none() && args.every.is_some() {
+            return Err(Error::invalid("--every", "needs --record FILE"));
         }
         let writer = match &args.record {
             Some(path) => {
@@ -42,14 +46,14 @@ impl Recording {
                 Some(TrajectoryWriter::create(
                     path,
                     bodies,
-                    frame_count(steps, args.every),
+                    frame_count(steps, every),
                 )?)
             }
             None => None,
         };
         Ok(Self {
             writer,
-            every: args.every,
+            every,
             progress: Progress::new(steps, bodies, args.quiet),
         })
     }
