@@ -5,6 +5,7 @@ mod check;
 mod demo;
 mod info;
 mod integrators;
+mod resume;
 mod run;
 
 use std::process::ExitCode;
@@ -24,6 +25,8 @@ pub struct Cli {
 enum Command {
     /// Run a scene file and write the final states as CSV.
     Run(run::RunArgs),
+    /// Finish a run from its last checkpoint (`run --checkpoint`).
+    Resume(resume::ResumeArgs),
     /// Run a seeded crowd on both backends and report their largest deviations.
     Check(check::CheckArgs),
     /// The main job: a large tumbling crowd on the best GPU adapter and on the CPU.
@@ -40,6 +43,7 @@ enum Command {
 pub fn execute(cli: Cli) -> Result<ExitCode> {
     match cli.command {
         Command::Run(args) => run::run(args),
+        Command::Resume(args) => resume::resume(args),
         Command::Check(args) => check::check(args),
         Command::Demo(args) => demo::demo(args),
         Command::Bench(args) => bench::bench(args),

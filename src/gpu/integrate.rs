@@ -52,6 +52,7 @@ impl GpuSimulation {
     pub fn new(ctx: &GpuContext, crowd: &Crowd, options: GpuOptions) -> Result<Self> {
         crowd.validate()?;
         options.validate(ctx.limits())?;
+        ctx.check_lost()?;
         let table = ForceTable::new(crowd);
         let device = &ctx.device;
         let validation = device.push_error_scope(wgpu::ErrorFilter::Validation);
@@ -111,6 +112,7 @@ impl GpuSimulation {
     /// Advances every body by `steps` steps. Returns once the work is queued; at most two
     /// submissions are in flight at a time. Nothing is read back.
     pub fn step(&mut self, steps: u64) -> Result<()> {
+        self.ctx.check_lost()?;
         self.encode_steps(&self.plan(steps), None)?;
         self.ctx.take_uncaptured()
     }
@@ -134,6 +136,7 @@ impl GpuSimulation {
 
     /// Blocks until every queued step has finished on the device.
     pub fn finish(&mut self) -> Result<()> {
+        self.ctx.check_lost()?;
         let last = self.in_flight.take();
         self.wait_for(last)?;
         self.ctx.take_uncaptured()
@@ -141,6 +144,7 @@ impl GpuSimulation {
 
     /// Reads the states back (waiting for queued steps) and pairs them with the constants.
     pub fn bodies(&self) -> Result<Vec<Body>> {
+        self.ctx.check_lost()?;
         let mut bodies = Vec::with_capacity(self.masses.len());
         for chunk in &self.chunks {
             let states: Vec<BodyStateGpu> =
@@ -158,6 +162,7 @@ impl GpuSimulation {
     /// Writes the external loads (one per body, already validated) into each chunk's loads
     /// buffer; the next dispatch reads them. The states are not touched.
     pub(crate) fn set_external_loads(&mut self, loads: &[ExternalLoad]) -> Result<()> {
+        self.ctx.check_lost()?;
         for chunk in &mut self.chunks {
             chunk.ensure_loads_buffer(&self.ctx.device);
             let records: Vec<ExternalLoadGpu> = loads[chunk.bodies.clone()]
@@ -247,7 +252,11 @@ impl GpuSimulation {
                 timeout: None,
             })
             .map(|_| ())
-            .map_err(|e| Error::Gpu(one_line(&format!("waiting for the device: {e}"))))
+            .map_err(|e| {
+                self.ctx.check_lost().err().unwrap_or_else(|| {
+                    Error::Gpu(one_line(&format!("waiting for the device: {e}")))
+                })
+            })
     }
 }
 

@@ -34,17 +34,15 @@ pub(crate) fn read_buffer<T: Pod>(
     slice.map_async(wgpu::MapMode::Read, move |result| {
         sender.send(result).ok();
     });
+    // A lost device fails the wait or the mapping; say that, not the symptom.
+    let failed = |message: String| ctx.check_lost().err().unwrap_or(Error::Gpu(message));
     ctx.device
         .poll(wgpu::PollType::wait_indefinitely())
-        .map_err(|e| Error::Gpu(one_line(&format!("waiting for readback: {e}"))))?;
+        .map_err(|e| failed(one_line(&format!("waiting for readback: {e}"))))?;
     match pollster::block_on(receiver.receive()) {
         Some(Ok(())) => {}
-        Some(Err(e)) => {
-            return Err(Error::Gpu(one_line(&format!(
-                "mapping readback buffer: {e}"
-            ))));
-        }
-        None => return Err(Error::Gpu("readback was cancelled".to_string())),
+        Some(Err(e)) => return Err(failed(one_line(&format!("mapping readback buffer: {e}")))),
+        None => return Err(failed("readback was cancelled".to_string())),
     }
     let data = {
         let view = slice
