@@ -66,6 +66,8 @@ pub struct Simulation {
     external_loads: Option<Vec<ExternalLoad>>,
     /// The adapter the GPU backend runs on (empty on the CPU).
     adapter: String,
+    /// The CPU backends' non-finite body and step, once found.
+    fault: Option<(usize, u64)>,
 }
 
 impl Simulation {
@@ -108,6 +110,7 @@ impl Simulation {
             steps_taken: 0,
             external_loads: None,
             adapter,
+            fault: None,
         }
     }
 
@@ -135,8 +138,10 @@ impl Simulation {
     }
 
     /// Everything needed to continue this run (waits for queued GPU steps and reads the
-    /// states back); write it with [`Checkpoint::write`].
-    pub fn checkpoint(&self) -> Result<Checkpoint> {
+    /// states back); write it with [`Checkpoint::write`]. Fails, writing nothing, once a
+    /// state has gone non-finite: a checkpoint only ever holds a healthy crowd.
+    pub fn checkpoint(&mut self) -> Result<Checkpoint> {
+        self.finish()?;
         let bodies = self.bodies()?;
         Ok(Checkpoint {
             crowd: Crowd {
@@ -187,18 +192,38 @@ impl Simulation {
     }
 
     /// Advances every body by `steps` steps. On the GPU this only queues the work.
+    ///
+    /// A body whose state turns NaN or infinite fails the run with [`Error::NonFinite`]
+    /// naming it and the clock step of its last finite state, which it keeps for
+    /// inspection (through [`Simulation::bodies`]); every later step fails the same way. On
+    /// the GPU the fault surfaces when its submission completes: at a later `step`, or at
+    /// [`Simulation::finish`].
     pub fn step(&mut self, steps: u64) -> Result<()> {
-        match &mut self.engine {
+        if let Some((body, step)) = self.fault {
+            return Err(Error::NonFinite { body, step });
+        }
+        let fault = match &mut self.engine {
             Engine::Reference(sim) => sim.step(steps),
             Engine::FastCpu(sim) => sim.step(steps),
-            Engine::Gpu(sim) => sim.step(steps)?,
-        }
+            Engine::Gpu(sim) => {
+                sim.step(steps)?;
+                None
+            }
+        };
         self.steps_taken += steps;
+        if let Some((body, step)) = fault {
+            self.fault = Some((body, step));
+            return Err(Error::NonFinite { body, step });
+        }
         Ok(())
     }
 
     /// Waits until all queued steps are done (a no-op on the CPU backends); use before timing.
+    /// Fails with [`Error::NonFinite`] once a state has gone non-finite.
     pub fn finish(&mut self) -> Result<()> {
+        if let Some((body, step)) = self.fault {
+            return Err(Error::NonFinite { body, step });
+        }
         match &mut self.engine {
             Engine::Reference(_) | Engine::FastCpu(_) => Ok(()),
             Engine::Gpu(sim) => sim.finish(),

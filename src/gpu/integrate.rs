@@ -1,6 +1,8 @@
 //! The GPU backend's simulation: uploads a crowd once, then encodes many integration
 //! dispatches per submission and reads back only when asked. Twin of src/cpu/simulation.rs.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::body::Body;
@@ -15,7 +17,7 @@ use crate::gpu::context::{GpuContext, one_line};
 use crate::gpu::layout::{BodyStateGpu, ExternalLoadGpu, keyframes_gpu};
 use crate::gpu::options::GpuOptions;
 use crate::gpu::pipeline::integrate_pipeline;
-use crate::gpu::readback::read_buffer;
+use crate::gpu::readback::{read_buffer, read_buffer_at};
 use crate::gpu::timing::PassTimer;
 use crate::mass::MassProperties;
 
@@ -34,8 +36,28 @@ pub struct GpuSimulation {
     pipeline: wgpu::ComputePipeline,
     chunks: Vec<BufferChunk>,
     masses: Vec<MassProperties>,
-    in_flight: Option<wgpu::SubmissionIndex>,
+    in_flight: Option<InFlight>,
+    /// The kernel's `first_non_finite` flag (one `u32`, `HEALTHY` until a state goes bad).
+    first_non_finite: wgpu::Buffer,
+    /// Where each submission copies the flag: one per submission in flight, so reading one
+    /// never waits for the other.
+    flag_staging: [wgpu::Buffer; 2],
+    next_staging: usize,
+    /// The body and step of the non-finite state found, once one is: every later step
+    /// fails with it.
+    fault: Option<(usize, u64)>,
 }
+
+/// A submitted command buffer and the staging buffer its copy of the flag lands in.
+#[derive(Debug)]
+struct InFlight {
+    index: wgpu::SubmissionIndex,
+    staging: usize,
+    mapped: Arc<AtomicBool>,
+}
+
+/// `first_non_finite` while every state is finite (twin of `HEALTHY` in integrate.wgsl).
+const HEALTHY: u32 = u32::MAX;
 
 /// How long a run of steps took.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -64,9 +86,24 @@ impl GpuSimulation {
             contents: bytemuck::cast_slice(&keyframes),
             usage: wgpu::BufferUsages::STORAGE,
         });
+        let first_non_finite = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some("first non-finite body"),
+            contents: bytemuck::bytes_of(&HEALTHY),
+            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
+        });
+        let staging = || {
+            device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("first non-finite body, read back"),
+                size: size_of::<u32>() as u64,
+                usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            })
+        };
+        let flag_staging = [staging(), staging()];
         let shared = SharedInputs {
             keyframes: &keyframes,
             spans: &spans,
+            first_non_finite: &first_non_finite,
         };
 
         let layout = ChunkLayout {
@@ -106,6 +143,10 @@ impl GpuSimulation {
             chunks,
             masses: crowd.bodies.iter().map(|b| b.mass).collect(),
             in_flight: None,
+            first_non_finite,
+            flag_staging,
+            next_staging: 0,
+            fault: None,
         })
     }
 
@@ -113,6 +154,7 @@ impl GpuSimulation {
     /// submissions are in flight at a time. Nothing is read back.
     pub fn step(&mut self, steps: u64) -> Result<()> {
         self.ctx.check_lost()?;
+        self.check_fault()?;
         self.encode_steps(&self.plan(steps), None)?;
         self.ctx.take_uncaptured()
     }
@@ -137,9 +179,54 @@ impl GpuSimulation {
     /// Blocks until every queued step has finished on the device.
     pub fn finish(&mut self) -> Result<()> {
         self.ctx.check_lost()?;
-        let last = self.in_flight.take();
-        self.wait_for(last)?;
+        self.check_fault()?;
+        if let Some(last) = self.in_flight.take() {
+            self.complete(last)?;
+        }
         self.ctx.take_uncaptured()
+    }
+
+    /// The non-finite state found earlier, if any.
+    fn check_fault(&self) -> Result<()> {
+        match self.fault {
+            Some((body, step)) => Err(Error::NonFinite { body, step }),
+            None => Ok(()),
+        }
+    }
+
+    /// Waits for a submission, then reads the flag it copied out: an error naming the body
+    /// and step if a state went non-finite.
+    fn complete(&mut self, submission: InFlight) -> Result<()> {
+        self.wait_for(Some(submission.index))?;
+        let staging = &self.flag_staging[submission.staging];
+        if !submission.mapped.load(Ordering::Acquire) {
+            // The map callback runs in a poll; the wait above normally ran it already.
+            self.ctx
+                .device
+                .poll(wgpu::PollType::wait_indefinitely())
+                .map_err(|e| Error::Gpu(one_line(&format!("waiting for the flag: {e}"))))?;
+        }
+        let flag = {
+            let view = staging
+                .slice(..)
+                .get_mapped_range()
+                .map_err(|e| Error::Gpu(one_line(&format!("reading the flag: {e}"))))?;
+            u32::from_le_bytes(view[..4].try_into().expect("4 bytes"))
+        };
+        staging.unmap();
+        if flag == HEALTHY {
+            return Ok(());
+        }
+        let body = flag as usize;
+        let chunk = self
+            .chunks
+            .iter()
+            .find(|c| c.bodies.contains(&body))
+            .ok_or_else(|| Error::Gpu(format!("the kernel flagged body {body}, past the crowd")))?;
+        let state: Vec<BodyStateGpu> =
+            read_buffer_at(&self.ctx, &chunk.states, body - chunk.bodies.start, 1)?;
+        self.fault = Some((body, state[0].step()));
+        self.check_fault()
     }
 
     /// Reads the states back (waiting for queued steps) and pairs them with the constants.
@@ -233,9 +320,31 @@ impl GpuSimulation {
             if let Some(timer) = timer.as_deref_mut() {
                 timer.resolve(&mut encoder, index as u32);
             }
+            // Four bytes per submission: the health flag, read when the submission is done.
+            let staging = self.next_staging;
+            self.next_staging = 1 - staging;
+            encoder.copy_buffer_to_buffer(
+                &self.first_non_finite,
+                0,
+                &self.flag_staging[staging],
+                0,
+                size_of::<u32>() as u64,
+            );
             let submitted = self.ctx.queue.submit([encoder.finish()]);
-            if let Some(previous) = self.in_flight.replace(submitted) {
-                self.wait_for(Some(previous))?;
+            let mapped = Arc::new(AtomicBool::new(false));
+            let on_mapped = Arc::clone(&mapped);
+            self.flag_staging[staging]
+                .slice(..)
+                .map_async(wgpu::MapMode::Read, move |result| {
+                    on_mapped.store(result.is_ok(), Ordering::Release);
+                });
+            let current = InFlight {
+                index: submitted,
+                staging,
+                mapped,
+            };
+            if let Some(previous) = self.in_flight.replace(current) {
+                self.complete(previous)?;
             }
         }
         Ok(())
