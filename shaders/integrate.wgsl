@@ -14,6 +14,12 @@
 @group(0) @binding(5) var<storage, read> loads: array<ExternalLoad>;
 /// The static planes every body bounces off (one unused record when there are none).
 @group(0) @binding(6) var<storage, read> planes: array<Plane>;
+/// The lowest crowd index of a body whose state became NaN or infinite; `HEALTHY` until
+/// one does. Shared by every chunk; the host reads it after each submission.
+@group(0) @binding(7) var<storage, read_write> first_non_finite: atomic<u32>;
+
+/// `first_non_finite` while every state is finite.
+const HEALTHY: u32 = 0xffffffffu;
 
 /// Steps one f32 counts exactly before the count carries into the next lane (2^24).
 const STEPS_PER_OVERFLOW: u32 = 16777216u;
@@ -167,10 +173,26 @@ fn integrate_step(s: Motion, c: BodyConstants, env: ForceEnv, t: f32, h: f32) ->
 /// own state, so K steps can run back to back in registers: the state is read once and
 /// written once per K steps instead of per step.
 /// A 2D grid covers crowds beyond 65,535 workgroups in one dimension.
+/// Whether every component is finite, judged on the bits (an exponent of all ones is NaN or
+/// infinity): WGSL lets compilers assume floats are finite, so `x != x` may fold away.
+fn all_finite(v: vec4<f32>) -> bool {
+    let exponent = vec4<u32>(0x7f800000u);
+    return all((bitcast<vec4<u32>>(v) & exponent) != exponent);
+}
+
+fn motion_is_finite(m: Motion) -> bool {
+    return all_finite(vec4<f32>(m.position, m.linear_momentum.x))
+        && all_finite(m.orientation)
+        && all_finite(vec4<f32>(m.linear_momentum.yz, m.angular_momentum.xy))
+        && all_finite(vec4<f32>(m.angular_momentum.z, 0.0, 0.0, 0.0));
+}
+
 @compute @workgroup_size(workgroup_size)
 fn integrate(@builtin(global_invocation_id) id: vec3<u32>) {
     let index = id.y * params.row_width + id.x;
-    if index >= params.body_count {
+    // After a non-finite state every dispatch is a no-op: the crowd stops within one
+    // dispatch of the fault, and the offending body keeps its last finite state.
+    if index >= params.body_count || atomicLoad(&first_non_finite) != HEALTHY {
         return;
     }
     let stored = states[index];
@@ -191,12 +213,16 @@ fn integrate(@builtin(global_invocation_id) id: vec3<u32>) {
     var low = u32(stored.position.w);
     var high = u32(stored.linear_momentum.w);
     for (var k = 0u; k < params.steps_per_dispatch; k++) {
-        let next = integrate_step(s, c, env, step_time(low, high, params.dt), params.dt);
+        let stepped = integrate_step(s, c, env, step_time(low, high, params.dt), params.dt);
+        var next = stepped;
         if params.plane_count > 0u {
-            s = resolve_contacts(s, next, c, params.dt);
-        } else {
-            s = next;
+            next = resolve_contacts(s, stepped, c, params.dt);
         }
+        if !motion_is_finite(next) {
+            atomicMin(&first_non_finite, params.first_body + index);
+            break;
+        }
+        s = next;
         low += 1u;
         if low == STEPS_PER_OVERFLOW {
             low = 0u;

@@ -58,6 +58,7 @@ impl AtomicFile {
         file.sync_all().map_err(|e| Error::io(&self.target, e))?;
         drop(file);
         std::fs::rename(&self.temp, &self.target).map_err(|e| Error::io(&self.target, e))?;
+        sync_directory(&self.target);
         Ok(())
     }
 }
@@ -69,6 +70,25 @@ impl Drop for AtomicFile {
             let _ = std::fs::remove_file(&self.temp);
         }
     }
+}
+
+/// Makes the rename itself durable: without syncing the directory, a power cut right after
+/// the rename may leave the old name in place. Best effort: not every platform or file
+/// system lets a directory be opened and synced, and the data is already on disk.
+fn sync_directory(target: &Path) {
+    #[cfg(unix)]
+    if let Some(dir) = target.parent() {
+        let dir = if dir.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            dir
+        };
+        if let Ok(handle) = File::open(dir) {
+            let _ = handle.sync_all();
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = target;
 }
 
 /// Writes `contents` with `write` to `target` atomically.

@@ -17,6 +17,16 @@ pub struct BodyState {
     pub angular_momentum: DVec3,
 }
 
+impl BodyState {
+    /// Whether every component is finite (no NaN, no infinity).
+    pub fn is_finite(&self) -> bool {
+        self.position.is_finite()
+            && self.orientation.is_finite()
+            && self.linear_momentum.is_finite()
+            && self.angular_momentum.is_finite()
+    }
+}
+
 impl Default for BodyState {
     /// At rest at the origin with identity orientation.
     fn default() -> Self {

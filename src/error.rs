@@ -33,8 +33,19 @@ pub enum Error {
         /// Adapter name.
         adapter: String,
     },
-    /// The GPU device reported an error (validation, out of memory, lost device, mapping).
+    /// The GPU device reported an error (validation, out of memory, mapping).
     Gpu(String),
+    /// The GPU device was lost (driver reset, GPU removed, device destroyed): nothing more
+    /// can run on it; continue from the last checkpoint on a new device.
+    DeviceLost(String),
+    /// A body's state became NaN or infinite. The body keeps its last finite state (from the
+    /// step before `step`) for inspection; the simulation refuses further steps.
+    NonFinite {
+        /// Index of the first offending body (the lowest index among those caught together).
+        body: usize,
+        /// The clock step whose integration produced the non-finite value.
+        step: u64,
+    },
 }
 
 impl Error {
@@ -70,6 +81,11 @@ impl fmt::Display for Error {
                 "crowd of {bodies} bodies does not fit adapter `{adapter}`: the largest that fits is {largest}"
             ),
             Error::Gpu(message) => write!(f, "GPU error: {message}"),
+            Error::DeviceLost(message) => write!(f, "GPU device lost: {message}"),
+            Error::NonFinite { body, step } => write!(
+                f,
+                "body {body} became non-finite (NaN or infinite) in step {step}; its last finite state is kept"
+            ),
         }
     }
 }

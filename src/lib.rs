@@ -5,6 +5,7 @@ pub mod analytic;
 mod atomic_file;
 pub mod bench;
 mod body;
+mod checkpoint;
 mod compare;
 mod cross_check;
 mod crowd;
@@ -32,6 +33,7 @@ pub mod gpu;
 
 pub use atomic_file::{AtomicFile, write_atomically};
 pub use body::{Body, BodyState, ModelPose};
+pub use checkpoint::{CHECKPOINT_MAGIC, CHECKPOINT_VERSION, Checkpoint, RunPlan};
 pub use compare::Deviation;
 pub use cross_check::{CrossCheck, QUADRATIC_DRAG_WGSL, check_crowd, cross_check, quadratic_drag};
 pub use crowd::{Crowd, MAX_MAGNITUDE};

@@ -175,6 +175,16 @@ impl MassProperties {
         })
     }
 
+    /// The same mass and inertia with the given geometry: how a checkpoint restores
+    /// properties first rebuilt (and revalidated) by [`MassProperties::new`].
+    pub(crate) fn with_geometry(self, shape: Option<Shape>, model_frame: ModelFrame) -> Self {
+        Self {
+            shape,
+            model_frame,
+            ..self
+        }
+    }
+
     /// The pose of the body frame in the model frame; the identity except for meshes.
     pub fn model_frame(&self) -> ModelFrame {
         self.model_frame

@@ -1,6 +1,7 @@
 //! One API over both backends: build from a crowd, `step(n)`, read the bodies back.
 
 use crate::body::Body;
+use crate::checkpoint::Checkpoint;
 use crate::cpu::CpuSimulation;
 use crate::crowd::{Crowd, check_vector};
 use crate::custom_force::ExternalLoad;
@@ -60,12 +61,19 @@ enum Engine {
 #[derive(Debug)]
 pub struct Simulation {
     engine: Engine,
-    dt: f64,
-    start_step: u64,
+    /// The crowd without its bodies (forces, planes, keyframes, integrator, `dt`, the clock's
+    /// first step): what a checkpoint holds besides the bodies.
+    settings: Crowd,
     body_count: usize,
     steps_taken: u64,
     /// Outstanding [`StatesTicket`]s (src/simulation/states_readback.rs).
     readbacks: Readbacks,
+    /// The loads last set, kept for checkpoints.
+    external_loads: Option<Vec<ExternalLoad>>,
+    /// The adapter the GPU backend runs on (empty on the CPU).
+    adapter: String,
+    /// The CPU backends' non-finite body and step, once found.
+    fault: Option<(usize, u64)>,
 }
 
 impl Simulation {
@@ -88,14 +96,76 @@ impl Simulation {
     }
 
     fn with_engine(engine: Engine, crowd: &Crowd) -> Self {
+        let adapter = match &engine {
+            Engine::Gpu(sim) => sim.context().describe(),
+            _ => String::new(),
+        };
         Self {
             engine,
-            dt: crowd.dt,
-            start_step: crowd.start_step,
+            settings: Crowd {
+                bodies: Vec::new(),
+                forces: crowd.forces.clone(),
+                integrator: crowd.integrator,
+                dt: crowd.dt,
+                planes: crowd.planes.clone(),
+                keyframes: crowd.keyframes.clone(),
+                custom_force: crowd.custom_force.clone(),
+                start_step: crowd.start_step,
+            },
             body_count: crowd.bodies.len(),
             steps_taken: 0,
             readbacks: Readbacks::new(),
+            external_loads: None,
+            adapter,
+            fault: None,
         }
+    }
+
+    /// Continues the run `checkpoint` captured, on `backend` (opening the best GPU adapter
+    /// if needed), with its external loads. On the backend and adapter that wrote it, the
+    /// run continues bit for bit as if never interrupted.
+    pub fn resume(checkpoint: &Checkpoint, backend: Backend) -> Result<Self> {
+        let mut sim = Self::new(&checkpoint.crowd, backend)?;
+        sim.restore_loads(checkpoint)?;
+        Ok(sim)
+    }
+
+    /// Continues the run `checkpoint` captured on the GPU of `ctx`.
+    pub fn resume_on_gpu(checkpoint: &Checkpoint, ctx: &GpuContext) -> Result<Self> {
+        let mut sim = Self::gpu(&checkpoint.crowd, ctx)?;
+        sim.restore_loads(checkpoint)?;
+        Ok(sim)
+    }
+
+    fn restore_loads(&mut self, checkpoint: &Checkpoint) -> Result<()> {
+        match &checkpoint.external_loads {
+            Some(loads) => self.set_external_loads(loads),
+            None => Ok(()),
+        }
+    }
+
+    /// Everything needed to continue this run (waits for queued GPU steps and reads the
+    /// states back); write it with [`Checkpoint::write`]. Fails, writing nothing, once a
+    /// state has gone non-finite: a checkpoint only ever holds a healthy crowd.
+    pub fn checkpoint(&mut self) -> Result<Checkpoint> {
+        self.finish()?;
+        let bodies = self.bodies()?;
+        Ok(Checkpoint {
+            crowd: Crowd {
+                bodies,
+                start_step: self.clock_step(),
+                ..self.settings.clone()
+            },
+            backend: self.backend(),
+            adapter: self.adapter.clone(),
+            run: None,
+            external_loads: self.external_loads.clone(),
+        })
+    }
+
+    /// The clock's step: the crowd's `start_step` plus the steps taken.
+    pub fn clock_step(&self) -> u64 {
+        self.settings.start_step + self.steps_taken
     }
 
     /// Integrates `crowd` on the GPU of `ctx` with the default kernel options; fails if it
@@ -129,18 +199,38 @@ impl Simulation {
     }
 
     /// Advances every body by `steps` steps. On the GPU this only queues the work.
+    ///
+    /// A body whose state turns NaN or infinite fails the run with [`Error::NonFinite`]
+    /// naming it and the clock step of its last finite state, which it keeps for
+    /// inspection (through [`Simulation::bodies`]); every later step fails the same way. On
+    /// the GPU the fault surfaces when its submission completes: at a later `step`, or at
+    /// [`Simulation::finish`].
     pub fn step(&mut self, steps: u64) -> Result<()> {
-        match &mut self.engine {
+        if let Some((body, step)) = self.fault {
+            return Err(Error::NonFinite { body, step });
+        }
+        let fault = match &mut self.engine {
             Engine::Reference(sim) => sim.step(steps),
             Engine::FastCpu(sim) => sim.step(steps),
-            Engine::Gpu(sim) => sim.step(steps)?,
-        }
+            Engine::Gpu(sim) => {
+                sim.step(steps)?;
+                None
+            }
+        };
         self.steps_taken += steps;
+        if let Some((body, step)) = fault {
+            self.fault = Some((body, step));
+            return Err(Error::NonFinite { body, step });
+        }
         Ok(())
     }
 
     /// Waits until all queued steps are done (a no-op on the CPU backends); use before timing.
+    /// Fails with [`Error::NonFinite`] once a state has gone non-finite.
     pub fn finish(&mut self) -> Result<()> {
+        if let Some((body, step)) = self.fault {
+            return Err(Error::NonFinite { body, step });
+        }
         match &mut self.engine {
             Engine::Reference(_) | Engine::FastCpu(_) => Ok(()),
             Engine::Gpu(sim) => sim.finish(),
@@ -156,6 +246,14 @@ impl Simulation {
         }
     }
 
+    /// The GPU context the simulation runs on (`None` on the CPU backends).
+    pub fn gpu_context(&self) -> Option<&GpuContext> {
+        match &self.engine {
+            Engine::Gpu(sim) => Some(sim.context()),
+            _ => None,
+        }
+    }
+
     /// Steps taken so far.
     pub fn steps_taken(&self) -> u64 {
         self.steps_taken
@@ -163,7 +261,7 @@ impl Simulation {
 
     /// Simulated time: `(start_step + steps_taken) * dt`, where `start_step` is the crowd's.
     pub fn time(&self) -> f64 {
-        (self.start_step + self.steps_taken) as f64 * self.dt
+        self.clock_step() as f64 * self.settings.dt
     }
 
     /// Sets the world-frame force and torque (about the centre of mass) held on each body
@@ -193,6 +291,7 @@ impl Simulation {
             Engine::FastCpu(sim) => sim.set_external_loads(loads),
             Engine::Gpu(sim) => sim.set_external_loads(loads)?,
         }
+        self.external_loads = Some(loads.to_vec());
         Ok(())
     }
 }

@@ -8,6 +8,7 @@ mod info;
 mod integrators;
 mod progress;
 mod recording;
+mod resume;
 mod run;
 
 use std::process::ExitCode;
@@ -27,6 +28,8 @@ pub struct Cli {
 enum Command {
     /// Run a scene file and write the final states as CSV.
     Run(run::RunArgs),
+    /// Finish a run from its last checkpoint (`run --checkpoint`).
+    Resume(resume::ResumeArgs),
     /// Run a seeded crowd on both backends and report their largest deviations.
     Check(check::CheckArgs),
     /// The main job: a large tumbling crowd on the best GPU adapter and on the CPU.
@@ -43,6 +46,7 @@ enum Command {
 pub fn execute(cli: Cli) -> Result<ExitCode> {
     match cli.command {
         Command::Run(args) => run::run(args),
+        Command::Resume(args) => resume::resume(args),
         Command::Check(args) => check::check(args),
         Command::Demo(args) => demo::demo(args),
         Command::Bench(args) => bench::bench(args),

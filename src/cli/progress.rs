@@ -63,11 +63,13 @@ const BATCH_TARGET: Duration = Duration::from_millis(200);
 /// checks that batching changes nothing on every backend).
 const BATCH_QUANTUM: u64 = 64;
 
-/// Steps `sim` by `steps`, in batches when the bar is shown so it can move.
+/// Steps `sim` by `steps`, in batches when the bar is shown so it can move; `base` steps
+/// were taken before.
 pub(crate) fn step_with_progress(
     sim: &mut Simulation,
     steps: u64,
     progress: &Progress,
+    base: u64,
 ) -> Result<()> {
     if !progress.is_shown() {
         return sim.step(steps);
@@ -79,7 +81,7 @@ pub(crate) fn step_with_progress(
         let start = Instant::now();
         sim.step(this)?;
         done += this;
-        progress.set(done);
+        progress.set(base + done);
         if start.elapsed() < BATCH_TARGET / 2 {
             batch = (batch * 2).min(1 << 24);
         }

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use rigid_crowd::record::{TrajectoryFormat, TrajectoryWriter, frame_count, record_run};
+use rigid_crowd::record::{Recorder, TrajectoryFormat, TrajectoryWriter, frame_count};
 use rigid_crowd::{Error, Result, Simulation};
 
 use super::progress::{Progress, step_with_progress};
@@ -25,9 +25,11 @@ pub struct RecordArgs {
 
 /// The run's recording, if any, and its progress bar.
 pub struct Recording {
-    writer: Option<TrajectoryWriter>,
-    every: u64,
+    writer: Option<(TrajectoryWriter, u64)>,
+    recorder: Option<Recorder>,
     progress: Progress,
+    /// Steps taken so far through [`Recording::advance`].
+    done: u64,
 }
 
 impl Recording {
@@ -43,51 +45,69 @@ impl Recording {
         let writer = match &args.record {
             Some(path) => {
                 TrajectoryFormat::from_path(path).map_err(|m| Error::invalid("--record", m))?;
-                Some(TrajectoryWriter::create(
-                    path,
-                    bodies,
-                    frame_count(steps, every),
-                )?)
+                let writer = TrajectoryWriter::create(path, bodies, frame_count(steps, every))?;
+                Some((writer, every))
             }
             None => None,
         };
         Ok(Self {
             writer,
-            every,
+            recorder: None,
             progress: Progress::new(steps, bodies, args.quiet),
+            done: 0,
         })
     }
 
-    /// Takes `steps` steps, writing the frames and moving the bar as it goes.
-    pub fn advance(&mut self, sim: &mut Simulation, steps: u64) -> Result<()> {
-        let progress = &self.progress;
-        let result = match &mut self.writer {
-            Some(writer) => record_run(
-                sim,
-                steps,
-                self.every,
-                |step, time, bodies| writer.write_frame(step, time, bodies),
-                |done| progress.set(done),
-            ),
-            None => step_with_progress(sim, steps, progress),
-        };
-        progress.finish();
-        result
+    /// Neither a recording nor a bar.
+    pub fn none() -> Self {
+        Self {
+            writer: None,
+            recorder: None,
+            progress: Progress::new(0, 0, true),
+            done: 0,
+        }
     }
 
-    /// Renames the trajectory into place; returns a note for the summary line.
-    pub fn commit(self) -> Result<String> {
-        match self.writer {
-            Some(writer) => {
-                let note = format!(
-                    " and {} frames to {}",
-                    writer.frames_written(),
-                    writer.target().display()
-                );
-                writer.finish()?;
-                Ok(note)
+    /// Takes `steps` more steps, writing the frames due and moving the bar.
+    pub fn advance(&mut self, sim: &mut Simulation, steps: u64) -> Result<()> {
+        let (progress, base) = (&self.progress, self.done);
+        match &mut self.writer {
+            Some((writer, every)) => {
+                let recorder = match &mut self.recorder {
+                    Some(recorder) => recorder,
+                    None => self.recorder.insert(Recorder::start(sim, *every)?),
+                };
+                recorder.advance(
+                    sim,
+                    steps,
+                    |step, time, bodies| writer.write_frame(step, time, bodies),
+                    |done| progress.set(base + done),
+                )?;
             }
-            None => Ok(String::new()),
+            None => step_with_progress(sim, steps, progress, base)?,
         }
+        self.done += steps;
+        Ok(())
+    }
+
+    /// Writes the last frame, renames the trajectory into place and removes the bar;
+    /// returns a note for the summary line.
+    pub fn commit(mut self, sim: &mut Simulation) -> Result<String> {
+        self.progress.finish();
+        let Some((mut writer, _)) = self.writer.take() else {
+            return Ok(String::new());
+        };
+        if let Some(recorder) = self.recorder.take() {
+            recorder.finish(sim, |step, time, bodies| {
+                writer.write_frame(step, time, bodies)
+            })?;
+        }
+        let note = format!(
+            " and {} frames to {}",
+            writer.frames_written(),
+            writer.target().display()
+        );
+        writer.finish()?;
+        Ok(note)
     }
 }

@@ -1,13 +1,13 @@
-//! `rigid-crowd run SCENE.json --out FINAL.csv`.
+//! `rigid-crowd run SCENE.json --out FINAL.csv [--checkpoint FILE --checkpoint-every K]`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::Args;
 use rigid_crowd::{
-    AtomicFile, Backend, Error, Integrator, Result, Scene, Simulation, gpu::GpuContext,
-    write_states_csv,
+    AtomicFile, Backend, Checkpoint, Crowd, Error, Integrator, Result, RunPlan, Scene, Simulation,
+    gpu::GpuContext, write_states_csv,
 };
 
 #[derive(Args, Debug)]
@@ -31,6 +31,13 @@ pub struct RunArgs {
     /// Override the scene's integrator (`euler`, `symplectic_euler`, `rk4` or `lie_rk4`).
     #[arg(long)]
     integrator: Option<String>,
+    /// Write a checkpoint here every `--checkpoint-every` steps (atomically: a crash
+    /// mid-write leaves the previous one intact); continue with `rigid-crowd resume FILE`.
+    #[arg(long)]
+    checkpoint: Option<PathBuf>,
+    /// Steps between checkpoints (default: a tenth of the run).
+    #[arg(long)]
+    checkpoint_every: Option<u64>,
     #[command(flatten)]
     recording: super::recording::RecordArgs,
 }
@@ -62,42 +69,134 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
             .map_err(|m| Error::invalid("--integrator", m))?;
     }
     let steps = args.steps.unwrap_or(scene.steps);
+    let checkpoint_every = match (&args.checkpoint, args.checkpoint_every) {
+        (None, Some(_)) => {
+            return Err(Error::invalid(
+                "--checkpoint-every",
+                "needs --checkpoint FILE to say where checkpoints go",
+            ));
+        }
+        (_, Some(0)) => return Err(Error::invalid("--checkpoint-every", "must be at least 1")),
+        (Some(_), None) => steps.div_ceil(10).max(1),
+        (None, None) => 0,
+        (_, Some(every)) => every,
+    };
+    let plan = RunPlan {
+        end_step: scene.crowd.start_step + steps,
+        out: args.out,
+        checkpoint_every,
+    };
+    let recording =
+        super::recording::Recording::prepare(&args.recording, scene.crowd.bodies.len(), steps)?;
+    drive(
+        &scene.crowd,
+        None,
+        backend,
+        &plan,
+        args.checkpoint.as_deref(),
+        recording,
+    )
+}
 
+/// Opens `backend` on `crowd` (restoring a checkpoint's loads if resuming), runs to
+/// `plan.end_step` writing checkpoints on the way, then writes the final states.
+pub(crate) fn drive(
+    crowd: &Crowd,
+    resumed: Option<&Checkpoint>,
+    backend: Backend,
+    plan: &RunPlan,
+    checkpoint_path: Option<&Path>,
+    mut recording: super::recording::Recording,
+) -> Result<ExitCode> {
     // Claim the output first: an unwritable path fails before any work is done, and the
     // existing file is only replaced once the new one is complete.
-    let mut out = AtomicFile::create(&args.out)?;
-    let mut recording =
-        super::recording::Recording::prepare(&args.recording, scene.crowd.bodies.len(), steps)?;
+    let mut out = AtomicFile::create(&plan.out)?;
     let (mut sim, adapter) = match backend {
         Backend::Reference => (
-            Simulation::reference(&scene.crowd)?,
+            Simulation::reference(crowd)?,
             "the f64 CPU reference".to_string(),
         ),
         Backend::FastCpu => (
-            Simulation::fast_cpu(&scene.crowd)?,
+            Simulation::fast_cpu(crowd)?,
             format!("the f32 CPU path, {} threads", rayon::current_num_threads()),
         ),
         Backend::Gpu => {
             let ctx = GpuContext::new()?;
-            (Simulation::gpu(&scene.crowd, &ctx)?, ctx.describe())
+            (Simulation::gpu(crowd, &ctx)?, ctx.describe())
         }
     };
+    if let Some(loads) = resumed.and_then(|c| c.external_loads.as_ref()) {
+        sim.set_external_loads(loads)?;
+    }
+    let fault = injected_device_loss()?;
+    let start_step = sim.clock_step();
+    let steps = plan.end_step.saturating_sub(start_step);
+    let mut last_checkpoint: Option<u64> = None;
     let start = Instant::now();
-    recording.advance(&mut sim, steps)?;
-    sim.finish()?;
+    let outcome = (|| -> Result<()> {
+        while sim.clock_step() < plan.end_step {
+            let left = plan.end_step - sim.clock_step();
+            let chunk = match plan.checkpoint_every {
+                0 => left,
+                every => left.min(every),
+            };
+            recording.advance(&mut sim, chunk)?;
+            if let (Some(at), Some(ctx)) = (fault, sim.gpu_context()) {
+                if sim.clock_step() >= at {
+                    ctx.destroy_device();
+                }
+            }
+            if let Some(path) = checkpoint_path {
+                let mut checkpoint = sim.checkpoint()?;
+                checkpoint.run = Some(plan.clone());
+                checkpoint.write(path)?;
+                last_checkpoint = Some(sim.clock_step());
+            }
+        }
+        sim.finish()
+    })();
+    if let Err(e) = outcome {
+        // One line that says what failed and where the work is.
+        match (checkpoint_path, last_checkpoint) {
+            (Some(path), Some(step)) => eprintln!(
+                "error: {e}; the last checkpoint is {} (step {step}): continue with `rigid-crowd resume {}`",
+                path.display(),
+                path.display()
+            ),
+            (Some(path), None) => eprintln!(
+                "error: {e}; no checkpoint was written yet ({} is unchanged)",
+                path.display()
+            ),
+            (None, _) => eprintln!("error: {e}"),
+        }
+        return Ok(ExitCode::FAILURE);
+    }
     let elapsed = start.elapsed().as_secs_f64();
     let bodies = sim.bodies()?;
-    write_states_csv(out.writer(), &bodies).map_err(|e| Error::io(&args.out, e))?;
+    write_states_csv(out.writer(), &bodies).map_err(|e| Error::io(&plan.out, e))?;
     out.commit()?;
-    let recorded = recording.commit()?;
+    let recorded = recording.commit(&mut sim)?;
     let body_steps = bodies.len() as f64 * steps as f64;
     eprintln!(
         "{} bodies x {steps} steps ({}, dt = {} s) on {adapter}: {elapsed:.3} s, {}body-steps/s; wrote {}{recorded}",
         bodies.len(),
-        scene.crowd.integrator,
-        scene.crowd.dt,
+        crowd.integrator,
+        crowd.dt,
         super::rate(body_steps / elapsed.max(1e-9)),
-        args.out.display()
+        plan.out.display()
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// `RIGID_CROWD_INJECT_DEVICE_LOSS_AT=STEP`: destroy the GPU device once the clock passes
+/// STEP, as a driver reset would. For the fault-injection tests.
+fn injected_device_loss() -> Result<Option<u64>> {
+    const VAR: &str = "RIGID_CROWD_INJECT_DEVICE_LOSS_AT";
+    match std::env::var(VAR) {
+        Err(_) => Ok(None),
+        Ok(text) => text
+            .parse()
+            .map(Some)
+            .map_err(|_| Error::invalid(VAR, format!("must be a step count (got `{text}`)"))),
+    }
 }

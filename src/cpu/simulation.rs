@@ -51,16 +51,20 @@ impl CpuSimulation {
 
     /// Advances every body by `steps` steps. Bodies are independent, so each runs all its
     /// steps before the next body starts (one body's state stays in cache).
-    pub fn step(&mut self, steps: u64) {
+    ///
+    /// A body whose state would turn NaN or infinite stops at its last finite state; the
+    /// lowest such body and the clock step of its last finite state are returned.
+    pub fn step(&mut self, steps: u64) -> Option<(usize, u64)> {
         let table = &self.table;
         let (integrator, dt, first_step) = (self.integrator, self.dt, self.step);
         let (keyframes, custom_force) = (&self.keyframes[..], self.custom_force.as_ref());
         let planes = &self.planes[..];
-        self.bodies
+        let fault = self
+            .bodies
             .par_iter_mut()
             .zip(&self.loads)
             .enumerate()
-            .for_each(|(i, (body, &load))| {
+            .filter_map(|(i, (body, &load))| {
                 let forces: Vec<&ForceKind> = table.acting_on(i).collect();
                 let env = ForceEnv {
                     body: i,
@@ -74,14 +78,22 @@ impl CpuSimulation {
                     // A product, not a running sum: the clock does not drift over long runs.
                     let t = step as f64 * dt;
                     let start = state;
-                    state = integrate(integrator, &start, &body.mass, &forces, &env, t, dt);
+                    let mut next = integrate(integrator, &start, &body.mass, &forces, &env, t, dt);
                     if let Some(shape) = &shape {
-                        resolve_contacts(&start, &mut state, &body.mass, shape, planes, dt);
+                        resolve_contacts(&start, &mut next, &body.mass, shape, planes, dt);
                     }
+                    if !next.is_finite() {
+                        body.state = start;
+                        return Some((i, step));
+                    }
+                    state = next;
                 }
                 body.state = state;
-            });
+                None
+            })
+            .min();
         self.step += steps;
+        fault
     }
 
     /// Replaces the external loads (one per body, already validated).

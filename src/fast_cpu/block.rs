@@ -232,6 +232,21 @@ pub(crate) fn pack_block(
 }
 
 impl StateBlock {
+    /// The first lane holding a NaN or an infinity. `x * 0` is 0 for a finite `x` and NaN
+    /// otherwise, so one running sum per lane checks all thirteen components.
+    #[inline(always)]
+    pub fn first_non_finite_lane(&self) -> Option<usize> {
+        let (p, q) = (&self.position, &self.orientation);
+        let (m, l) = (&self.linear_momentum, &self.angular_momentum);
+        let components = [
+            p.x, p.y, p.z, q.w, q.x, q.y, q.z, m.x, m.y, m.z, l.x, l.y, l.z,
+        ];
+        let sum = components
+            .into_iter()
+            .fold(Lanes::splat(0.0), |sum, v| sum + v * 0.0);
+        sum.0.iter().position(|&x| x != 0.0)
+    }
+
     /// The f64 state of lane `lane` (exact widening).
     pub fn state(&self, lane: usize) -> BodyState {
         let v = |a: &Vec3Lanes| {

@@ -34,9 +34,10 @@ struct BlockRun<'a> {
 
 impl BlockRun<'_> {
     /// The lane code, written once and inlined into each SIMD clone below; `derivative` is
-    /// the same clone's derivative.
+    /// the same clone's derivative. A step that leaves any lane non-finite is not taken:
+    /// the block stops at its last finite state, and the lane and step are returned.
     #[inline(always)]
-    fn run(&self, state: &StateBlock, derivative: DerivativeFn) -> StateBlock {
+    fn run(&self, state: &StateBlock, derivative: DerivativeFn) -> BlockOutcome {
         let mut s = *state;
         for step in self.first_step..self.first_step + self.steps {
             let t = step_time(step, self.dt);
@@ -52,21 +53,28 @@ impl BlockRun<'_> {
             if let Some((block, planes)) = self.contacts {
                 resolve_contacts(&s, &mut next, block, planes, self.dt as f64);
             }
+            if let Some(lane) = next.first_non_finite_lane() {
+                return (s, Some((lane, step)));
+            }
             s = next;
         }
-        s
+        (s, None)
     }
 }
 
+/// A block's state after a run, and the lane and clock step of a non-finite state if the
+/// run stopped at one.
+type BlockOutcome = (StateBlock, Option<(usize, u64)>);
+
 /// A clone of [`BlockRun::run`] compiled for one instruction set.
-type BlockClone = fn(&BlockRun, &StateBlock) -> StateBlock;
+type BlockClone = fn(&BlockRun, &StateBlock) -> BlockOutcome;
 
 #[inline(never)]
 fn derivative_baseline(s: &StateBlock, c: &ConstantBlock, f: &BlockForces, t: f32) -> Derivative {
     derivative(s, c, f, t)
 }
 
-fn run_baseline(run: &BlockRun, state: &StateBlock) -> StateBlock {
+fn run_baseline(run: &BlockRun, state: &StateBlock) -> BlockOutcome {
     run.run(state, derivative_baseline)
 }
 
@@ -81,7 +89,7 @@ fn derivative_avx2(s: &StateBlock, c: &ConstantBlock, f: &BlockForces, t: f32) -
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-fn run_avx2(run: &BlockRun, state: &StateBlock) -> StateBlock {
+fn run_avx2(run: &BlockRun, state: &StateBlock) -> BlockOutcome {
     // The closure inherits this function's AVX2, so the call needs no `unsafe`.
     run.run(state, |s, c, f, t| derivative_avx2(s, c, f, t))
 }
@@ -174,19 +182,23 @@ impl FastCpuSimulation {
 
     /// Advances every body by `steps` steps on the current rayon pool. Each block runs all
     /// its steps before the next starts, so its state stays in registers and L1.
-    pub fn step(&mut self, steps: u64) {
+    ///
+    /// A block whose state would turn NaN or infinite stops at its last finite state; the
+    /// lowest such body and the clock step of its last finite state are returned.
+    pub fn step(&mut self, steps: u64) -> Option<(usize, u64)> {
         let (global, own) = (&self.global[..], &self.own[..]);
         let (contacts, planes) = (&self.contacts[..], &self.planes[..]);
         let (keyframes, custom_force) = (&self.keyframes[..], self.custom_force.as_ref());
         let (integrator, dt, first_step) = (self.integrator, self.dt, self.step);
         let clone = widest_clone();
-        self.states
+        let fault = self
+            .states
             .par_iter_mut()
             .zip(&self.constants)
             .zip(&self.loads)
             .enumerate()
             .with_min_len(BLOCKS_PER_TASK)
-            .for_each(|(block, ((state, constants), load))| {
+            .filter_map(|(block, ((state, constants), load))| {
                 let (first, count) = constants.own_forces;
                 let run = BlockRun {
                     integrator,
@@ -203,9 +215,13 @@ impl FastCpuSimulation {
                     steps,
                     contacts: contacts.get(block).map(|c| (c, planes)),
                 };
-                *state = clone(&run, state);
-            });
+                let (end, fault) = clone(&run, state);
+                *state = end;
+                fault.map(|(lane, step)| (constants.bodies[lane] as usize, step))
+            })
+            .min();
         self.step += steps;
+        fault
     }
 
     /// The bodies in their current state, widened to f64.

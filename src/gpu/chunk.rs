@@ -42,6 +42,7 @@ struct BoundBuffers {
     forces: wgpu::Buffer,
     keyframes: wgpu::Buffer,
     planes: wgpu::Buffer,
+    first_non_finite: wgpu::Buffer,
 }
 
 /// Launch geometry and binding size shared by every chunk.
@@ -52,13 +53,15 @@ pub(crate) struct ChunkLayout {
     pub steps_per_dispatch: u32,
 }
 
-/// What every chunk binds alike: the crowd's keyframes, uploaded once.
+/// What every chunk binds alike: the crowd's keyframes, uploaded once, and the health flag.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct SharedInputs<'a> {
     /// Every keyframe table, flattened (never empty).
     pub keyframes: &'a wgpu::Buffer,
     /// `(first, count)` of each keyframe table in `keyframes`.
     pub spans: &'a [(u32, u32)],
+    /// The kernel's `first_non_finite` (one `u32`).
+    pub first_non_finite: &'a wgpu::Buffer,
 }
 
 impl BufferChunk {
@@ -153,6 +156,7 @@ impl BufferChunk {
             forces,
             keyframes: shared.keyframes.clone(),
             planes,
+            first_non_finite: shared.first_non_finite.clone(),
         };
         let (fused, single) = bound.bind_groups(device, &states, &loads);
         Ok(Self {
@@ -203,6 +207,7 @@ impl BoundBuffers {
                     entry(4, &self.keyframes),
                     entry(5, loads),
                     entry(6, &self.planes),
+                    entry(7, &self.first_non_finite),
                 ],
             })
         };

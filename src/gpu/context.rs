@@ -17,6 +17,8 @@ pub struct GpuContext {
     limits: wgpu::Limits,
     /// The first error nobody captured in a scope; reported by the next checked operation.
     uncaptured: Arc<Mutex<Option<String>>>,
+    /// Why the device was lost, once it is.
+    lost: Arc<Mutex<Option<String>>>,
 }
 
 /// What `rigid-crowd info` prints about one adapter.
@@ -123,12 +125,22 @@ impl GpuContext {
             let mut slot = sink.lock().unwrap_or_else(|p| p.into_inner());
             slot.get_or_insert_with(|| one_line(&e.to_string()));
         }));
+        let lost = Arc::new(Mutex::new(None));
+        let lost_sink = Arc::clone(&lost);
+        device.set_device_lost_callback(move |reason, message| {
+            let mut slot = lost_sink.lock().unwrap_or_else(|p| p.into_inner());
+            slot.get_or_insert_with(|| match message.trim() {
+                "" => format!("{reason:?}"),
+                text => one_line(&format!("{text} ({reason:?})")),
+            });
+        });
         Ok(Self {
             device,
             queue,
             info,
             limits,
             uncaptured,
+            lost,
         })
     }
 
@@ -180,8 +192,27 @@ impl GpuContext {
         ctx
     }
 
-    /// Reports (and clears) an error that escaped every error scope.
+    /// Destroys the device, as a driver reset or a removed GPU would: every later operation on
+    /// this context fails with [`Error::DeviceLost`]. For fault-injection tests.
+    #[doc(hidden)]
+    pub fn destroy_device(&self) {
+        self.device.destroy();
+        // The lost callback runs on the next poll; run it now so every later call sees it.
+        let _ = self.device.poll(wgpu::PollType::Poll);
+    }
+
+    /// [`Error::DeviceLost`] once the device is gone.
+    pub(crate) fn check_lost(&self) -> Result<()> {
+        let slot = self.lost.lock().unwrap_or_else(|p| p.into_inner());
+        match slot.as_ref() {
+            Some(message) => Err(Error::DeviceLost(message.clone())),
+            None => Ok(()),
+        }
+    }
+
+    /// Reports a lost device, or (and clears) an error that escaped every error scope.
     pub(crate) fn take_uncaptured(&self) -> Result<()> {
+        self.check_lost()?;
         let mut slot = self.uncaptured.lock().unwrap_or_else(|p| p.into_inner());
         match slot.take() {
             Some(message) => Err(Error::Gpu(message)),

@@ -1,6 +1,8 @@
 //! The GPU backend's simulation: uploads a crowd once, then encodes many integration
 //! dispatches per submission and reads back only when asked. Twin of src/cpu/simulation.rs.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::body::Body;
@@ -16,7 +18,7 @@ use crate::gpu::context::{GpuContext, one_line};
 use crate::gpu::layout::{BodyStateGpu, ExternalLoadGpu, keyframes_gpu};
 use crate::gpu::options::GpuOptions;
 use crate::gpu::pipeline::integrate_pipeline;
-use crate::gpu::readback::read_buffer;
+use crate::gpu::readback::{read_buffer, read_buffer_at};
 use crate::gpu::timing::PassTimer;
 use crate::mass::MassProperties;
 
@@ -35,10 +37,30 @@ pub struct GpuSimulation {
     pipeline: wgpu::ComputePipeline,
     chunks: Vec<BufferChunk>,
     masses: Vec<MassProperties>,
-    in_flight: Option<wgpu::SubmissionIndex>,
+    in_flight: Option<InFlight>,
+    /// The kernel's `first_non_finite` flag (one `u32`, `HEALTHY` until a state goes bad).
+    first_non_finite: wgpu::Buffer,
+    /// Where each submission copies the flag: one per submission in flight, so reading one
+    /// never waits for the other.
+    flag_staging: [wgpu::Buffer; 2],
+    next_staging: usize,
+    /// The body and step of the non-finite state found, once one is: every later step
+    /// fails with it.
+    fault: Option<(usize, u64)>,
     /// Outstanding non-blocking state requests (src/gpu/async_readback.rs).
     pub(super) readback: AsyncReadback,
 }
+
+/// A submitted command buffer and the staging buffer its copy of the flag lands in.
+#[derive(Debug)]
+struct InFlight {
+    index: wgpu::SubmissionIndex,
+    staging: usize,
+    mapped: Arc<AtomicBool>,
+}
+
+/// `first_non_finite` while every state is finite (twin of `HEALTHY` in integrate.wgsl).
+const HEALTHY: u32 = u32::MAX;
 
 /// How long a run of steps took.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -55,6 +77,7 @@ impl GpuSimulation {
     pub fn new(ctx: &GpuContext, crowd: &Crowd, options: GpuOptions) -> Result<Self> {
         crowd.validate()?;
         options.validate(ctx.limits())?;
+        ctx.check_lost()?;
         let table = ForceTable::new(crowd);
         let device = &ctx.device;
         let validation = device.push_error_scope(wgpu::ErrorFilter::Validation);
@@ -66,9 +89,24 @@ impl GpuSimulation {
             contents: bytemuck::cast_slice(&keyframes),
             usage: wgpu::BufferUsages::STORAGE,
         });
+        let first_non_finite = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some("first non-finite body"),
+            contents: bytemuck::bytes_of(&HEALTHY),
+            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
+        });
+        let staging = || {
+            device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("first non-finite body, read back"),
+                size: size_of::<u32>() as u64,
+                usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            })
+        };
+        let flag_staging = [staging(), staging()];
         let shared = SharedInputs {
             keyframes: &keyframes,
             spans: &spans,
+            first_non_finite: &first_non_finite,
         };
 
         let layout = ChunkLayout {
@@ -109,12 +147,18 @@ impl GpuSimulation {
             masses: crowd.bodies.iter().map(|b| b.mass).collect(),
             in_flight: None,
             readback: AsyncReadback::default(),
+            first_non_finite,
+            flag_staging,
+            next_staging: 0,
+            fault: None,
         })
     }
 
     /// Advances every body by `steps` steps. Returns once the work is queued; at most two
     /// submissions are in flight at a time. Nothing is read back.
     pub fn step(&mut self, steps: u64) -> Result<()> {
+        self.ctx.check_lost()?;
+        self.check_fault()?;
         self.encode_steps(&self.plan(steps), None)?;
         self.ctx.take_uncaptured()
     }
@@ -138,13 +182,60 @@ impl GpuSimulation {
 
     /// Blocks until every queued step has finished on the device.
     pub fn finish(&mut self) -> Result<()> {
-        let last = self.in_flight.take();
-        self.wait_for(last)?;
+        self.ctx.check_lost()?;
+        self.check_fault()?;
+        if let Some(last) = self.in_flight.take() {
+            self.complete(last)?;
+        }
         self.ctx.take_uncaptured()
+    }
+
+    /// The non-finite state found earlier, if any.
+    fn check_fault(&self) -> Result<()> {
+        match self.fault {
+            Some((body, step)) => Err(Error::NonFinite { body, step }),
+            None => Ok(()),
+        }
+    }
+
+    /// Waits for a submission, then reads the flag it copied out: an error naming the body
+    /// and step if a state went non-finite.
+    fn complete(&mut self, submission: InFlight) -> Result<()> {
+        self.wait_for(Some(submission.index))?;
+        let staging = &self.flag_staging[submission.staging];
+        if !submission.mapped.load(Ordering::Acquire) {
+            // The map callback runs in a poll; the wait above normally ran it already.
+            self.ctx
+                .device
+                .poll(wgpu::PollType::wait_indefinitely())
+                .map_err(|e| Error::Gpu(one_line(&format!("waiting for the flag: {e}"))))?;
+        }
+        let flag = {
+            let view = staging
+                .slice(..)
+                .get_mapped_range()
+                .map_err(|e| Error::Gpu(one_line(&format!("reading the flag: {e}"))))?;
+            u32::from_le_bytes(view[..4].try_into().expect("4 bytes"))
+        };
+        staging.unmap();
+        if flag == HEALTHY {
+            return Ok(());
+        }
+        let body = flag as usize;
+        let chunk = self
+            .chunks
+            .iter()
+            .find(|c| c.bodies.contains(&body))
+            .ok_or_else(|| Error::Gpu(format!("the kernel flagged body {body}, past the crowd")))?;
+        let state: Vec<BodyStateGpu> =
+            read_buffer_at(&self.ctx, &chunk.states, body - chunk.bodies.start, 1)?;
+        self.fault = Some((body, state[0].step()));
+        self.check_fault()
     }
 
     /// Reads the states back (waiting for queued steps) and pairs them with the constants.
     pub fn bodies(&self) -> Result<Vec<Body>> {
+        self.ctx.check_lost()?;
         let mut bodies = Vec::with_capacity(self.masses.len());
         for chunk in &self.chunks {
             let states: Vec<BodyStateGpu> =
@@ -162,17 +253,20 @@ impl GpuSimulation {
     /// Queues a copy of the states as the steps queued so far leave them and returns its
     /// id; integration can be queued behind it at once (see src/gpu/async_readback.rs).
     pub(crate) fn request_states(&mut self) -> Result<u64> {
+        self.ctx.check_lost()?;
         self.readback.request(&self.ctx, &self.chunks)
     }
 
     /// The bodies of request `id` once its copy has landed; `None` while it has not.
     pub(crate) fn try_states(&mut self, id: u64) -> Result<Option<Vec<Body>>> {
+        self.ctx.check_lost()?;
         let states = self.readback.try_take(&self.ctx, id)?;
         Ok(states.map(|s| self.with_masses(s)))
     }
 
     /// The bodies of request `id`, waiting for its copy.
     pub(crate) fn wait_states(&mut self, id: u64) -> Result<Vec<Body>> {
+        self.ctx.check_lost()?;
         let states = self.readback.wait(&self.ctx, id)?;
         Ok(self.with_masses(states))
     }
@@ -191,6 +285,7 @@ impl GpuSimulation {
     /// Writes the external loads (one per body, already validated) into each chunk's loads
     /// buffer; the next dispatch reads them. The states are not touched.
     pub(crate) fn set_external_loads(&mut self, loads: &[ExternalLoad]) -> Result<()> {
+        self.ctx.check_lost()?;
         for chunk in &mut self.chunks {
             chunk.ensure_loads_buffer(&self.ctx.device);
             let records: Vec<ExternalLoadGpu> = loads[chunk.bodies.clone()]
@@ -261,9 +356,31 @@ impl GpuSimulation {
             if let Some(timer) = timer.as_deref_mut() {
                 timer.resolve(&mut encoder, index as u32);
             }
+            // Four bytes per submission: the health flag, read when the submission is done.
+            let staging = self.next_staging;
+            self.next_staging = 1 - staging;
+            encoder.copy_buffer_to_buffer(
+                &self.first_non_finite,
+                0,
+                &self.flag_staging[staging],
+                0,
+                size_of::<u32>() as u64,
+            );
             let submitted = self.ctx.queue.submit([encoder.finish()]);
-            if let Some(previous) = self.in_flight.replace(submitted) {
-                self.wait_for(Some(previous))?;
+            let mapped = Arc::new(AtomicBool::new(false));
+            let on_mapped = Arc::clone(&mapped);
+            self.flag_staging[staging]
+                .slice(..)
+                .map_async(wgpu::MapMode::Read, move |result| {
+                    on_mapped.store(result.is_ok(), Ordering::Release);
+                });
+            let current = InFlight {
+                index: submitted,
+                staging,
+                mapped,
+            };
+            if let Some(previous) = self.in_flight.replace(current) {
+                self.complete(previous)?;
             }
         }
         Ok(())
@@ -280,7 +397,11 @@ impl GpuSimulation {
                 timeout: None,
             })
             .map(|_| ())
-            .map_err(|e| Error::Gpu(one_line(&format!("waiting for the device: {e}"))))
+            .map_err(|e| {
+                self.ctx.check_lost().err().unwrap_or_else(|| {
+                    Error::Gpu(one_line(&format!("waiting for the device: {e}")))
+                })
+            })
     }
 }
 

@@ -185,8 +185,7 @@ impl BodyStateGpu {
         }
     }
 
-    /// The step count the record's clock shows.
-    #[cfg(test)]
+    /// The clock step the record's state is at (the count kept in the `.w` lanes).
     pub fn step(&self) -> u64 {
         self.position[3] as u64 + self.linear_momentum[3] as u64 * STEPS_PER_OVERFLOW
     }

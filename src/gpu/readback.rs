@@ -11,6 +11,17 @@ pub(crate) fn read_buffer<T: Pod>(
     buffer: &wgpu::Buffer,
     count: usize,
 ) -> Result<Vec<T>> {
+    read_buffer_at(ctx, buffer, 0, count)
+}
+
+/// Reads `count` elements of `buffer` from element `first` on (`size_of::<T>()` must be a
+/// multiple of 4), waiting for the GPU.
+pub(crate) fn read_buffer_at<T: Pod>(
+    ctx: &GpuContext,
+    buffer: &wgpu::Buffer,
+    first: usize,
+    count: usize,
+) -> Result<Vec<T>> {
     let size = (count * size_of::<T>()) as u64;
     if size == 0 {
         return Ok(Vec::new());
@@ -26,7 +37,7 @@ pub(crate) fn read_buffer<T: Pod>(
         .create_command_encoder(&wgpu::CommandEncoderDescriptor {
             label: Some("readback"),
         });
-    encoder.copy_buffer_to_buffer(buffer, 0, &staging, 0, size);
+    encoder.copy_buffer_to_buffer(buffer, (first * size_of::<T>()) as u64, &staging, 0, size);
     ctx.queue.submit([encoder.finish()]);
 
     let slice = staging.slice(..);
@@ -34,17 +45,15 @@ pub(crate) fn read_buffer<T: Pod>(
     slice.map_async(wgpu::MapMode::Read, move |result| {
         sender.send(result).ok();
     });
+    // A lost device fails the wait or the mapping; say that, not the symptom.
+    let failed = |message: String| ctx.check_lost().err().unwrap_or(Error::Gpu(message));
     ctx.device
         .poll(wgpu::PollType::wait_indefinitely())
-        .map_err(|e| Error::Gpu(one_line(&format!("waiting for readback: {e}"))))?;
+        .map_err(|e| failed(one_line(&format!("waiting for readback: {e}"))))?;
     match pollster::block_on(receiver.receive()) {
         Some(Ok(())) => {}
-        Some(Err(e)) => {
-            return Err(Error::Gpu(one_line(&format!(
-                "mapping readback buffer: {e}"
-            ))));
-        }
-        None => return Err(Error::Gpu("readback was cancelled".to_string())),
+        Some(Err(e)) => return Err(failed(one_line(&format!("mapping readback buffer: {e}")))),
+        None => return Err(failed("readback was cancelled".to_string())),
     }
     let data = {
         let view = slice

@@ -13,5 +13,5 @@ mod writer;
 
 pub use columns::TRAJECTORY_COLUMNS;
 pub use format::TrajectoryFormat;
-pub use recorder::{frame_count, record_run};
+pub use recorder::{Recorder, frame_count, record_run};
 pub use writer::TrajectoryWriter;

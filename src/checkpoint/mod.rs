@@ -1,0 +1,148 @@
+//! Checkpoints: everything a run needs to continue, in one file that is either whole or
+//! absent.
+//!
+//! Layout (little-endian): the 8-byte magic `RGDCRWD\n`, the format version (`u32`), the
+//! payload length (`u64`) and the payload's CRC-32 (`u32`), then the payload: the scene
+//! version, the backend and adapter that wrote it, the integrator, `dt`, the clock's step,
+//! the run plan, keyframes, planes, the custom force's WGSL, forces, every body (mass,
+//! inertia, shape, model frame, state) and the external loads. Floating-point values are
+//! stored as their exact bits, so a run resumed from a checkpoint continues bit for bit.
+
+mod bytes;
+mod codec;
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use crate::atomic_file::write_atomically;
+use crate::crowd::Crowd;
+use crate::custom_force::{CustomForce, ExternalLoad};
+use crate::error::{Error, Result};
+use crate::simulation::Backend;
+
+/// The first bytes of every checkpoint file.
+pub const CHECKPOINT_MAGIC: [u8; 8] = *b"RGDCRWD\n";
+/// The checkpoint format this build writes and reads.
+pub const CHECKPOINT_VERSION: u32 = 1;
+/// Magic, version, payload length and checksum.
+const HEADER_BYTES: usize = 8 + 4 + 8 + 4;
+
+/// A crowd captured mid-run, with what the run needs to continue.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Checkpoint {
+    /// The bodies in their state at the checkpoint, the forces, planes, keyframes, integrator
+    /// and `dt`; `start_step` is the clock's step at the checkpoint, so the time-varying
+    /// forces continue where they were. A custom force comes back with its WGSL only: attach
+    /// the Rust twin again (`crowd.custom_force = Some(CustomForce::new(...))`) to resume on
+    /// a CPU backend.
+    pub crowd: Crowd,
+    /// The backend that wrote it: resuming on the same backend (and, for the GPU, the same
+    /// adapter) continues bit for bit.
+    pub backend: Backend,
+    /// The adapter that wrote it, as `GpuContext::describe` names it (empty on the CPU).
+    pub adapter: String,
+    /// What the command-line run was asked to do, so `rigid-crowd resume` can finish it.
+    pub run: Option<RunPlan>,
+    /// The external loads in force at the checkpoint, if any were set.
+    pub external_loads: Option<Vec<ExternalLoad>>,
+}
+
+/// The rest of a command-line run: where it stops and where it writes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunPlan {
+    /// The clock step at which the run ends.
+    pub end_step: u64,
+    /// Where the final states go (CSV).
+    pub out: PathBuf,
+    /// Steps between checkpoints (0: none).
+    pub checkpoint_every: u64,
+}
+
+impl Checkpoint {
+    /// The file's bytes: header, then payload.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let payload = codec::encode(self);
+        let mut bytes = Vec::with_capacity(HEADER_BYTES + payload.len());
+        bytes.extend_from_slice(&CHECKPOINT_MAGIC);
+        bytes.extend_from_slice(&CHECKPOINT_VERSION.to_le_bytes());
+        bytes.extend_from_slice(&(payload.len() as u64).to_le_bytes());
+        bytes.extend_from_slice(&crc32fast::hash(&payload).to_le_bytes());
+        bytes.extend_from_slice(&payload);
+        bytes
+    }
+
+    /// Parses and validates a checkpoint. A truncated, corrupted or foreign file, or one of
+    /// another format version, is an error naming what is wrong; nothing here panics.
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
+        let header = |message: String| Error::invalid("checkpoint header", message);
+        if bytes.len() < 8 || bytes[..8] != CHECKPOINT_MAGIC {
+            return Err(header(
+                "not a rigid-crowd checkpoint (the file does not start with RGDCRWD)".into(),
+            ));
+        }
+        if bytes.len() < HEADER_BYTES {
+            return Err(header(format!(
+                "truncated: {} bytes, shorter than the {HEADER_BYTES}-byte header",
+                bytes.len()
+            )));
+        }
+        let version = u32::from_le_bytes(bytes[8..12].try_into().expect("4 bytes"));
+        if version != CHECKPOINT_VERSION {
+            return Err(header(format!(
+                "format version {version}; this build reads version {CHECKPOINT_VERSION}"
+            )));
+        }
+        let length = u64::from_le_bytes(bytes[12..20].try_into().expect("8 bytes"));
+        let checksum = u32::from_le_bytes(bytes[20..24].try_into().expect("4 bytes"));
+        let payload = &bytes[HEADER_BYTES..];
+        if payload.len() as u64 != length {
+            return Err(header(format!(
+                "truncated or padded: the header promises {length} payload bytes, the file has {}",
+                payload.len()
+            )));
+        }
+        let actual = crc32fast::hash(payload);
+        if actual != checksum {
+            return Err(header(format!(
+                "corrupted: payload checksum {actual:08x} does not match the recorded {checksum:08x}"
+            )));
+        }
+        codec::decode(payload).map_err(|e| match e {
+            Error::Invalid { field, message } => {
+                Error::invalid(format!("checkpoint {field}"), message)
+            }
+            other => other,
+        })
+    }
+
+    /// Writes the checkpoint to `path` atomically: to a temporary file beside it, synced,
+    /// then renamed over it, so a crash mid-write leaves the previous checkpoint intact.
+    pub fn write(&self, path: impl AsRef<Path>) -> Result<()> {
+        let bytes = self.to_bytes();
+        write_atomically(path, |w| w.write_all(&bytes))
+    }
+
+    /// Reads a checkpoint file; errors are prefixed with the path.
+    pub fn read(path: impl AsRef<Path>) -> Result<Self> {
+        let path = path.as_ref();
+        let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+        Self::from_bytes(&bytes).map_err(|e| match e {
+            Error::Invalid { field, message } => {
+                Error::invalid(format!("{}: {field}", path.display()), message)
+            }
+            other => other,
+        })
+    }
+
+    /// The clock step the checkpoint was taken at.
+    pub fn step(&self) -> u64 {
+        self.crowd.start_step
+    }
+
+    /// The crowd with `custom` attached as its custom force: for resuming a crowd whose
+    /// custom force had a Rust twin, which a file cannot hold.
+    pub fn with_custom_force(mut self, custom: CustomForce) -> Self {
+        self.crowd.custom_force = Some(custom);
+        self
+    }
+}

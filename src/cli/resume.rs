@@ -1,0 +1,68 @@
+//! `rigid-crowd resume CHECKPOINT`: finishes the run a checkpoint was taken from.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Args;
+use rigid_crowd::{Checkpoint, Error, Result, RunPlan};
+
+#[derive(Args, Debug)]
+pub struct ResumeArgs {
+    /// Checkpoint written by `rigid-crowd run --checkpoint`.
+    checkpoint: PathBuf,
+    /// Backend (default: the one that wrote the checkpoint; only that one continues bit for
+    /// bit).
+    #[arg(long)]
+    backend: Option<String>,
+    /// Where to write the final states (default: the run's `--out`).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Run this many steps from the checkpoint (default: to the run's last step).
+    #[arg(long)]
+    steps: Option<u64>,
+}
+
+pub fn resume(args: ResumeArgs) -> Result<ExitCode> {
+    let checkpoint = Checkpoint::read(&args.checkpoint)?;
+    let backend = match &args.backend {
+        Some(name) => super::run::parse_backend(name)?,
+        None => checkpoint.backend,
+    };
+    let recorded = checkpoint.run.clone();
+    let step = checkpoint.step();
+    let out = args
+        .out
+        .or_else(|| recorded.as_ref().map(|r| r.out.clone()))
+        .ok_or_else(|| {
+            Error::invalid(
+                "--out",
+                "is needed: the checkpoint was not written by `rigid-crowd run`",
+            )
+        })?;
+    let end_step = match (args.steps, &recorded) {
+        (Some(steps), _) => step + steps,
+        (None, Some(run)) => run.end_step,
+        (None, None) => {
+            return Err(Error::invalid(
+                "--steps",
+                "is needed: the checkpoint was not written by `rigid-crowd run`",
+            ));
+        }
+    };
+    let plan = RunPlan {
+        end_step,
+        out,
+        checkpoint_every: recorded.as_ref().map_or(0, |r| r.checkpoint_every),
+    };
+    // Keep checkpointing to the same file, so a second interruption loses no more.
+    let path = (plan.checkpoint_every > 0).then_some(args.checkpoint.as_path());
+    let recording = super::recording::Recording::none();
+    super::run::drive(
+        &checkpoint.crowd,
+        Some(&checkpoint),
+        backend,
+        &plan,
+        path,
+        recording,
+    )
+}

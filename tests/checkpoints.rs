@@ -1,0 +1,329 @@
+//! Checkpoints continue a run bit for bit on the backend that wrote them, survive a crash
+//! mid-write, and refuse truncated, corrupted, foreign and future files with a clear error.
+
+mod common;
+
+use std::io::Write;
+
+use common::rigid_crowd;
+use rigid_crowd::glam::DVec3;
+use rigid_crowd::{
+    AtomicFile, Backend, Body, CHECKPOINT_VERSION, Checkpoint, Crowd, Error, ExternalLoad,
+    Integrator, Plane, Simulation, check_crowd,
+};
+
+/// Every force kind (custom included), a floor and a wall the crowd hits, lie_rk4.
+fn crowd() -> Crowd {
+    check_crowd(300, 11, Integrator::LieRk4, 2e-3)
+        .unwrap()
+        .with_plane(Plane::through(
+            DVec3::new(0.0, 0.0, -1.0),
+            DVec3::Z,
+            0.5,
+            0.4,
+        ))
+        .with_plane(Plane::through(
+            DVec3::new(3.0, 0.0, 0.0),
+            -DVec3::X,
+            0.7,
+            0.2,
+        ))
+}
+
+fn loads(count: usize) -> Vec<ExternalLoad> {
+    (0..count)
+        .map(|i| ExternalLoad {
+            force: DVec3::new(0.1 * (i % 7) as f64, -0.2, 0.05),
+            torque: DVec3::new(0.0, 0.01 * (i % 3) as f64, 0.0),
+        })
+        .collect()
+}
+
+fn open(crowd: &Crowd, backend: Backend) -> Simulation {
+    match backend {
+        Backend::Gpu => Simulation::gpu(crowd, common::gpu()),
+        other => Simulation::new(crowd, other),
+    }
+    .unwrap()
+}
+
+/// Every state component's bits.
+fn bits(bodies: &[Body]) -> Vec<u64> {
+    bodies
+        .iter()
+        .flat_map(|b| {
+            let s = &b.state;
+            let mut v = s.position.to_array().to_vec();
+            v.extend(s.orientation.to_array());
+            v.extend(s.linear_momentum.to_array());
+            v.extend(s.angular_momentum.to_array());
+            v
+        })
+        .map(f64::to_bits)
+        .collect()
+}
+
+#[test]
+fn resuming_from_a_checkpoint_continues_bit_for_bit_on_every_backend() {
+    let crowd = crowd();
+    let custom = crowd.custom_force.clone().unwrap();
+    for backend in Backend::ALL {
+        // Uninterrupted: 40 steps, loads set after 10.
+        let mut whole = open(&crowd, backend);
+        whole.step(10).unwrap();
+        whole
+            .set_external_loads(&loads(crowd.bodies.len()))
+            .unwrap();
+        whole.step(30).unwrap();
+        let expected = whole.bodies().unwrap();
+
+        // Interrupted after 25 steps; the checkpoint goes through its bytes.
+        let mut first = open(&crowd, backend);
+        first.step(10).unwrap();
+        first
+            .set_external_loads(&loads(crowd.bodies.len()))
+            .unwrap();
+        first.step(15).unwrap();
+        let bytes = first.checkpoint().unwrap().to_bytes();
+        drop(first);
+        let checkpoint = Checkpoint::from_bytes(&bytes).unwrap();
+        assert_eq!(checkpoint.step(), 25);
+        assert_eq!(checkpoint.backend, backend);
+        // A file holds the custom force's WGSL, not its Rust twin: attach it again.
+        let checkpoint = checkpoint.with_custom_force(custom.clone());
+        let mut resumed = match backend {
+            Backend::Gpu => Simulation::resume_on_gpu(&checkpoint, common::gpu()),
+            other => Simulation::resume(&checkpoint, other),
+        }
+        .unwrap();
+        assert_eq!(resumed.time(), 25.0 * crowd.dt);
+        resumed.step(15).unwrap();
+        let got = resumed.bodies().unwrap();
+        assert_eq!(
+            bits(&got),
+            bits(&expected),
+            "{}: resumed run differs",
+            backend.name()
+        );
+        // Something happened: the crowd moved and hit the planes.
+        assert_ne!(bits(&got), bits(&crowd.bodies));
+    }
+}
+
+#[test]
+fn a_checkpoint_round_trips_every_field() {
+    let crowd = crowd();
+    let mut sim = Simulation::reference(&crowd).unwrap();
+    sim.set_external_loads(&loads(crowd.bodies.len())).unwrap();
+    sim.step(3).unwrap();
+    let mut checkpoint = sim.checkpoint().unwrap();
+    checkpoint.run = Some(rigid_crowd::RunPlan {
+        end_step: 99,
+        out: "final.csv".into(),
+        checkpoint_every: 7,
+    });
+    let back = Checkpoint::from_bytes(&checkpoint.to_bytes()).unwrap();
+    // The closure cannot travel; everything else must.
+    let back = back.with_custom_force(crowd.custom_force.clone().unwrap());
+    assert_eq!(back, checkpoint);
+}
+
+fn valid_bytes() -> Vec<u8> {
+    let crowd = check_crowd(20, 2, Integrator::Rk4, 1e-3).unwrap();
+    let mut sim = Simulation::reference(&crowd).unwrap();
+    sim.step(2).unwrap();
+    sim.checkpoint().unwrap().to_bytes()
+}
+
+/// A rejection: an `Error::Invalid` whose message is one non-empty line.
+fn rejected(bytes: &[u8]) -> String {
+    match Checkpoint::from_bytes(bytes) {
+        Err(e @ Error::Invalid { .. }) => {
+            let text = e.to_string();
+            assert!(!text.is_empty() && !text.contains('\n'), "{text:?}");
+            text
+        }
+        other => panic!("expected a clear rejection, got {other:?}"),
+    }
+}
+
+#[test]
+fn truncated_corrupted_foreign_and_future_checkpoints_are_refused_clearly() {
+    let bytes = valid_bytes();
+    // Every truncation.
+    for len in 0..bytes.len() {
+        let text = rejected(&bytes[..len]);
+        assert!(
+            text.contains("truncated") || text.contains("not a rigid-crowd checkpoint"),
+            "{len}: {text}"
+        );
+    }
+    // Every single-bit flip in a sample of positions: the checksum (or the header check)
+    // catches it.
+    for at in (0..bytes.len()).step_by(7) {
+        let mut flipped = bytes.clone();
+        flipped[at] ^= 1 << (at % 8);
+        rejected(&flipped);
+    }
+    let mut corrupted = bytes.clone();
+    let last = corrupted.len() - 1;
+    corrupted[last] ^= 0xff;
+    assert!(rejected(&corrupted).contains("corrupted"));
+    let mut future = bytes.clone();
+    future[8..12].copy_from_slice(&(CHECKPOINT_VERSION + 1).to_le_bytes());
+    assert!(rejected(&future).contains("format version"));
+    assert!(rejected(b"{\"version\": 1}").contains("not a rigid-crowd checkpoint"));
+    let mut padded = bytes.clone();
+    padded.push(0);
+    assert!(rejected(&padded).contains("padded"));
+}
+
+#[test]
+fn a_crash_mid_write_leaves_the_previous_checkpoint_intact() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("run.ckpt");
+    let crowd = check_crowd(20, 2, Integrator::Rk4, 1e-3).unwrap();
+    let mut sim = Simulation::reference(&crowd).unwrap();
+    sim.step(2).unwrap();
+    let saved = sim.checkpoint().unwrap();
+    saved.write(&path).unwrap();
+    // The next write dies halfway: the process is gone before the rename.
+    let mut half = AtomicFile::create(&path).unwrap();
+    half.write_all(&saved.to_bytes()[..100]).unwrap();
+    std::mem::forget(half);
+    let read = Checkpoint::read(&path)
+        .unwrap()
+        .with_custom_force(crowd.custom_force.clone().unwrap());
+    assert_eq!(read, saved);
+}
+
+#[test]
+fn the_cli_resumes_after_a_lost_device_and_matches_the_uninterrupted_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+    let scene = path("scene.json");
+    // Two falling boxes over a floor, with a time-varying force: a small but full run.
+    std::fs::write(
+        &scene,
+        r#"{"version": 1, "dt": 0.002, "steps": 120, "integrator": "rk4",
+            "forces": [{"type": "gravity", "acceleration": [0, 0, -9.81]},
+                       {"type": "sinusoidal", "force": [1, 0, 0], "torque": [0, 0, 0.2],
+                        "amplitude": 1, "frequency": 3}],
+            "planes": [{"point": [0, 0, 0], "normal": [0, 0, 1], "restitution": 0.5, "friction": 0.3}],
+            "bodies": [
+              {"mass": 1, "shape": {"box": [1, 0.5, 0.3]}, "position": [0, 0, 0.4], "angular_velocity": [1, 2, 0]},
+              {"mass": 2, "shape": {"sphere": 0.3}, "position": [2, 0, 0.5], "velocity": [0, 0, -1]}
+            ]}"#,
+    )
+    .unwrap();
+    for backend in ["cpu", "gpu"] {
+        let (whole, part, ckpt) = (
+            path(&format!("whole-{backend}.csv")),
+            path(&format!("part-{backend}.csv")),
+            path(&format!("run-{backend}.ckpt")),
+        );
+        let ok = rigid_crowd(&["run", &scene, "--backend", backend, "--out", &whole], &[]);
+        assert!(ok.status.success(), "{ok:?}");
+
+        let args = [
+            "run",
+            &scene,
+            "--backend",
+            backend,
+            "--out",
+            &part,
+            "--checkpoint",
+            &ckpt,
+            "--checkpoint-every",
+            "50",
+        ];
+        let envs: &[(&str, &str)] = match backend {
+            "gpu" => &[("RIGID_CROWD_INJECT_DEVICE_LOSS_AT", "60")],
+            _ => &[],
+        };
+        let failed = rigid_crowd(&args, envs);
+        if backend == "gpu" {
+            // Lost at step 100 (the first chunk past 60): the checkpoint of step 50 is kept.
+            assert_eq!(failed.status.code(), Some(1), "{failed:?}");
+            let stderr = String::from_utf8_lossy(&failed.stderr);
+            // The last line is ours (a software driver may print its own noise first).
+            let line = stderr.lines().last().unwrap();
+            assert!(line.contains("GPU device lost"), "{line}");
+            assert!(
+                line.contains(&format!("the last checkpoint is {ckpt} (step 50)")),
+                "{line}"
+            );
+            assert!(
+                !std::path::Path::new(&part).exists(),
+                "no half-written output"
+            );
+        } else {
+            assert!(failed.status.success(), "{failed:?}");
+            // The run's last checkpoint is at its end; roll back to step 50 to resume.
+            let done = Checkpoint::read(&ckpt).unwrap();
+            assert_eq!(done.step(), 120);
+            let redo = rigid_crowd(
+                &[
+                    "run",
+                    &scene,
+                    "--backend",
+                    backend,
+                    "--out",
+                    &part,
+                    "--checkpoint",
+                    &ckpt,
+                    "--checkpoint-every",
+                    "50",
+                    "--steps",
+                    "50",
+                ],
+                &[],
+            );
+            assert!(redo.status.success(), "{redo:?}");
+            // `--steps 50` made a run that ends at 50; resume to the scene's 120.
+            let resumed = rigid_crowd(&["resume", &ckpt, "--steps", "70", "--out", &part], &[]);
+            assert!(resumed.status.success(), "{resumed:?}");
+            assert_eq!(
+                std::fs::read(&part).unwrap(),
+                std::fs::read(&whole).unwrap()
+            );
+            continue;
+        }
+        let resumed = rigid_crowd(&["resume", &ckpt], &[]);
+        assert!(resumed.status.success(), "{resumed:?}");
+        assert_eq!(
+            std::fs::read(&part).unwrap(),
+            std::fs::read(&whole).unwrap(),
+            "{backend}: resumed output differs from the uninterrupted run"
+        );
+    }
+}
+
+#[test]
+fn resume_errors_name_the_file_or_flag() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.ckpt");
+    std::fs::write(&bad, b"RGDCRWD\n\x01\x00\x00\x00").unwrap();
+    let out = rigid_crowd(&["resume", bad.to_str().unwrap()], &[]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("bad.ckpt") && stderr.contains("truncated"),
+        "{stderr}"
+    );
+
+    let out = rigid_crowd(
+        &[
+            "run",
+            "scenes/example.json",
+            "--out",
+            "x.csv",
+            "--checkpoint-every",
+            "5",
+        ],
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--checkpoint-every"));
+}
