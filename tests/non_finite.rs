@@ -129,7 +129,10 @@ fn a_run_that_goes_non_finite_exits_with_one_line_and_keeps_the_last_checkpoint(
             stderr.contains("body 1 became non-finite") && stderr.contains("step 64"),
             "{backend}: {stderr}"
         );
-        assert!(stderr.contains("the last checkpoint is"), "{backend}: {stderr}");
+        assert!(
+            stderr.contains("the last checkpoint is"),
+            "{backend}: {stderr}"
+        );
         assert!(stderr.contains("(step 40)"), "{backend}: {stderr}");
         assert!(!out.exists(), "{backend}: no output from a failed run");
         let kept = rigid_crowd::Checkpoint::read(&ckpt).unwrap();

@@ -19,7 +19,13 @@ pub struct GpuContext {
     uncaptured: Arc<Mutex<Option<String>>>,
     /// Why the device was lost, once it is.
     lost: Arc<Mutex<Option<String>>>,
+    /// Bytes of device memory a crowd may use, where known (see [`GpuContext::memory_budget`]).
+    memory_budget: Option<u64>,
 }
+
+/// Caps the device memory a crowd may use (bytes); crowds that need more are refused before
+/// anything is allocated. Also how to share a GPU, and how the refusal is tested.
+pub const MEMORY_BUDGET_VAR: &str = "RIGID_CROWD_GPU_MEMORY_BUDGET";
 
 /// What `rigid-crowd info` prints about one adapter.
 #[derive(Clone, Debug)]
@@ -28,6 +34,8 @@ pub struct AdapterSummary {
     pub info: wgpu::AdapterInfo,
     /// The adapter's limits.
     pub limits: wgpu::Limits,
+    /// Its largest device-local memory heap, where the backend reports it (bytes).
+    pub device_memory: Option<u64>,
 }
 
 /// Backends searched: `WGPU_BACKEND` if set, else the primary ones (Vulkan, Metal, DX12).
@@ -51,6 +59,7 @@ pub fn list_adapters() -> Vec<AdapterSummary> {
         .map(|a| AdapterSummary {
             info: a.get_info(),
             limits: a.limits(),
+            device_memory: device_memory(&a),
         })
         .collect()
 }
@@ -59,6 +68,12 @@ impl AdapterSummary {
     /// The most bodies one chunk of buffers holds; larger crowds take several chunks.
     pub fn bodies_per_binding(&self) -> usize {
         bodies_per_binding(&self.limits)
+    }
+
+    /// The largest crowd (without per-body forces) its device memory holds, where known.
+    pub fn largest_crowd(&self) -> Option<usize> {
+        self.device_memory
+            .map(|bytes| (bytes / crate::gpu::integrate::DEVICE_BYTES_PER_BODY) as usize)
     }
 }
 
@@ -104,6 +119,15 @@ impl GpuContext {
         let instance = new_instance();
         let adapter = choose_adapter(&instance)?;
         let info = adapter.get_info();
+        let memory_budget = match std::env::var(MEMORY_BUDGET_VAR) {
+            Ok(text) => Some(text.trim().parse::<u64>().map_err(|_| {
+                Error::invalid(
+                    MEMORY_BUDGET_VAR,
+                    format!("must be a byte count (got `{text}`)"),
+                )
+            })?),
+            Err(_) => device_memory(&adapter),
+        };
         // A crowd of millions needs far more than the default 128 MiB per storage binding.
         let limits = adapter.limits();
         // Timestamps time the kernel on the device in `rigid-crowd bench`; optional.
@@ -141,7 +165,15 @@ impl GpuContext {
             limits,
             uncaptured,
             lost,
+            memory_budget,
         })
+    }
+
+    /// Bytes of device memory a crowd may use: `RIGID_CROWD_GPU_MEMORY_BUDGET` if set, else
+    /// the adapter's largest device-local heap where the backend reports it (Vulkan).
+    /// `None`: unknown, and only an allocation that fails reveals a crowd too large.
+    pub fn memory_budget(&self) -> Option<u64> {
+        self.memory_budget
     }
 
     /// Whether compute passes can write timestamps.
@@ -210,6 +242,27 @@ impl GpuContext {
             None => Ok(()),
         }
     }
+}
+
+/// The largest device-local memory heap of a Vulkan adapter (the largest heap of any kind
+/// on an adapter without one, such as a software driver); `None` on other backends.
+fn device_memory(adapter: &wgpu::Adapter) -> Option<u64> {
+    // SAFETY: the adapter outlives the guard, and the query only reads properties.
+    let hal = unsafe { adapter.as_hal::<wgpu::hal::api::Vulkan>() }?;
+    let instance = hal.shared_instance().raw_instance();
+    // SAFETY: the physical device belongs to this live instance.
+    let properties =
+        unsafe { instance.get_physical_device_memory_properties(hal.raw_physical_device()) };
+    let heaps = properties.memory_heaps_as_slice();
+    const DEVICE_LOCAL: u32 = 1; // VK_MEMORY_HEAP_DEVICE_LOCAL_BIT
+    let largest = |local_only: bool| {
+        heaps
+            .iter()
+            .filter(|h| !local_only || h.flags.as_raw() & DEVICE_LOCAL != 0)
+            .map(|h| h.size)
+            .max()
+    };
+    largest(true).or_else(|| largest(false))
 }
 
 /// `name (backend, device type)`.

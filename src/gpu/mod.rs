@@ -10,7 +10,7 @@ mod readback;
 mod shader;
 mod timing;
 
-pub use context::{AdapterSummary, GpuContext, NO_ADAPTER_HINT, list_adapters};
+pub use context::{AdapterSummary, GpuContext, MEMORY_BUDGET_VAR, NO_ADAPTER_HINT, list_adapters};
 pub use integrate::{GpuSimulation, StepTimes};
 pub use options::GpuOptions;
 pub use timing::copy_bandwidth;
