@@ -122,7 +122,13 @@ fn sphere(capsule: bool) -> Mesh {
     let mut rings: Vec<u32> = Vec::new(); // first vertex of each ring
     for i in 0..=STACKS {
         let theta = std::f32::consts::PI * i as f32 / STACKS as f32;
-        let (z, r) = (theta.cos(), theta.sin());
+        // Exact poles: sin(pi) in f32 is not 0, which would give the pole's triangles a
+        // sliver of area facing anywhere.
+        let (z, r) = match i {
+            0 => (1.0, 0.0),
+            _ if i == STACKS => (-1.0, 0.0),
+            _ => (theta.cos(), theta.sin()),
+        };
         let halves: &[f32] = match (capsule, 2 * i) {
             (false, _) => &[0.0],
             (true, twice) if twice < STACKS => &[1.0],

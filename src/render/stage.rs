@@ -189,9 +189,9 @@ mod tests {
         ];
         let stage = Stage::of(&crowd);
         assert_eq!(stage.up, Vec3::Z);
-        assert!(!stage.floor.is_empty() && stage.floor.len() % 3 == 0);
+        assert!(!stage.floor.is_empty() && stage.floor.len().is_multiple_of(3));
         for t in stage.floor.chunks(3) {
-            let p = t.map(|v| Vec3::from(v.position));
+            let p = [0, 1, 2].map(|k| Vec3::from(t[k].position));
             let n = Vec3::from(t[0].normal);
             assert!((p[1] - p[0]).cross(p[2] - p[0]).dot(n) > 0.0);
             for q in p {
@@ -206,7 +206,7 @@ mod tests {
             .chunks(3)
             .filter(|t| t[0].normal == [0.0, 0.0, 1.0])
             .map(|t| {
-                let p = t.map(|v| Vec3::from(v.position));
+                let p = [0, 1, 2].map(|k| Vec3::from(t[k].position));
                 0.5 * (p[1] - p[0]).cross(p[2] - p[0]).length()
             })
             .sum();
