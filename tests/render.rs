@@ -277,6 +277,7 @@ fn the_render_command_writes_frames_that_change_and_a_sheet() {
 #[test]
 fn the_render_command_rejects_bad_flags_naming_them() {
     let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("frames");
     let scene = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes/example.json");
     for (flag, value) in [
         ("--frames", "0"),
@@ -291,7 +292,7 @@ fn the_render_command_rejects_bad_flags_naming_them() {
                 "render",
                 scene.to_str().unwrap(),
                 "--out",
-                dir.path().to_str().unwrap(),
+                out.to_str().unwrap(),
                 flag,
                 value,
             ],

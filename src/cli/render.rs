@@ -64,12 +64,12 @@ pub fn render(args: RenderArgs) -> Result<ExitCode> {
         }
         other => other,
     })?;
-    std::fs::create_dir_all(&args.out).map_err(|e| Error::io(&args.out, e))?;
-
     let ctx = GpuContext::new()?;
     let mut sim = GpuSimulation::new(&ctx, &scene.crowd, GpuOptions::default())?;
     let renderer = Renderer::new(&sim, &scene.crowd, CAPTURE_FORMAT)?;
     let capture = FrameCapture::new(&renderer, args.width, args.height)?;
+    // Only once every flag has been checked, so a bad one leaves no folder behind.
+    std::fs::create_dir_all(&args.out).map_err(|e| Error::io(&args.out, e))?;
     let camera = renderer.default_camera();
     let digits = (args.frames - 1).to_string().len().max(4);
     let mut sheet_frames = Vec::new();
