@@ -5,6 +5,7 @@ mod check;
 mod demo;
 mod info;
 mod integrators;
+mod render;
 mod resume;
 mod run;
 
@@ -37,6 +38,8 @@ enum Command {
     Info,
     /// Every integrator side by side: order, drift of the invariants, cost per body-step.
     Integrators(integrators::IntegratorsArgs),
+    /// PNG frames of a scene's crowd, drawn on the GPU from the simulation's own buffers.
+    Render(render::RenderArgs),
 }
 
 /// Runs the chosen subcommand.
@@ -49,6 +52,7 @@ pub fn execute(cli: Cli) -> Result<ExitCode> {
         Command::Bench(args) => bench::bench(args),
         Command::Info => info::info(),
         Command::Integrators(args) => integrators::integrators(args),
+        Command::Render(args) => render::render(args),
     }
 }
 

@@ -11,6 +11,7 @@ pub const NO_ADAPTER_HINT: &str = "install a Vulkan driver (on Linux without a G
 /// A device and queue on the chosen adapter, with the adapter's full limits.
 #[derive(Clone, Debug)]
 pub struct GpuContext {
+    adapter: wgpu::Adapter,
     pub(crate) device: wgpu::Device,
     pub(crate) queue: wgpu::Queue,
     info: wgpu::AdapterInfo,
@@ -78,8 +79,12 @@ impl AdapterSummary {
 }
 
 /// The adapter named by `WGPU_ADAPTER_NAME` (a case-insensitive substring), else the
-/// highest-performance one (`WGPU_POWER_PREF` may say otherwise).
-fn choose_adapter(instance: &wgpu::Instance) -> Result<wgpu::Adapter> {
+/// highest-performance one (`WGPU_POWER_PREF` may say otherwise) that can present to
+/// `surface`, if one is given.
+fn choose_adapter(
+    instance: &wgpu::Instance,
+    surface: Option<&wgpu::Surface>,
+) -> Result<wgpu::Adapter> {
     if let Ok(wanted) = std::env::var("WGPU_ADAPTER_NAME") {
         let adapters = pollster::block_on(instance.enumerate_adapters(backends()));
         let names: Vec<String> = adapters.iter().map(|a| a.get_info().name).collect();
@@ -106,7 +111,7 @@ fn choose_adapter(instance: &wgpu::Instance) -> Result<wgpu::Adapter> {
         power_preference: wgpu::PowerPreference::from_env()
             .unwrap_or(wgpu::PowerPreference::HighPerformance),
         force_fallback_adapter: false,
-        compatible_surface: None,
+        compatible_surface: surface,
         ..Default::default()
     };
     pollster::block_on(instance.request_adapter(&options))
@@ -117,7 +122,25 @@ impl GpuContext {
     /// Opens the best adapter (see [`list_adapters`]) with its full limits.
     pub fn new() -> Result<Self> {
         let instance = new_instance();
-        let adapter = choose_adapter(&instance)?;
+        let adapter = choose_adapter(&instance, None)?;
+        Self::open(adapter)
+    }
+
+    /// Opens the best adapter that can present to `window` (as [`GpuContext::new`] chooses,
+    /// among those), and returns the window's surface with it; for interactive viewers.
+    pub fn with_surface(
+        window: impl Into<wgpu::SurfaceTarget<'static>>,
+    ) -> Result<(Self, wgpu::Surface<'static>)> {
+        let instance = new_instance();
+        let surface = instance.create_surface(window).map_err(|e| {
+            Error::Gpu(one_line(&format!("could not create a window surface: {e}")))
+        })?;
+        let adapter = choose_adapter(&instance, Some(&surface))?;
+        Ok((Self::open(adapter)?, surface))
+    }
+
+    /// A device and queue on `adapter`, with its full limits.
+    fn open(adapter: wgpu::Adapter) -> Result<Self> {
         let info = adapter.get_info();
         let memory_budget = match std::env::var(MEMORY_BUDGET_VAR) {
             Ok(text) => Some(text.trim().parse::<u64>().map_err(|_| {
@@ -159,6 +182,7 @@ impl GpuContext {
             });
         });
         Ok(Self {
+            adapter,
             device,
             queue,
             info,
@@ -193,6 +217,21 @@ impl GpuContext {
     /// The largest storage buffer one binding can see; larger crowds are split in chunks.
     pub fn max_binding_bytes(&self) -> u64 {
         max_binding_bytes(&self.limits)
+    }
+
+    /// The adapter in use (for a window surface's capabilities and configuration).
+    pub fn adapter(&self) -> &wgpu::Adapter {
+        &self.adapter
+    }
+
+    /// The queue work is submitted to.
+    pub fn queue(&self) -> &wgpu::Queue {
+        &self.queue
+    }
+
+    /// The device buffers and pipelines are made on.
+    pub fn device(&self) -> &wgpu::Device {
+        &self.device
     }
 
     /// Name, backend, device type and driver of the adapter in use.

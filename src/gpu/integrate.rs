@@ -1,6 +1,7 @@
 //! The GPU backend's simulation: uploads a crowd once, then encodes many integration
 //! dispatches per submission and reads back only when asked. Twin of src/cpu/simulation.rs.
 
+use std::ops::Range;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -279,6 +280,17 @@ impl GpuSimulation {
     /// How many chunks of buffers the crowd was split into.
     pub fn chunk_count(&self) -> usize {
         self.chunks.len()
+    }
+
+    /// How many bodies the simulation holds.
+    pub fn body_count(&self) -> usize {
+        self.masses.len()
+    }
+
+    /// Each chunk's crowd indices and state buffer (`BodyState` records, as the kernel leaves
+    /// them), for passes that read the states on the device, such as the renderer.
+    pub(crate) fn state_buffers(&self) -> impl Iterator<Item = (Range<usize>, &wgpu::Buffer)> {
+        self.chunks.iter().map(|c| (c.bodies.clone(), &c.states))
     }
 
     fn plan(&self, steps: u64) -> Vec<(u64, u64)> {
