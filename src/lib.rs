@@ -30,6 +30,7 @@ mod simulation;
 pub mod cpu;
 pub mod fast_cpu;
 pub mod gpu;
+pub mod render;
 
 pub use atomic_file::{AtomicFile, write_atomically};
 pub use body::{Body, BodyState, ModelPose};

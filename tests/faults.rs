@@ -26,3 +26,56 @@ fn a_lost_device_is_an_error_on_every_later_call() {
         "a new simulation on the lost device",
     );
 }
+
+/// A copy of scenes/floor.json with `count` bodies and one step.
+fn floor_scene(dir: &std::path::Path, count: usize) -> String {
+    let text = std::fs::read_to_string("scenes/floor.json").unwrap();
+    let text = text
+        .replace("\"count\": 5000", &format!("\"count\": {count}"))
+        .replace("\"steps\": 4000", "\"steps\": 1");
+    let path = dir.join(format!("floor-{count}.json"));
+    std::fs::write(&path, text).unwrap();
+    path.to_str().unwrap().to_string()
+}
+
+#[test]
+fn a_crowd_too_large_for_the_device_is_refused_up_front_with_the_largest_that_fits() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out.csv");
+    let out = out.to_str().unwrap();
+    let budget = [(rigid_crowd::gpu::MEMORY_BUDGET_VAR, "1000000")];
+    let refused = common::rigid_crowd(
+        &["run", &floor_scene(dir.path(), 5000), "--out", out],
+        &budget,
+    );
+    assert_eq!(refused.status.code(), Some(1), "{refused:?}");
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    let line = stderr.lines().last().unwrap();
+    assert!(line.contains("crowd of 5000 bodies does not fit"), "{line}");
+    let largest: usize = line
+        .rsplit("the largest that fits is ")
+        .next()
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no largest size in: {line}"));
+    assert!(largest > 0 && largest < 5000, "{line}");
+    // The size it names does fit, and one more body does not.
+    let fits = common::rigid_crowd(
+        &["run", &floor_scene(dir.path(), largest), "--out", out],
+        &budget,
+    );
+    assert!(fits.status.success(), "{fits:?}");
+    let one_more = common::rigid_crowd(
+        &["run", &floor_scene(dir.path(), largest + 1), "--out", out],
+        &budget,
+    );
+    assert_eq!(one_more.status.code(), Some(1), "{one_more:?}");
+    // A bad budget names the variable.
+    let bad = common::rigid_crowd(
+        &["run", &floor_scene(dir.path(), 10), "--out", out],
+        &[(rigid_crowd::gpu::MEMORY_BUDGET_VAR, "lots")],
+    );
+    assert!(
+        String::from_utf8_lossy(&bad.stderr).contains(rigid_crowd::gpu::MEMORY_BUDGET_VAR),
+        "{bad:?}"
+    );
+}

@@ -475,3 +475,75 @@ fn bench_times_the_gpu_recorded_against_unrecorded() {
         assert!(stderr.starts_with(expected), "{stderr}");
     }
 }
+
+#[test]
+fn a_recorder_advanced_in_odd_batches_records_the_same_frames() {
+    use rigid_crowd::record::Recorder;
+    let crowd = crowd();
+    for backend in Backend::ALL {
+        let whole = recorded(&crowd, backend, 50, 10);
+        let mut sim = simulation(&crowd, backend);
+        let mut frames = Vec::new();
+        let mut recorder = Recorder::start(&mut sim, 10).unwrap();
+        for batch in [7, 7, 7, 7, 7, 7, 7, 1] {
+            recorder
+                .advance(
+                    &mut sim,
+                    batch,
+                    |step, time, bodies| {
+                        frames.push((step, time, bodies.to_vec()));
+                        Ok(())
+                    },
+                    |_| {},
+                )
+                .unwrap();
+        }
+        recorder
+            .finish(&mut sim, |step, time, bodies| {
+                frames.push((step, time, bodies.to_vec()));
+                Ok(())
+            })
+            .unwrap();
+        assert_eq!(frames, whole, "{backend:?}");
+    }
+}
+
+#[test]
+fn recording_across_checkpoints_writes_the_same_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let scene = example_scene();
+    let run = |extra: &[&str], record: &Path| {
+        let out = dir.path().join("final.csv");
+        let mut args = vec![
+            "run",
+            &scene,
+            "--backend",
+            "cpu",
+            "--steps",
+            "50",
+            "--out",
+            out.to_str().unwrap(),
+            "--record",
+            record.to_str().unwrap(),
+            "--every",
+            "10",
+        ];
+        args.extend_from_slice(extra);
+        let output = rigid_crowd(&args, &[]);
+        assert!(output.status.success(), "{output:?}");
+        std::fs::read(record).unwrap()
+    };
+    let plain = run(&[], &dir.path().join("plain.npy"));
+    let checkpoint = dir.path().join("run.checkpoint");
+    let with_checkpoints = run(
+        &[
+            "--checkpoint",
+            checkpoint.to_str().unwrap(),
+            "--checkpoint-every",
+            "7",
+        ],
+        &dir.path().join("checkpointed.npy"),
+    );
+    assert_eq!(parse_npy(&plain).shape, vec![6, 2, 19]);
+    assert_eq!(plain, with_checkpoints);
+}

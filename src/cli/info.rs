@@ -37,6 +37,12 @@ pub fn info() -> Result<ExitCode> {
             "    bodies per storage binding: {} (larger crowds are split across bindings)",
             a.bodies_per_binding()
         );
+        match (a.device_memory, a.largest_crowd()) {
+            (Some(bytes), Some(bodies)) => println!(
+                "    device memory: {bytes} bytes; largest crowd: {bodies} bodies (without per-body forces)"
+            ),
+            _ => println!("    device memory: not reported by this backend"),
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -8,6 +8,7 @@ mod info;
 mod integrators;
 mod progress;
 mod recording;
+mod render;
 mod resume;
 mod run;
 
@@ -40,6 +41,8 @@ enum Command {
     Info,
     /// Every integrator side by side: order, drift of the invariants, cost per body-step.
     Integrators(integrators::IntegratorsArgs),
+    /// PNG frames of a scene's crowd, drawn on the GPU from the simulation's own buffers.
+    Render(render::RenderArgs),
 }
 
 /// Runs the chosen subcommand.
@@ -52,6 +55,7 @@ pub fn execute(cli: Cli) -> Result<ExitCode> {
         Command::Bench(args) => bench::bench(args),
         Command::Info => info::info(),
         Command::Integrators(args) => integrators::integrators(args),
+        Command::Render(args) => render::render(args),
     }
 }
 

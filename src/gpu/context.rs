@@ -11,6 +11,7 @@ pub const NO_ADAPTER_HINT: &str = "install a Vulkan driver (on Linux without a G
 /// A device and queue on the chosen adapter, with the adapter's full limits.
 #[derive(Clone, Debug)]
 pub struct GpuContext {
+    adapter: wgpu::Adapter,
     pub(crate) device: wgpu::Device,
     pub(crate) queue: wgpu::Queue,
     info: wgpu::AdapterInfo,
@@ -19,7 +20,13 @@ pub struct GpuContext {
     uncaptured: Arc<Mutex<Option<String>>>,
     /// Why the device was lost, once it is.
     lost: Arc<Mutex<Option<String>>>,
+    /// Bytes of device memory a crowd may use, where known (see [`GpuContext::memory_budget`]).
+    memory_budget: Option<u64>,
 }
+
+/// Caps the device memory a crowd may use (bytes); crowds that need more are refused before
+/// anything is allocated. Also how to share a GPU, and how the refusal is tested.
+pub const MEMORY_BUDGET_VAR: &str = "RIGID_CROWD_GPU_MEMORY_BUDGET";
 
 /// What `rigid-crowd info` prints about one adapter.
 #[derive(Clone, Debug)]
@@ -28,6 +35,8 @@ pub struct AdapterSummary {
     pub info: wgpu::AdapterInfo,
     /// The adapter's limits.
     pub limits: wgpu::Limits,
+    /// Its largest device-local memory heap, where the backend reports it (bytes).
+    pub device_memory: Option<u64>,
 }
 
 /// Backends searched: `WGPU_BACKEND` if set, else the primary ones (Vulkan, Metal, DX12).
@@ -51,6 +60,7 @@ pub fn list_adapters() -> Vec<AdapterSummary> {
         .map(|a| AdapterSummary {
             info: a.get_info(),
             limits: a.limits(),
+            device_memory: device_memory(&a),
         })
         .collect()
 }
@@ -60,11 +70,21 @@ impl AdapterSummary {
     pub fn bodies_per_binding(&self) -> usize {
         bodies_per_binding(&self.limits)
     }
+
+    /// The largest crowd (without per-body forces) its device memory holds, where known.
+    pub fn largest_crowd(&self) -> Option<usize> {
+        self.device_memory
+            .map(|bytes| (bytes / crate::gpu::integrate::DEVICE_BYTES_PER_BODY) as usize)
+    }
 }
 
 /// The adapter named by `WGPU_ADAPTER_NAME` (a case-insensitive substring), else the
-/// highest-performance one (`WGPU_POWER_PREF` may say otherwise).
-fn choose_adapter(instance: &wgpu::Instance) -> Result<wgpu::Adapter> {
+/// highest-performance one (`WGPU_POWER_PREF` may say otherwise) that can present to
+/// `surface`, if one is given.
+fn choose_adapter(
+    instance: &wgpu::Instance,
+    surface: Option<&wgpu::Surface>,
+) -> Result<wgpu::Adapter> {
     if let Ok(wanted) = std::env::var("WGPU_ADAPTER_NAME") {
         let adapters = pollster::block_on(instance.enumerate_adapters(backends()));
         let names: Vec<String> = adapters.iter().map(|a| a.get_info().name).collect();
@@ -91,7 +111,7 @@ fn choose_adapter(instance: &wgpu::Instance) -> Result<wgpu::Adapter> {
         power_preference: wgpu::PowerPreference::from_env()
             .unwrap_or(wgpu::PowerPreference::HighPerformance),
         force_fallback_adapter: false,
-        compatible_surface: None,
+        compatible_surface: surface,
         ..Default::default()
     };
     pollster::block_on(instance.request_adapter(&options))
@@ -102,8 +122,35 @@ impl GpuContext {
     /// Opens the best adapter (see [`list_adapters`]) with its full limits.
     pub fn new() -> Result<Self> {
         let instance = new_instance();
-        let adapter = choose_adapter(&instance)?;
+        let adapter = choose_adapter(&instance, None)?;
+        Self::open(adapter)
+    }
+
+    /// Opens the best adapter that can present to `window` (as [`GpuContext::new`] chooses,
+    /// among those), and returns the window's surface with it; for interactive viewers.
+    pub fn with_surface(
+        window: impl Into<wgpu::SurfaceTarget<'static>>,
+    ) -> Result<(Self, wgpu::Surface<'static>)> {
+        let instance = new_instance();
+        let surface = instance.create_surface(window).map_err(|e| {
+            Error::Gpu(one_line(&format!("could not create a window surface: {e}")))
+        })?;
+        let adapter = choose_adapter(&instance, Some(&surface))?;
+        Ok((Self::open(adapter)?, surface))
+    }
+
+    /// A device and queue on `adapter`, with its full limits.
+    fn open(adapter: wgpu::Adapter) -> Result<Self> {
         let info = adapter.get_info();
+        let memory_budget = match std::env::var(MEMORY_BUDGET_VAR) {
+            Ok(text) => Some(text.trim().parse::<u64>().map_err(|_| {
+                Error::invalid(
+                    MEMORY_BUDGET_VAR,
+                    format!("must be a byte count (got `{text}`)"),
+                )
+            })?),
+            Err(_) => device_memory(&adapter),
+        };
         // A crowd of millions needs far more than the default 128 MiB per storage binding.
         let limits = adapter.limits();
         // Timestamps time the kernel on the device in `rigid-crowd bench`; optional.
@@ -135,13 +182,22 @@ impl GpuContext {
             });
         });
         Ok(Self {
+            adapter,
             device,
             queue,
             info,
             limits,
             uncaptured,
             lost,
+            memory_budget,
         })
+    }
+
+    /// Bytes of device memory a crowd may use: `RIGID_CROWD_GPU_MEMORY_BUDGET` if set, else
+    /// the adapter's largest device-local heap where the backend reports it (Vulkan).
+    /// `None`: unknown, and only an allocation that fails reveals a crowd too large.
+    pub fn memory_budget(&self) -> Option<u64> {
+        self.memory_budget
     }
 
     /// Whether compute passes can write timestamps.
@@ -161,6 +217,21 @@ impl GpuContext {
     /// The largest storage buffer one binding can see; larger crowds are split in chunks.
     pub fn max_binding_bytes(&self) -> u64 {
         max_binding_bytes(&self.limits)
+    }
+
+    /// The adapter in use (for a window surface's capabilities and configuration).
+    pub fn adapter(&self) -> &wgpu::Adapter {
+        &self.adapter
+    }
+
+    /// The queue work is submitted to.
+    pub fn queue(&self) -> &wgpu::Queue {
+        &self.queue
+    }
+
+    /// The device buffers and pipelines are made on.
+    pub fn device(&self) -> &wgpu::Device {
+        &self.device
     }
 
     /// Name, backend, device type and driver of the adapter in use.
@@ -219,6 +290,27 @@ impl GpuContext {
             None => Ok(()),
         }
     }
+}
+
+/// The largest device-local memory heap of a Vulkan adapter (the largest heap of any kind
+/// on an adapter without one, such as a software driver); `None` on other backends.
+fn device_memory(adapter: &wgpu::Adapter) -> Option<u64> {
+    // SAFETY: the adapter outlives the guard, and the query only reads properties.
+    let hal = unsafe { adapter.as_hal::<wgpu::hal::api::Vulkan>() }?;
+    let instance = hal.shared_instance().raw_instance();
+    // SAFETY: the physical device belongs to this live instance.
+    let properties =
+        unsafe { instance.get_physical_device_memory_properties(hal.raw_physical_device()) };
+    let heaps = properties.memory_heaps_as_slice();
+    const DEVICE_LOCAL: u32 = 1; // VK_MEMORY_HEAP_DEVICE_LOCAL_BIT
+    let largest = |local_only: bool| {
+        heaps
+            .iter()
+            .filter(|h| !local_only || h.flags.as_raw() & DEVICE_LOCAL != 0)
+            .map(|h| h.size)
+            .max()
+    };
+    largest(true).or_else(|| largest(false))
 }
 
 /// `name (backend, device type)`.

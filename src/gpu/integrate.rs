@@ -1,6 +1,7 @@
 //! The GPU backend's simulation: uploads a crowd once, then encodes many integration
 //! dispatches per submission and reads back only when asked. Twin of src/cpu/simulation.rs.
 
+use std::ops::Range;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -15,7 +16,9 @@ use crate::custom_force::ExternalLoad;
 use crate::gpu::async_readback::AsyncReadback;
 use crate::gpu::chunk::{BufferChunk, ChunkLayout, SharedInputs, plan_chunks};
 use crate::gpu::context::{GpuContext, one_line};
-use crate::gpu::layout::{BodyStateGpu, ExternalLoadGpu, keyframes_gpu};
+use crate::gpu::layout::{
+    BodyConstantsGpu, BodyStateGpu, ExternalLoadGpu, ForceGpu, keyframes_gpu,
+};
 use crate::gpu::options::GpuOptions;
 use crate::gpu::pipeline::integrate_pipeline;
 use crate::gpu::readback::{read_buffer, read_buffer_at};
@@ -79,6 +82,7 @@ impl GpuSimulation {
         options.validate(ctx.limits())?;
         ctx.check_lost()?;
         let table = ForceTable::new(crowd);
+        check_fits(ctx, crowd.bodies.len(), &table)?;
         let device = &ctx.device;
         let validation = device.push_error_scope(wgpu::ErrorFilter::Validation);
         let pipeline = integrate_pipeline(device, &options, crowd.custom_force.as_ref())?;
@@ -314,6 +318,17 @@ impl GpuSimulation {
         self.chunks.len()
     }
 
+    /// How many bodies the simulation holds.
+    pub fn body_count(&self) -> usize {
+        self.masses.len()
+    }
+
+    /// Each chunk's crowd indices and state buffer (`BodyState` records, as the kernel leaves
+    /// them), for passes that read the states on the device, such as the renderer.
+    pub(crate) fn state_buffers(&self) -> impl Iterator<Item = (Range<usize>, &wgpu::Buffer)> {
+        self.chunks.iter().map(|c| (c.bodies.clone(), &c.states))
+    }
+
     fn plan(&self, steps: u64) -> Vec<(u64, u64)> {
         submission_plan(
             steps,
@@ -403,6 +418,34 @@ impl GpuSimulation {
                 })
             })
     }
+}
+
+/// Device bytes per body: state and constants, an external load, and the body's share of
+/// the staging buffer `bodies()` reads the states through.
+pub(crate) const DEVICE_BYTES_PER_BODY: u64 = (2 * size_of::<BodyStateGpu>()
+    + size_of::<BodyConstantsGpu>()
+    + size_of::<ExternalLoadGpu>()) as u64;
+
+/// Refuses, before anything is allocated, a crowd that needs more device memory than the
+/// context's budget, naming the largest crowd of this kind that fits.
+fn check_fits(ctx: &GpuContext, bodies: usize, table: &ForceTable) -> Result<()> {
+    let Some(budget) = ctx.memory_budget() else {
+        return Ok(());
+    };
+    // The forces are shared (globals) or few (own); count them all as fixed.
+    let fixed = (table.forces.len() * size_of::<ForceGpu>()) as u64;
+    let needed = fixed + bodies as u64 * DEVICE_BYTES_PER_BODY;
+    if needed <= budget {
+        return Ok(());
+    }
+    Err(Error::CrowdTooLarge {
+        bodies,
+        largest: (budget.saturating_sub(fixed) / DEVICE_BYTES_PER_BODY) as usize,
+        adapter: format!(
+            "{}, {budget} bytes of device memory; it needs {needed}",
+            ctx.adapter_info().name
+        ),
+    })
 }
 
 pub(crate) fn check_scope(scope: wgpu::ErrorScopeGuard, doing: &str) -> Result<()> {

@@ -11,7 +11,9 @@ mod readback;
 mod shader;
 mod timing;
 
-pub use context::{AdapterSummary, GpuContext, NO_ADAPTER_HINT, list_adapters};
+pub use context::{AdapterSummary, GpuContext, MEMORY_BUDGET_VAR, NO_ADAPTER_HINT, list_adapters};
+pub(crate) use integrate::check_scope;
 pub use integrate::{GpuSimulation, StepTimes};
 pub use options::GpuOptions;
+pub(crate) use readback::read_buffer;
 pub use timing::copy_bandwidth;

@@ -72,7 +72,7 @@ impl Recorder {
             sim.step(batch)?;
             done += batch;
             on_progress(done);
-            if (sim.steps_taken() - self.first_step) % self.every == 0 {
+            if (sim.steps_taken() - self.first_step).is_multiple_of(self.every) {
                 let next = sim.request_states()?;
                 if let Some(ticket) = self.pending.replace(next) {
                     self.deliver(sim, ticket, &mut on_frame)?;
