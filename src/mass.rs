@@ -110,10 +110,17 @@ impl MassProperties {
                 ),
             ));
         }
+        let inv_inertia_body = inertia_body.inverse();
+        if !inv_inertia_body.is_finite() {
+            return Err(Error::invalid(
+                inertia_field(),
+                "cannot be inverted in floating point (its entries are too large or too small)",
+            ));
+        }
         Ok(Self {
             mass,
             inertia_body,
-            inv_inertia_body: inertia_body.inverse(),
+            inv_inertia_body,
             shape: None,
             model_frame: ModelFrame::IDENTITY,
         })
