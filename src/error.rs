@@ -58,19 +58,46 @@ impl Error {
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Error::Invalid { field, message } => write!(f, "{field}: {message}"),
-            Error::Io { path, source } => write!(f, "{}: {source}", path.display()),
-            Error::NoAdapter(message) => write!(f, "{message}"),
+            Error::Invalid { field, message } => {
+                write!(f, "{}: {}", OneLine(field), OneLine(message))
+            }
+            Error::Io { path, source } => write!(
+                f,
+                "{}: {}",
+                OneLine(&path.display().to_string()),
+                OneLine(&source.to_string())
+            ),
+            Error::NoAdapter(message) => write!(f, "{}", OneLine(message)),
             Error::CrowdTooLarge {
                 bodies,
                 largest,
                 adapter,
             } => write!(
                 f,
-                "crowd of {bodies} bodies does not fit adapter `{adapter}`: the largest that fits is {largest}"
+                "crowd of {bodies} bodies does not fit adapter `{}`: the largest that fits is {largest}",
+                OneLine(adapter)
             ),
-            Error::Gpu(message) => write!(f, "GPU error: {message}"),
+            Error::Gpu(message) => write!(f, "GPU error: {}", OneLine(message)),
         }
+    }
+}
+
+/// Text written on one line: messages echo what the user wrote (a JSON key, an integrator
+/// name, a file name), which may hold a newline or a terminal escape; those characters are
+/// written escaped (`\n`, `\u{1b}`) so that an error stays one line.
+struct OneLine<'a>(&'a str);
+
+impl fmt::Display for OneLine<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use fmt::Write;
+        for c in self.0.chars() {
+            if c.is_control() || c == '\u{2028}' || c == '\u{2029}' {
+                write!(f, "{}", c.escape_default())?;
+            } else {
+                f.write_char(c)?;
+            }
+        }
+        Ok(())
     }
 }
 

@@ -4,5 +4,6 @@
 //! (see docs/reliability.md).
 
 mod harness;
+mod regressions;
 mod scene_fields;
 mod scene_target;
