@@ -380,7 +380,7 @@ impl ForceSpec {
             } => {
                 let field = format!("{field}.wgsl_file");
                 let path = base.join(wgsl_file);
-                let wgsl = std::fs::read_to_string(&path).map_err(|e| {
+                let wgsl = crate::input_file::read_regular_file(&path).map_err(|e| {
                     Error::invalid(&field, format!("cannot read {}: {e}", path.display()))
                 })?;
                 match &crowd.custom_force {

@@ -46,3 +46,22 @@ fn input_echoed_in_an_error_stays_on_one_line() {
         assert!(!message.contains('\u{2028}'), "{message:?}");
     }
 }
+
+#[test]
+fn files_a_scene_names_must_be_regular_files() {
+    // Reading /dev/zero to its end would never finish (and fill the memory on the way).
+    let message = error(&scene(
+        r#""bodies": [{"mass": 1, "shape": {"mesh": "/dev/zero"}}]"#,
+    ));
+    assert_eq!(
+        message,
+        "bodies[0].shape.mesh: /dev/zero: is not a regular file (a device, pipe or socket)"
+    );
+    let message = error(&scene(r#""forces": [{"type": "custom", "wgsl_file": "/dev/zero"}]"#));
+    assert_eq!(
+        message,
+        "forces[0].wgsl_file: cannot read /dev/zero: is not a regular file (a device, pipe or socket)"
+    );
+    let message = error(&scene(r#""bodies": [{"mass": 1, "shape": {"mesh": "."}}]"#));
+    assert!(message.ends_with(": is a directory"), "{message}");
+}
