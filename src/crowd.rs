@@ -142,20 +142,25 @@ impl Crowd {
             {
                 continue;
             }
-            let field = format!("bodies[{i}]");
-            check_vector(&format!("{field}.position"), s.position.to_array())?;
-            check_vector(&format!("{field}.orientation"), s.orientation.to_array())?;
-            check_vector(
-                &format!("{field}.linear_momentum"),
-                s.linear_momentum.to_array(),
-            )?;
-            check_vector(
-                &format!("{field}.angular_momentum"),
-                s.angular_momentum.to_array(),
-            )?;
+            check_body_state(body, &format!("bodies[{i}]"))?;
         }
         Ok(())
     }
+}
+
+/// Every state number of `body` finite and within the f32 range; `field` names the body.
+pub(crate) fn check_body_state(body: &Body, field: &str) -> Result<()> {
+    let s = &body.state;
+    check_vector(&format!("{field}.position"), s.position.to_array())?;
+    check_vector(&format!("{field}.orientation"), s.orientation.to_array())?;
+    check_vector(
+        &format!("{field}.linear_momentum"),
+        s.linear_momentum.to_array(),
+    )?;
+    check_vector(
+        &format!("{field}.angular_momentum"),
+        s.angular_momentum.to_array(),
+    )
 }
 
 impl Crowd {

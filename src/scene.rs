@@ -13,7 +13,7 @@ use crate::error::{Error, Result};
 use crate::force::{Force, ForceKind};
 use crate::generate::CrowdSpec;
 use crate::integrator::Integrator;
-use crate::mass::{MassProperties, check_density};
+use crate::mass::{MassProperties, mass_from_density};
 use crate::mesh::{MeshIntegrals, TriangleMesh};
 use crate::plane::Plane;
 use crate::shape::Shape;
@@ -467,8 +467,7 @@ impl BodySpec {
                 let mass = match amount {
                     Amount::Mass(mass) => mass,
                     Amount::Density(density) => {
-                        check_density(density, field)?;
-                        density * integrals.volume
+                        mass_from_density(density, integrals.volume, field)?
                     }
                 };
                 MassProperties::from_mesh_integrals(mass, &integrals, field)?
@@ -514,13 +513,39 @@ impl BodySpec {
         }
         // Position and orientation place the model frame (a mesh as written in its file);
         // the velocity is the centre of mass's.
-        Ok(Body::from_model_kinematics(
+        let body = Body::from_model_kinematics(
             mass,
             position,
             orientation,
             velocity,
             angular_velocity,
-        ))
+        );
+        // The state holds M v and I omega, which can leave the f32 range when v and omega
+        // are in it: name what the scene wrote.
+        let state = body.state;
+        for (name, value, what) in [
+            ("position", state.position, "centre of mass at"),
+            ("velocity", state.linear_momentum, "linear momentum M v of"),
+            (
+                "angular_velocity",
+                state.angular_momentum,
+                "angular momentum I omega of",
+            ),
+        ] {
+            if check_vector("", value.to_array()).is_err() {
+                return Err(Error::invalid(
+                    format!("{field}.{name}"),
+                    format!(
+                        "gives a {what} ({:e}, {:e}, {:e}), out of range (magnitude at most {:e})",
+                        value.x,
+                        value.y,
+                        value.z,
+                        crate::crowd::MAX_MAGNITUDE
+                    ),
+                ));
+            }
+        }
+        Ok(body)
     }
 }
 

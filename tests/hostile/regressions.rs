@@ -155,3 +155,58 @@ fn an_unreadable_or_empty_key_is_named_by_where_it_is() {
         r#"bodies[0]."": unknown field ``"#,
     );
 }
+
+#[test]
+fn numbers_the_f32_backends_cannot_hold_are_refused_by_what_gave_them() {
+    let body = |body: &str| scene(&format!(r#""bodies": [{body}]"#));
+    let cases = [
+        (
+            body(r#"{"mass": 1e-40, "shape": {"sphere": 1}}"#),
+            "bodies[0].mass: 1e-40 is out of range (must be between 1.1754943508222875e-38 and",
+        ),
+        (
+            body(r#"{"density": 1e30, "shape": {"box": [1e5, 1e5, 1e6]}}"#),
+            "bodies[0].density: gives a mass of 1e46 for a volume of 1e16, out of range",
+        ),
+        (
+            body(r#"{"mass": 1e10, "shape": {"box": [1e20, 1, 1]}}"#),
+            "bodies[0].shape: gives principal moments of inertia",
+        ),
+        (
+            body(r#"{"mass": 1, "inertia": [1e-39, 1e-39, 1e-39]}"#),
+            "bodies[0].inertia: gives principal moments of inertia 1.0000000000000001e-39, 1.0000000000000001e-39,",
+        ),
+        (
+            body(r#"{"mass": 1, "shape": {"mesh": {"file": "cube.obj", "scale": 1e200}}}"#),
+            "bodies[0].shape.mesh: ",
+        ),
+        (
+            body(r#"{"mass": 10, "shape": {"sphere": 1}, "velocity": [3e38, 0, 0]}"#),
+            "bodies[0].velocity: gives a linear momentum M v of (3e39, 0e0, 0e0), out of range",
+        ),
+        (
+            scene(r#""crowd": {"count": 2, "region": [[-3e38, 0, 0], [3e38, 1, 1]]}"#),
+            "crowd.region: spans 6e38 along axis 0, out of range",
+        ),
+        (
+            scene(r#""crowd": {"count": 20, "mass": [100, 200], "speed": 3e38}"#),
+            "crowd: generated body ",
+        ),
+        (
+            scene(r#""crowd": {"count": 2, "mass": [1, 2], "size": [1e-30, 1e-30]}"#),
+            "crowd: generated body 0 is out of range (body.shape: gives principal moments",
+        ),
+    ];
+    for (text, expected) in cases {
+        assert_starts(&error(&text), expected);
+    }
+    let mesh = error(&body(
+        r#"{"mass": 1, "shape": {"mesh": {"file": "cube.obj", "scale": 1e200}}}"#,
+    ));
+    assert!(
+        mesh.ends_with(
+            "cube.obj: vertex 2 (1e200, 0e0, 0e0) is out of range (coordinates, after any `scale`, must be finite with magnitude <= 3.4028234663852886e38)"
+        ),
+        "{mesh}"
+    );
+}
