@@ -26,7 +26,10 @@ mod tests {
     fn devices_and_directories_are_refused_without_reading() {
         // Reading /dev/zero to its end would never finish.
         let error = read_regular_file(Path::new("/dev/zero")).unwrap_err();
-        assert_eq!(error.to_string(), "is not a regular file (a device, pipe or socket)");
+        assert_eq!(
+            error.to_string(),
+            "is not a regular file (a device, pipe or socket)"
+        );
         let error = read_regular_file(Path::new("/")).unwrap_err();
         assert_eq!(error.to_string(), "is a directory");
     }

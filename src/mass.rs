@@ -192,7 +192,11 @@ impl MassProperties {
     /// Mass properties of a uniform solid `shape` of the given `density` (mass per volume).
     pub fn from_shape_density(density: f64, shape: Shape, field: &str) -> Result<Self> {
         shape.check(&format!("{field}.shape"))?;
-        Self::from_shape(mass_from_density(density, shape.volume(), field)?, shape, field)
+        Self::from_shape(
+            mass_from_density(density, shape.volume(), field)?,
+            shape,
+            field,
+        )
     }
 
     /// Mass properties of the uniform solid a closed triangle mesh bounds, with total `mass`.
@@ -218,7 +222,10 @@ impl MassProperties {
         let (moments_per_density, rotation) = integrals.principal_axes();
         let density = mass / integrals.volume;
         check_mass(mass, field)?;
-        check_moments(moments_per_density * density, &format!("{field}.shape.mesh"))?;
+        check_moments(
+            moments_per_density * density,
+            &format!("{field}.shape.mesh"),
+        )?;
         let properties = Self::from_principal(mass, moments_per_density * density, field)?;
         Ok(Self {
             model_frame: ModelFrame {

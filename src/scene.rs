@@ -513,13 +513,8 @@ impl BodySpec {
         }
         // Position and orientation place the model frame (a mesh as written in its file);
         // the velocity is the centre of mass's.
-        let body = Body::from_model_kinematics(
-            mass,
-            position,
-            orientation,
-            velocity,
-            angular_velocity,
-        );
+        let body =
+            Body::from_model_kinematics(mass, position, orientation, velocity, angular_velocity);
         // The state holds M v and I omega, which can leave the f32 range when v and omega
         // are in it: name what the scene wrote.
         let state = body.state;

@@ -62,9 +62,8 @@ where
     std::thread::Builder::new()
         .name("hostile-input".into())
         .spawn(move || {
-            let outcome = catch_unwind(AssertUnwindSafe(|| {
-                parse(input).map_err(|e| e.to_string())
-            }));
+            let outcome =
+                catch_unwind(AssertUnwindSafe(|| parse(input).map_err(|e| e.to_string())));
             let _ = sender.send(outcome);
         })
         .expect("spawn a reader thread");
@@ -82,6 +81,7 @@ where
             if let Err(problem) = check_message(&message, &names_location) {
                 panic!("{what}: unclear error `{message}` ({problem}) on input {shown:?}");
             }
+            log_rejection(&message);
             Outcome::Rejected(message)
         }
     }
@@ -110,7 +110,10 @@ where
 
 /// One line (no control characters, no Unicode line or paragraph separator), not empty,
 /// `LOCATION: DETAIL` with both parts non-empty and the location accepted.
-pub fn check_message(message: &str, names_location: impl Fn(&str, &str) -> bool) -> Result<(), String> {
+pub fn check_message(
+    message: &str,
+    names_location: impl Fn(&str, &str) -> bool,
+) -> Result<(), String> {
     if let Some(c) = message
         .chars()
         .find(|&c| c.is_control() || c == '\u{2028}' || c == '\u{2029}')
@@ -127,6 +130,22 @@ pub fn check_message(message: &str, names_location: impl Fn(&str, &str) -> bool)
         return Err(format!("`{location}` names no field, file or line"));
     }
     Ok(())
+}
+
+/// With `RIGID_CROWD_FUZZ_LOG=FILE`, every rejection is appended to FILE, so that a long
+/// campaign's messages can be read for sense, not only for form.
+fn log_rejection(message: &str) {
+    use std::io::Write;
+    if let Some(path) = std::env::var_os("RIGID_CROWD_FUZZ_LOG") {
+        let mut file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .expect("open RIGID_CROWD_FUZZ_LOG");
+        // One write per message: appends from the test threads do not interleave.
+        file.write_all(format!("{message}\n").as_bytes())
+            .expect("write RIGID_CROWD_FUZZ_LOG");
+    }
 }
 
 fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {

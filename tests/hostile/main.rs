@@ -4,6 +4,9 @@
 //! (see docs/reliability.md).
 
 mod harness;
+mod obj_text;
 mod regressions;
+mod scene_bytes;
 mod scene_fields;
 mod scene_target;
+mod scene_values;

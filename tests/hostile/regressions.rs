@@ -16,7 +16,10 @@ fn scene(extra: &str) -> String {
 }
 
 fn assert_starts(message: &str, expected: &str) {
-    assert!(message.starts_with(expected), "got `{message}`, expected `{expected}...`");
+    assert!(
+        message.starts_with(expected),
+        "got `{message}`, expected `{expected}...`"
+    );
 }
 
 #[test]
@@ -57,7 +60,9 @@ fn files_a_scene_names_must_be_regular_files() {
         message,
         "bodies[0].shape.mesh: /dev/zero: is not a regular file (a device, pipe or socket)"
     );
-    let message = error(&scene(r#""forces": [{"type": "custom", "wgsl_file": "/dev/zero"}]"#));
+    let message = error(&scene(
+        r#""forces": [{"type": "custom", "wgsl_file": "/dev/zero"}]"#,
+    ));
     assert_eq!(
         message,
         "forces[0].wgsl_file: cannot read /dev/zero: is not a regular file (a device, pipe or socket)"

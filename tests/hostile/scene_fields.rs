@@ -142,8 +142,14 @@ fn scene_locations_are_recognized() {
         assert!(names_scene_location(ok, "must be > 0", dir), "{ok}");
     }
     for unknown in ["bodies[0].shape.mesh.colour", "colour"] {
-        assert!(names_scene_location(unknown, "unknown field", dir), "{unknown}");
-        assert!(!names_scene_location(unknown, "must be > 0", dir), "{unknown}");
+        assert!(
+            names_scene_location(unknown, "unknown field", dir),
+            "{unknown}"
+        );
+        assert!(
+            !names_scene_location(unknown, "must be > 0", dir),
+            "{unknown}"
+        );
     }
     for bad in [
         "bodies[3].linear_momentum[0]",

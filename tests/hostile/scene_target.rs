@@ -65,9 +65,7 @@ pub fn check_scene_file(path: PathBuf) -> bool {
     matches!(outcome, Outcome::Accepted(()))
 }
 
-fn parse_and_build(
-    parse: impl FnOnce() -> rigid_crowd::Result<Scene>,
-) -> rigid_crowd::Result<()> {
+fn parse_and_build(parse: impl FnOnce() -> rigid_crowd::Result<Scene>) -> rigid_crowd::Result<()> {
     let scene = parse()?;
     for (i, body) in scene.crowd.bodies.iter().enumerate() {
         assert_usable_in_f32(i, body);
@@ -102,5 +100,8 @@ fn assert_usable_in_f32(i: usize, body: &Body) {
             "accepted body {i} holds {x}, which f32 cannot: {body:?}"
         );
     }
-    assert!(m.mass() as f32 > 0.0, "accepted body {i} has zero mass in f32");
+    assert!(
+        m.mass() as f32 > 0.0,
+        "accepted body {i} has zero mass in f32"
+    );
 }
