@@ -82,22 +82,40 @@ impl fmt::Display for Error {
     }
 }
 
-/// Text written on one line: messages echo what the user wrote (a JSON key, an integrator
-/// name, a file name), which may hold a newline or a terminal escape; those characters are
-/// written escaped (`\n`, `\u{1b}`) so that an error stays one line.
+/// Text written on one short line: messages echo what the user wrote (a JSON key, an
+/// integrator name, a file name, a string value), which may hold a newline or a terminal
+/// escape, and may be 100 kB long. Those characters are written escaped (`\n`, `\u{1b}`)
+/// so that an error stays one line, and the middle of a text longer than [`LONGEST_PART`]
+/// characters is left out, keeping its start and its end (where serde says line and column).
 struct OneLine<'a>(&'a str);
+
+/// Longest field or message written whole, in characters.
+const LONGEST_PART: usize = 500;
 
 impl fmt::Display for OneLine<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        use fmt::Write;
-        for c in self.0.chars() {
-            if c.is_control() || c == '\u{2028}' || c == '\u{2029}' {
-                write!(f, "{}", c.escape_default())?;
-            } else {
-                f.write_char(c)?;
-            }
+        let escaped: Vec<char> = self
+            .0
+            .chars()
+            .flat_map(|c| {
+                let escape = c.is_control() || c == '\u{2028}' || c == '\u{2029}';
+                let mut out = String::new();
+                if escape {
+                    out.extend(c.escape_default());
+                } else {
+                    out.push(c);
+                }
+                out.chars().collect::<Vec<_>>()
+            })
+            .collect();
+        if escaped.len() <= LONGEST_PART {
+            return f.write_str(&escaped.iter().collect::<String>());
         }
-        Ok(())
+        let keep = LONGEST_PART / 2 - 20;
+        let head: String = escaped[..keep].iter().collect();
+        let tail: String = escaped[escaped.len() - keep..].iter().collect();
+        let left_out = escaped.len() - 2 * keep;
+        write!(f, "{head}[... {left_out} characters ...]{tail}")
     }
 }
 
@@ -112,3 +130,29 @@ impl std::error::Error for Error {
 
 /// Result with the crate's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn echoed_text_is_escaped_and_a_long_one_shortened() {
+        let error = Error::invalid("a\nb", "got `\u{1b}[2J` and \u{2028}");
+        assert_eq!(error.to_string(), r"a\nb: got `\u{1b}[2J` and \u{2028}");
+        let long = format!(
+            "invalid type: string \"{}\", expected f64 at line 1 column 100007",
+            "x".repeat(100_000)
+        );
+        let shown = Error::invalid("dt", long).to_string();
+        assert!(shown.len() < 600, "{} characters", shown.len());
+        assert!(
+            shown.starts_with("dt: invalid type: string \"xxx"),
+            "{shown}"
+        );
+        assert!(shown.contains("[... 99"), "{shown}");
+        assert!(
+            shown.ends_with("xxx\", expected f64 at line 1 column 100007"),
+            "{shown}"
+        );
+    }
+}

@@ -108,8 +108,8 @@ where
     }
 }
 
-/// One line (no control characters, no Unicode line or paragraph separator), not empty,
-/// `LOCATION: DETAIL` with both parts non-empty and the location accepted.
+/// One line (no control characters, no Unicode line or paragraph separator) of at most 1200
+/// characters, `LOCATION: DETAIL` with both parts non-empty and the location accepted.
 pub fn check_message(
     message: &str,
     names_location: impl Fn(&str, &str) -> bool,
@@ -119,6 +119,11 @@ pub fn check_message(
         .find(|&c| c.is_control() || c == '\u{2028}' || c == '\u{2029}')
     {
         return Err(format!("contains the line-breaking character {c:?}"));
+    }
+    // Echoed input is shortened (src/error.rs keeps 500 characters of a field or message).
+    let length = message.chars().count();
+    if length > 1200 {
+        return Err(format!("is {length} characters long"));
     }
     let Some((location, detail)) = message.split_once(": ") else {
         return Err("does not have the form `LOCATION: DETAIL`".into());
