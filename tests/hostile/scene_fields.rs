@@ -106,10 +106,18 @@ pub fn names_scene_location(location: &str, detail: &str, dir: &Path) -> bool {
     if !detail.starts_with("unknown field") {
         return false;
     }
-    // `bodies[0].colour`: an unknown key inside a known object.
-    match generic.rsplit_once('.') {
-        Some((parent, _)) => known(parent),
-        None => true, // an unknown top-level key
+    // `bodies[0].colour`: an unknown key inside a known object; a key that is not a plain
+    // word is quoted (`forces[1]."a.b"`) and may hold dots of its own.
+    let parent = if generic.ends_with('"') {
+        generic[..generic.len() - 1]
+            .rfind(".\"")
+            .map(|at| &generic[..at])
+    } else {
+        generic.rsplit_once('.').map(|(parent, _)| parent)
+    };
+    match parent {
+        Some(parent) => known(parent),
+        None => true, // an unknown top-level key, plain or quoted
     }
 }
 
@@ -141,7 +149,12 @@ fn scene_locations_are_recognized() {
     ] {
         assert!(names_scene_location(ok, "must be > 0", dir), "{ok}");
     }
-    for unknown in ["bodies[0].shape.mesh.colour", "colour"] {
+    for unknown in [
+        "bodies[0].shape.mesh.colour",
+        "colour",
+        r#"forces[1]."a.gular""#,
+        r#""a.b""#,
+    ] {
         assert!(
             names_scene_location(unknown, "unknown field", dir),
             "{unknown}"
