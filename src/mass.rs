@@ -36,14 +36,15 @@ fn check_mass(mass: f64, field: &str) -> Result<()> {
 }
 
 /// Principal `moments` (of a valid tensor) within what the f32 backends hold; `field` names
-/// what the user wrote that gave them (`bodies[2].inertia`, `bodies[2].shape`).
-fn check_moments(moments: DVec3, field: &str) -> Result<()> {
+/// what the user wrote that gave them (`bodies[2].inertia`, `bodies[2].shape`), and is only
+/// called on failure (a generated crowd checks millions of bodies).
+fn check_moments(moments: DVec3, field: impl FnOnce() -> String) -> Result<()> {
     let in_range = |m: f64| (MIN_MAGNITUDE..=MAX_MAGNITUDE).contains(&m);
     if moments.to_array().into_iter().all(in_range) {
         return Ok(());
     }
     Err(Error::invalid(
-        field,
+        field(),
         format!(
             "gives principal moments of inertia {:e}, {:e}, {:e}, out of range (each must be between {MIN_MAGNITUDE:e} and {MAX_MAGNITUDE:e}, what the f32 backends hold)",
             moments.x, moments.y, moments.z
@@ -160,7 +161,7 @@ impl MassProperties {
                 ),
             ));
         }
-        check_moments(moments, &inertia_field())?;
+        check_moments(moments, inertia_field)?;
         Ok(Self {
             mass,
             inertia_body,
@@ -181,7 +182,7 @@ impl MassProperties {
     pub fn from_shape(mass: f64, shape: Shape, field: &str) -> Result<Self> {
         shape.check(&format!("{field}.shape"))?;
         check_mass(mass, field)?;
-        check_moments(shape.principal_moments(mass), &format!("{field}.shape"))?;
+        check_moments(shape.principal_moments(mass), || format!("{field}.shape"))?;
         let properties = Self::new(mass, shape.inertia(mass), field)?;
         Ok(Self {
             shape: Some(shape),
@@ -222,10 +223,9 @@ impl MassProperties {
         let (moments_per_density, rotation) = integrals.principal_axes();
         let density = mass / integrals.volume;
         check_mass(mass, field)?;
-        check_moments(
-            moments_per_density * density,
-            &format!("{field}.shape.mesh"),
-        )?;
+        check_moments(moments_per_density * density, || {
+            format!("{field}.shape.mesh")
+        })?;
         let properties = Self::from_principal(mass, moments_per_density * density, field)?;
         Ok(Self {
             model_frame: ModelFrame {
