@@ -125,7 +125,7 @@ pub fn check_message(
     if length > 1200 {
         return Err(format!("is {length} characters long"));
     }
-    let Some((location, detail)) = message.split_once(": ") else {
+    let Some((location, detail)) = split_location(message) else {
         return Err("does not have the form `LOCATION: DETAIL`".into());
     };
     if location.trim().is_empty() || detail.trim().is_empty() {
@@ -135,6 +135,27 @@ pub fn check_message(
         return Err(format!("`{location}` names no field, file or line"));
     }
     Ok(())
+}
+
+/// `LOCATION: DETAIL` split at the first `": "` outside a quoted key, for a location such as
+/// `forces[3]."a: b"`.
+fn split_location(message: &str) -> Option<(&str, &str)> {
+    let (mut quoted, mut escaped) = (false, false);
+    for (i, c) in message.char_indices() {
+        if quoted {
+            match c {
+                _ if escaped => escaped = false,
+                '\\' => escaped = true,
+                '"' => quoted = false,
+                _ => {}
+            }
+        } else if c == '"' {
+            quoted = true;
+        } else if message[i..].starts_with(": ") {
+            return Some((&message[..i], &message[i + 2..]));
+        }
+    }
+    None
 }
 
 /// With `RIGID_CROWD_FUZZ_LOG=FILE`, every rejection is appended to FILE, so that a long
@@ -177,4 +198,8 @@ fn the_harness_catches_panics_multi_line_errors_and_nameless_errors() {
     assert!(caught(|_| Err("field: ".into())));
     assert!(!caught(|_| Err("field: must be > 0 (got -1)".into())));
     assert!(!caught(|_| Ok(())));
+    assert_eq!(
+        split_location(r#"forces[3]."a: \"b": unknown field"#),
+        Some((r#"forces[3]."a: \"b""#, "unknown field"))
+    );
 }

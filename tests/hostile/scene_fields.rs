@@ -154,6 +154,7 @@ fn scene_locations_are_recognized() {
         "colour",
         r#"forces[1]."a.gular""#,
         r#""a.b""#,
+        r#"forces[3].": [0.1,stiffness""#,
     ] {
         assert!(
             names_scene_location(unknown, "unknown field", dir),
