@@ -15,6 +15,19 @@ pub const DEFAULT_TOTAL_CASES: u32 = 3000;
 /// 2-core machine.
 pub const TIME_LIMIT: Duration = Duration::from_secs(10);
 
+/// The generators' seed: fixed, so a CI run is reproducible and cannot fail on a case no one
+/// can replay; `RIGID_CROWD_FUZZ_SEED=N` picks another, `random` a fresh one (campaigns).
+pub fn rng_seed() -> proptest::test_runner::RngSeed {
+    use proptest::test_runner::RngSeed;
+    match std::env::var("RIGID_CROWD_FUZZ_SEED").as_deref() {
+        Err(_) => RngSeed::Fixed(0x5eed_c0de),
+        Ok("random") => RngSeed::Random,
+        Ok(text) => RngSeed::Fixed(text.parse().unwrap_or_else(|_| {
+            panic!("RIGID_CROWD_FUZZ_SEED must be a number or `random`, got `{text}`")
+        })),
+    }
+}
+
 /// This target's share of the run's cases: `share` of `RIGID_CROWD_FUZZ_CASES` (default
 /// [`DEFAULT_TOTAL_CASES`]), at least 1.
 pub fn cases(share: f64) -> u32 {

@@ -186,6 +186,7 @@ proptest! {
     #![proptest_config(ProptestConfig {
         cases: cases(0.2),
         failure_persistence: None,
+        rng_seed: crate::harness::rng_seed(),
         ..ProptestConfig::default()
     })]
 

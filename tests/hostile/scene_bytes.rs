@@ -92,6 +92,7 @@ proptest! {
     #![proptest_config(ProptestConfig {
         cases: cases(0.3),
         failure_persistence: None,
+        rng_seed: crate::harness::rng_seed(),
         ..ProptestConfig::default()
     })]
 

@@ -435,6 +435,7 @@ proptest! {
     #![proptest_config(ProptestConfig {
         cases: cases(0.5),
         failure_persistence: None,
+        rng_seed: crate::harness::rng_seed(),
         ..ProptestConfig::default()
     })]
 
