@@ -130,32 +130,31 @@ impl Crowd {
             }
         }
         for (i, body) in self.bodies.iter().enumerate() {
-            let s = &body.state;
-            let values = [
-                s.position.to_array(),
-                s.linear_momentum.to_array(),
-                s.angular_momentum.to_array(),
-            ];
             // Fast path for crowds of millions: name fields only when something is wrong.
-            if values.iter().flatten().all(|&v| in_range(v))
-                && s.orientation.to_array().iter().all(|&v| in_range(v))
-            {
-                continue;
+            if !state_in_range(body) {
+                check_body_state(body, &format!("bodies[{i}]"))?;
             }
-            let field = format!("bodies[{i}]");
-            check_vector(&format!("{field}.position"), s.position.to_array())?;
-            check_vector(&format!("{field}.orientation"), s.orientation.to_array())?;
-            check_vector(
-                &format!("{field}.linear_momentum"),
-                s.linear_momentum.to_array(),
-            )?;
-            check_vector(
-                &format!("{field}.angular_momentum"),
-                s.angular_momentum.to_array(),
-            )?;
         }
         Ok(())
     }
+}
+
+/// Every state number of `body` finite and within the f32 range; `field` names the body.
+pub(crate) fn check_body_state(body: &Body, field: &str) -> Result<()> {
+    if state_in_range(body) {
+        return Ok(());
+    }
+    let s = &body.state;
+    check_vector(&format!("{field}.position"), s.position.to_array())?;
+    check_vector(&format!("{field}.orientation"), s.orientation.to_array())?;
+    check_vector(
+        &format!("{field}.linear_momentum"),
+        s.linear_momentum.to_array(),
+    )?;
+    check_vector(
+        &format!("{field}.angular_momentum"),
+        s.angular_momentum.to_array(),
+    )
 }
 
 impl Crowd {
@@ -285,6 +284,20 @@ pub(crate) fn check_number(field: &str, value: f64) -> Result<()> {
         ));
     }
     Ok(())
+}
+
+/// Whether every state number of `body` is finite and within the f32 range (no allocation).
+fn state_in_range(body: &Body) -> bool {
+    let s = &body.state;
+    [
+        s.position.to_array(),
+        s.linear_momentum.to_array(),
+        s.angular_momentum.to_array(),
+    ]
+    .iter()
+    .flatten()
+    .chain(&s.orientation.to_array())
+    .all(|&v| in_range(v))
 }
 
 /// Finite and within the f32 range.

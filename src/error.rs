@@ -69,24 +69,69 @@ impl Error {
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Error::Invalid { field, message } => write!(f, "{field}: {message}"),
-            Error::Io { path, source } => write!(f, "{}: {source}", path.display()),
-            Error::NoAdapter(message) => write!(f, "{message}"),
+            Error::Invalid { field, message } => {
+                write!(f, "{}: {}", OneLine(field), OneLine(message))
+            }
+            Error::Io { path, source } => write!(
+                f,
+                "{}: {}",
+                OneLine(&path.display().to_string()),
+                OneLine(&source.to_string())
+            ),
+            Error::NoAdapter(message) => write!(f, "{}", OneLine(message)),
             Error::CrowdTooLarge {
                 bodies,
                 largest,
                 adapter,
             } => write!(
                 f,
-                "crowd of {bodies} bodies does not fit adapter `{adapter}`: the largest that fits is {largest}"
+                "crowd of {bodies} bodies does not fit adapter `{}`: the largest that fits is {largest}",
+                OneLine(adapter)
             ),
-            Error::Gpu(message) => write!(f, "GPU error: {message}"),
-            Error::DeviceLost(message) => write!(f, "GPU device lost: {message}"),
+            Error::Gpu(message) => write!(f, "GPU error: {}", OneLine(message)),
+            Error::DeviceLost(message) => write!(f, "GPU device lost: {}", OneLine(message)),
             Error::NonFinite { body, step } => write!(
                 f,
                 "body {body} became non-finite (NaN or infinite) in step {step}; its last finite state is kept"
             ),
         }
+    }
+}
+
+/// Text written on one short line: messages echo what the user wrote (a JSON key, an
+/// integrator name, a file name, a string value), which may hold a newline or a terminal
+/// escape, and may be 100 kB long. Those characters are written escaped (`\n`, `\u{1b}`)
+/// so that an error stays one line, and the middle of a text longer than [`LONGEST_PART`]
+/// characters is left out, keeping its start and its end (where serde says line and column).
+struct OneLine<'a>(&'a str);
+
+/// Longest field or message written whole, in characters.
+const LONGEST_PART: usize = 500;
+
+impl fmt::Display for OneLine<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let escaped: Vec<char> = self
+            .0
+            .chars()
+            .flat_map(|c| {
+                let escape = c.is_control() || c == '\u{2028}' || c == '\u{2029}';
+                let mut out = String::new();
+                if escape {
+                    out.extend(c.escape_default());
+                } else {
+                    out.push(c);
+                }
+                out.chars().collect::<Vec<_>>()
+            })
+            .collect();
+        if escaped.len() <= LONGEST_PART {
+            return f.write_str(&escaped.iter().collect::<String>());
+        }
+        let keep = LONGEST_PART / 2 - 20;
+        let head: String = escaped[..keep].iter().collect();
+        let tail: String = escaped[escaped.len() - keep..].iter().collect();
+        let left_out = escaped.len() - 2 * keep;
+        write!(f, "{head}[... {left_out} characters ...]{tail}")
     }
 }
 
@@ -101,3 +146,29 @@ impl std::error::Error for Error {
 
 /// Result with the crate's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn echoed_text_is_escaped_and_a_long_one_shortened() {
+        let error = Error::invalid("a\nb", "got `\u{1b}[2J` and \u{2028}");
+        assert_eq!(error.to_string(), r"a\nb: got `\u{1b}[2J` and \u{2028}");
+        let long = format!(
+            "invalid type: string \"{}\", expected f64 at line 1 column 100007",
+            "x".repeat(100_000)
+        );
+        let shown = Error::invalid("dt", long).to_string();
+        assert!(shown.len() < 600, "{} characters", shown.len());
+        assert!(
+            shown.starts_with("dt: invalid type: string \"xxx"),
+            "{shown}"
+        );
+        assert!(shown.contains("[... 99"), "{shown}");
+        assert!(
+            shown.ends_with("xxx\", expected f64 at line 1 column 100007"),
+            "{shown}"
+        );
+    }
+}

@@ -82,6 +82,18 @@ impl CrowdSpec {
         check_vector(&format!("{field}.size"), self.size)?;
         check_non_negative(&format!("{field}.speed"), self.speed)?;
         check_non_negative(&format!("{field}.spin"), self.spin)?;
+        for axis in 0..3 {
+            let span = (self.region[1][axis] - self.region[0][axis]).abs();
+            if span > crate::crowd::MAX_MAGNITUDE {
+                return Err(Error::invalid(
+                    format!("{field}.region"),
+                    format!(
+                        "spans {span:e} along axis {axis}, out of range (at most {:e})",
+                        crate::crowd::MAX_MAGNITUDE
+                    ),
+                ));
+            }
+        }
         for (name, [lo, hi]) in [("mass", self.mass), ("size", self.size)] {
             if lo <= 0.0 || hi < lo {
                 return Err(Error::invalid(
@@ -145,18 +157,39 @@ impl CrowdSpec {
                         ),
                 },
             };
-            let properties = MassProperties::from_shape(mass, shape, "crowd")?;
+            let out_of_range = |e: Error| {
+                Error::invalid(
+                    "crowd",
+                    format!(
+                        "generated body {} is out of range ({e}): narrow the recipe's `mass` or `size`",
+                        bodies.len()
+                    ),
+                )
+            };
+            let properties =
+                MassProperties::from_shape(mass, shape, "body").map_err(out_of_range)?;
             let position = lo + (hi - lo) * DVec3::new(rng.unit(), rng.unit(), rng.unit());
             let orientation = rng.orientation();
             let velocity = rng.direction() * self.speed * rng.unit();
             let angular_velocity = rng.direction() * self.spin * rng.unit();
-            bodies.push(Body::from_kinematics(
+            let body = Body::from_kinematics(
                 properties,
                 position,
                 orientation,
                 velocity,
                 angular_velocity,
-            ));
+            );
+            // Momenta grow with mass and size: a fast, heavy, large body can leave the range.
+            crate::crowd::check_body_state(&body, "body").map_err(|e| {
+                Error::invalid(
+                    "crowd",
+                    format!(
+                        "generated body {} is out of range ({e}): narrow the recipe's `speed`, `spin`, `mass` or `size`",
+                        bodies.len()
+                    ),
+                )
+            })?;
+            bodies.push(body);
         }
         Ok(bodies)
     }

@@ -16,6 +16,7 @@ mod error;
 mod force;
 mod force_table;
 mod generate;
+mod input_file;
 mod integrator;
 pub mod integrator_table;
 mod mass;

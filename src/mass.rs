@@ -2,6 +2,7 @@
 
 use glam::{DMat3, DQuat, DVec3};
 
+use crate::crowd::MAX_MAGNITUDE;
 use crate::eigen::symmetric_eigen;
 use crate::error::{Error, Result};
 use crate::mesh::{MeshIntegrals, TriangleMesh};
@@ -10,6 +11,61 @@ use crate::shape::Shape;
 /// Relative slack allowed when checking symmetry and the triangle inequality, so that
 /// tensors computed in floating point (a thin plate has `A + B = C` exactly) are accepted.
 const RELATIVE_SLACK: f64 = 1e-9;
+
+/// Smallest mass or principal moment accepted: the least normal f32, so that the f32
+/// backends hold it and its inverse (at most 1 / 1.2e-38 = 8.5e37) as finite numbers.
+const MIN_MAGNITUDE: f64 = f32::MIN_POSITIVE as f64;
+
+/// `{field}.mass` must be finite, > 0, and within what the f32 backends hold.
+fn check_mass(mass: f64, field: &str) -> Result<()> {
+    if !mass.is_finite() || mass <= 0.0 {
+        return Err(Error::invalid(
+            format!("{field}.mass"),
+            format!("must be a finite number > 0 (got {mass})"),
+        ));
+    }
+    if !(MIN_MAGNITUDE..=MAX_MAGNITUDE).contains(&mass) {
+        return Err(Error::invalid(
+            format!("{field}.mass"),
+            format!(
+                "{mass:e} is out of range (must be between {MIN_MAGNITUDE:e} and {MAX_MAGNITUDE:e}, what the f32 backends hold)"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Principal `moments` (of a valid tensor) within what the f32 backends hold; `field` names
+/// what the user wrote that gave them (`bodies[2].inertia`, `bodies[2].shape`), and is only
+/// called on failure (a generated crowd checks millions of bodies).
+fn check_moments(moments: DVec3, field: impl FnOnce() -> String) -> Result<()> {
+    let in_range = |m: f64| (MIN_MAGNITUDE..=MAX_MAGNITUDE).contains(&m);
+    if moments.to_array().into_iter().all(in_range) {
+        return Ok(());
+    }
+    Err(Error::invalid(
+        field(),
+        format!(
+            "gives principal moments of inertia {:e}, {:e}, {:e}, out of range (each must be between {MIN_MAGNITUDE:e} and {MAX_MAGNITUDE:e}, what the f32 backends hold)",
+            moments.x, moments.y, moments.z
+        ),
+    ))
+}
+
+/// The mass of `volume` at `density`, named `{field}.density` when it is out of range.
+pub(crate) fn mass_from_density(density: f64, volume: f64, field: &str) -> Result<f64> {
+    check_density(density, field)?;
+    let mass = density * volume;
+    if !(MIN_MAGNITUDE..=MAX_MAGNITUDE).contains(&mass) {
+        return Err(Error::invalid(
+            format!("{field}.density"),
+            format!(
+                "gives a mass of {mass:e} for a volume of {volume:e}, out of range (must be between {MIN_MAGNITUDE:e} and {MAX_MAGNITUDE:e}, what the f32 backends hold)"
+            ),
+        ));
+    }
+    Ok(mass)
+}
 
 /// Mass and body-space inertia tensor of a rigid body, with their inverses.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -67,12 +123,7 @@ impl MassProperties {
     /// Rejects a non-positive or non-finite mass, and an inertia that is not symmetric, not
     /// positive definite, or whose principal moments break `A + B >= C`.
     pub fn new(mass: f64, inertia_body: DMat3, field: &str) -> Result<Self> {
-        if !mass.is_finite() || mass <= 0.0 {
-            return Err(Error::invalid(
-                format!("{field}.mass"),
-                format!("must be a finite number > 0 (got {mass})"),
-            ));
-        }
+        check_mass(mass, field)?;
         let inertia_field = || format!("{field}.inertia");
         let entries = inertia_body.to_cols_array();
         if entries.iter().any(|x| !x.is_finite()) {
@@ -110,10 +161,18 @@ impl MassProperties {
                 ),
             ));
         }
+        check_moments(moments, inertia_field)?;
+        let inv_inertia_body = inertia_body.inverse();
+        if !inv_inertia_body.is_finite() {
+            return Err(Error::invalid(
+                inertia_field(),
+                "cannot be inverted in floating point (its entries are too large or too small)",
+            ));
+        }
         Ok(Self {
             mass,
             inertia_body,
-            inv_inertia_body: inertia_body.inverse(),
+            inv_inertia_body,
             shape: None,
             model_frame: ModelFrame::IDENTITY,
         })
@@ -129,6 +188,8 @@ impl MassProperties {
     /// Errors name `{field}.shape.<parameter>` for a bad dimension.
     pub fn from_shape(mass: f64, shape: Shape, field: &str) -> Result<Self> {
         shape.check(&format!("{field}.shape"))?;
+        check_mass(mass, field)?;
+        check_moments(shape.principal_moments(mass), || format!("{field}.shape"))?;
         let properties = Self::new(mass, shape.inertia(mass), field)?;
         Ok(Self {
             shape: Some(shape),
@@ -138,9 +199,12 @@ impl MassProperties {
 
     /// Mass properties of a uniform solid `shape` of the given `density` (mass per volume).
     pub fn from_shape_density(density: f64, shape: Shape, field: &str) -> Result<Self> {
-        check_density(density, field)?;
         shape.check(&format!("{field}.shape"))?;
-        Self::from_shape(density * shape.volume(), shape, field)
+        Self::from_shape(
+            mass_from_density(density, shape.volume(), field)?,
+            shape,
+            field,
+        )
     }
 
     /// Mass properties of the uniform solid a closed triangle mesh bounds, with total `mass`.
@@ -155,9 +219,9 @@ impl MassProperties {
 
     /// Like [`Self::from_mesh`], with the mass from a `density` (mass per volume).
     pub fn from_mesh_density(density: f64, mesh: &TriangleMesh, field: &str) -> Result<Self> {
-        check_density(density, field)?;
         let integrals = mesh.integrals(&format!("{field}.shape.mesh"))?;
-        Self::from_mesh_integrals(density * integrals.volume, &integrals, field)
+        let mass = mass_from_density(density, integrals.volume, field)?;
+        Self::from_mesh_integrals(mass, &integrals, field)
     }
 
     /// Mass properties from already computed mesh integrals (so that many bodies can share
@@ -165,6 +229,10 @@ impl MassProperties {
     pub fn from_mesh_integrals(mass: f64, integrals: &MeshIntegrals, field: &str) -> Result<Self> {
         let (moments_per_density, rotation) = integrals.principal_axes();
         let density = mass / integrals.volume;
+        check_mass(mass, field)?;
+        check_moments(moments_per_density * density, || {
+            format!("{field}.shape.mesh")
+        })?;
         let properties = Self::from_principal(mass, moments_per_density * density, field)?;
         Ok(Self {
             model_frame: ModelFrame {

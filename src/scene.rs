@@ -13,7 +13,7 @@ use crate::error::{Error, Result};
 use crate::force::{Force, ForceKind};
 use crate::generate::CrowdSpec;
 use crate::integrator::Integrator;
-use crate::mass::{MassProperties, check_density};
+use crate::mass::{MassProperties, mass_from_density};
 use crate::mesh::{MeshIntegrals, TriangleMesh};
 use crate::plane::Plane;
 use crate::shape::Shape;
@@ -39,8 +39,9 @@ struct SceneFile {
     steps: u64,
     #[serde(default)]
     integrator: Option<String>,
+    /// Each read by [`parse_force`], which names the field inside a force that is wrong.
     #[serde(default)]
-    forces: Vec<ForceSpec>,
+    forces: Vec<serde_json::Value>,
     #[serde(default)]
     bodies: Vec<BodySpec>,
     #[serde(default)]
@@ -65,18 +66,34 @@ struct PlaneSpec {
 }
 
 impl PlaneSpec {
-    fn to_plane(&self) -> Plane {
-        Plane::through(
+    /// The plane; `field` names it (`planes[1]`). The point and normal are checked here, as
+    /// written: the plane keeps only the normalized normal and its offset `normal . point`.
+    fn to_plane(&self, field: &str) -> Result<Plane> {
+        check_vector(&format!("{field}.point"), self.point)?;
+        check_vector(&format!("{field}.normal"), self.normal)?;
+        let plane = Plane::through(
             DVec3::from(self.point),
             DVec3::from(self.normal),
             self.restitution,
             self.friction,
-        )
+        );
+        if plane.offset.abs() > crate::crowd::MAX_MAGNITUDE {
+            return Err(Error::invalid(
+                format!("{field}.point"),
+                format!(
+                    "lies too far from the origin: its distance along the normal, {}, exceeds {:e}",
+                    plane.offset,
+                    crate::crowd::MAX_MAGNITUDE
+                ),
+            ));
+        }
+        Ok(plane)
     }
 }
 
+/// A force entry `{"type": "gravity", ...}`, read as `{"gravity": {...}}` (see [`parse_force`]).
 #[derive(Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
 enum ForceSpec {
     Gravity {
         #[serde(default)]
@@ -205,8 +222,8 @@ impl Scene {
     pub fn from_json_in(text: &str, base_dir: &Path) -> Result<Self> {
         let mut de = serde_json::Deserializer::from_str(text);
         let file: SceneFile = serde_path_to_error::deserialize(&mut de).map_err(|e| {
-            let path = e.path().to_string();
-            let field = if path == "." {
+            let path = field_path(String::new(), e.path().iter());
+            let field = if path.is_empty() {
                 "scene".to_string()
             } else {
                 path
@@ -262,9 +279,15 @@ impl SceneFile {
         }
         let mut crowd = Crowd::new(bodies, self.dt).with_integrator(integrator);
         crowd.start_step = self.start_step;
-        crowd.planes = self.planes.iter().map(PlaneSpec::to_plane).collect();
-        for (i, spec) in self.forces.iter().enumerate() {
-            let force = spec.to_force(&mut crowd, &format!("forces[{i}]"), base_dir)?;
+        crowd.planes = self
+            .planes
+            .iter()
+            .enumerate()
+            .map(|(i, spec)| spec.to_plane(&format!("planes[{i}]")))
+            .collect::<Result<_>>()?;
+        for (i, entry) in self.forces.into_iter().enumerate() {
+            let field = format!("forces[{i}]");
+            let force = parse_force(entry, &field)?.to_force(&mut crowd, &field, base_dir)?;
             crowd.forces.push(force);
         }
         crowd.validate()?;
@@ -380,7 +403,7 @@ impl ForceSpec {
             } => {
                 let field = format!("{field}.wgsl_file");
                 let path = base.join(wgsl_file);
-                let wgsl = std::fs::read_to_string(&path).map_err(|e| {
+                let wgsl = crate::input_file::read_regular_file(&path).map_err(|e| {
                     Error::invalid(&field, format!("cannot read {}: {e}", path.display()))
                 })?;
                 match &crowd.custom_force {
@@ -444,8 +467,7 @@ impl BodySpec {
                 let mass = match amount {
                     Amount::Mass(mass) => mass,
                     Amount::Density(density) => {
-                        check_density(density, field)?;
-                        density * integrals.volume
+                        mass_from_density(density, integrals.volume, field)?
                     }
                 };
                 MassProperties::from_mesh_integrals(mass, &integrals, field)?
@@ -491,13 +513,34 @@ impl BodySpec {
         }
         // Position and orientation place the model frame (a mesh as written in its file);
         // the velocity is the centre of mass's.
-        Ok(Body::from_model_kinematics(
-            mass,
-            position,
-            orientation,
-            velocity,
-            angular_velocity,
-        ))
+        let body =
+            Body::from_model_kinematics(mass, position, orientation, velocity, angular_velocity);
+        // The state holds M v and I omega, which can leave the f32 range when v and omega
+        // are in it: name what the scene wrote.
+        let state = body.state;
+        for (name, value, what) in [
+            ("position", state.position, "centre of mass at"),
+            ("velocity", state.linear_momentum, "linear momentum M v of"),
+            (
+                "angular_velocity",
+                state.angular_momentum,
+                "angular momentum I omega of",
+            ),
+        ] {
+            if check_vector("", value.to_array()).is_err() {
+                return Err(Error::invalid(
+                    format!("{field}.{name}"),
+                    format!(
+                        "gives a {what} ({:e}, {:e}, {:e}), out of range (magnitude at most {:e})",
+                        value.x,
+                        value.y,
+                        value.z,
+                        crate::crowd::MAX_MAGNITUDE
+                    ),
+                ));
+            }
+        }
+        Ok(body)
     }
 }
 
@@ -528,6 +571,81 @@ impl MeshCache<'_> {
     }
 }
 
+/// One entry of `forces`, `{"type": KIND, ...fields}`; `field` is its path (`forces[2]`).
+///
+/// NOTE: serde reads an internally tagged enum (`#[serde(tag = "type")]`) by buffering the
+/// whole entry first, and an error inside it loses its path (it would name `forces[2]`, not
+/// `forces[2].stiffness`). So the tag is made the key of an externally tagged enum,
+/// `{KIND: {...fields}}`, whose fields serde reads in place and the error path can name.
+fn parse_force(entry: serde_json::Value, field: &str) -> Result<ForceSpec> {
+    let serde_json::Value::Object(mut fields) = entry else {
+        return Err(Error::invalid(
+            field,
+            r#"expected a force object {"type": "gravity", ...}"#,
+        ));
+    };
+    let kind = match fields.remove("type") {
+        Some(serde_json::Value::String(kind)) => kind,
+        Some(_) => {
+            return Err(Error::invalid(
+                format!("{field}.type"),
+                "must be a string naming the kind of force, e.g. \"gravity\"",
+            ));
+        }
+        None => {
+            return Err(Error::invalid(
+                format!("{field}.type"),
+                "missing: name the kind of force, e.g. \"gravity\"",
+            ));
+        }
+    };
+    let tagged = serde_json::Value::Object(serde_json::Map::from_iter([(
+        kind,
+        serde_json::Value::Object(fields),
+    )]));
+    serde_path_to_error::deserialize(tagged).map_err(|e| {
+        let mut segments = e.path().iter();
+        // The first segment is the kind; none means the kind itself is unknown.
+        let path = match segments.next() {
+            None => format!("{field}.type"),
+            Some(_) => field_path(field.to_string(), segments),
+        };
+        Error::invalid(path, e.into_inner().to_string())
+    })
+}
+
+/// `base` followed by a serde path: `.key` and `[index]` (see [`key_in_path`]); the unknown
+/// segment recorded for a key that could not be read at all is left out.
+fn field_path<'a>(
+    mut path: String,
+    segments: impl Iterator<Item = &'a serde_path_to_error::Segment>,
+) -> String {
+    use serde_path_to_error::Segment;
+    for segment in segments {
+        match segment {
+            Segment::Seq { index } => path.push_str(&format!("[{index}]")),
+            Segment::Map { key } | Segment::Enum { variant: key } => {
+                if !path.is_empty() {
+                    path.push('.');
+                }
+                path.push_str(&key_in_path(key));
+            }
+            Segment::Unknown => {}
+        }
+    }
+    path
+}
+
+/// A key as a path segment: as written when it is a plain word (`mass`), else quoted as a
+/// JSON string (`""`, `" "`, `"a.b"`), so that every path is readable and unambiguous.
+fn key_in_path(key: &str) -> String {
+    if !key.is_empty() && key.chars().all(|c| c.is_alphanumeric() || c == '_') {
+        key.to_string()
+    } else {
+        serde_json::Value::from(key).to_string()
+    }
+}
+
 /// `"file.obj"` or `{"file": "file.obj", "scale": s}`: the path and the scale (default 1).
 fn parse_mesh(value: &serde_json::Value, field: &str) -> Result<(PathBuf, f64)> {
     let wrong = || {
@@ -542,7 +660,7 @@ fn parse_mesh(value: &serde_json::Value, field: &str) -> Result<(PathBuf, f64)> 
     let object = value.as_object().ok_or_else(wrong)?;
     if let Some(key) = object.keys().find(|k| *k != "file" && *k != "scale") {
         return Err(Error::invalid(
-            format!("{field}.{key}"),
+            format!("{field}.{}", key_in_path(key)),
             "unknown field, expected `file` or `scale`",
         ));
     }

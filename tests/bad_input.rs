@@ -394,8 +394,7 @@ fn each_bad_value_of_the_newer_forces_is_named() {
         ),
         (
             r#"[{"type": "thrust", "force": [1, 2]}]"#,
-            // Internally tagged enums lose serde's inner path: the entry is named, not the field.
-            "forces[0]: invalid length 2, expected an array of length 3",
+            "forces[0].force: invalid length 2, expected an array of length 3",
         ),
         (
             r#"[{"type": "thrust", "torque": [0, -1e39, 0]}]"#,
@@ -431,7 +430,7 @@ fn each_bad_value_of_the_newer_forces_is_named() {
         ),
         (
             r#"[{"type": "keyframed", "keyframes": [[0, 1, 2]]}]"#,
-            "forces[0]: invalid length 3, expected 2 elements",
+            "forces[0].keyframes[0]: invalid length 3, expected fewer elements in array",
         ),
         (
             r#"[{"type": "keyframed", "force": [1, 0, 0]}]"#,

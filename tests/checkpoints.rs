@@ -327,3 +327,119 @@ fn resume_errors_name_the_file_or_flag() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--checkpoint-every"));
 }
+
+/// xorshift64*: a reproducible stream of mutations without another dependency.
+struct Mutations(u64);
+
+impl Mutations {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+/// Re-seals a mutated payload with a correct length and checksum, so the mutation reaches the
+/// decoder instead of stopping at the checksum.
+fn sealed(header: &[u8], payload: &[u8]) -> Vec<u8> {
+    let mut bytes = header[..12].to_vec();
+    bytes.extend_from_slice(&(payload.len() as u64).to_le_bytes());
+    bytes.extend_from_slice(&crc32fast_hash(payload).to_le_bytes());
+    bytes.extend_from_slice(payload);
+    bytes
+}
+
+/// CRC-32 (IEEE), bit by bit: the test's own, independent of the one the reader uses.
+fn crc32fast_hash(bytes: &[u8]) -> u32 {
+    let mut crc = !0u32;
+    for &b in bytes {
+        crc ^= b as u32;
+        for _ in 0..8 {
+            crc = if crc & 1 != 0 {
+                (crc >> 1) ^ 0xedb8_8320
+            } else {
+                crc >> 1
+            };
+        }
+    }
+    !crc
+}
+
+/// Thousands of mutated checkpoints whose checksum is valid: byte overwrites, bit flips,
+/// insertions, deletions, truncations, huge counts, NaN and infinite floats. The reader
+/// accepts or refuses each with one clear line; it never panics or allocates what the file
+/// does not hold. `RIGID_CROWD_FUZZ_CASES` sets the count (default 3000).
+#[test]
+fn mutated_checkpoints_with_valid_checksums_never_panic_the_reader() {
+    let cases: usize = std::env::var("RIGID_CROWD_FUZZ_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(3000);
+    let crowd = check_crowd(12, 4, Integrator::Rk4, 1e-3)
+        .unwrap()
+        .with_plane(Plane::through(DVec3::ZERO, DVec3::Z, 0.5, 0.5));
+    let mut sim = Simulation::reference(&crowd).unwrap();
+    sim.set_external_loads(&loads(crowd.bodies.len())).unwrap();
+    let mut checkpoint = sim.checkpoint().unwrap();
+    checkpoint.run = Some(rigid_crowd::RunPlan {
+        end_step: 10,
+        out: "out.csv".into(),
+        checkpoint_every: 5,
+    });
+    let valid = checkpoint.to_bytes();
+    let (header, payload) = valid.split_at(24);
+    let mut rng = Mutations(0x9e37_79b9_7f4a_7c15);
+    let (mut accepted, mut refused) = (0, 0);
+    for case in 0..cases {
+        let mut p = payload.to_vec();
+        for _ in 0..1 + rng.below(4) {
+            let at = rng.below(p.len());
+            match rng.below(7) {
+                0 => p[at] = rng.next() as u8,
+                1 => p[at] ^= 1 << rng.below(8),
+                2 => p.insert(at, rng.next() as u8),
+                3 => {
+                    p.remove(at);
+                }
+                4 => p.truncate(at),
+                5 => {
+                    // A huge little-endian count or index.
+                    let end = (at + 8).min(p.len());
+                    p[at..end].fill(0xff);
+                }
+                _ => {
+                    // A NaN, an infinity or a huge float where a value was.
+                    let end = (at + 8).min(p.len());
+                    let special = [f64::NAN, f64::INFINITY, -f64::INFINITY, 1e300, -0.0]
+                        [rng.below(5)]
+                    .to_le_bytes();
+                    p[at..end].copy_from_slice(&special[..end - at]);
+                }
+            }
+            if p.is_empty() {
+                break;
+            }
+        }
+        let bytes = sealed(header, &p);
+        match std::panic::catch_unwind(|| Checkpoint::from_bytes(&bytes)) {
+            Ok(Ok(_)) => accepted += 1,
+            Ok(Err(e)) => {
+                let text = e.to_string();
+                assert!(
+                    matches!(e, Error::Invalid { .. }) && !text.contains('\n') && text.len() > 10,
+                    "case {case}: unclear rejection {text:?}"
+                );
+                refused += 1;
+            }
+            Err(_) => panic!("case {case}: the reader panicked"),
+        }
+    }
+    println!("{cases} mutated checkpoints: {accepted} accepted, {refused} refused");
+    assert_eq!(accepted + refused, cases);
+    assert!(refused > cases / 2, "most mutations must be caught");
+}

@@ -433,7 +433,7 @@ fn bad_planes_and_shapeless_bodies_are_named() {
         ),
         (
             scene(r#"{"normal": [0, 0, 1], "point": [0, 0, 1e39]}"#, sphere),
-            "planes[0].offset",
+            "planes[0].point[2]: 1000000000000000000000000000000000000000 is out of range",
         ),
         (
             scene(r#"{"normal": [0, 0, 1], "colour": 3}"#, sphere),

@@ -281,6 +281,12 @@ impl GpuContext {
         }
     }
 
+    /// [`Error::DeviceLost`] if the device is gone (the real cause of most failures after a
+    /// loss), else [`Error::Gpu`] with `message`.
+    pub(crate) fn gpu_error(&self, message: String) -> Error {
+        self.check_lost().err().unwrap_or(Error::Gpu(message))
+    }
+
     /// Reports a lost device, or (and clears) an error that escaped every error scope.
     pub(crate) fn take_uncaptured(&self) -> Result<()> {
         self.check_lost()?;

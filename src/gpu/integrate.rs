@@ -212,13 +212,16 @@ impl GpuSimulation {
             self.ctx
                 .device
                 .poll(wgpu::PollType::wait_indefinitely())
-                .map_err(|e| Error::Gpu(one_line(&format!("waiting for the flag: {e}"))))?;
+                .map_err(|e| {
+                    self.ctx
+                        .gpu_error(one_line(&format!("waiting for the flag: {e}")))
+                })?;
         }
         let flag = {
-            let view = staging
-                .slice(..)
-                .get_mapped_range()
-                .map_err(|e| Error::Gpu(one_line(&format!("reading the flag: {e}"))))?;
+            let view = staging.slice(..).get_mapped_range().map_err(|e| {
+                self.ctx
+                    .gpu_error(one_line(&format!("reading the flag: {e}")))
+            })?;
             u32::from_le_bytes(view[..4].try_into().expect("4 bytes"))
         };
         staging.unmap();
@@ -413,9 +416,8 @@ impl GpuSimulation {
             })
             .map(|_| ())
             .map_err(|e| {
-                self.ctx.check_lost().err().unwrap_or_else(|| {
-                    Error::Gpu(one_line(&format!("waiting for the device: {e}")))
-                })
+                self.ctx
+                    .gpu_error(one_line(&format!("waiting for the device: {e}")))
             })
     }
 }

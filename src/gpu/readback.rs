@@ -2,7 +2,7 @@
 
 use bytemuck::Pod;
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::gpu::context::{GpuContext, one_line};
 
 /// Reads the first `count` elements of `buffer` (which needs `COPY_SRC`), waiting for the GPU.
@@ -46,7 +46,7 @@ pub(crate) fn read_buffer_at<T: Pod>(
         sender.send(result).ok();
     });
     // A lost device fails the wait or the mapping; say that, not the symptom.
-    let failed = |message: String| ctx.check_lost().err().unwrap_or(Error::Gpu(message));
+    let failed = |message: String| ctx.gpu_error(message);
     ctx.device
         .poll(wgpu::PollType::wait_indefinitely())
         .map_err(|e| failed(one_line(&format!("waiting for readback: {e}"))))?;
@@ -58,7 +58,7 @@ pub(crate) fn read_buffer_at<T: Pod>(
     let data = {
         let view = slice
             .get_mapped_range()
-            .map_err(|e| Error::Gpu(one_line(&e.to_string())))?;
+            .map_err(|e| ctx.gpu_error(one_line(&e.to_string())))?;
         bytemuck::pod_collect_to_vec(&view)
     };
     staging.unmap();

@@ -22,7 +22,7 @@ impl TriangleMesh {
     /// Reads an OBJ file. Errors are reported under `field` and name `path:line`.
     pub fn load_obj(path: impl AsRef<Path>, field: &str) -> Result<Self> {
         let path = path.as_ref();
-        let text = std::fs::read_to_string(path)
+        let text = crate::input_file::read_regular_file(path)
             .map_err(|e| Error::invalid(field, format!("{}: {e}", path.display())))?;
         Self::parse_obj(&text, &path.display().to_string(), field)
     }

@@ -10,6 +10,7 @@ use std::collections::HashMap;
 use glam::{DMat3, DQuat, DVec3};
 
 use super::TriangleMesh;
+use crate::crowd::MAX_MAGNITUDE;
 use crate::eigen::symmetric_eigen;
 use crate::error::{Error, Result};
 
@@ -63,8 +64,17 @@ impl TriangleMesh {
                 self.vertices.len()
             )));
         }
-        if let Some(v) = self.vertices.iter().position(|v| !v.is_finite()) {
-            return Err(fail(format!("vertex {} is not finite", v + 1)));
+        // Within the f32 range, like every input number; beyond it the sums below overflow
+        // and every later check would misreport.
+        let in_range = |v: &DVec3| v.is_finite() && v.abs().max_element() <= MAX_MAGNITUDE;
+        if let Some(v) = self.vertices.iter().position(|v| !in_range(v)) {
+            return Err(fail(format!(
+                "vertex {} ({:e}, {:e}, {:e}) is out of range (coordinates, after any `scale`, must be finite with magnitude <= {MAX_MAGNITUDE:e})",
+                v + 1,
+                self.vertices[v].x,
+                self.vertices[v].y,
+                self.vertices[v].z
+            )));
         }
         for (t, triangle) in self.triangles.iter().enumerate() {
             if let Some(&bad) = triangle.iter().find(|&&i| i >= self.vertices.len()) {
