@@ -58,6 +58,14 @@ impl Recording {
         })
     }
 
+    /// No recording, only the progress bar of `steps` steps (hidden when `quiet`).
+    pub fn progress_only(bodies: usize, steps: u64, quiet: bool) -> Self {
+        Self {
+            progress: Progress::new(steps, bodies, quiet),
+            ..Self::none()
+        }
+    }
+
     /// Neither a recording nor a bar.
     pub fn none() -> Self {
         Self {

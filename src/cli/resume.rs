@@ -20,6 +20,9 @@ pub struct ResumeArgs {
     /// Run this many steps from the checkpoint (default: to the run's last step).
     #[arg(long)]
     steps: Option<u64>,
+    /// No progress bar (it is also off when stderr is not a terminal).
+    #[arg(long)]
+    quiet: bool,
 }
 
 pub fn resume(args: ResumeArgs) -> Result<ExitCode> {
@@ -56,7 +59,11 @@ pub fn resume(args: ResumeArgs) -> Result<ExitCode> {
     };
     // Keep checkpointing to the same file, so a second interruption loses no more.
     let path = (plan.checkpoint_every > 0).then_some(args.checkpoint.as_path());
-    let recording = super::recording::Recording::none();
+    let recording = super::recording::Recording::progress_only(
+        checkpoint.crowd.bodies.len(),
+        end_step.saturating_sub(step),
+        args.quiet,
+    );
     super::run::drive(
         &checkpoint.crowd,
         Some(&checkpoint),
