@@ -57,6 +57,18 @@ impl Error {
         }
     }
 
+    /// The same error with `context` put before an [`Error::Invalid`]'s field, e.g. the file
+    /// it came from (`scene.json: ` + `bodies[3].mass`); other errors pass through.
+    pub fn within(self, context: impl fmt::Display) -> Self {
+        match self {
+            Error::Invalid { field, message } => Error::Invalid {
+                field: format!("{context}{field}"),
+                message,
+            },
+            other => other,
+        }
+    }
+
     /// Shorthand for an [`Error::Io`] on `path`.
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         Error::Io {

@@ -107,12 +107,7 @@ impl Checkpoint {
                 "corrupted: payload checksum {actual:08x} does not match the recorded {checksum:08x}"
             )));
         }
-        codec::decode(payload).map_err(|e| match e {
-            Error::Invalid { field, message } => {
-                Error::invalid(format!("checkpoint {field}"), message)
-            }
-            other => other,
-        })
+        codec::decode(payload).map_err(|e| e.within("checkpoint "))
     }
 
     /// Writes the checkpoint to `path` atomically: to a temporary file beside it, synced,
@@ -126,12 +121,7 @@ impl Checkpoint {
     pub fn read(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref();
         let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
-        Self::from_bytes(&bytes).map_err(|e| match e {
-            Error::Invalid { field, message } => {
-                Error::invalid(format!("{}: {field}", path.display()), message)
-            }
-            other => other,
-        })
+        Self::from_bytes(&bytes).map_err(|e| e.within(format_args!("{}: ", path.display())))
     }
 
     /// The clock step the checkpoint was taken at.

@@ -58,12 +58,8 @@ pub fn render(args: RenderArgs) -> Result<ExitCode> {
             "must be at least 1 column (got 0)",
         ));
     }
-    let scene = Scene::load(&args.scene).map_err(|e| match e {
-        Error::Invalid { field, message } => {
-            Error::invalid(format!("{}: {field}", args.scene.display()), message)
-        }
-        other => other,
-    })?;
+    let scene = Scene::load(&args.scene)
+        .map_err(|e| e.within(format_args!("{}: ", args.scene.display())))?;
     let ctx = GpuContext::new()?;
     let mut sim = GpuSimulation::new(&ctx, &scene.crowd, GpuOptions::default())?;
     let renderer = Renderer::new(&sim, &scene.crowd, CAPTURE_FORMAT)?;

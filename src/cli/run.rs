@@ -48,12 +48,8 @@ pub(crate) fn parse_backend(name: &str) -> Result<Backend> {
 
 pub fn run(args: RunArgs) -> Result<ExitCode> {
     let backend = parse_backend(&args.backend)?;
-    let mut scene = Scene::load(&args.scene).map_err(|e| match e {
-        Error::Invalid { field, message } => {
-            Error::invalid(format!("{}: {field}", args.scene.display()), message)
-        }
-        other => other,
-    })?;
+    let mut scene = Scene::load(&args.scene)
+        .map_err(|e| e.within(format_args!("{}: ", args.scene.display())))?;
     if let Some(dt) = args.dt {
         if !dt.is_finite() || dt <= 0.0 {
             return Err(Error::invalid(
