@@ -109,7 +109,7 @@ impl AsyncReadback {
         if let Contents::Mapping { status, .. } = &self.pending[index].contents {
             ctx.device
                 .poll(wgpu::PollType::Poll)
-                .map_err(|e| Error::Gpu(one_line(&format!("polling the device: {e}"))))?;
+                .map_err(|e| ctx.gpu_error(one_line(&format!("polling the device: {e}"))))?;
             if !is_mapped(status, self.set_len(index))? {
                 return Ok(None);
             }
@@ -162,7 +162,7 @@ impl AsyncReadback {
         for _ in 0..2 {
             ctx.device
                 .poll(poll)
-                .map_err(|e| Error::Gpu(one_line(&format!("waiting for a readback: {e}"))))?;
+                .map_err(|e| ctx.gpu_error(one_line(&format!("waiting for a readback: {e}"))))?;
             if is_mapped(status, set.buffers.len())? {
                 return Ok(());
             }
