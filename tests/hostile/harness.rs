@@ -100,27 +100,6 @@ where
     }
 }
 
-/// Like [`check_cleanly`] for input that must be refused; returns the message.
-#[allow(dead_code)] // for targets that are all rejections (the checkpoint reader's corruptions)
-pub fn assert_rejects_cleanly<I, T, E, F>(
-    what: &str,
-    input: I,
-    parse: F,
-    names_location: impl Fn(&str, &str) -> bool,
-) -> String
-where
-    I: std::fmt::Debug + Clone + Send + 'static,
-    T: Send + 'static,
-    E: Display,
-    F: FnOnce(I) -> Result<T, E> + Send + 'static,
-{
-    let shown = input.clone();
-    match check_cleanly(what, input, parse, names_location) {
-        Outcome::Rejected(message) => message,
-        Outcome::Accepted(_) => panic!("{what} accepted input it must refuse: {shown:?}"),
-    }
-}
-
 /// One line (no control characters, no Unicode line or paragraph separator) of at most 1200
 /// characters, `LOCATION: DETAIL` with both parts non-empty and the location accepted.
 pub fn check_message(
