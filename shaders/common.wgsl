@@ -1,138 +1,131 @@
-// Shared by every kernel: the storage layouts and quaternion helpers. Prepended to each
-// kernel's source by src/gpu/shader.rs.
+// Shared by every kernel: the storage layouts and quaternion helpers, written once over the
+// scalar `real`. src/gpu/shader.rs prepends `alias real = f32;` (or f64) and the constants
+// generated from the Rust definitions (FORCE_*, INTEGRATOR_*, SHAPE_*, STEPS_PER_OVERFLOW),
+// so no numbering is kept by hand here.
+// Every struct is the twin of a generic record in src/gpu/layout.rs; the layout test there
+// checks each field's offset in both precisions.
 
-/// Momentum-form state of one body, 64 bytes.
-/// Kept in sync with `BodyStateGpu` in src/gpu/layout.rs.
-/// The body's clock rides in two w lanes as exact f32 integers: the step count is
-/// `position.w + 2^24 linear_momentum.w`, so time advances inside fused dispatches without
-/// a uniform write per step.
+/// Momentum-form state of one body: 64 bytes in f32, 128 in f64.
+/// The body's clock rides in two u32 fields: the step count is
+/// `step_low + STEPS_PER_OVERFLOW * step_high`, so time advances inside fused dispatches
+/// without a uniform write per step.
 struct BodyState {
-    /// xyz: centre-of-mass position x; w: step count modulo 2^24.
-    position: vec4<f32>,
+    /// Centre-of-mass position x.
+    position: vec3<real>,
+    /// Step count modulo STEPS_PER_OVERFLOW.
+    step_low: u32,
     /// Unit quaternion stored as (x, y, z, w): vector part first, scalar last (as glam does).
-    orientation: vec4<f32>,
-    /// xyz: linear momentum P; w: step count divided by 2^24.
-    linear_momentum: vec4<f32>,
-    /// xyz: angular momentum L about the centre of mass; w unused.
-    angular_momentum: vec4<f32>,
+    orientation: vec4<real>,
+    /// Linear momentum P.
+    linear_momentum: vec3<real>,
+    /// Step count divided by STEPS_PER_OVERFLOW.
+    step_high: u32,
+    /// Angular momentum L about the centre of mass.
+    angular_momentum: vec3<real>,
+    _pad0: u32,
 }
 
-/// Per-body constants, 64 bytes. Kept in sync with `BodyConstantsGpu` in src/gpu/layout.rs.
+/// Per-body constants: 64 bytes in f32, 128 in f64.
 struct BodyConstants {
-    mass: f32,
-    inv_mass: f32,
+    /// Sphere: x = radius. Box: xyz = half extents. Capsule: x = radius, y = half length.
+    /// Cylinder: x = radius, y = half height. Ellipsoid: xyz = semi-axes.
+    /// w: bounding radius about the centre of mass.
+    shape: vec4<real>,
+    mass: real,
+    inv_mass: real,
     /// The symmetric Ibody^-1 as its six distinct entries.
-    inv_inertia_xx: f32,
-    inv_inertia_yy: f32,
-    inv_inertia_zz: f32,
-    inv_inertia_xy: f32,
-    inv_inertia_xz: f32,
-    inv_inertia_yz: f32,
+    inv_inertia_xx: real,
+    inv_inertia_yy: real,
+    inv_inertia_zz: real,
+    inv_inertia_xy: real,
+    inv_inertia_xz: real,
+    inv_inertia_yz: real,
     /// This body's own forces: `forces[force_first .. force_first + force_count]`.
     force_first: u32,
     force_count: u32,
     /// One of `SHAPE_*`: the solid whose points can touch a plane.
     shape_kind: u32,
     _pad0: u32,
-    /// Sphere: x = radius. Box: xyz = half extents. Capsule: x = radius, y = half length.
-    /// Cylinder: x = radius, y = half height. Ellipsoid: xyz = semi-axes.
-    /// w: bounding radius about the centre of mass.
-    shape: vec4<f32>,
 }
 
-const SHAPE_NONE: u32 = 0u;
-const SHAPE_SPHERE: u32 = 1u;
-const SHAPE_BOX: u32 = 2u;
-const SHAPE_CAPSULE: u32 = 3u;
-const SHAPE_CYLINDER: u32 = 4u;
-const SHAPE_ELLIPSOID: u32 = 5u;
-
-/// A static plane, 32 bytes. Kept in sync with `PlaneGpu` in src/gpu/layout.rs.
+/// A static plane: 32 bytes in f32, 64 in f64.
 struct Plane {
     /// xyz: unit outward normal n; w: offset, n . p of the points p on the surface.
-    surface: vec4<f32>,
-    restitution: f32,
-    friction: f32,
-    _pad0: u32,
-    _pad1: u32,
+    surface: vec4<real>,
+    restitution: real,
+    friction: real,
+    _pad0: real,
+    _pad1: real,
 }
 
-const FORCE_GRAVITY: u32 = 0u;
-const FORCE_LINEAR_DRAG: u32 = 1u;
-const FORCE_POINT: u32 = 2u;
-const FORCE_SPRING: u32 = 3u;
-const FORCE_ATTRACTOR: u32 = 4u;
-const FORCE_THRUST: u32 = 5u;
-const FORCE_SINUSOIDAL: u32 = 6u;
-const FORCE_KEYFRAMED: u32 = 7u;
-const FORCE_CUSTOM: u32 = 8u;
-
-/// One force source, 64 bytes. Kept in sync with `ForceGpu` in src/gpu/layout.rs.
-/// gravity: a.xyz = acceleration. linear_drag: a.x = linear, a.y = angular.
-/// point_force: a.xyz = force, b.xyz = body-space point.
-/// spring: a.xyz = anchor, b.xyz = body-space attach point, c.x = stiffness, c.y = damping.
-/// attractor: a.xyz = centre, c.x = strength mu, c.y = softening eps.
-/// thrust: a.xyz = body-frame force, b.xyz = body-frame torque.
-/// sinusoidal: a.xyz = force, b.xyz = torque, c = (offset, amplitude, frequency, phase).
-/// keyframed: a.xyz = force, b.xyz = torque, c.x and c.y = bitcast first keyframe and count.
-/// custom: no parameters.
+/// One force source: 64 bytes in f32, 128 in f64. Its parameters are laid out by
+/// `ForceKind::gpu_parameters` in src/force.rs: vectors in `a` then `b` (xyz), scalars in
+/// `c` (x, y, z, w in order), a keyframe table as its first record and count.
 struct Force {
+    a: vec4<real>,
+    b: vec4<real>,
+    c: vec4<real>,
+    /// One of `FORCE_*`.
     kind: u32,
+    keyframe_first: u32,
+    keyframe_count: u32,
     _pad0: u32,
-    _pad1: u32,
-    _pad2: u32,
-    a: vec4<f32>,
-    b: vec4<f32>,
-    c: vec4<f32>,
 }
 
-const INTEGRATOR_EULER: u32 = 0u;
-const INTEGRATOR_RK4: u32 = 1u;
-const INTEGRATOR_SYMPLECTIC_EULER: u32 = 2u;
-const INTEGRATOR_LIE_RK4: u32 = 3u;
-
-/// Per-dispatch parameters, 32 bytes. Kept in sync with `ParamsGpu` in src/gpu/layout.rs.
+/// Per-dispatch parameters: 48 bytes in f32, 64 in f64.
 struct Params {
     body_count: u32,
     /// Forces `forces[0 .. global_force_count]` act on every body.
     global_force_count: u32,
+    /// One of `INTEGRATOR_*`.
     integrator: u32,
     /// Invocations per row of the 2D dispatch grid (workgroups in x times workgroup size).
     row_width: u32,
-    dt: f32,
     /// Steps each invocation takes before writing its state back (fused steps).
     steps_per_dispatch: u32,
     /// Crowd index of this chunk's first body (a custom force sees crowd indices).
     first_body: u32,
     /// Planes `planes[0 .. plane_count]` every body bounces off.
     plane_count: u32,
+    _pad0: u32,
+    dt: real,
+    _pad1: real,
+    _pad2: real,
+    _pad3: real,
 }
 
-/// The force and torque set on one body from the host, 32 bytes.
-/// Kept in sync with `ExternalLoadGpu` in src/gpu/layout.rs.
+/// The force and torque set on one body from the host: 32 bytes in f32, 64 in f64.
 struct ExternalLoad {
     /// xyz: world force; w unused.
-    force: vec4<f32>,
+    force: vec4<real>,
     /// xyz: world torque about the centre of mass; w unused.
-    torque: vec4<f32>,
+    torque: vec4<real>,
+}
+
+/// What the kernel found wrong, shared by every chunk and read by the host after each
+/// submission: the lowest crowd index of a body whose state became NaN or infinite, and of
+/// one that met a force or integrator code the kernel does not know. `HEALTHY` until then.
+struct Faults {
+    first_non_finite: atomic<u32>,
+    first_unknown_code: atomic<u32>,
 }
 
 /// What a custom force returns: a world force and the torque about the centre of mass.
 struct Load {
-    force: vec3<f32>,
-    torque: vec3<f32>,
+    force: vec3<real>,
+    torque: vec3<real>,
 }
 
 /// Hamilton product `a b` of quaternions stored as (x, y, z, w).
-fn quat_mul(a: vec4<f32>, b: vec4<f32>) -> vec4<f32> {
-    return vec4<f32>(
+fn quat_mul(a: vec4<real>, b: vec4<real>) -> vec4<real> {
+    return vec4<real>(
         a.w * b.xyz + b.w * a.xyz + cross(a.xyz, b.xyz),
         a.w * b.w - dot(a.xyz, b.xyz),
     );
 }
 
 /// Rotation matrix of a unit quaternion (Baraff 4-3).
-fn quat_to_mat3(q: vec4<f32>) -> mat3x3<f32> {
+fn quat_to_mat3(q: vec4<real>) -> mat3x3<real> {
     let x2 = q.x + q.x;
     let y2 = q.y + q.y;
     let z2 = q.z + q.z;
@@ -145,9 +138,10 @@ fn quat_to_mat3(q: vec4<f32>) -> mat3x3<f32> {
     let wx = q.w * x2;
     let wy = q.w * y2;
     let wz = q.w * z2;
-    return mat3x3<f32>(
-        vec3<f32>(1.0 - (yy + zz), xy + wz, xz - wy),
-        vec3<f32>(xy - wz, 1.0 - (xx + zz), yz + wx),
-        vec3<f32>(xz + wy, yz - wx, 1.0 - (xx + yy)),
+    let one = real(1.0);
+    return mat3x3<real>(
+        vec3<real>(one - (yy + zz), xy + wz, xz - wy),
+        vec3<real>(xy - wz, one - (xx + zz), yz + wx),
+        vec3<real>(xz + wy, yz - wx, one - (xx + yy)),
     );
 }

@@ -4,22 +4,22 @@
 
 /// Approach speeds below this many steps' worth of the acceleration towards the plane get no
 /// bounce, so a body resting on several points does not rock.
-const RESTING_STEPS: f32 = 2.0;
+const RESTING_STEPS: real = 2.0;
 
 /// Gauss–Seidel sweeps over a plane's contact points per step.
 const CONTACT_ITERATIONS: u32 = 8u;
 
 /// Up to eight world points of the body's shape that can touch a plane with normal n.
 struct Candidates {
-    points: array<vec3<f32>, 8>,
+    points: array<vec3<real>, 8>,
     count: u32,
 }
 
 fn contact_candidates(
     c: BodyConstants,
-    position: vec3<f32>,
-    rotation: mat3x3<f32>,
-    n: vec3<f32>,
+    position: vec3<real>,
+    rotation: mat3x3<real>,
+    n: vec3<real>,
 ) -> Candidates {
     var out: Candidates;
     out.count = 0u;
@@ -37,10 +37,10 @@ fn contact_candidates(
         }
         case SHAPE_BOX: {
             for (var k = 0u; k < 8u; k++) {
-                let sign = vec3<f32>(
-                    select(-1.0, 1.0, (k & 1u) != 0u),
-                    select(-1.0, 1.0, (k & 2u) != 0u),
-                    select(-1.0, 1.0, (k & 4u) != 0u),
+                let sign = vec3<real>(
+                    select(real(-1.0), real(1.0), (k & 1u) != 0u),
+                    select(real(-1.0), real(1.0), (k & 2u) != 0u),
+                    select(real(-1.0), real(1.0), (k & 4u) != 0u),
                 );
                 out.points[k] = position + rotation * (dims.xyz * sign);
             }
@@ -57,14 +57,14 @@ fn contact_candidates(
             let axis = rotation[2];
             let across = n - axis * dot(n, axis);
             var u = rotation[0];
-            if dot(across, across) > 1e-18 {
+            if dot(across, across) > real(1e-18) {
                 u = -normalize(across);
             }
             let w = cross(axis, u);
-            let rim = array<vec3<f32>, 4>(u, w, -u, -w);
+            let rim = array<vec3<real>, 4>(u, w, -u, -w);
             for (var k = 0u; k < 8u; k++) {
-                let cap = select(-0.5, 0.5, k < 4u);
-                out.points[k] = position + axis * (cap * 2.0 * dims.y) + rim[k % 4u] * dims.x;
+                let cap = select(real(-0.5), real(0.5), k < 4u);
+                out.points[k] = position + axis * (cap * real(2.0) * dims.y) + rim[k % 4u] * dims.x;
             }
             out.count = 8u;
         }
@@ -74,12 +74,12 @@ fn contact_candidates(
 }
 
 /// Effective inverse mass at arm r along d: 1/M + d . ((Iinv (r x d)) x r).
-fn inverse_mass_along(inv_mass: f32, inv_inertia: mat3x3<f32>, r: vec3<f32>, d: vec3<f32>) -> f32 {
+fn inverse_mass_along(inv_mass: real, inv_inertia: mat3x3<real>, r: vec3<real>, d: vec3<real>) -> real {
     return inv_mass + dot(d, cross(inv_inertia * cross(r, d), r));
 }
 
 /// Resolves `next` (the state after a step that started at `start`) against every plane.
-fn resolve_contacts(start: Motion, next: Motion, c: BodyConstants, h: f32) -> Motion {
+fn resolve_contacts(start: Motion, next: Motion, c: BodyConstants, h: real) -> Motion {
     // Acceleration over the step from the forces alone, before any plane pushed back.
     let acceleration = (next.linear_momentum - start.linear_momentum) * (c.inv_mass / h);
     var s = next;
@@ -94,8 +94,8 @@ fn resolve_plane(
     state: Motion,
     c: BodyConstants,
     plane: Plane,
-    acceleration: vec3<f32>,
-    h: f32,
+    acceleration: vec3<real>,
+    h: real,
 ) -> Motion {
     var s = state;
     let n = plane.surface.xyz;
@@ -105,13 +105,13 @@ fn resolve_plane(
     }
     let rotation = quat_to_mat3(normalize(s.orientation));
     let candidates = contact_candidates(c, s.position, rotation, n);
-    var arms: array<vec3<f32>, 8>;
-    var depths: array<f32, 8>;
+    var arms: array<vec3<real>, 8>;
+    var depths: array<real, 8>;
     var contacts = 0u;
-    var deepest = 0.0;
+    var deepest = real(0.0);
     for (var k = 0u; k < candidates.count; k++) {
         let depth = plane.surface.w - dot(n, candidates.points[k]);
-        if depth > 0.0 {
+        if depth > real(0.0) {
             arms[contacts] = candidates.points[k] - s.position;
             depths[contacts] = depth;
             contacts++;
@@ -126,28 +126,28 @@ fn resolve_plane(
     let inv_inertia = rotation * inv_inertia_body(c) * transpose(rotation);
     var velocity = s.linear_momentum * c.inv_mass;
     var angular_velocity = inv_inertia * s.angular_momentum;
-    let towards_plane = max(-dot(acceleration, n), 0.0);
+    let towards_plane = max(-dot(acceleration, n), real(0.0));
     let resting_speed = RESTING_STEPS * towards_plane * h;
-    var targets: array<f32, 8>;
+    var targets: array<real, 8>;
     for (var k = 0u; k < contacts; k++) {
         let normal_speed = dot(velocity + cross(angular_velocity, arms[k]), n);
-        if normal_speed < 0.0 {
+        if normal_speed < real(0.0) {
             let at_surface =
-                sqrt(max(normal_speed * normal_speed - 2.0 * towards_plane * depths[k], 0.0));
+                sqrt(max(normal_speed * normal_speed - real(2.0) * towards_plane * depths[k], real(0.0)));
             if at_surface > resting_speed {
                 targets[k] = plane.restitution * at_surface;
             }
         }
     }
 
-    var normal_impulses: array<f32, 8>;
-    var friction_impulses: array<vec3<f32>, 8>;
+    var normal_impulses: array<real, 8>;
+    var friction_impulses: array<vec3<real>, 8>;
     for (var iteration = 0u; iteration < CONTACT_ITERATIONS; iteration++) {
         for (var k = 0u; k < contacts; k++) {
             let r = arms[k];
             let normal_speed = dot(velocity + cross(angular_velocity, r), n);
             let k_normal = inverse_mass_along(c.inv_mass, inv_inertia, r, n);
-            let total = max(normal_impulses[k] + (targets[k] - normal_speed) / k_normal, 0.0);
+            let total = max(normal_impulses[k] + (targets[k] - normal_speed) / k_normal, real(0.0));
             let push = n * (total - normal_impulses[k]);
             normal_impulses[k] = total;
             s.linear_momentum += push;
@@ -158,7 +158,7 @@ fn resolve_plane(
             let point_velocity = velocity + cross(angular_velocity, r);
             let slip = point_velocity - n * dot(point_velocity, n);
             let slip_speed = length(slip);
-            if slip_speed > 0.0 {
+            if slip_speed > real(0.0) {
                 let t = slip / slip_speed;
                 let k_tangent = inverse_mass_along(c.inv_mass, inv_inertia, r, t);
                 let wanted = friction_impulses[k] - t * (slip_speed / k_tangent);

@@ -1,35 +1,36 @@
 // Auxiliary quantities, force and torque accumulation and the state derivative
 // (Baraff 2-42, 2-43). Twin of src/cpu/derivative.rs: keep the two in step.
-// Reads the module-scope `params`, `forces` and `keyframes` bindings declared by the kernel,
-// and calls `custom_force`, which the crate appends (the user's, or one returning zero).
+// Reads the module-scope `params`, `forces`, `keyframes` and `faults` bindings declared by
+// the kernel, and calls `custom_force`, which the crate appends (the user's, or one
+// returning zero), and `sin_real`, which the crate's math for the precision provides.
 
 /// State of one body in registers; twin of `BodyState` in src/body.rs.
 struct Motion {
-    position: vec3<f32>,
-    orientation: vec4<f32>,
-    linear_momentum: vec3<f32>,
-    angular_momentum: vec3<f32>,
+    position: vec3<real>,
+    orientation: vec4<real>,
+    linear_momentum: vec3<real>,
+    angular_momentum: vec3<real>,
 }
 
 /// dY/dt: (v, dq/dt, F, tau); twin of `Derivative` in src/cpu/derivative.rs.
 struct Derivative {
-    velocity: vec3<f32>,
-    spin: vec4<f32>,
-    force: vec3<f32>,
-    torque: vec3<f32>,
+    velocity: vec3<real>,
+    spin: vec4<real>,
+    force: vec3<real>,
+    torque: vec3<real>,
 }
 
 struct Auxiliaries {
-    velocity: vec3<f32>,
-    rotation: mat3x3<f32>,
-    angular_velocity: vec3<f32>,
+    velocity: vec3<real>,
+    rotation: mat3x3<real>,
+    angular_velocity: vec3<real>,
 }
 
-fn inv_inertia_body(c: BodyConstants) -> mat3x3<f32> {
-    return mat3x3<f32>(
-        vec3<f32>(c.inv_inertia_xx, c.inv_inertia_xy, c.inv_inertia_xz),
-        vec3<f32>(c.inv_inertia_xy, c.inv_inertia_yy, c.inv_inertia_yz),
-        vec3<f32>(c.inv_inertia_xz, c.inv_inertia_yz, c.inv_inertia_zz),
+fn inv_inertia_body(c: BodyConstants) -> mat3x3<real> {
+    return mat3x3<real>(
+        vec3<real>(c.inv_inertia_xx, c.inv_inertia_xy, c.inv_inertia_xz),
+        vec3<real>(c.inv_inertia_xy, c.inv_inertia_yy, c.inv_inertia_yz),
+        vec3<real>(c.inv_inertia_xz, c.inv_inertia_yz, c.inv_inertia_zz),
     );
 }
 
@@ -54,13 +55,13 @@ struct ForceEnv {
 }
 
 /// offset + amplitude sin(2 pi frequency t + phase).
-fn sinusoid_scale(offset: f32, amplitude: f32, frequency: f32, phase: f32, t: f32) -> f32 {
-    return offset + amplitude * sin(6.2831855 * frequency * t + phase);
+fn sinusoid_scale(offset: real, amplitude: real, frequency: real, phase: real, t: real) -> real {
+    return offset + amplitude * sin_real(TWO_PI * frequency * t + phase);
 }
 
 /// Piecewise-linear interpolation of `keyframes[first .. first + count]` (x = time,
 /// y = value) at t, held constant before the first and after the last.
-fn keyframe_scale(first: u32, count: u32, t: f32) -> f32 {
+fn keyframe_scale(first: u32, count: u32, t: real) -> real {
     let start = keyframes[first];
     if t <= start.x {
         return start.y;
@@ -82,20 +83,20 @@ fn accumulate_force(
     s: Motion,
     c: BodyConstants,
     aux: Auxiliaries,
-    t: f32,
+    t: real,
     env: ForceEnv,
-    force: ptr<function, vec3<f32>>,
-    torque: ptr<function, vec3<f32>>,
+    force: ptr<function, vec3<real>>,
+    torque: ptr<function, vec3<real>>,
 ) {
     switch f.kind {
         case FORCE_GRAVITY: {
             *force += f.a.xyz * c.mass;
         }
         case FORCE_LINEAR_DRAG: {
-            *force -= aux.velocity * f.a.x;
-            *torque -= aux.angular_velocity * f.a.y;
+            *force -= aux.velocity * f.c.x;
+            *torque -= aux.angular_velocity * f.c.y;
         }
-        case FORCE_POINT: {
+        case FORCE_POINT_FORCE: {
             let arm = aux.rotation * f.b.xyz;
             *force += f.a.xyz;
             *torque += cross(arm, f.a.xyz);
@@ -111,7 +112,7 @@ fn accumulate_force(
         case FORCE_ATTRACTOR: {
             let r = s.position - f.a.xyz;
             let d2 = dot(r, r) + f.c.y * f.c.y;
-            *force -= r * (c.mass * f.c.x * (1.0 / (d2 * sqrt(d2))));
+            *force -= r * (c.mass * f.c.x * (real(1.0) / (d2 * sqrt(d2))));
         }
         case FORCE_THRUST: {
             *force += aux.rotation * f.a.xyz;
@@ -123,7 +124,7 @@ fn accumulate_force(
             *torque += f.b.xyz * scale;
         }
         case FORCE_KEYFRAMED: {
-            let scale = keyframe_scale(bitcast<u32>(f.c.x), bitcast<u32>(f.c.y), t);
+            let scale = keyframe_scale(f.keyframe_first, f.keyframe_count, t);
             *force += f.a.xyz * scale;
             *torque += f.b.xyz * scale;
         }
@@ -140,13 +141,16 @@ fn accumulate_force(
             *force += load.force;
             *torque += load.torque;
         }
-        default: {}
+        default: {
+            // A code the kernel does not know: a bug, reported with the body, never skipped.
+            atomicMin(&faults.first_unknown_code, env.body);
+        }
     }
 }
 
 /// dY/dt of one body at time t under its external load, the forces acting on every body
 /// and its own. dq/dt multiplies the state's own q (not its normalized copy), as on the CPU.
-fn derivative(s: Motion, c: BodyConstants, t: f32, env: ForceEnv) -> Derivative {
+fn derivative(s: Motion, c: BodyConstants, t: real, env: ForceEnv) -> Derivative {
     let aux = auxiliaries(s, c);
     var force = env.load.force.xyz;
     var torque = env.load.torque.xyz;
@@ -159,7 +163,7 @@ fn derivative(s: Motion, c: BodyConstants, t: f32, env: ForceEnv) -> Derivative 
     let omega = aux.angular_velocity;
     return Derivative(
         aux.velocity,
-        quat_mul(vec4<f32>(omega, 0.0), s.orientation) * 0.5,
+        quat_mul(vec4<real>(omega, real(0.0)), s.orientation) * real(0.5),
         force,
         torque,
     );

@@ -9,30 +9,25 @@
 @group(0) @binding(2) var<storage, read> constants: array<BodyConstants>;
 @group(0) @binding(3) var<storage, read> forces: array<Force>;
 /// Every keyframe table, one after another: x = time, y = value.
-@group(0) @binding(4) var<storage, read> keyframes: array<vec2<f32>>;
+@group(0) @binding(4) var<storage, read> keyframes: array<vec2<real>>;
 /// One record per body once the host has set external loads; a single zero record before.
 @group(0) @binding(5) var<storage, read> loads: array<ExternalLoad>;
 /// The static planes every body bounces off (one unused record when there are none).
 @group(0) @binding(6) var<storage, read> planes: array<Plane>;
-/// The lowest crowd index of a body whose state became NaN or infinite; `HEALTHY` until
-/// one does. Shared by every chunk; the host reads it after each submission.
-@group(0) @binding(7) var<storage, read_write> first_non_finite: atomic<u32>;
+/// What went wrong, if anything (see `Faults` in common.wgsl).
+@group(0) @binding(7) var<storage, read_write> faults: Faults;
 
-/// `first_non_finite` while every state is finite.
-const HEALTHY: u32 = 0xffffffffu;
-
-/// Steps one f32 counts exactly before the count carries into the next lane (2^24).
-const STEPS_PER_OVERFLOW: u32 = 16777216u;
-
-/// The time of step `low + 2^24 high`; twin of `step_time` in src/fast_cpu/integrate.rs.
-fn step_time(low: u32, high: u32, dt: f32) -> f32 {
-    return f32(low) * dt + f32(high) * (16777216.0 * dt);
+/// The time of step `low + STEPS_PER_OVERFLOW high`; twin of `step_time` in
+/// src/fast_cpu/integrate.rs (the split keeps f32 times as they were when the count lived in
+/// f32 lanes; in f64 both products are exact).
+fn step_time(low: u32, high: u32, dt: real) -> real {
+    return real(low) * dt + real(high) * (real(STEPS_PER_OVERFLOW) * dt);
 }
 
 override workgroup_size: u32 = 64u;
 
 /// Y + h k.
-fn advance(s: Motion, k: Derivative, h: f32) -> Motion {
+fn advance(s: Motion, k: Derivative, h: real) -> Motion {
     return Motion(
         s.position + k.velocity * h,
         s.orientation + k.spin * h,
@@ -42,20 +37,20 @@ fn advance(s: Motion, k: Derivative, h: f32) -> Motion {
 }
 
 /// Explicit Euler: Y(t + h) = Y + h f(t, Y).
-fn euler_step(s: Motion, c: BodyConstants, env: ForceEnv, t: f32, h: f32) -> Motion {
+fn euler_step(s: Motion, c: BodyConstants, env: ForceEnv, t: real, h: real) -> Motion {
     return advance(s, derivative(s, c, t, env), h);
 }
 
 /// Semi-implicit (symplectic) Euler: kick P, L with the old state's force and torque, then
 /// drift x, q with the new momenta seen through the old orientation.
-fn symplectic_euler_step(s: Motion, c: BodyConstants, env: ForceEnv, t: f32, h: f32) -> Motion {
+fn symplectic_euler_step(s: Motion, c: BodyConstants, env: ForceEnv, t: real, h: real) -> Motion {
     let k = derivative(s, c, t, env);
     var kicked = s;
     kicked.linear_momentum = s.linear_momentum + k.force * h;
     kicked.angular_momentum = s.angular_momentum + k.torque * h;
     // v1 = P1 / M and omega1 = R0 Ibody^-1 R0^T L1: the auxiliaries of the kicked state.
     let aux = auxiliaries(kicked, c);
-    let spin = quat_mul(vec4<f32>(aux.angular_velocity, 0.0), s.orientation) * 0.5;
+    let spin = quat_mul(vec4<real>(aux.angular_velocity, real(0.0)), s.orientation) * real(0.5);
     var next = kicked;
     next.position = s.position + aux.velocity * h;
     next.orientation = s.orientation + spin * h;
@@ -64,55 +59,57 @@ fn symplectic_euler_step(s: Motion, c: BodyConstants, env: ForceEnv, t: f32, h: 
 
 /// Classic RK4: Y(t + h) = Y + h/6 (k1 + 2 k2 + 2 k3 + k4), the stages evaluated at
 /// t, t + h/2, t + h/2 and t + h.
-fn rk4_step(s: Motion, c: BodyConstants, env: ForceEnv, t: f32, h: f32) -> Motion {
+fn rk4_step(s: Motion, c: BodyConstants, env: ForceEnv, t: real, h: real) -> Motion {
     let k1 = derivative(s, c, t, env);
-    let k2 = derivative(advance(s, k1, 0.5 * h), c, t + 0.5 * h, env);
-    let k3 = derivative(advance(s, k2, 0.5 * h), c, t + 0.5 * h, env);
+    let half = real(0.5) * h;
+    let two = real(2.0);
+    let k2 = derivative(advance(s, k1, half), c, t + half, env);
+    let k3 = derivative(advance(s, k2, half), c, t + half, env);
     let k4 = derivative(advance(s, k3, h), c, t + h, env);
     let sum = Derivative(
-        k1.velocity + (k2.velocity + k3.velocity) * 2.0 + k4.velocity,
-        k1.spin + (k2.spin + k3.spin) * 2.0 + k4.spin,
-        k1.force + (k2.force + k3.force) * 2.0 + k4.force,
-        k1.torque + (k2.torque + k3.torque) * 2.0 + k4.torque,
+        k1.velocity + (k2.velocity + k3.velocity) * two + k4.velocity,
+        k1.spin + (k2.spin + k3.spin) * two + k4.spin,
+        k1.force + (k2.force + k3.force) * two + k4.force,
+        k1.torque + (k2.torque + k3.torque) * two + k4.torque,
     );
-    return advance(s, sum, h / 6.0);
+    return advance(s, sum, h / real(6.0));
 }
 
-/// |theta| below which exp_rotation uses its Taylor series: there the dropped |theta|^6
-/// terms are far below f32 round-off, and sin(a/2)/a never divides by zero.
-const EXP_SERIES_BELOW: f32 = 1e-2;
+/// |theta| below which exp_rotation uses its Taylor series (generated per precision, see
+/// src/gpu/shader.rs): there the dropped terms are below round-off, and sin(a/2)/a never
+/// divides by zero.
 
 /// The unit quaternion of rotation vector theta, (x, y, z, w) =
 /// (sin(|theta|/2) theta/|theta|, cos(|theta|/2)).
-fn exp_rotation(theta: vec3<f32>) -> vec4<f32> {
+fn exp_rotation(theta: vec3<real>) -> vec4<real> {
     let angle = sqrt(dot(theta, theta));
-    var cos_half: f32;
-    var sin_half_over_angle: f32;
+    var cos_half: real;
+    var sin_half_over_angle: real;
     if angle < EXP_SERIES_BELOW {
         let a2 = angle * angle;
-        cos_half = 1.0 - a2 / 8.0 + a2 * a2 / 384.0;
-        sin_half_over_angle = 0.5 - a2 / 48.0 + a2 * a2 / 3840.0;
+        cos_half = real(1.0) - a2 / real(8.0) + a2 * a2 / real(384.0);
+        sin_half_over_angle = real(0.5) - a2 / real(48.0) + a2 * a2 / real(3840.0);
     } else {
-        cos_half = cos(0.5 * angle);
-        sin_half_over_angle = sin(0.5 * angle) / angle;
+        cos_half = cos_real(real(0.5) * angle);
+        sin_half_over_angle = sin_real(real(0.5) * angle) / angle;
     }
-    return vec4<f32>(theta * sin_half_over_angle, cos_half);
+    return vec4<real>(theta * sin_half_over_angle, cos_half);
 }
 
 /// dexpinv(u, v) = v - 1/2 u x v + 1/12 u x (u x v).
-fn dexpinv(u: vec3<f32>, v: vec3<f32>) -> vec3<f32> {
+fn dexpinv(u: vec3<real>, v: vec3<real>) -> vec3<real> {
     let uv = cross(u, v);
-    return v - uv * 0.5 + cross(u, uv) * (1.0 / 12.0);
+    return v - uv * real(0.5) + cross(u, uv) * (real(1.0) / real(12.0));
 }
 
 /// World angular velocity from dq/dt and a unit q: [0, omega] = 2 dq/dt q*.
-fn angular_velocity(k: Derivative, orientation: vec4<f32>) -> vec3<f32> {
-    let conjugate = vec4<f32>(-orientation.xyz, orientation.w);
-    return (quat_mul(k.spin, conjugate) * 2.0).xyz;
+fn angular_velocity(k: Derivative, orientation: vec4<real>) -> vec3<real> {
+    let conjugate = vec4<real>(-orientation.xyz, orientation.w);
+    return (quat_mul(k.spin, conjugate) * real(2.0)).xyz;
 }
 
 /// Stage state of lie_rk4: x, P, L advanced by `step` along k, q = exp(u) q0.
-fn lie_stage(s: Motion, k: Derivative, step: f32, u: vec3<f32>) -> Motion {
+fn lie_stage(s: Motion, k: Derivative, step: real, u: vec3<real>) -> Motion {
     var y = advance(s, k, step);
     y.orientation = quat_mul(exp_rotation(u), s.orientation);
     return y;
@@ -121,35 +118,37 @@ fn lie_stage(s: Motion, k: Derivative, step: f32, u: vec3<f32>) -> Motion {
 /// Runge–Kutta–Munthe-Kaas 4: classic RK4 stages for x, P, L; the orientation moves on S^3
 /// as q_i = exp(u_i) q0, k_i = dexpinv(u_i, h omega_i).
 /// Stage times as in RK4: t, t + h/2, t + h/2, t + h.
-fn lie_rk4_step(s: Motion, c: BodyConstants, env: ForceEnv, t: f32, h: f32) -> Motion {
+fn lie_rk4_step(s: Motion, c: BodyConstants, env: ForceEnv, t: real, h: real) -> Motion {
+    let half = real(0.5) * h;
+    let two = real(2.0);
     let q0 = s.orientation;
     let f1 = derivative(s, c, t, env);
     let k1 = angular_velocity(f1, q0) * h;
-    let u2 = k1 * 0.5;
-    let y2 = lie_stage(s, f1, 0.5 * h, u2);
-    let f2 = derivative(y2, c, t + 0.5 * h, env);
+    let u2 = k1 * real(0.5);
+    let y2 = lie_stage(s, f1, half, u2);
+    let f2 = derivative(y2, c, t + half, env);
     let k2 = dexpinv(u2, angular_velocity(f2, y2.orientation) * h);
-    let u3 = k2 * 0.5;
-    let y3 = lie_stage(s, f2, 0.5 * h, u3);
-    let f3 = derivative(y3, c, t + 0.5 * h, env);
+    let u3 = k2 * real(0.5);
+    let y3 = lie_stage(s, f2, half, u3);
+    let f3 = derivative(y3, c, t + half, env);
     let k3 = dexpinv(u3, angular_velocity(f3, y3.orientation) * h);
     let u4 = k3;
     let y4 = lie_stage(s, f3, h, u4);
     let f4 = derivative(y4, c, t + h, env);
     let k4 = dexpinv(u4, angular_velocity(f4, y4.orientation) * h);
     let sum = Derivative(
-        f1.velocity + (f2.velocity + f3.velocity) * 2.0 + f4.velocity,
-        vec4<f32>(0.0),
-        f1.force + (f2.force + f3.force) * 2.0 + f4.force,
-        f1.torque + (f2.torque + f3.torque) * 2.0 + f4.torque,
+        f1.velocity + (f2.velocity + f3.velocity) * two + f4.velocity,
+        vec4<real>(real(0.0)),
+        f1.force + (f2.force + f3.force) * two + f4.force,
+        f1.torque + (f2.torque + f3.torque) * two + f4.torque,
     );
-    var next = advance(s, sum, h / 6.0);
-    next.orientation = quat_mul(exp_rotation((k1 + (k2 + k3) * 2.0 + k4) * (1.0 / 6.0)), q0);
+    var next = advance(s, sum, h / real(6.0));
+    next.orientation = quat_mul(exp_rotation((k1 + (k2 + k3) * two + k4) * (real(1.0) / real(6.0))), q0);
     return next;
 }
 
 /// One full step of one body from time t, then q renormalized (Baraff 4).
-fn integrate_step(s: Motion, c: BodyConstants, env: ForceEnv, t: f32, h: f32) -> Motion {
+fn integrate_step(s: Motion, c: BodyConstants, env: ForceEnv, t: real, h: real) -> Motion {
     var next: Motion;
     switch params.integrator {
         case INTEGRATOR_EULER: {
@@ -161,8 +160,14 @@ fn integrate_step(s: Motion, c: BodyConstants, env: ForceEnv, t: f32, h: f32) ->
         case INTEGRATOR_LIE_RK4: {
             next = lie_rk4_step(s, c, env, t, h);
         }
-        case INTEGRATOR_RK4, default: {
+        case INTEGRATOR_RK4: {
             next = rk4_step(s, c, env, t, h);
+        }
+        default: {
+            // A code the kernel does not know: a bug, reported with the body, never a
+            // silent fallback to another scheme. The body stays where it was.
+            atomicMin(&faults.first_unknown_code, env.body);
+            next = s;
         }
     }
     next.orientation = normalize(next.orientation);
@@ -173,18 +178,13 @@ fn integrate_step(s: Motion, c: BodyConstants, env: ForceEnv, t: f32, h: f32) ->
 /// own state, so K steps can run back to back in registers: the state is read once and
 /// written once per K steps instead of per step.
 /// A 2D grid covers crowds beyond 65,535 workgroups in one dimension.
-/// Whether every component is finite, judged on the bits (an exponent of all ones is NaN or
-/// infinity): WGSL lets compilers assume floats are finite, so `x != x` may fold away.
-fn all_finite(v: vec4<f32>) -> bool {
-    let exponent = vec4<u32>(0x7f800000u);
-    return all((bitcast<vec4<u32>>(v) & exponent) != exponent);
-}
-
+/// Whether every component is finite (`all_finite` comes with the precision's math, see
+/// src/gpu/shader.rs).
 fn motion_is_finite(m: Motion) -> bool {
-    return all_finite(vec4<f32>(m.position, m.linear_momentum.x))
+    return all_finite(vec4<real>(m.position, m.linear_momentum.x))
         && all_finite(m.orientation)
-        && all_finite(vec4<f32>(m.linear_momentum.yz, m.angular_momentum.xy))
-        && all_finite(vec4<f32>(m.angular_momentum.z, 0.0, 0.0, 0.0));
+        && all_finite(vec4<real>(m.linear_momentum.yz, m.angular_momentum.xy))
+        && all_finite(vec4<real>(m.angular_momentum.z, real(0.0), real(0.0), real(0.0)));
 }
 
 @compute @workgroup_size(workgroup_size)
@@ -192,26 +192,27 @@ fn integrate(@builtin(global_invocation_id) id: vec3<u32>) {
     let index = id.y * params.row_width + id.x;
     // After a non-finite state every dispatch is a no-op: the crowd stops within one
     // dispatch of the fault, and the offending body keeps its last finite state.
-    if index >= params.body_count || atomicLoad(&first_non_finite) != HEALTHY {
+    if index >= params.body_count || atomicLoad(&faults.first_non_finite) != HEALTHY
+        || atomicLoad(&faults.first_unknown_code) != HEALTHY {
         return;
     }
     let stored = states[index];
     let c = constants[index];
     // Until loads are set, the buffer holds one zero record and no body reads it (a crowd
     // without loads moves no load bytes); a one-body chunk reads that zero record.
-    var load = ExternalLoad(vec4<f32>(0.0), vec4<f32>(0.0));
+    var load = ExternalLoad(vec4<real>(real(0.0)), vec4<real>(real(0.0)));
     if index < arrayLength(&loads) {
         load = loads[index];
     }
     let env = ForceEnv(params.first_body + index, load);
     var s = Motion(
-        stored.position.xyz,
+        stored.position,
         stored.orientation,
-        stored.linear_momentum.xyz,
-        stored.angular_momentum.xyz,
+        stored.linear_momentum,
+        stored.angular_momentum,
     );
-    var low = u32(stored.position.w);
-    var high = u32(stored.linear_momentum.w);
+    var low = stored.step_low;
+    var high = stored.step_high;
     for (var k = 0u; k < params.steps_per_dispatch; k++) {
         let stepped = integrate_step(s, c, env, step_time(low, high, params.dt), params.dt);
         var next = stepped;
@@ -219,7 +220,7 @@ fn integrate(@builtin(global_invocation_id) id: vec3<u32>) {
             next = resolve_contacts(s, stepped, c, params.dt);
         }
         if !motion_is_finite(next) {
-            atomicMin(&first_non_finite, params.first_body + index);
+            atomicMin(&faults.first_non_finite, params.first_body + index);
             break;
         }
         s = next;
@@ -230,9 +231,12 @@ fn integrate(@builtin(global_invocation_id) id: vec3<u32>) {
         }
     }
     states[index] = BodyState(
-        vec4<f32>(s.position, f32(low)),
+        s.position,
+        low,
         s.orientation,
-        vec4<f32>(s.linear_momentum, f32(high)),
-        vec4<f32>(s.angular_momentum, 0.0),
+        s.linear_momentum,
+        high,
+        s.angular_momentum,
+        0u,
     );
 }

@@ -1,72 +1,88 @@
 // Test kernel: copies every field of element 1 of each shared struct, in declaration order,
-// into `words`, so the Rust side can check that both languages agree on offsets and strides.
-// Used by the layout test in src/gpu/layout.rs.
+// into `reals` and `words`, so the Rust side can check that both languages agree on offsets
+// and strides in both precisions. Used by the layout test in src/gpu/layout.rs.
 
 @group(0) @binding(0) var<storage, read> probe_states: array<BodyState>;
 @group(0) @binding(1) var<storage, read> probe_constants: array<BodyConstants>;
 @group(0) @binding(2) var<storage, read> probe_forces: array<Force>;
 @group(0) @binding(3) var<uniform> probe_params: Params;
-@group(0) @binding(4) var<storage, read_write> words: array<u32>;
-@group(0) @binding(5) var<storage, read> probe_planes: array<Plane>;
-@group(0) @binding(6) var<storage, read> probe_loads: array<ExternalLoad>;
+@group(0) @binding(4) var<storage, read> probe_planes: array<Plane>;
+@group(0) @binding(5) var<storage, read> probe_loads: array<ExternalLoad>;
+@group(0) @binding(6) var<storage, read_write> reals: array<real>;
+@group(0) @binding(7) var<storage, read_write> words: array<u32>;
 
-fn put4(at: u32, v: vec4<f32>) {
-    words[at] = bitcast<u32>(v.x);
-    words[at + 1u] = bitcast<u32>(v.y);
-    words[at + 2u] = bitcast<u32>(v.z);
-    words[at + 3u] = bitcast<u32>(v.w);
+var<private> next_real: u32 = 0u;
+var<private> next_word: u32 = 0u;
+
+fn put(v: real) {
+    reals[next_real] = v;
+    next_real++;
+}
+
+fn put3(v: vec3<real>) {
+    put(v.x);
+    put(v.y);
+    put(v.z);
+}
+
+fn put4(v: vec4<real>) {
+    put3(v.xyz);
+    put(v.w);
+}
+
+fn word(v: u32) {
+    words[next_word] = v;
+    next_word++;
 }
 
 @compute @workgroup_size(1)
 fn probe() {
     let s = probe_states[1];
-    put4(0u, s.position);
-    put4(4u, s.orientation);
-    put4(8u, s.linear_momentum);
-    put4(12u, s.angular_momentum);
+    put3(s.position);
+    word(s.step_low);
+    put4(s.orientation);
+    put3(s.linear_momentum);
+    word(s.step_high);
+    put3(s.angular_momentum);
 
     let c = probe_constants[1];
-    words[16] = bitcast<u32>(c.mass);
-    words[17] = bitcast<u32>(c.inv_mass);
-    words[18] = bitcast<u32>(c.inv_inertia_xx);
-    words[19] = bitcast<u32>(c.inv_inertia_yy);
-    words[20] = bitcast<u32>(c.inv_inertia_zz);
-    words[21] = bitcast<u32>(c.inv_inertia_xy);
-    words[22] = bitcast<u32>(c.inv_inertia_xz);
-    words[23] = bitcast<u32>(c.inv_inertia_yz);
-    words[24] = c.force_first;
-    words[25] = c.force_count;
-    words[26] = c.shape_kind;
-    words[27] = c._pad0;
-    put4(28u, c.shape);
+    put4(c.shape);
+    put(c.mass);
+    put(c.inv_mass);
+    put(c.inv_inertia_xx);
+    put(c.inv_inertia_yy);
+    put(c.inv_inertia_zz);
+    put(c.inv_inertia_xy);
+    put(c.inv_inertia_xz);
+    put(c.inv_inertia_yz);
+    word(c.force_first);
+    word(c.force_count);
+    word(c.shape_kind);
 
     let f = probe_forces[1];
-    words[32] = f.kind;
-    words[33] = f._pad0;
-    words[34] = f._pad1;
-    words[35] = f._pad2;
-    put4(36u, f.a);
-    put4(40u, f.b);
-    put4(44u, f.c);
+    put4(f.a);
+    put4(f.b);
+    put4(f.c);
+    word(f.kind);
+    word(f.keyframe_first);
+    word(f.keyframe_count);
 
     let p = probe_params;
-    words[48] = p.body_count;
-    words[49] = p.global_force_count;
-    words[50] = p.integrator;
-    words[51] = p.row_width;
-    words[52] = bitcast<u32>(p.dt);
-    words[53] = p.steps_per_dispatch;
-    words[54] = p.first_body;
-    words[55] = p.plane_count;
+    word(p.body_count);
+    word(p.global_force_count);
+    word(p.integrator);
+    word(p.row_width);
+    word(p.steps_per_dispatch);
+    word(p.first_body);
+    word(p.plane_count);
+    put(p.dt);
 
     let plane = probe_planes[1];
-    put4(56u, plane.surface);
-    words[60] = bitcast<u32>(plane.restitution);
-    words[61] = bitcast<u32>(plane.friction);
-    words[62] = plane._pad0;
-    words[63] = plane._pad1;
+    put4(plane.surface);
+    put(plane.restitution);
+    put(plane.friction);
 
     let l = probe_loads[1];
-    put4(64u, l.force);
-    put4(68u, l.torque);
+    put4(l.force);
+    put4(l.torque);
 }

@@ -1,7 +1,7 @@
 // Draws the crowd straight from the integration kernel's state buffer: one instance per body,
 // each a unit mesh scaled, rotated and moved by the body's state in the vertex stage. Also the
-// floor. Lambert shading with a hemisphere ambient term. Appended to shaders/common.wgsl by
-// src/render/pipeline.rs.
+// floor. Lambert shading with a hemisphere ambient term. Appended to shaders/common.wgsl (in
+// the precision of the simulation's states) by src/render/pipeline.rs.
 
 /// Per-frame view settings, 112 bytes. Kept in sync with `ViewGpu` in src/render/pipeline.rs.
 struct View {
@@ -53,12 +53,14 @@ struct Shaded {
 fn body_vertex(vertex: MeshVertex, @builtin(instance_index) instance: u32) -> Shaded {
     let drawn = bodies[instance];
     let state = states[drawn.body];
-    // Body axes to world: the state's orientation after the mesh's own turn into body axes.
-    let rotation = quat_to_mat3(normalize(quat_mul(state.orientation, drawn.mesh_to_body)));
+    // Body axes to world: the state's orientation after the mesh's own turn into body axes,
+    // in the states' precision, then f32 for drawing.
+    let turn = quat_to_mat3(normalize(quat_mul(state.orientation, vec4<real>(drawn.mesh_to_body))));
+    let rotation = mat3x3<f32>(vec3<f32>(turn[0]), vec3<f32>(turn[1]), vec3<f32>(turn[2]));
     let local = vertex.position * drawn.scale.xyz + vec3<f32>(0.0, 0.0, vertex.cap * drawn.scale.w);
     // Normals of a scaled solid transform by the inverse scale (the inverse transpose).
     let local_normal = normalize(vertex.normal / drawn.scale.xyz);
-    let world = state.position.xyz + rotation * local;
+    let world = vec3<f32>(state.position) + rotation * local;
     var out: Shaded;
     out.clip = view.view_projection * vec4<f32>(world, 1.0);
     out.world = world;

@@ -6,9 +6,7 @@ use crate::error::{Error, Result};
 use crate::force::{Force, ForceKind};
 use crate::integrator::Integrator;
 use crate::plane::Plane;
-
-/// Largest magnitude any input number may have: the GPU backend works in f32.
-pub const MAX_MAGNITUDE: f64 = f32::MAX as f64;
+use crate::validate::{check_number, check_vector, in_range};
 
 /// Everything needed to integrate a crowd of independent rigid bodies.
 #[derive(Clone, Debug, PartialEq)]
@@ -183,7 +181,7 @@ impl Crowd {
                 field,
                 "a custom force needs the crowd's custom_force (Crowd::with_custom_force)",
             )),
-            _ => validate_force_parameters(kind, field),
+            _ => kind.validate_parameters(field),
         }
     }
 }
@@ -212,80 +210,6 @@ pub(crate) fn validate_keyframes(table: &[[f64; 2]], field: &str) -> Result<()> 
     Ok(())
 }
 
-fn validate_force_parameters(kind: &ForceKind, field: &str) -> Result<()> {
-    match *kind {
-        ForceKind::Gravity { acceleration } => {
-            check_vector(&format!("{field}.acceleration"), acceleration.to_array())
-        }
-        ForceKind::LinearDrag { linear, angular } => {
-            check_non_negative(&format!("{field}.linear"), linear)?;
-            check_non_negative(&format!("{field}.angular"), angular)
-        }
-        ForceKind::PointForce { force, point } => {
-            check_vector(&format!("{field}.force"), force.to_array())?;
-            check_vector(&format!("{field}.point"), point.to_array())
-        }
-        ForceKind::Spring {
-            anchor,
-            attach,
-            stiffness,
-            damping,
-        } => {
-            check_vector(&format!("{field}.anchor"), anchor.to_array())?;
-            check_vector(&format!("{field}.attach"), attach.to_array())?;
-            check_non_negative(&format!("{field}.stiffness"), stiffness)?;
-            check_non_negative(&format!("{field}.damping"), damping)
-        }
-        ForceKind::Attractor {
-            centre,
-            strength,
-            softening,
-        } => {
-            check_vector(&format!("{field}.centre"), centre.to_array())?;
-            check_number(&format!("{field}.strength"), strength)?;
-            check_non_negative(&format!("{field}.softening"), softening)
-        }
-        ForceKind::Thrust { force, torque } => {
-            check_vector(&format!("{field}.force"), force.to_array())?;
-            check_vector(&format!("{field}.torque"), torque.to_array())
-        }
-        ForceKind::Sinusoidal {
-            force,
-            torque,
-            offset,
-            amplitude,
-            frequency,
-            phase,
-        } => {
-            check_vector(&format!("{field}.force"), force.to_array())?;
-            check_vector(&format!("{field}.torque"), torque.to_array())?;
-            check_number(&format!("{field}.offset"), offset)?;
-            check_number(&format!("{field}.amplitude"), amplitude)?;
-            check_non_negative(&format!("{field}.frequency"), frequency)?;
-            check_number(&format!("{field}.phase"), phase)
-        }
-        // Checked against the crowd by `Crowd::validate_force_kind`.
-        ForceKind::Keyframed { .. } | ForceKind::Custom => Ok(()),
-    }
-}
-
-/// A number must be finite and within the f32 range the GPU uses.
-pub(crate) fn check_number(field: &str, value: f64) -> Result<()> {
-    if !value.is_finite() {
-        return Err(Error::invalid(
-            field,
-            format!("must be finite (got {value})"),
-        ));
-    }
-    if value.abs() > MAX_MAGNITUDE {
-        return Err(Error::invalid(
-            field,
-            format!("{value} is out of range (magnitude must be <= {MAX_MAGNITUDE:e})"),
-        ));
-    }
-    Ok(())
-}
-
 /// Whether every state number of `body` is finite and within the f32 range (no allocation).
 fn state_in_range(body: &Body) -> bool {
     let s = &body.state;
@@ -298,26 +222,4 @@ fn state_in_range(body: &Body) -> bool {
     .flatten()
     .chain(&s.orientation.to_array())
     .all(|&v| in_range(v))
-}
-
-/// Finite and within the f32 range.
-fn in_range(value: f64) -> bool {
-    value.is_finite() && value.abs() <= MAX_MAGNITUDE
-}
-
-pub(crate) fn check_vector<const N: usize>(field: &str, values: [f64; N]) -> Result<()> {
-    for (i, v) in values.into_iter().enumerate() {
-        if !in_range(v) {
-            check_number(&format!("{field}[{i}]"), v)?;
-        }
-    }
-    Ok(())
-}
-
-pub(crate) fn check_non_negative(field: &str, value: f64) -> Result<()> {
-    check_number(field, value)?;
-    if value < 0.0 {
-        return Err(Error::invalid(field, format!("must be >= 0 (got {value})")));
-    }
-    Ok(())
 }

@@ -2,6 +2,10 @@
 
 use glam::DVec3;
 
+use crate::codes::Coded;
+use crate::error::Result;
+use crate::validate::{check_non_negative, check_number, check_vector};
+
 /// What a force source does to a body (Baraff 2.8: forces and torques about the centre of mass).
 #[derive(Clone, Copy, Debug, PartialEq)]
 #[non_exhaustive]
@@ -116,16 +120,243 @@ impl Force {
 
     /// The scene-file name of the force type.
     pub fn type_name(&self) -> &'static str {
-        match self.kind {
-            ForceKind::Gravity { .. } => "gravity",
-            ForceKind::LinearDrag { .. } => "linear_drag",
-            ForceKind::PointForce { .. } => "point_force",
-            ForceKind::Spring { .. } => "spring",
-            ForceKind::Attractor { .. } => "attractor",
-            ForceKind::Thrust { .. } => "thrust",
-            ForceKind::Sinusoidal { .. } => "sinusoidal",
-            ForceKind::Keyframed { .. } => "keyframed",
-            ForceKind::Custom => "custom",
+        self.kind.force_type().name()
+    }
+}
+
+/// The type of a force without its parameters: what the scene format's `type` names, what
+/// the GPU record's `kind` and the checkpoint's tag number (its position in
+/// [`ForceType::ALL`]), and what the kernel's generated `FORCE_*` constants stand for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum ForceType {
+    Gravity,
+    LinearDrag,
+    PointForce,
+    Spring,
+    Attractor,
+    Thrust,
+    Sinusoidal,
+    Keyframed,
+    Custom,
+}
+
+impl Coded for ForceType {
+    const ALL: &'static [Self] = &[
+        ForceType::Gravity,
+        ForceType::LinearDrag,
+        ForceType::PointForce,
+        ForceType::Spring,
+        ForceType::Attractor,
+        ForceType::Thrust,
+        ForceType::Sinusoidal,
+        ForceType::Keyframed,
+        ForceType::Custom,
+    ];
+    const WGSL_PREFIX: &'static str = "FORCE";
+
+    fn name(self) -> &'static str {
+        match self {
+            ForceType::Gravity => "gravity",
+            ForceType::LinearDrag => "linear_drag",
+            ForceType::PointForce => "point_force",
+            ForceType::Spring => "spring",
+            ForceType::Attractor => "attractor",
+            ForceType::Thrust => "thrust",
+            ForceType::Sinusoidal => "sinusoidal",
+            ForceType::Keyframed => "keyframed",
+            ForceType::Custom => "custom",
+        }
+    }
+}
+
+/// A force's parameters in the order every encoding stores them: world or body vectors,
+/// then scalars, then a keyframe table. The GPU record puts the vectors in lanes `a`, `b`
+/// and the scalars in `c`; the checkpoint writes them in this order.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(crate) struct ForceParameters {
+    pub vectors: [DVec3; 2],
+    pub scalars: [f64; 4],
+    pub table: Option<usize>,
+}
+
+impl ForceType {
+    /// How many vectors and scalars, and whether a keyframe table, the type's parameters
+    /// hold (in [`ForceParameters`]).
+    pub fn arity(self) -> (usize, usize, bool) {
+        match self {
+            ForceType::Gravity => (1, 0, false),
+            ForceType::LinearDrag => (0, 2, false),
+            ForceType::PointForce => (2, 0, false),
+            ForceType::Spring => (2, 2, false),
+            ForceType::Attractor => (1, 2, false),
+            ForceType::Thrust => (2, 0, false),
+            ForceType::Sinusoidal => (2, 4, false),
+            ForceType::Keyframed => (2, 0, true),
+            ForceType::Custom => (0, 0, false),
+        }
+    }
+}
+
+impl ForceKind {
+    /// The type of this force.
+    pub(crate) fn force_type(&self) -> ForceType {
+        match self {
+            ForceKind::Gravity { .. } => ForceType::Gravity,
+            ForceKind::LinearDrag { .. } => ForceType::LinearDrag,
+            ForceKind::PointForce { .. } => ForceType::PointForce,
+            ForceKind::Spring { .. } => ForceType::Spring,
+            ForceKind::Attractor { .. } => ForceType::Attractor,
+            ForceKind::Thrust { .. } => ForceType::Thrust,
+            ForceKind::Sinusoidal { .. } => ForceType::Sinusoidal,
+            ForceKind::Keyframed { .. } => ForceType::Keyframed,
+            ForceKind::Custom => ForceType::Custom,
+        }
+    }
+
+    /// The parameters, in the order of [`ForceParameters`]: what the GPU record and the
+    /// checkpoint hold.
+    pub(crate) fn parameters(&self) -> ForceParameters {
+        let z = DVec3::ZERO;
+        let (vectors, scalars, table) = match *self {
+            ForceKind::Gravity { acceleration } => ([acceleration, z], [0.0; 4], None),
+            ForceKind::LinearDrag { linear, angular } => {
+                ([z, z], [linear, angular, 0.0, 0.0], None)
+            }
+            ForceKind::PointForce { force, point } => ([force, point], [0.0; 4], None),
+            ForceKind::Spring {
+                anchor,
+                attach,
+                stiffness,
+                damping,
+            } => ([anchor, attach], [stiffness, damping, 0.0, 0.0], None),
+            ForceKind::Attractor {
+                centre,
+                strength,
+                softening,
+            } => ([centre, z], [strength, softening, 0.0, 0.0], None),
+            ForceKind::Thrust { force, torque } => ([force, torque], [0.0; 4], None),
+            ForceKind::Sinusoidal {
+                force,
+                torque,
+                offset,
+                amplitude,
+                frequency,
+                phase,
+            } => ([force, torque], [offset, amplitude, frequency, phase], None),
+            ForceKind::Keyframed {
+                force,
+                torque,
+                table,
+            } => ([force, torque], [0.0; 4], Some(table)),
+            ForceKind::Custom => ([z, z], [0.0; 4], None),
+        };
+        ForceParameters {
+            vectors,
+            scalars,
+            table,
+        }
+    }
+
+    /// The force of type `kind` with parameters `p` (the inverse of [`ForceKind::parameters`]).
+    pub(crate) fn from_parameters(kind: ForceType, p: &ForceParameters) -> Self {
+        let [u, w] = p.vectors;
+        let [s0, s1, s2, s3] = p.scalars;
+        match kind {
+            ForceType::Gravity => ForceKind::Gravity { acceleration: u },
+            ForceType::LinearDrag => ForceKind::LinearDrag {
+                linear: s0,
+                angular: s1,
+            },
+            ForceType::PointForce => ForceKind::PointForce { force: u, point: w },
+            ForceType::Spring => ForceKind::Spring {
+                anchor: u,
+                attach: w,
+                stiffness: s0,
+                damping: s1,
+            },
+            ForceType::Attractor => ForceKind::Attractor {
+                centre: u,
+                strength: s0,
+                softening: s1,
+            },
+            ForceType::Thrust => ForceKind::Thrust {
+                force: u,
+                torque: w,
+            },
+            ForceType::Sinusoidal => ForceKind::Sinusoidal {
+                force: u,
+                torque: w,
+                offset: s0,
+                amplitude: s1,
+                frequency: s2,
+                phase: s3,
+            },
+            ForceType::Keyframed => ForceKind::Keyframed {
+                force: u,
+                torque: w,
+                table: p.table.unwrap_or(0),
+            },
+            ForceType::Custom => ForceKind::Custom,
+        }
+    }
+
+    /// Checks the parameters that need nothing but themselves; errors name `field.param`.
+    /// A keyframed force's table and the custom force are checked against the crowd by
+    /// `Crowd::validate`.
+    pub(crate) fn validate_parameters(&self, field: &str) -> Result<()> {
+        match *self {
+            ForceKind::Gravity { acceleration } => {
+                check_vector(&format!("{field}.acceleration"), acceleration.to_array())
+            }
+            ForceKind::LinearDrag { linear, angular } => {
+                check_non_negative(&format!("{field}.linear"), linear)?;
+                check_non_negative(&format!("{field}.angular"), angular)
+            }
+            ForceKind::PointForce { force, point } => {
+                check_vector(&format!("{field}.force"), force.to_array())?;
+                check_vector(&format!("{field}.point"), point.to_array())
+            }
+            ForceKind::Spring {
+                anchor,
+                attach,
+                stiffness,
+                damping,
+            } => {
+                check_vector(&format!("{field}.anchor"), anchor.to_array())?;
+                check_vector(&format!("{field}.attach"), attach.to_array())?;
+                check_non_negative(&format!("{field}.stiffness"), stiffness)?;
+                check_non_negative(&format!("{field}.damping"), damping)
+            }
+            ForceKind::Attractor {
+                centre,
+                strength,
+                softening,
+            } => {
+                check_vector(&format!("{field}.centre"), centre.to_array())?;
+                check_number(&format!("{field}.strength"), strength)?;
+                check_non_negative(&format!("{field}.softening"), softening)
+            }
+            ForceKind::Thrust { force, torque } => {
+                check_vector(&format!("{field}.force"), force.to_array())?;
+                check_vector(&format!("{field}.torque"), torque.to_array())
+            }
+            ForceKind::Sinusoidal {
+                force,
+                torque,
+                offset,
+                amplitude,
+                frequency,
+                phase,
+            } => {
+                check_vector(&format!("{field}.force"), force.to_array())?;
+                check_vector(&format!("{field}.torque"), torque.to_array())?;
+                check_number(&format!("{field}.offset"), offset)?;
+                check_number(&format!("{field}.amplitude"), amplitude)?;
+                check_non_negative(&format!("{field}.frequency"), frequency)?;
+                check_number(&format!("{field}.phase"), phase)
+            }
+            // Checked against the crowd by `Crowd::validate_force_kind`.
+            ForceKind::Keyframed { .. } | ForceKind::Custom => Ok(()),
         }
     }
 }

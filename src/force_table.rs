@@ -84,6 +84,22 @@ impl ForceTable {
     }
 }
 
+/// Every keyframe table, one after another, each `[t, value]` converted by `convert` (to the
+/// precision of a backend), and where each table starts: `(first, count)`. What the fast CPU
+/// path and the GPU's keyframe buffer hold.
+pub(crate) fn flatten_keyframes<T>(
+    tables: &[Vec<[f64; 2]>],
+    convert: impl Fn(f64) -> T,
+) -> (Vec<[T; 2]>, Vec<(u32, u32)>) {
+    let mut flat = Vec::new();
+    let mut spans = Vec::new();
+    for table in tables {
+        spans.push((flat.len() as u32, table.len() as u32));
+        flat.extend(table.iter().map(|&[t, v]| [convert(t), convert(v)]));
+    }
+    (flat, spans)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

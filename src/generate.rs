@@ -6,23 +6,7 @@ use serde::Deserialize;
 use crate::body::Body;
 use crate::error::{Error, Result};
 use crate::mass::MassProperties;
-use crate::shape::Shape;
-
-/// Shapes a generated body may take.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ShapeKind {
-    /// A box with random edge lengths in the size range.
-    Box,
-    /// A sphere with a random diameter in the size range.
-    Sphere,
-    /// A cylinder (axis along body z) with a random diameter and height in the size range.
-    Cylinder,
-    /// A capsule with a random diameter and straight length in the size range.
-    Capsule,
-    /// An ellipsoid with random full axes (twice the semi-axes) in the size range.
-    Ellipsoid,
-}
+use crate::shape::{Shape, ShapeKind};
 
 /// Recipe for a random crowd; the same recipe and seed always give the same bodies.
 #[derive(Clone, Debug, PartialEq, Deserialize)]
@@ -75,7 +59,7 @@ impl CrowdSpec {
 
     /// Checks the recipe; `field` names it in errors (e.g. `crowd`).
     pub fn validate(&self, field: &str) -> Result<()> {
-        use crate::crowd::{check_non_negative, check_vector};
+        use crate::validate::{check_non_negative, check_vector};
         check_vector(&format!("{field}.region[0]"), self.region[0])?;
         check_vector(&format!("{field}.region[1]"), self.region[1])?;
         check_vector(&format!("{field}.mass"), self.mass)?;
@@ -84,12 +68,12 @@ impl CrowdSpec {
         check_non_negative(&format!("{field}.spin"), self.spin)?;
         for axis in 0..3 {
             let span = (self.region[1][axis] - self.region[0][axis]).abs();
-            if span > crate::crowd::MAX_MAGNITUDE {
+            if span > crate::validate::MAX_MAGNITUDE {
                 return Err(Error::invalid(
                     format!("{field}.region"),
                     format!(
                         "spans {span:e} along axis {axis}, out of range (at most {:e})",
-                        crate::crowd::MAX_MAGNITUDE
+                        crate::validate::MAX_MAGNITUDE
                     ),
                 ));
             }

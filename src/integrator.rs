@@ -3,6 +3,8 @@
 use std::fmt;
 use std::str::FromStr;
 
+use crate::codes::Coded;
+
 /// Time integrator for the state `Y = (x, q, P, L)`; `q` is renormalized after every step.
 ///
 /// `h` is the step, `f(Y) = (v, 1/2 [0, omega] q, F, tau)` the derivative (Baraff 2-43).
@@ -42,19 +44,27 @@ impl Integrator {
 
     /// The name used in scene files and on the command line.
     pub fn name(self) -> &'static str {
-        match self {
-            Integrator::Euler => "euler",
-            Integrator::SymplecticEuler => "symplectic_euler",
-            Integrator::Rk4 => "rk4",
-            Integrator::LieRk4 => "lie_rk4",
-        }
+        <Self as Coded>::name(self)
     }
-
     /// The order of accuracy `p` of the scheme: the global error is O(h^p).
     pub fn order(self) -> u32 {
         match self {
             Integrator::Euler | Integrator::SymplecticEuler => 1,
             Integrator::Rk4 | Integrator::LieRk4 => 4,
+        }
+    }
+}
+
+impl Coded for Integrator {
+    const ALL: &'static [Self] = &Integrator::ALL;
+    const WGSL_PREFIX: &'static str = "INTEGRATOR";
+
+    fn name(self) -> &'static str {
+        match self {
+            Integrator::Euler => "euler",
+            Integrator::SymplecticEuler => "symplectic_euler",
+            Integrator::Rk4 => "rk4",
+            Integrator::LieRk4 => "lie_rk4",
         }
     }
 }

@@ -7,6 +7,7 @@ use glam::{DQuat, DVec3};
 use serde::Serialize;
 
 use crate::analytic::AsymmetricTop;
+use crate::backend::Backend;
 use crate::bench::workload;
 use crate::body::Body;
 use crate::cpu::derivative::ForceEnv;
@@ -16,7 +17,7 @@ use crate::error::Result;
 use crate::gpu::GpuContext;
 use crate::integrator::Integrator;
 use crate::mass::MassProperties;
-use crate::simulation::{Backend, Simulation};
+use crate::simulation::Simulation;
 
 /// What to measure, and how long.
 #[derive(Clone, Debug, PartialEq)]

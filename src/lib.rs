@@ -3,9 +3,11 @@
 
 pub mod analytic;
 mod atomic_file;
+mod backend;
 pub mod bench;
 mod body;
 mod checkpoint;
+mod codes;
 mod compare;
 mod cross_check;
 mod crowd;
@@ -27,6 +29,7 @@ pub mod record;
 mod scene;
 mod shape;
 mod simulation;
+mod validate;
 
 pub mod cpu;
 pub mod fast_cpu;
@@ -34,24 +37,26 @@ pub mod gpu;
 pub mod render;
 
 pub use atomic_file::{AtomicFile, write_atomically};
+pub use backend::Backend;
 pub use body::{Body, BodyState, ModelPose};
 pub use checkpoint::{CHECKPOINT_MAGIC, CHECKPOINT_VERSION, Checkpoint, RunPlan};
 pub use compare::Deviation;
 pub use cross_check::{CrossCheck, QUADRATIC_DRAG_WGSL, check_crowd, cross_check, quadratic_drag};
-pub use crowd::{Crowd, MAX_MAGNITUDE};
+pub use crowd::Crowd;
 pub use csv::{CSV_HEADER, write_states_csv};
 pub use custom_force::{CustomForce, CustomForceFn, CustomForceInput, ExternalLoad};
 pub use eigen::{SymmetricEigen, symmetric_eigen};
 pub use error::{Error, Result};
 pub use force::{Force, ForceKind};
-pub use generate::{CrowdSpec, ShapeKind};
+pub use generate::CrowdSpec;
 pub use integrator::Integrator;
 pub use mass::{MassProperties, ModelFrame};
 pub use mesh::{MeshIntegrals, TriangleMesh};
 pub use plane::Plane;
 pub use scene::{SCENE_VERSION, Scene};
-pub use shape::Shape;
-pub use simulation::{Backend, Simulation, StatesTicket};
+pub use shape::{Shape, ShapeKind};
+pub use simulation::{Simulation, StatesTicket};
+pub use validate::MAX_MAGNITUDE;
 
 /// Largest relative deviation accepted between the f32 GPU backend and the f64 CPU reference
 /// by `rigid-crowd check` and the cross-check tests (see the README for what was measured).

@@ -2,11 +2,11 @@
 
 use glam::{DMat3, DQuat, DVec3};
 
-use crate::crowd::MAX_MAGNITUDE;
 use crate::eigen::symmetric_eigen;
 use crate::error::{Error, Result};
 use crate::mesh::{MeshIntegrals, TriangleMesh};
 use crate::shape::Shape;
+use crate::validate::MAX_MAGNITUDE;
 
 /// Relative slack allowed when checking symmetry and the triangle inequality, so that
 /// tensors computed in floating point (a thin plate has `A + B = C` exactly) are accepted.

@@ -2,8 +2,8 @@
 
 use glam::DVec3;
 
-use crate::crowd::{check_non_negative, check_vector};
 use crate::error::{Error, Result};
+use crate::validate::{check_non_negative, check_vector};
 
 /// The boundary of a static half-space. Bodies live on the side the normal points to; a
 /// body point found below the surface is pushed back out and its velocity resolved with an

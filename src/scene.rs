@@ -7,7 +7,7 @@ use glam::{DMat3, DQuat, DVec3};
 use serde::Deserialize;
 
 use crate::body::Body;
-use crate::crowd::{Crowd, check_vector};
+use crate::crowd::Crowd;
 use crate::custom_force::CustomForce;
 use crate::error::{Error, Result};
 use crate::force::{Force, ForceKind};
@@ -17,6 +17,7 @@ use crate::mass::{MassProperties, mass_from_density};
 use crate::mesh::{MeshIntegrals, TriangleMesh};
 use crate::plane::Plane;
 use crate::shape::Shape;
+use crate::validate::check_vector;
 
 /// The scene format version this crate reads and writes.
 pub const SCENE_VERSION: u32 = 1;
@@ -77,13 +78,13 @@ impl PlaneSpec {
             self.restitution,
             self.friction,
         );
-        if plane.offset.abs() > crate::crowd::MAX_MAGNITUDE {
+        if plane.offset.abs() > crate::validate::MAX_MAGNITUDE {
             return Err(Error::invalid(
                 format!("{field}.point"),
                 format!(
                     "lies too far from the origin: its distance along the normal, {}, exceeds {:e}",
                     plane.offset,
-                    crate::crowd::MAX_MAGNITUDE
+                    crate::validate::MAX_MAGNITUDE
                 ),
             ));
         }
@@ -535,7 +536,7 @@ impl BodySpec {
                         value.x,
                         value.y,
                         value.z,
-                        crate::crowd::MAX_MAGNITUDE
+                        crate::validate::MAX_MAGNITUDE
                     ),
                 ));
             }

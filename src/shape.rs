@@ -4,7 +4,28 @@ use std::f64::consts::PI;
 
 use glam::{DMat3, DVec3};
 
+use serde::Deserialize;
+
+use crate::codes::Coded;
 use crate::error::{Error, Result};
+
+/// The kinds of [`Shape`], without their dimensions: what a generated body may take, and
+/// what the kernel's generated `SHAPE_*` constants and the checkpoint's shape tags number
+/// (from 1; 0 is a body without a shape).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ShapeKind {
+    /// A box with random edge lengths in the size range.
+    Box,
+    /// A sphere with a random diameter in the size range.
+    Sphere,
+    /// A cylinder (axis along body z) with a random diameter and height in the size range.
+    Cylinder,
+    /// A capsule with a random diameter and straight length in the size range.
+    Capsule,
+    /// An ellipsoid with random full axes (twice the semi-axes) in the size range.
+    Ellipsoid,
+}
 
 /// A solid of uniform density, centred on its centre of mass, axes along the body frame.
 ///
@@ -45,7 +66,43 @@ pub enum Shape {
     },
 }
 
+impl Coded for ShapeKind {
+    const ALL: &'static [Self] = &[
+        ShapeKind::Box,
+        ShapeKind::Sphere,
+        ShapeKind::Cylinder,
+        ShapeKind::Capsule,
+        ShapeKind::Ellipsoid,
+    ];
+    const WGSL_PREFIX: &'static str = "SHAPE";
+    const FIRST_CODE: u32 = 1;
+
+    fn name(self) -> &'static str {
+        match self {
+            ShapeKind::Box => "box",
+            ShapeKind::Sphere => "sphere",
+            ShapeKind::Cylinder => "cylinder",
+            ShapeKind::Capsule => "capsule",
+            ShapeKind::Ellipsoid => "ellipsoid",
+        }
+    }
+}
+
+/// The code of a body without a shape (`SHAPE_NONE` in the kernel).
+pub(crate) const NO_SHAPE_CODE: u32 = 0;
+
 impl Shape {
+    /// The kind of this shape.
+    pub fn kind(&self) -> ShapeKind {
+        match self {
+            Shape::Box { .. } => ShapeKind::Box,
+            Shape::Sphere { .. } => ShapeKind::Sphere,
+            Shape::Cylinder { .. } => ShapeKind::Cylinder,
+            Shape::Capsule { .. } => ShapeKind::Capsule,
+            Shape::Ellipsoid { .. } => ShapeKind::Ellipsoid,
+        }
+    }
+
     /// Volume of the solid.
     pub fn volume(&self) -> f64 {
         match *self {

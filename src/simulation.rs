@@ -1,53 +1,19 @@
 //! One API over both backends: build from a crowd, `step(n)`, read the bodies back.
 
+use crate::backend::Backend;
 use crate::body::Body;
 use crate::checkpoint::Checkpoint;
 use crate::cpu::CpuSimulation;
-use crate::crowd::{Crowd, check_vector};
+use crate::crowd::Crowd;
 use crate::custom_force::ExternalLoad;
 use crate::error::{Error, Result};
 use crate::fast_cpu::FastCpuSimulation;
-use crate::gpu::{GpuContext, GpuOptions, GpuSimulation};
+use crate::gpu::{GpuContext, GpuOptions, GpuSimulation, Precision};
+use crate::validate::check_vector;
 
 mod states_readback;
 use states_readback::Readbacks;
 pub use states_readback::StatesTicket;
-
-/// Which backend integrates a crowd.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Backend {
-    /// The f64 CPU reference, written for clarity: what every other backend is checked against.
-    Reference,
-    /// The fast f32 CPU path: structure of arrays, SIMD blocks of eight bodies, every core.
-    FastCpu,
-    /// The f32 WGSL kernels on a GPU adapter.
-    Gpu,
-}
-
-impl Backend {
-    /// Every backend, reference first.
-    pub const ALL: [Backend; 3] = [Backend::Reference, Backend::FastCpu, Backend::Gpu];
-
-    /// The name the command line uses: `cpu-ref`, `cpu` or `gpu`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Backend::Reference => "cpu-ref",
-            Backend::FastCpu => "cpu",
-            Backend::Gpu => "gpu",
-        }
-    }
-}
-
-impl std::str::FromStr for Backend {
-    type Err = String;
-
-    fn from_str(s: &str) -> std::result::Result<Self, String> {
-        Backend::ALL
-            .into_iter()
-            .find(|b| b.name() == s)
-            .ok_or_else(|| format!("unknown backend `{s}` (expected cpu-ref, cpu or gpu)"))
-    }
-}
 
 #[derive(Debug)]
 enum Engine {
@@ -130,9 +96,14 @@ impl Simulation {
         Ok(sim)
     }
 
-    /// Continues the run `checkpoint` captured on the GPU of `ctx`.
+    /// Continues the run `checkpoint` captured on the GPU of `ctx`, in the precision of the
+    /// checkpoint's backend (f32 unless it came from `gpu-f64`).
     pub fn resume_on_gpu(checkpoint: &Checkpoint, ctx: &GpuContext) -> Result<Self> {
-        let mut sim = Self::gpu(&checkpoint.crowd, ctx)?;
+        let backend = match checkpoint.backend {
+            Backend::GpuF64 => Backend::GpuF64,
+            _ => Backend::Gpu,
+        };
+        let mut sim = Self::on_backend(&checkpoint.crowd, backend, ctx)?;
         sim.restore_loads(checkpoint)?;
         Ok(sim)
     }
@@ -168,10 +139,31 @@ impl Simulation {
         self.settings.start_step + self.steps_taken
     }
 
-    /// Integrates `crowd` on the GPU of `ctx` with the default kernel options; fails if it
-    /// does not fit the adapter's memory.
+    /// Integrates `crowd` on the GPU of `ctx` in f32 with the default kernel options; fails
+    /// if it does not fit the adapter's memory.
     pub fn gpu(crowd: &Crowd, ctx: &GpuContext) -> Result<Self> {
         Self::gpu_with_options(crowd, ctx, GpuOptions::default())
+    }
+
+    /// Integrates `crowd` on the GPU of `ctx` in f64 (`gpu-f64`); fails with an error naming
+    /// the adapter if it lacks `SHADER_F64`.
+    pub fn gpu_f64(crowd: &Crowd, ctx: &GpuContext) -> Result<Self> {
+        let options = GpuOptions {
+            precision: Precision::F64,
+            ..GpuOptions::default()
+        };
+        Self::gpu_with_options(crowd, ctx, options)
+    }
+
+    /// Integrates `crowd` on the GPU backend `backend` (`gpu` or `gpu-f64`) of `ctx`; a CPU
+    /// backend ignores `ctx`.
+    pub fn on_backend(crowd: &Crowd, backend: Backend, ctx: &GpuContext) -> Result<Self> {
+        match backend {
+            Backend::Reference => Self::reference(crowd),
+            Backend::FastCpu => Self::fast_cpu(crowd),
+            Backend::Gpu => Self::gpu(crowd, ctx),
+            Backend::GpuF64 => Self::gpu_f64(crowd, ctx),
+        }
     }
 
     /// Integrates `crowd` on the GPU of `ctx` with the kernel built per `options`.
@@ -185,16 +177,16 @@ impl Simulation {
         match backend {
             Backend::Reference => Self::reference(crowd),
             Backend::FastCpu => Self::fast_cpu(crowd),
-            Backend::Gpu => Self::gpu(crowd, &GpuContext::new()?),
+            Backend::Gpu | Backend::GpuF64 => Self::on_backend(crowd, backend, &GpuContext::new()?),
         }
     }
 
     /// The backend in use.
     pub fn backend(&self) -> Backend {
-        match self.engine {
+        match &self.engine {
             Engine::Reference(_) => Backend::Reference,
             Engine::FastCpu(_) => Backend::FastCpu,
-            Engine::Gpu(_) => Backend::Gpu,
+            Engine::Gpu(sim) => Backend::gpu(sim.options().precision),
         }
     }
 

@@ -12,12 +12,7 @@ use rigid_crowd::{
 const G: f64 = 9.81;
 
 fn simulation(crowd: &Crowd, backend: Backend) -> Simulation {
-    match backend {
-        Backend::Reference => Simulation::reference(crowd),
-        Backend::FastCpu => Simulation::fast_cpu(crowd),
-        Backend::Gpu => Simulation::gpu(crowd, gpu()),
-    }
-    .expect("valid crowd")
+    Simulation::on_backend(crowd, backend, gpu()).expect("valid crowd")
 }
 
 fn gravity() -> Force {

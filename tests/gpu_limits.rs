@@ -3,13 +3,13 @@
 
 mod common;
 
-use rigid_crowd::gpu::{GpuOptions, GpuSimulation};
+use rigid_crowd::gpu::{GpuOptions, GpuSimulation, Precision};
 use rigid_crowd::{Deviation, GPU_TOLERANCE, Integrator, Simulation, check_crowd};
 
 #[test]
 fn a_crowd_past_one_binding_and_65535_workgroups_matches_the_reference() {
     let ctx = common::gpu();
-    let per_binding = ctx.bodies_per_binding();
+    let per_binding = ctx.bodies_per_binding(Precision::F32);
     let max_workgroups = ctx.limits().max_compute_workgroups_per_dimension as usize;
     // A small workgroup makes the first (full) chunk need more than the workgroups one
     // dimension allows, on any adapter whose binding holds a million bodies or more.
@@ -25,6 +25,7 @@ fn a_crowd_past_one_binding_and_65535_workgroups_matches_the_reference() {
         workgroup_size,
         steps_per_dispatch: 2,
         trusted_shader: true,
+        precision: Precision::F32,
     };
     let crowd = check_crowd(bodies, 21, Integrator::Rk4, 1e-3).unwrap();
 

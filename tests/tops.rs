@@ -11,12 +11,7 @@ use rigid_crowd::{Backend, Body, Crowd, Force, ForceKind, Integrator, MassProper
 
 /// The body after every `chunk` steps, `samples` times (the start not included).
 fn trajectory(crowd: &Crowd, backend: Backend, chunk: u64, samples: usize) -> Vec<Body> {
-    let mut sim = match backend {
-        Backend::Reference => Simulation::reference(crowd),
-        Backend::FastCpu => Simulation::fast_cpu(crowd),
-        Backend::Gpu => Simulation::gpu(crowd, gpu()),
-    }
-    .expect("valid crowd");
+    let mut sim = Simulation::on_backend(crowd, backend, gpu()).expect("valid crowd");
     (0..samples)
         .map(|_| {
             sim.step(chunk).expect("steps run");
@@ -55,6 +50,7 @@ fn symmetric_top_precesses_on_the_closed_form() {
             (Backend::Reference, 1e-8),
             (Backend::FastCpu, 5e-5),
             (Backend::Gpu, 5e-5),
+            (Backend::GpuF64, 1e-8),
         ] {
             let bodies = trajectory(&crowd, backend, chunk, samples);
             let time = |i: usize| dt * (chunk as usize * (i + 1)) as f64;
@@ -109,6 +105,7 @@ fn asymmetric_top_near_its_intermediate_axis_flips_on_schedule() {
             (Backend::Reference, 1e-5, 1e-5),
             (Backend::FastCpu, 2e-2, 5e-3),
             (Backend::Gpu, 2e-2, 5e-3),
+            (Backend::GpuF64, 1e-5, 1e-5),
         ] {
             let bodies = trajectory(&crowd, backend, chunk, samples);
             let time = |i: usize| dt * (chunk as usize * (i + 1)) as f64;

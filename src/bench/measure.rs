@@ -5,14 +5,20 @@ use std::time::Instant;
 
 use serde::Serialize;
 
+use crate::backend::Backend;
 use crate::bench::workload;
 use crate::error::{Error, Result};
-use crate::gpu::{GpuContext, GpuOptions, GpuSimulation, copy_bandwidth};
-use crate::simulation::{Backend, Simulation};
+use crate::gpu::{GpuContext, GpuOptions, GpuSimulation, Precision, copy_bandwidth};
+use crate::simulation::Simulation;
 
-/// Bytes one unfused step must move per body: the 64-byte state read and written, the
-/// 48-byte constants read.
+/// Bytes one unfused f32 step must move per body: the 64-byte state read and written, the
+/// 48-byte constants read. Twice that in f64 ([`bytes_per_body_step`]).
 pub const BYTES_PER_BODY_STEP: f64 = 64.0 + 64.0 + 48.0;
+
+/// Bytes one unfused step must move per body with scalars of `precision`.
+pub fn bytes_per_body_step(precision: Precision) -> f64 {
+    BYTES_PER_BODY_STEP * precision.scalar_bytes() as f64 / 4.0
+}
 
 /// Floating-point operations per RK4 body-step of the workload (gravity and drag), counted
 /// by hand from shaders/: four derivatives of about 134 (auxiliaries 84, forces 18, spin
@@ -30,7 +36,8 @@ pub struct BenchPlan {
     pub repeats: usize,
     /// Backends to run.
     pub backends: Vec<Backend>,
-    /// GPU kernel variants (fusion, workgroup size, bounds checks); one row each.
+    /// GPU kernel variants (fusion, workgroup size, bounds checks); one row each, for each
+    /// GPU backend (whose precision replaces the variant's).
     pub gpu_variants: Vec<GpuOptions>,
     /// Thread counts for the CPU backends; one row each.
     pub cpu_threads: Vec<usize>,
@@ -39,8 +46,10 @@ pub struct BenchPlan {
 /// One row of the benchmark table.
 #[derive(Clone, Debug, Serialize)]
 pub struct Measurement {
-    /// `cpu-ref`, `cpu` or `gpu`.
+    /// `cpu-ref`, `cpu`, `gpu` or `gpu-f64`.
     pub backend: String,
+    /// The precision the backend computes in: `f32` or `f64`.
+    pub precision: String,
     /// Threads (CPU) or kernel options (GPU).
     pub variant: String,
     /// The adapter (GPU) or CPU description.
@@ -57,7 +66,7 @@ pub struct Measurement {
     pub clock: String,
     /// Body-steps per second.
     pub body_steps_per_second: f64,
-    /// `BYTES_PER_BODY_STEP` times body-steps per second: the bandwidth an unfused step
+    /// `bytes_per_body_step` times body-steps per second: the bandwidth an unfused step
     /// would need at this rate.
     pub effective_gb_per_second: f64,
     /// GPU only: bytes the kernel really moves per second over the measured copy bandwidth.
@@ -162,10 +171,11 @@ impl BenchPlan {
                             report.rows.push(row);
                         }
                     }
-                    Backend::Gpu => {
+                    Backend::Gpu | Backend::GpuF64 => {
                         let ctx = ctx.ok_or_else(|| {
-                            Error::NoAdapter("the gpu backend needs an adapter".into())
+                            Error::NoAdapter(format!("the {backend} backend needs an adapter"))
                         })?;
+                        let precision = backend.gpu_precision().unwrap_or_default();
                         let (copy, copy_clock) = copy_bandwidth(
                             ctx,
                             (BYTES_PER_BODY_STEP / 2.0 * bodies as f64) as u64,
@@ -177,7 +187,11 @@ impl BenchPlan {
                             clock: clock_name(copy_clock).into(),
                         });
                         for options in &self.gpu_variants {
-                            let row = self.measure_gpu(&crowd, ctx, *options, copy)?;
+                            let options = GpuOptions {
+                                precision,
+                                ..*options
+                            };
+                            let row = self.measure_gpu(&crowd, ctx, options, copy)?;
                             on_row(&row);
                             report.rows.push(row);
                         }
@@ -212,7 +226,7 @@ impl BenchPlan {
             Ok(runs)
         })?;
         Ok(self.row(
-            backend.name(),
+            backend,
             format!("{threads} threads"),
             cpu.to_string(),
             crowd.bodies.len(),
@@ -243,14 +257,14 @@ impl BenchPlan {
             });
         }
         let mut row = self.row(
-            Backend::Gpu.name(),
+            Backend::gpu(options.precision),
             describe_options(&options),
             ctx.describe(),
             crowd.bodies.len(),
             runs,
             clock,
         );
-        let moved = BYTES_PER_BODY_STEP / options.steps_per_dispatch as f64;
+        let moved = bytes_per_body_step(options.precision) / options.steps_per_dispatch as f64;
         row.fraction_of_copy_bandwidth =
             Some(moved * row.body_steps_per_second / copy_bytes_per_second);
         row.gflop_per_second = Some(FLOP_PER_BODY_STEP * row.body_steps_per_second / 1e9);
@@ -259,7 +273,7 @@ impl BenchPlan {
 
     fn row(
         &self,
-        backend: &str,
+        backend: Backend,
         variant: String,
         adapter: String,
         bodies: usize,
@@ -268,8 +282,13 @@ impl BenchPlan {
     ) -> Measurement {
         let seconds = median(&runs).max(1e-12);
         let rate = bodies as f64 * self.steps as f64 / seconds;
+        let precision = match backend {
+            Backend::Reference | Backend::GpuF64 => Precision::F64,
+            Backend::FastCpu | Backend::Gpu => Precision::F32,
+        };
         Measurement {
-            backend: backend.to_string(),
+            backend: backend.name().to_string(),
+            precision: precision.wgsl_type().to_string(),
             variant,
             adapter,
             bodies,
@@ -278,7 +297,7 @@ impl BenchPlan {
             runs,
             clock: clock.to_string(),
             body_steps_per_second: rate,
-            effective_gb_per_second: BYTES_PER_BODY_STEP * rate / 1e9,
+            effective_gb_per_second: bytes_per_body_step(precision) * rate / 1e9,
             fraction_of_copy_bandwidth: None,
             gflop_per_second: None,
             speedup_over_cpu_ref: None,

@@ -5,19 +5,22 @@
 
 use glam::DVec3;
 
+use crate::backend::Backend;
 use crate::body::{Body, BodyState};
 use crate::checkpoint::bytes::{ByteReader, ByteWriter};
 use crate::checkpoint::{Checkpoint, RunPlan};
+use crate::codes::Coded;
 use crate::crowd::Crowd;
 use crate::custom_force::{CustomForce, ExternalLoad};
 use crate::error::{Error, Result};
 use crate::force::{Force, ForceKind};
+use crate::force::{ForceParameters, ForceType};
 use crate::integrator::Integrator;
 use crate::mass::{MassProperties, ModelFrame};
 use crate::plane::Plane;
 use crate::scene::SCENE_VERSION;
 use crate::shape::Shape;
-use crate::simulation::Backend;
+use crate::shape::{NO_SHAPE_CODE, ShapeKind};
 
 /// Bytes of one body record: mass, inertia, shape tag and parameters, model frame, state.
 const BODY_BYTES: usize = 8 + 72 + 1 + 24 + 24 + 32 + 104;
@@ -203,15 +206,18 @@ fn encode_body(w: &mut ByteWriter, body: &Body) {
     let mass = &body.mass;
     w.f64(mass.mass());
     w.mat3(mass.inertia_body());
-    let (tag, parameters) = match mass.shape() {
-        None => (0, DVec3::ZERO),
-        Some(Shape::Box { size }) => (1, size),
-        Some(Shape::Sphere { radius }) => (2, DVec3::new(radius, 0.0, 0.0)),
-        Some(Shape::Cylinder { radius, height }) => (3, DVec3::new(radius, height, 0.0)),
-        Some(Shape::Capsule { radius, length }) => (4, DVec3::new(radius, length, 0.0)),
-        Some(Shape::Ellipsoid { semi_axes }) => (5, semi_axes),
+    let parameters = match mass.shape() {
+        None => DVec3::ZERO,
+        Some(Shape::Box { size }) => size,
+        Some(Shape::Sphere { radius }) => DVec3::new(radius, 0.0, 0.0),
+        Some(Shape::Cylinder { radius, height }) => DVec3::new(radius, height, 0.0),
+        Some(Shape::Capsule { radius, length }) => DVec3::new(radius, length, 0.0),
+        Some(Shape::Ellipsoid { semi_axes }) => semi_axes,
     };
-    w.u8(tag);
+    let tag = mass
+        .shape()
+        .map_or(NO_SHAPE_CODE, |shape| shape.kind().code());
+    w.u8(tag as u8);
     w.vec3(parameters);
     let frame = mass.model_frame();
     w.vec3(frame.offset);
@@ -229,26 +235,26 @@ fn decode_body(r: &mut ByteReader, field: &str) -> Result<Body> {
     let shape_field = format!("{field}.shape");
     let tag = r.u8(&shape_field)?;
     let p = r.vec3(&shape_field)?;
-    let shape = match tag {
-        0 => None,
-        1 => Some(Shape::Box { size: p }),
-        2 => Some(Shape::Sphere { radius: p.x }),
-        3 => Some(Shape::Cylinder {
+    let kind = match tag as u32 {
+        NO_SHAPE_CODE => None,
+        code => Some(
+            ShapeKind::from_code(code)
+                .ok_or_else(|| Error::invalid(&shape_field, format!("unknown shape tag {tag}")))?,
+        ),
+    };
+    let shape = kind.map(|kind| match kind {
+        ShapeKind::Box => Shape::Box { size: p },
+        ShapeKind::Sphere => Shape::Sphere { radius: p.x },
+        ShapeKind::Cylinder => Shape::Cylinder {
             radius: p.x,
             height: p.y,
-        }),
-        4 => Some(Shape::Capsule {
+        },
+        ShapeKind::Capsule => Shape::Capsule {
             radius: p.x,
             length: p.y,
-        }),
-        5 => Some(Shape::Ellipsoid { semi_axes: p }),
-        other => {
-            return Err(Error::invalid(
-                shape_field,
-                format!("unknown shape tag {other}"),
-            ));
-        }
-    };
+        },
+        ShapeKind::Ellipsoid => Shape::Ellipsoid { semi_axes: p },
+    });
     if let Some(shape) = &shape {
         shape.check(&shape_field)?;
     }
@@ -273,158 +279,63 @@ fn decode_body(r: &mut ByteReader, field: &str) -> Result<Body> {
     })
 }
 
+/// A force as its type's code and its parameters in the order of `ForceParameters` (the
+/// same order the GPU record uses): vectors, scalars, then the keyframe table.
 fn encode_force_kind(w: &mut ByteWriter, kind: &ForceKind) {
-    match *kind {
-        ForceKind::Gravity { acceleration } => {
-            w.u8(0);
-            w.vec3(acceleration);
-        }
-        ForceKind::LinearDrag { linear, angular } => {
-            w.u8(1);
-            w.f64(linear);
-            w.f64(angular);
-        }
-        ForceKind::PointForce { force, point } => {
-            w.u8(2);
-            w.vec3(force);
-            w.vec3(point);
-        }
-        ForceKind::Spring {
-            anchor,
-            attach,
-            stiffness,
-            damping,
-        } => {
-            w.u8(3);
-            w.vec3(anchor);
-            w.vec3(attach);
-            w.f64(stiffness);
-            w.f64(damping);
-        }
-        ForceKind::Attractor {
-            centre,
-            strength,
-            softening,
-        } => {
-            w.u8(4);
-            w.vec3(centre);
-            w.f64(strength);
-            w.f64(softening);
-        }
-        ForceKind::Thrust { force, torque } => {
-            w.u8(5);
-            w.vec3(force);
-            w.vec3(torque);
-        }
-        ForceKind::Sinusoidal {
-            force,
-            torque,
-            offset,
-            amplitude,
-            frequency,
-            phase,
-        } => {
-            w.u8(6);
-            w.vec3(force);
-            w.vec3(torque);
-            w.f64(offset);
-            w.f64(amplitude);
-            w.f64(frequency);
-            w.f64(phase);
-        }
-        ForceKind::Keyframed {
-            force,
-            torque,
-            table,
-        } => {
-            w.u8(7);
-            w.vec3(force);
-            w.vec3(torque);
-            w.len(table);
-        }
-        ForceKind::Custom => w.u8(8),
+    let force_type = kind.force_type();
+    w.u8(force_type.code() as u8);
+    let p = kind.parameters();
+    let (vectors, scalars, has_table) = force_type.arity();
+    for &v in &p.vectors[..vectors] {
+        w.vec3(v);
+    }
+    for &x in &p.scalars[..scalars] {
+        w.f64(x);
+    }
+    if has_table {
+        w.len(p.table.unwrap_or(0));
     }
 }
 
 fn decode_force_kind(r: &mut ByteReader, field: &str) -> Result<ForceKind> {
-    let f = field;
-    Ok(match r.u8(&format!("{field}.type"))? {
-        0 => ForceKind::Gravity {
-            acceleration: r.vec3(f)?,
-        },
-        1 => ForceKind::LinearDrag {
-            linear: r.f64(f)?,
-            angular: r.f64(f)?,
-        },
-        2 => ForceKind::PointForce {
-            force: r.vec3(f)?,
-            point: r.vec3(f)?,
-        },
-        3 => ForceKind::Spring {
-            anchor: r.vec3(f)?,
-            attach: r.vec3(f)?,
-            stiffness: r.f64(f)?,
-            damping: r.f64(f)?,
-        },
-        4 => ForceKind::Attractor {
-            centre: r.vec3(f)?,
-            strength: r.f64(f)?,
-            softening: r.f64(f)?,
-        },
-        5 => ForceKind::Thrust {
-            force: r.vec3(f)?,
-            torque: r.vec3(f)?,
-        },
-        6 => ForceKind::Sinusoidal {
-            force: r.vec3(f)?,
-            torque: r.vec3(f)?,
-            offset: r.f64(f)?,
-            amplitude: r.f64(f)?,
-            frequency: r.f64(f)?,
-            phase: r.f64(f)?,
-        },
-        7 => ForceKind::Keyframed {
-            force: r.vec3(f)?,
-            torque: r.vec3(f)?,
-            table: r.index(f)?,
-        },
-        8 => ForceKind::Custom,
-        other => {
-            return Err(Error::invalid(
-                format!("{field}.type"),
-                format!("unknown force tag {other}"),
-            ));
-        }
-    })
+    let tag = r.u8(&format!("{field}.type"))?;
+    let force_type = ForceType::from_code(tag as u32).ok_or_else(|| {
+        Error::invalid(format!("{field}.type"), format!("unknown force tag {tag}"))
+    })?;
+    let (vectors, scalars, has_table) = force_type.arity();
+    let mut p = ForceParameters::default();
+    for v in &mut p.vectors[..vectors] {
+        *v = r.vec3(field)?;
+    }
+    for x in &mut p.scalars[..scalars] {
+        *x = r.f64(field)?;
+    }
+    if has_table {
+        p.table = Some(r.index(field)?);
+    }
+    Ok(ForceKind::from_parameters(force_type, &p))
 }
 
+/// A backend's tag is its position in `Backend::ALL`.
 fn backend_tag(backend: Backend) -> u8 {
-    match backend {
-        Backend::Reference => 0,
-        Backend::FastCpu => 1,
-        Backend::Gpu => 2,
-    }
+    Backend::ALL
+        .iter()
+        .position(|&b| b == backend)
+        .expect("every backend is listed") as u8
 }
 
 fn backend_from_tag(tag: u8) -> Result<Backend> {
     Backend::ALL
-        .into_iter()
-        .find(|&b| backend_tag(b) == tag)
+        .get(tag as usize)
+        .copied()
         .ok_or_else(|| Error::invalid("backend", format!("unknown backend tag {tag}")))
 }
 
 fn integrator_tag(integrator: Integrator) -> u8 {
-    match integrator {
-        Integrator::Euler => 0,
-        Integrator::SymplecticEuler => 1,
-        Integrator::Rk4 => 2,
-        Integrator::LieRk4 => 3,
-    }
+    integrator.code() as u8
 }
 
 fn integrator_from_tag(tag: u8) -> Result<Integrator> {
-    Integrator::ALL
-        .into_iter()
-        .find(|&i| integrator_tag(i) == tag)
+    Integrator::from_code(tag as u32)
         .ok_or_else(|| Error::invalid("integrator", format!("unknown integrator tag {tag}")))
 }

@@ -15,10 +15,10 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use crate::atomic_file::write_atomically;
+use crate::backend::Backend;
 use crate::crowd::Crowd;
 use crate::custom_force::{CustomForce, ExternalLoad};
 use crate::error::{Error, Result};
-use crate::simulation::Backend;
 
 /// The first bytes of every checkpoint file.
 pub const CHECKPOINT_MAGIC: [u8; 8] = *b"RGDCRWD\n";

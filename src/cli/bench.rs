@@ -19,8 +19,9 @@ pub struct BenchArgs {
     /// Steps per timed run.
     #[arg(long, default_value_t = 100)]
     steps: u64,
-    /// Backends: any of `cpu-ref`, `cpu`, `gpu`.
-    #[arg(long, default_value = "cpu-ref,cpu,gpu")]
+    /// Backends: any of `cpu-ref`, `cpu`, `gpu`, `gpu-f64` (by default `gpu-f64` runs where
+    /// the adapter has `SHADER_F64`).
+    #[arg(long, default_value = DEFAULT_BACKENDS)]
     backends: String,
     /// Timed runs per configuration; the median is reported (after one warm-up run).
     #[arg(long, default_value_t = 5)]
@@ -48,6 +49,8 @@ pub struct BenchArgs {
     #[arg(long)]
     record_every: Option<u64>,
 }
+
+const DEFAULT_BACKENDS: &str = "cpu-ref,cpu,gpu,gpu-f64";
 
 /// Comma-separated items, each parsed by `item`; errors name `field`.
 fn list<T>(field: &str, text: &str, item: impl Fn(&str) -> Option<Vec<T>>) -> Result<Vec<T>> {
@@ -112,6 +115,7 @@ fn plan(args: &BenchArgs) -> Result<BenchPlan> {
                     workgroup_size,
                     steps_per_dispatch,
                     trusted_shader,
+                    ..GpuOptions::default()
                 });
             }
         }
@@ -138,7 +142,7 @@ fn plan(args: &BenchArgs) -> Result<BenchPlan> {
     })
 }
 
-const HEADER: &str = "backend  variant                        bodies  steps    time (s) clock      body-steps/s   eff GB/s  copy frac  GFLOP/s  x cpu-ref    x cpu";
+const HEADER: &str = "backend  prec variant                        bodies  steps    time (s) clock      body-steps/s   eff GB/s  copy frac  GFLOP/s  x cpu-ref    x cpu";
 
 fn optional(value: Option<f64>, width: usize, digits: usize) -> String {
     match value {
@@ -149,8 +153,9 @@ fn optional(value: Option<f64>, width: usize, digits: usize) -> String {
 
 fn table_row(r: &Measurement) -> String {
     format!(
-        "{:<8} {:<28} {:>9} {:>6} {:>11.4} {:<9} {:>14} {:>10.2} {} {} {} {}",
+        "{:<8} {:<4} {:<28} {:>9} {:>6} {:>11.4} {:<9} {:>14} {:>10.2} {} {} {} {}",
         r.backend,
+        r.precision,
         r.variant,
         r.bodies,
         r.steps,
@@ -192,13 +197,23 @@ fn commit(mut out: AtomicFile, contents: &[u8]) -> Result<()> {
 }
 
 pub fn bench(args: BenchArgs) -> Result<ExitCode> {
-    let plan = plan(&args)?;
+    let mut plan = plan(&args)?;
     super::bench_recording::check(args.record_every, &plan)?;
-    let ctx = if plan.backends.contains(&Backend::Gpu) {
+    let ctx = if plan.backends.iter().any(|b| b.gpu_precision().is_some()) {
         Some(GpuContext::new()?)
     } else {
         None
     };
+    if let Some(ctx) = &ctx
+        && !ctx.supports_f64()
+        && args.backends == DEFAULT_BACKENDS
+    {
+        println!(
+            "note: {} lacks SHADER_F64; the gpu-f64 rows are left out",
+            ctx.describe()
+        );
+        plan.backends.retain(|&b| b != Backend::GpuF64);
+    }
     // Claim the outputs first: an unwritable path fails before an hour of measuring, and an
     // existing file is only replaced once the new one is complete.
     let json_out = args.json.as_ref().map(AtomicFile::create).transpose()?;

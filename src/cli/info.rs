@@ -2,7 +2,8 @@
 
 use std::process::ExitCode;
 
-use rigid_crowd::{Result, gpu::list_adapters};
+use rigid_crowd::Result;
+use rigid_crowd::gpu::{Precision, list_adapters};
 
 pub fn info() -> Result<ExitCode> {
     let adapters = list_adapters();
@@ -34,14 +35,36 @@ pub fn info() -> Result<ExitCode> {
             l.max_compute_invocations_per_workgroup
         );
         println!(
-            "    bodies per storage binding: {} (larger crowds are split across bindings)",
-            a.bodies_per_binding()
+            "    f64 kernels (SHADER_F64, the gpu-f64 backend): {}",
+            if a.supports_f64 { "yes" } else { "no" }
         );
-        match (a.device_memory, a.largest_crowd()) {
-            (Some(bytes), Some(bodies)) => println!(
-                "    device memory: {bytes} bytes; largest crowd: {bodies} bodies (without per-body forces)"
-            ),
-            _ => println!("    device memory: not reported by this backend"),
+        let precisions: &[Precision] = if a.supports_f64 {
+            &[Precision::F32, Precision::F64]
+        } else {
+            &[Precision::F32]
+        };
+        for &precision in precisions {
+            println!(
+                "    bodies per storage binding, {}: {} (larger crowds are split across bindings)",
+                precision.wgsl_type(),
+                a.bodies_per_binding(precision)
+            );
+        }
+        match a.device_memory {
+            Some(bytes) => {
+                let largest: Vec<String> = precisions
+                    .iter()
+                    .filter_map(|&p| {
+                        let bodies = a.largest_crowd(p)?;
+                        Some(format!("{bodies} bodies in {}", p.wgsl_type()))
+                    })
+                    .collect();
+                println!(
+                    "    device memory: {bytes} bytes; largest crowd: {} (without per-body forces)",
+                    largest.join(", ")
+                );
+            }
+            None => println!("    device memory: not reported by this backend"),
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -116,9 +116,10 @@ pub(crate) fn drive(
             Simulation::fast_cpu(crowd)?,
             format!("the f32 CPU path, {} threads", rayon::current_num_threads()),
         ),
-        Backend::Gpu => {
+        Backend::Gpu | Backend::GpuF64 => {
             let ctx = GpuContext::new()?;
-            (Simulation::gpu(crowd, &ctx)?, ctx.describe())
+            let sim = Simulation::on_backend(crowd, backend, &ctx)?;
+            (sim, ctx.describe())
         }
     };
     if let Some(loads) = resumed.and_then(|c| c.external_loads.as_ref()) {

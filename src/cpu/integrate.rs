@@ -87,7 +87,7 @@ pub(crate) fn rk4_step(
 
 /// `|theta|` below which [`exp_rotation`] uses its Taylor series: there the dropped
 /// `|theta|^6` terms are below f64 round-off, and `sin(a/2)/a` never divides by zero.
-const EXP_SERIES_BELOW: f64 = 1e-3;
+pub(crate) const EXP_SERIES_BELOW: f64 = 1e-3;
 
 /// The unit quaternion of rotation vector `theta`: `(cos(|theta|/2), sin(|theta|/2) theta/|theta|)`,
 /// the exponential map from rotation vectors to S^3.

@@ -93,20 +93,8 @@ fn f32x3(v: glam::DVec3) -> [f32; 3] {
     v.as_vec3().to_array()
 }
 
-/// The crowd's keyframe tables in f32, one after another, and where each starts: what the
-/// GPU's keyframe buffer holds.
-pub(crate) fn flatten_keyframes(tables: &[Vec<[f64; 2]>]) -> (Vec<[f32; 2]>, Vec<(u32, u32)>) {
-    let mut flat = Vec::new();
-    let mut spans = Vec::new();
-    for table in tables {
-        spans.push((flat.len() as u32, table.len() as u32));
-        flat.extend(table.iter().map(|&[t, v]| [t as f32, v as f32]));
-    }
-    (flat, spans)
-}
-
 impl ForceF32 {
-    /// `kind` in f32; `spans` from [`flatten_keyframes`] locates keyframe tables.
+    /// `kind` in f32; `spans` from `flatten_keyframes` locates keyframe tables.
     pub fn new(kind: &ForceKind, spans: &[(u32, u32)]) -> Self {
         match *kind {
             ForceKind::Gravity { acceleration } => ForceF32::Gravity {

@@ -99,7 +99,7 @@ pub(crate) const STEPS_PER_OVERFLOW: u64 = 1 << 24;
 
 /// `|theta|` below which [`exp_rotation`] uses its Taylor series: there the dropped
 /// `|theta|^6` terms are far below f32 round-off, and `sin(a/2)/a` never divides by zero.
-const EXP_SERIES_BELOW: f32 = 1e-2;
+pub(crate) const EXP_SERIES_BELOW: f32 = 1e-2;
 
 /// `cos(a/2)` of one lane's angle `a`.
 #[inline(always)]

@@ -10,5 +10,4 @@ mod simulation;
 
 pub use simulation::FastCpuSimulation;
 
-pub(crate) use block::flatten_keyframes;
-pub(crate) use integrate::STEPS_PER_OVERFLOW;
+pub(crate) use integrate::{EXP_SERIES_BELOW, STEPS_PER_OVERFLOW};

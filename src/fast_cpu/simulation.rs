@@ -7,13 +7,13 @@ use crate::crowd::Crowd;
 use crate::custom_force::{CustomForce, ExternalLoad};
 use crate::error::Result;
 use crate::fast_cpu::block::{
-    ConstantBlock, ForceF32, LaneForce, LoadBlock, StateBlock, flatten_keyframes, pack_block,
+    ConstantBlock, ForceF32, LaneForce, LoadBlock, StateBlock, pack_block,
 };
 use crate::fast_cpu::contact::{ContactBlock, resolve_contacts};
 use crate::fast_cpu::derivative::{BlockForces, Derivative, DerivativeFn, derivative};
 use crate::fast_cpu::integrate::{integrate_step, step_time};
 use crate::fast_cpu::lanes::LANES;
-use crate::force_table::ForceTable;
+use crate::force_table::{ForceTable, flatten_keyframes};
 use crate::integrator::Integrator;
 use crate::mass::MassProperties;
 use crate::plane::Plane;
@@ -135,7 +135,7 @@ impl FastCpuSimulation {
             custom.closure()?;
         }
         let table = ForceTable::new(crowd);
-        let (keyframes, spans) = flatten_keyframes(&crowd.keyframes);
+        let (keyframes, spans) = flatten_keyframes(&crowd.keyframes, |v| v as f32);
         let mut own = Vec::new();
         let (states, constants): (Vec<_>, Vec<_>) = crowd
             .bodies

@@ -14,7 +14,6 @@ use std::sync::{Arc, Mutex};
 use crate::error::{Error, Result};
 use crate::gpu::chunk::BufferChunk;
 use crate::gpu::context::{GpuContext, one_line};
-use crate::gpu::layout::BodyStateGpu;
 
 /// Staging sets kept mapped or in flight at once: one being read by the host, one filling.
 pub(crate) const STAGING_SETS: usize = 2;
@@ -40,7 +39,7 @@ enum Contents {
         status: Arc<Mutex<MapStatus>>,
     },
     /// Already moved to host memory to free its staging set.
-    OnHost(Vec<BodyStateGpu>),
+    OnHost(Vec<u8>),
 }
 
 #[derive(Debug)]
@@ -104,7 +103,7 @@ impl AsyncReadback {
 
     /// The states of request `id` if its copy has landed, without blocking; `None` while
     /// the device is still busy with it. A request is handed out once.
-    pub fn try_take(&mut self, ctx: &GpuContext, id: u64) -> Result<Option<Vec<BodyStateGpu>>> {
+    pub fn try_take(&mut self, ctx: &GpuContext, id: u64) -> Result<Option<Vec<u8>>> {
         let index = self.index_of(id)?;
         if let Contents::Mapping { status, .. } = &self.pending[index].contents {
             ctx.device
@@ -118,7 +117,7 @@ impl AsyncReadback {
     }
 
     /// The states of request `id`, waiting for the device if needed.
-    pub fn wait(&mut self, ctx: &GpuContext, id: u64) -> Result<Vec<BodyStateGpu>> {
+    pub fn wait(&mut self, ctx: &GpuContext, id: u64) -> Result<Vec<u8>> {
         let index = self.index_of(id)?;
         self.wait_mapped(ctx, index)?;
         self.take(index)
@@ -189,7 +188,7 @@ impl AsyncReadback {
     }
 
     /// Removes mapped request `index` and returns its states.
-    fn take(&mut self, index: usize) -> Result<Vec<BodyStateGpu>> {
+    fn take(&mut self, index: usize) -> Result<Vec<u8>> {
         let states = match &self.pending[index].contents {
             Contents::OnHost(_) => match self.pending.remove(index).map(|p| p.contents) {
                 Some(Contents::OnHost(states)) => states,
@@ -206,7 +205,7 @@ impl AsyncReadback {
 
     /// Copies mapped request `index` out of its staging set, unmaps the set and recycles it.
     /// Leaves the request's contents empty; the caller replaces or removes it.
-    fn copy_out(&mut self, index: usize) -> Result<Vec<BodyStateGpu>> {
+    fn copy_out(&mut self, index: usize) -> Result<Vec<u8>> {
         let contents = std::mem::replace(
             &mut self.pending[index].contents,
             Contents::OnHost(Vec::new()),
@@ -219,7 +218,7 @@ impl AsyncReadback {
             let view = staging
                 .get_mapped_range(..)
                 .map_err(|e| Error::Gpu(one_line(&format!("reading a readback buffer: {e}"))))?;
-            states.extend_from_slice(bytemuck::cast_slice::<u8, BodyStateGpu>(&view));
+            states.extend_from_slice(&view);
             drop(view);
             staging.unmap();
         }
@@ -249,7 +248,7 @@ impl StagingSet {
                 device.create_buffer(&wgpu::BufferDescriptor {
                     label: Some("async readback staging"),
                     // A chunk is never empty, so neither is its buffer.
-                    size: (chunk.bodies.len() * size_of::<BodyStateGpu>()) as u64,
+                    size: chunk.states.size(),
                     usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
                     mapped_at_creation: false,
                 })

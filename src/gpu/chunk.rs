@@ -5,13 +5,12 @@ use std::ops::Range;
 
 use wgpu::util::DeviceExt;
 
+use crate::codes::Coded;
 use crate::crowd::Crowd;
 use crate::error::{Error, Result};
 use crate::force_table::ForceTable;
-use crate::gpu::layout::{
-    BodyConstantsGpu, BodyStateGpu, ExternalLoadGpu, ForceGpu, ParamsGpu, forces_gpu,
-    integrator_code, planes_gpu,
-};
+use crate::gpu::layout::{DispatchParams, Encode, RecordSizes};
+use crate::gpu::precision::Precision;
 
 /// The buffers and bindings of one chunk of the crowd.
 #[derive(Debug)]
@@ -22,6 +21,8 @@ pub(crate) struct BufferChunk {
     /// then a single zero record, which the kernel's length check skips, so a crowd without
     /// external loads neither stores nor reads them.
     pub loads: wgpu::Buffer,
+    /// Bytes of one external load record in this chunk's precision.
+    load_bytes: usize,
     /// Bindings whose params take `steps_per_dispatch` fused steps.
     pub fused: wgpu::BindGroup,
     /// Bindings whose params take one step (the remainder of a `step(n)`).
@@ -42,7 +43,7 @@ struct BoundBuffers {
     forces: wgpu::Buffer,
     keyframes: wgpu::Buffer,
     planes: wgpu::Buffer,
-    first_non_finite: wgpu::Buffer,
+    faults: wgpu::Buffer,
 }
 
 /// Launch geometry and binding size shared by every chunk.
@@ -51,6 +52,7 @@ pub(crate) struct ChunkLayout {
     pub workgroup_size: u32,
     pub max_workgroups_per_dimension: u32,
     pub steps_per_dispatch: u32,
+    pub precision: Precision,
 }
 
 /// What every chunk binds alike: the crowd's keyframes, uploaded once, and the health flag.
@@ -60,8 +62,8 @@ pub(crate) struct SharedInputs<'a> {
     pub keyframes: &'a wgpu::Buffer,
     /// `(first, count)` of each keyframe table in `keyframes`.
     pub spans: &'a [(u32, u32)],
-    /// The kernel's `first_non_finite` (one `u32`).
-    pub first_non_finite: &'a wgpu::Buffer,
+    /// The kernel's `Faults` (two `u32`s).
+    pub faults: &'a wgpu::Buffer,
 }
 
 impl BufferChunk {
@@ -76,37 +78,36 @@ impl BufferChunk {
         shared: SharedInputs,
     ) -> Result<Self> {
         let table = table.for_bodies(bodies.clone());
-        let forces = forces_gpu(&table, shared.spans);
+        let encode = Encode(layout.precision);
+        let sizes = RecordSizes::of(layout.precision);
+        let forces = encode.forces(&table, shared.spans);
+        let force_count = forces.len() / sizes.force;
         // The trusted kernel relies on this (see `integrate_pipeline`).
-        let fits = |&(first, count): &(u32, u32)| first as usize + count as usize <= forces.len();
-        if !table.ranges.iter().all(fits) || table.global_count > forces.len() {
+        let fits = |&(first, count): &(u32, u32)| first as usize + count as usize <= force_count;
+        if !table.ranges.iter().all(fits) || table.global_count > force_count {
             return Err(Error::Gpu(format!(
                 "force ranges of bodies {bodies:?} run past their force buffer"
             )));
         }
-        let states: Vec<BodyStateGpu> = crowd.bodies[bodies.clone()]
-            .iter()
-            .map(|b| BodyStateGpu::new(&b.state, crowd.start_step))
-            .collect();
-        let constants: Vec<BodyConstantsGpu> = crowd.bodies[bodies.clone()]
-            .iter()
-            .zip(&table.ranges)
-            .map(|(b, &range)| BodyConstantsGpu::new(b, range))
-            .collect();
+        let own = &crowd.bodies[bodies.clone()];
+        let states = encode.states(own.iter().map(|b| &b.state), crowd.start_step);
+        let constants = encode.constants(own, &table.ranges);
         let grid = dispatch_grid(
             bodies.len() as u32,
             layout.workgroup_size,
             layout.max_workgroups_per_dimension,
         );
-        let params = |steps_per_dispatch| ParamsGpu {
-            body_count: bodies.len() as u32,
-            global_force_count: table.global_count as u32,
-            integrator: integrator_code(crowd.integrator),
-            row_width: grid.0 * layout.workgroup_size,
-            dt: crowd.dt as f32,
-            steps_per_dispatch,
-            first_body: bodies.start as u32,
-            plane_count: crowd.planes.len() as u32,
+        let params = |steps_per_dispatch| {
+            encode.params(&DispatchParams {
+                body_count: bodies.len() as u32,
+                global_force_count: table.global_count as u32,
+                integrator: crowd.integrator.code(),
+                row_width: grid.0 * layout.workgroup_size,
+                steps_per_dispatch,
+                first_body: bodies.start as u32,
+                plane_count: crowd.planes.len() as u32,
+                dt: crowd.dt,
+            })
         };
 
         let storage = |label, contents: &[u8], extra| {
@@ -118,33 +119,25 @@ impl BufferChunk {
         };
         let states = storage(
             "body states",
-            bytemuck::cast_slice(&states),
+            &states,
             wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
         );
-        let constants = storage(
-            "body constants",
-            bytemuck::cast_slice(&constants),
-            wgpu::BufferUsages::empty(),
-        );
-        let forces = storage(
-            "forces",
-            bytemuck::cast_slice::<ForceGpu, u8>(&forces),
-            wgpu::BufferUsages::empty(),
-        );
+        let constants = storage("body constants", &constants, wgpu::BufferUsages::empty());
+        let forces = storage("forces", &forces, wgpu::BufferUsages::empty());
         let planes = storage(
             "planes",
-            bytemuck::cast_slice(&planes_gpu(&crowd.planes)),
+            &encode.planes(&crowd.planes),
             wgpu::BufferUsages::empty(),
         );
         let loads = storage(
             "no external loads",
-            bytemuck::bytes_of(&ExternalLoadGpu::default()),
+            &encode.no_loads(),
             wgpu::BufferUsages::empty(),
         );
         let params = |steps_per_dispatch| {
             device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
                 label: Some("integrate params"),
-                contents: bytemuck::bytes_of(&params(steps_per_dispatch)),
+                contents: &params(steps_per_dispatch),
                 usage: wgpu::BufferUsages::UNIFORM,
             })
         };
@@ -156,10 +149,11 @@ impl BufferChunk {
             forces,
             keyframes: shared.keyframes.clone(),
             planes,
-            first_non_finite: shared.first_non_finite.clone(),
+            faults: shared.faults.clone(),
         };
         let (fused, single) = bound.bind_groups(device, &states, &loads);
         Ok(Self {
+            load_bytes: sizes.load,
             fused,
             single,
             bodies,
@@ -179,7 +173,7 @@ impl BufferChunk {
         }
         self.loads = device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("external loads"),
-            size: (self.bodies.len() * size_of::<ExternalLoadGpu>()) as u64,
+            size: (self.bodies.len() * self.load_bytes) as u64,
             usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         });
@@ -207,7 +201,7 @@ impl BoundBuffers {
                     entry(4, &self.keyframes),
                     entry(5, loads),
                     entry(6, &self.planes),
-                    entry(7, &self.first_non_finite),
+                    entry(7, &self.faults),
                 ],
             })
         };
@@ -227,9 +221,13 @@ fn entry(binding: u32, buffer: &wgpu::Buffer) -> wgpu::BindGroupEntry<'_> {
 
 /// Splits the bodies into runs whose state, constant and force buffers each fit
 /// `max_binding_bytes`: greedy, so every chunk but the last is as large as it can be.
-pub(crate) fn plan_chunks(table: &ForceTable, max_binding_bytes: u64) -> Vec<Range<usize>> {
-    let record = size_of::<BodyStateGpu>().max(size_of::<BodyConstantsGpu>()) as u64;
-    let force_record = size_of::<ForceGpu>() as u64;
+pub(crate) fn plan_chunks(
+    table: &ForceTable,
+    sizes: RecordSizes,
+    max_binding_bytes: u64,
+) -> Vec<Range<usize>> {
+    let record = sizes.per_body_record() as u64;
+    let force_record = sizes.force as u64;
     let max_bodies = (max_binding_bytes / record).clamp(1, u32::MAX as u64) as usize;
     let max_forces = (max_binding_bytes / force_record).max(1) as usize;
     let mut chunks = Vec::new();
@@ -293,8 +291,9 @@ mod tests {
             });
         }
         let table = ForceTable::new(&crowd);
+        let f32_sizes = RecordSizes::of(Precision::F32);
         for max_binding_bytes in [64, 64 * 7, 64 * 100, 64 * 1000, 1 << 30] {
-            let chunks = plan_chunks(&table, max_binding_bytes);
+            let chunks = plan_chunks(&table, f32_sizes, max_binding_bytes);
             assert_eq!(chunks.first().unwrap().start, 0);
             assert_eq!(chunks.last().unwrap().end, 1000);
             for pair in chunks.windows(2) {
@@ -309,7 +308,7 @@ mod tests {
                 );
             }
         }
-        assert_eq!(plan_chunks(&table, 1 << 30), vec![0..1000]);
-        assert!(plan_chunks(&ForceTable::default(), 1 << 30).is_empty());
+        assert_eq!(plan_chunks(&table, f32_sizes, 1 << 30), vec![0..1000]);
+        assert!(plan_chunks(&ForceTable::default(), f32_sizes, 1 << 30).is_empty());
     }
 }

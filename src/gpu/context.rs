@@ -3,7 +3,8 @@
 use std::sync::{Arc, Mutex};
 
 use crate::error::{Error, Result};
-use crate::gpu::layout::{BodyConstantsGpu, BodyStateGpu};
+use crate::gpu::layout::RecordSizes;
+use crate::gpu::precision::Precision;
 
 /// How to get a GPU adapter where there is none; part of every "no adapter" message.
 pub const NO_ADAPTER_HINT: &str = "install a Vulkan driver (on Linux without a GPU: Mesa's software driver, `apt-get install mesa-vulkan-drivers`)";
@@ -37,6 +38,8 @@ pub struct AdapterSummary {
     pub limits: wgpu::Limits,
     /// Its largest device-local memory heap, where the backend reports it (bytes).
     pub device_memory: Option<u64>,
+    /// Whether it runs f64 kernels (`SHADER_F64`): the `gpu-f64` backend.
+    pub supports_f64: bool,
 }
 
 /// Backends searched: `WGPU_BACKEND` if set, else the primary ones (Vulkan, Metal, DX12).
@@ -61,20 +64,23 @@ pub fn list_adapters() -> Vec<AdapterSummary> {
             info: a.get_info(),
             limits: a.limits(),
             device_memory: device_memory(&a),
+            supports_f64: a.features().contains(wgpu::Features::SHADER_F64),
         })
         .collect()
 }
 
 impl AdapterSummary {
-    /// The most bodies one chunk of buffers holds; larger crowds take several chunks.
-    pub fn bodies_per_binding(&self) -> usize {
-        bodies_per_binding(&self.limits)
+    /// The most bodies one chunk of buffers holds in `precision`; larger crowds take
+    /// several chunks.
+    pub fn bodies_per_binding(&self, precision: Precision) -> usize {
+        bodies_per_binding(&self.limits, precision)
     }
 
-    /// The largest crowd (without per-body forces) its device memory holds, where known.
-    pub fn largest_crowd(&self) -> Option<usize> {
-        self.device_memory
-            .map(|bytes| (bytes / crate::gpu::integrate::DEVICE_BYTES_PER_BODY) as usize)
+    /// The largest crowd (without per-body forces) its device memory holds in `precision`,
+    /// where known.
+    pub fn largest_crowd(&self, precision: Precision) -> Option<usize> {
+        let per_body = RecordSizes::of(precision).device_bytes_per_body();
+        self.device_memory.map(|bytes| (bytes / per_body) as usize)
     }
 }
 
@@ -153,9 +159,12 @@ impl GpuContext {
         };
         // A crowd of millions needs far more than the default 128 MiB per storage binding.
         let limits = adapter.limits();
-        // Timestamps time the kernel on the device in `rigid-crowd bench`; optional.
+        // Timestamps time the kernel on the device in `rigid-crowd bench`; f64 shaders run the
+        // `gpu-f64` backend. Both optional.
         let features = adapter.features()
-            & (wgpu::Features::TIMESTAMP_QUERY | wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS);
+            & (wgpu::Features::TIMESTAMP_QUERY
+                | wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS
+                | wgpu::Features::SHADER_F64);
         let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
             label: Some("rigid-crowd"),
             required_features: features,
@@ -198,6 +207,24 @@ impl GpuContext {
     /// `None`: unknown, and only an allocation that fails reveals a crowd too large.
     pub fn memory_budget(&self) -> Option<u64> {
         self.memory_budget
+    }
+
+    /// Whether the device runs f64 kernels (the adapter has `SHADER_F64`).
+    pub fn supports_f64(&self) -> bool {
+        self.device.features().contains(wgpu::Features::SHADER_F64)
+    }
+
+    /// An error naming the missing feature and the adapter unless the device runs kernels
+    /// in `precision`.
+    pub(crate) fn check_precision(&self, precision: Precision) -> Result<()> {
+        if precision == Precision::F64 && !self.supports_f64() {
+            return Err(Error::Gpu(format!(
+                "gpu-f64 needs the SHADER_F64 feature, which the adapter `{}` does not have \
+                 (`rigid-crowd info` lists the adapters that do; `--backend gpu` runs in f32)",
+                self.info.name
+            )));
+        }
+        Ok(())
     }
 
     /// Whether compute passes can write timestamps.
@@ -249,9 +276,10 @@ impl GpuContext {
         describe(&self.info)
     }
 
-    /// The most bodies one chunk of buffers holds; larger crowds take several chunks.
-    pub fn bodies_per_binding(&self) -> usize {
-        bodies_per_binding(&self.limits)
+    /// The most bodies one chunk of buffers holds in `precision`; larger crowds take
+    /// several chunks.
+    pub fn bodies_per_binding(&self, precision: Precision) -> usize {
+        bodies_per_binding(&self.limits, precision)
     }
 
     /// The same device, but crowds are split as if one binding held only `bytes`: lets a
@@ -331,8 +359,8 @@ fn max_binding_bytes(limits: &wgpu::Limits) -> u64 {
 }
 
 /// The most bodies whose state and constants buffers each fit one storage binding.
-fn bodies_per_binding(limits: &wgpu::Limits) -> usize {
-    let record = size_of::<BodyStateGpu>().max(size_of::<BodyConstantsGpu>()) as u64;
+fn bodies_per_binding(limits: &wgpu::Limits, precision: Precision) -> usize {
+    let record = RecordSizes::of(precision).per_body_record() as u64;
     (max_binding_bytes(limits) / record).min(u32::MAX as u64) as usize
 }
 

@@ -16,12 +16,11 @@ use crate::custom_force::ExternalLoad;
 use crate::gpu::async_readback::AsyncReadback;
 use crate::gpu::chunk::{BufferChunk, ChunkLayout, SharedInputs, plan_chunks};
 use crate::gpu::context::{GpuContext, one_line};
-use crate::gpu::layout::{
-    BodyConstantsGpu, BodyStateGpu, ExternalLoadGpu, ForceGpu, keyframes_gpu,
-};
+use crate::gpu::layout::{Encode, RecordSizes, decode_states};
 use crate::gpu::options::GpuOptions;
 use crate::gpu::pipeline::integrate_pipeline;
 use crate::gpu::readback::{read_buffer, read_buffer_at};
+use crate::gpu::shader::HEALTHY;
 use crate::gpu::timing::PassTimer;
 use crate::mass::MassProperties;
 
@@ -32,7 +31,8 @@ const MAX_DISPATCHES_PER_SUBMISSION: u64 = 256;
 /// stays short (a long `step(n)` keeps at most two command buffers in flight).
 const BODY_STEPS_PER_SUBMISSION: u64 = 1 << 28;
 
-/// A crowd whose states live in GPU storage buffers, integrated in f32.
+/// A crowd whose states live in GPU storage buffers, integrated in f32 or f64
+/// ([`GpuOptions::precision`]).
 #[derive(Debug)]
 pub struct GpuSimulation {
     ctx: GpuContext,
@@ -41,15 +41,18 @@ pub struct GpuSimulation {
     chunks: Vec<BufferChunk>,
     masses: Vec<MassProperties>,
     in_flight: Option<InFlight>,
-    /// The kernel's `first_non_finite` flag (one `u32`, `HEALTHY` until a state goes bad).
-    first_non_finite: wgpu::Buffer,
-    /// Where each submission copies the flag: one per submission in flight, so reading one
+    /// The kernel's `Faults`: two `u32`s, `HEALTHY` until a state goes bad or the kernel
+    /// meets a code it does not know.
+    faults: wgpu::Buffer,
+    /// Where each submission copies the faults: one per submission in flight, so reading one
     /// never waits for the other.
     flag_staging: [wgpu::Buffer; 2],
     next_staging: usize,
     /// The body and step of the non-finite state found, once one is: every later step
     /// fails with it.
     fault: Option<(usize, u64)>,
+    /// The body that met a force or integrator code the kernel does not know, once one did.
+    unknown_code: Option<usize>,
     /// Outstanding non-blocking state requests (src/gpu/async_readback.rs).
     pub(super) readback: AsyncReadback,
 }
@@ -62,8 +65,8 @@ struct InFlight {
     mapped: Arc<AtomicBool>,
 }
 
-/// `first_non_finite` while every state is finite (twin of `HEALTHY` in integrate.wgsl).
-const HEALTHY: u32 = u32::MAX;
+/// Bytes of the kernel's `Faults`.
+const FAULTS_BYTES: u64 = 2 * size_of::<u32>() as u64;
 
 /// How long a run of steps took.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -81,27 +84,29 @@ impl GpuSimulation {
         crowd.validate()?;
         options.validate(ctx.limits())?;
         ctx.check_lost()?;
+        ctx.check_precision(options.precision)?;
+        let sizes = RecordSizes::of(options.precision);
         let table = ForceTable::new(crowd);
-        check_fits(ctx, crowd.bodies.len(), &table)?;
+        check_fits(ctx, crowd.bodies.len(), &table, sizes)?;
         let device = &ctx.device;
         let validation = device.push_error_scope(wgpu::ErrorFilter::Validation);
         let pipeline = integrate_pipeline(device, &options, crowd.custom_force.as_ref())?;
         check_scope(validation, "creating the integration pipeline")?;
-        let (keyframes, spans) = keyframes_gpu(&crowd.keyframes);
+        let (keyframes, spans) = Encode(options.precision).keyframes(&crowd.keyframes);
         let keyframes = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
             label: Some("keyframes"),
-            contents: bytemuck::cast_slice(&keyframes),
+            contents: &keyframes,
             usage: wgpu::BufferUsages::STORAGE,
         });
-        let first_non_finite = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-            label: Some("first non-finite body"),
-            contents: bytemuck::bytes_of(&HEALTHY),
+        let faults = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some("faults"),
+            contents: bytemuck::bytes_of(&[HEALTHY; 2]),
             usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
         });
         let staging = || {
             device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some("first non-finite body, read back"),
-                size: size_of::<u32>() as u64,
+                label: Some("faults, read back"),
+                size: FAULTS_BYTES,
                 usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
                 mapped_at_creation: false,
             })
@@ -110,16 +115,17 @@ impl GpuSimulation {
         let shared = SharedInputs {
             keyframes: &keyframes,
             spans: &spans,
-            first_non_finite: &first_non_finite,
+            faults: &faults,
         };
 
         let layout = ChunkLayout {
             workgroup_size: options.workgroup_size,
             max_workgroups_per_dimension: ctx.limits().max_compute_workgroups_per_dimension,
             steps_per_dispatch: options.steps_per_dispatch,
+            precision: options.precision,
         };
         let mut chunks = Vec::new();
-        for bodies in plan_chunks(&table, ctx.max_binding_bytes()) {
+        for bodies in plan_chunks(&table, sizes, ctx.max_binding_bytes()) {
             let out_of_memory = device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
             let validation = device.push_error_scope(wgpu::ErrorFilter::Validation);
             let chunk = BufferChunk::new(
@@ -151,10 +157,11 @@ impl GpuSimulation {
             masses: crowd.bodies.iter().map(|b| b.mass).collect(),
             in_flight: None,
             readback: AsyncReadback::default(),
-            first_non_finite,
+            faults,
             flag_staging,
             next_staging: 0,
             fault: None,
+            unknown_code: None,
         })
     }
 
@@ -194,8 +201,14 @@ impl GpuSimulation {
         self.ctx.take_uncaptured()
     }
 
-    /// The non-finite state found earlier, if any.
+    /// The fault found earlier, if any.
     fn check_fault(&self) -> Result<()> {
+        if let Some(body) = self.unknown_code {
+            return Err(Error::Gpu(format!(
+                "body {body}: the kernel met a force or integrator code it does not know \
+                 (the GPU records and the kernel disagree: a bug in rigid-crowd)"
+            )));
+        }
         match self.fault {
             Some((body, step)) => Err(Error::NonFinite { body, step }),
             None => Ok(()),
@@ -217,14 +230,18 @@ impl GpuSimulation {
                         .gpu_error(one_line(&format!("waiting for the flag: {e}")))
                 })?;
         }
-        let flag = {
+        let [flag, unknown_code]: [u32; 2] = {
             let view = staging.slice(..).get_mapped_range().map_err(|e| {
                 self.ctx
                     .gpu_error(one_line(&format!("reading the flag: {e}")))
             })?;
-            u32::from_le_bytes(view[..4].try_into().expect("4 bytes"))
+            bytemuck::pod_read_unaligned(&view[..FAULTS_BYTES as usize])
         };
         staging.unmap();
+        if unknown_code != HEALTHY {
+            self.unknown_code = Some(unknown_code as usize);
+            return self.check_fault();
+        }
         if flag == HEALTHY {
             return Ok(());
         }
@@ -234,9 +251,15 @@ impl GpuSimulation {
             .iter()
             .find(|c| c.bodies.contains(&body))
             .ok_or_else(|| Error::Gpu(format!("the kernel flagged body {body}, past the crowd")))?;
-        let state: Vec<BodyStateGpu> =
-            read_buffer_at(&self.ctx, &chunk.states, body - chunk.bodies.start, 1)?;
-        self.fault = Some((body, state[0].step()));
+        let bytes = self.sizes().state;
+        let record: Vec<u8> = read_buffer_at(
+            &self.ctx,
+            &chunk.states,
+            (body - chunk.bodies.start) * bytes,
+            bytes,
+        )?;
+        let (_, step) = decode_states(self.options.precision, &record)[0];
+        self.fault = Some((body, step));
         self.check_fault()
     }
 
@@ -245,16 +268,22 @@ impl GpuSimulation {
         self.ctx.check_lost()?;
         let mut bodies = Vec::with_capacity(self.masses.len());
         for chunk in &self.chunks {
-            let states: Vec<BodyStateGpu> =
-                read_buffer(&self.ctx, &chunk.states, chunk.bodies.len())?;
-            bodies.extend(self.masses[chunk.bodies.clone()].iter().zip(states).map(
-                |(&mass, s)| Body {
-                    mass,
-                    state: s.to_state(),
-                },
-            ));
+            let bytes: Vec<u8> =
+                read_buffer(&self.ctx, &chunk.states, chunk.states.size() as usize)?;
+            let states = decode_states(self.options.precision, &bytes);
+            bodies.extend(
+                self.masses[chunk.bodies.clone()]
+                    .iter()
+                    .zip(states)
+                    .map(|(&mass, (state, _))| Body { mass, state }),
+            );
         }
         Ok(bodies)
+    }
+
+    /// The record sizes of this simulation's precision.
+    fn sizes(&self) -> RecordSizes {
+        RecordSizes::of(self.options.precision)
     }
 
     /// Queues a copy of the states as the steps queued so far leave them and returns its
@@ -278,14 +307,11 @@ impl GpuSimulation {
         Ok(self.with_masses(states))
     }
 
-    fn with_masses(&self, states: Vec<BodyStateGpu>) -> Vec<Body> {
+    fn with_masses(&self, states: Vec<u8>) -> Vec<Body> {
         self.masses
             .iter()
-            .zip(states)
-            .map(|(&mass, s)| Body {
-                mass,
-                state: s.to_state(),
-            })
+            .zip(decode_states(self.options.precision, &states))
+            .map(|(&mass, (state, _))| Body { mass, state })
             .collect()
     }
 
@@ -293,15 +319,11 @@ impl GpuSimulation {
     /// buffer; the next dispatch reads them. The states are not touched.
     pub(crate) fn set_external_loads(&mut self, loads: &[ExternalLoad]) -> Result<()> {
         self.ctx.check_lost()?;
+        let encode = Encode(self.options.precision);
         for chunk in &mut self.chunks {
             chunk.ensure_loads_buffer(&self.ctx.device);
-            let records: Vec<ExternalLoadGpu> = loads[chunk.bodies.clone()]
-                .iter()
-                .map(ExternalLoadGpu::from)
-                .collect();
-            self.ctx
-                .queue
-                .write_buffer(&chunk.loads, 0, bytemuck::cast_slice(&records));
+            let records = encode.loads(&loads[chunk.bodies.clone()]);
+            self.ctx.queue.write_buffer(&chunk.loads, 0, &records);
         }
         self.ctx.take_uncaptured()
     }
@@ -374,15 +396,15 @@ impl GpuSimulation {
             if let Some(timer) = timer.as_deref_mut() {
                 timer.resolve(&mut encoder, index as u32);
             }
-            // Four bytes per submission: the health flag, read when the submission is done.
+            // Eight bytes per submission: the faults, read when the submission is done.
             let staging = self.next_staging;
             self.next_staging = 1 - staging;
             encoder.copy_buffer_to_buffer(
-                &self.first_non_finite,
+                &self.faults,
                 0,
                 &self.flag_staging[staging],
                 0,
-                size_of::<u32>() as u64,
+                FAULTS_BYTES,
             );
             let submitted = self.ctx.queue.submit([encoder.finish()]);
             let mapped = Arc::new(AtomicBool::new(false));
@@ -422,27 +444,27 @@ impl GpuSimulation {
     }
 }
 
-/// Device bytes per body: state and constants, an external load, and the body's share of
-/// the staging buffer `bodies()` reads the states through.
-pub(crate) const DEVICE_BYTES_PER_BODY: u64 = (2 * size_of::<BodyStateGpu>()
-    + size_of::<BodyConstantsGpu>()
-    + size_of::<ExternalLoadGpu>()) as u64;
-
 /// Refuses, before anything is allocated, a crowd that needs more device memory than the
 /// context's budget, naming the largest crowd of this kind that fits.
-fn check_fits(ctx: &GpuContext, bodies: usize, table: &ForceTable) -> Result<()> {
+fn check_fits(
+    ctx: &GpuContext,
+    bodies: usize,
+    table: &ForceTable,
+    sizes: RecordSizes,
+) -> Result<()> {
     let Some(budget) = ctx.memory_budget() else {
         return Ok(());
     };
     // The forces are shared (globals) or few (own); count them all as fixed.
-    let fixed = (table.forces.len() * size_of::<ForceGpu>()) as u64;
-    let needed = fixed + bodies as u64 * DEVICE_BYTES_PER_BODY;
+    let per_body = sizes.device_bytes_per_body();
+    let fixed = (table.forces.len() * sizes.force) as u64;
+    let needed = fixed + bodies as u64 * per_body;
     if needed <= budget {
         return Ok(());
     }
     Err(Error::CrowdTooLarge {
         bodies,
-        largest: (budget.saturating_sub(fixed) / DEVICE_BYTES_PER_BODY) as usize,
+        largest: (budget.saturating_sub(fixed) / per_body) as usize,
         adapter: format!(
             "{}, {budget} bytes of device memory; it needs {needed}",
             ctx.adapter_info().name

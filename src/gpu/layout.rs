@@ -1,335 +1,394 @@
-//! The GPU storage layouts, byte for byte the structs in `shaders/common.wgsl`.
+//! The GPU storage layouts: one generic record per struct of `shaders/common.wgsl`, in f32
+//! or f64 (`R`), and the encoders that fill them from the crowd. The layout test below
+//! checks every field's offset against the WGSL in both precisions.
 
 use bytemuck::{Pod, Zeroable};
+use glam::{DQuat, DVec3};
 
 use crate::body::{Body, BodyState};
+use crate::codes::Coded;
 use crate::cpu::contact::bounding_radius;
 use crate::custom_force::ExternalLoad;
-use crate::fast_cpu::{STEPS_PER_OVERFLOW, flatten_keyframes};
+use crate::fast_cpu::STEPS_PER_OVERFLOW;
 use crate::force::ForceKind;
-use crate::force_table::ForceTable;
-use crate::integrator::Integrator;
+use crate::force_table::{ForceTable, flatten_keyframes};
+use crate::gpu::precision::{Precision, Real, with_real};
 use crate::plane::Plane;
-use crate::shape::Shape;
+use crate::shape::{NO_SHAPE_CODE, Shape};
 
-/// Momentum-form state of one body; kept in sync with `BodyState` in shaders/common.wgsl.
-/// One 64-byte record per body: each step reads and writes exactly one record.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
-pub(crate) struct BodyStateGpu {
-    /// xyz = x, w = step count modulo 2^24 (an exact f32 integer).
-    pub position: [f32; 4],
-    /// Quaternion as (x, y, z, w).
-    pub orientation: [f32; 4],
-    /// xyz = P, w = step count divided by 2^24 (an exact f32 integer).
-    pub linear_momentum: [f32; 4],
-    /// xyz = L, w unused.
-    pub angular_momentum: [f32; 4],
+/// Marks a generic record as plain bytes. Sound because every record is `repr(C)`, made of
+/// `Pod` fields only, and laid out without implicit padding in both precisions (the sizes
+/// are asserted below and by the layout test).
+macro_rules! plain_record {
+    ($name:ident) => {
+        // SAFETY: see the macro's comment.
+        unsafe impl<R: Real> Zeroable for $name<R> {}
+        // SAFETY: see the macro's comment.
+        unsafe impl<R: Real> Pod for $name<R> {}
+    };
 }
 
-/// Per-body constants; kept in sync with `BodyConstants` in shaders/common.wgsl.
+/// Momentum-form state of one body; twin of `BodyState` in shaders/common.wgsl.
 #[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
-pub(crate) struct BodyConstantsGpu {
-    pub mass: f32,
-    pub inv_mass: f32,
-    pub inv_inertia_xx: f32,
-    pub inv_inertia_yy: f32,
-    pub inv_inertia_zz: f32,
-    pub inv_inertia_xy: f32,
-    pub inv_inertia_xz: f32,
-    pub inv_inertia_yz: f32,
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(crate) struct BodyStateGpu<R: Real> {
+    pub position: [R; 3],
+    /// Step count modulo `STEPS_PER_OVERFLOW`.
+    pub step_low: u32,
+    pub pad0: R::Pad4,
+    /// Quaternion as (x, y, z, w).
+    pub orientation: [R; 4],
+    pub linear_momentum: [R; 3],
+    /// Step count divided by `STEPS_PER_OVERFLOW`.
+    pub step_high: u32,
+    pub pad1: R::Pad4,
+    pub angular_momentum: [R; 3],
+    pub pad2: u32,
+    pub pad3: R::Pad4,
+}
+plain_record!(BodyStateGpu);
+
+/// Per-body constants; twin of `BodyConstants` in shaders/common.wgsl.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(crate) struct BodyConstantsGpu<R: Real> {
+    pub shape: [R; 4],
+    pub mass: R,
+    pub inv_mass: R,
+    /// Ibody^-1 as xx, yy, zz, xy, xz, yz.
+    pub inv_inertia: [R; 6],
     pub force_first: u32,
     pub force_count: u32,
     pub shape_kind: u32,
-    pub _pad: u32,
-    pub shape: [f32; 4],
+    pub pad0: u32,
+    pub pad1: R::Pad16,
 }
+plain_record!(BodyConstantsGpu);
 
-/// A static plane; kept in sync with `Plane` in shaders/common.wgsl.
+/// A static plane; twin of `Plane` in shaders/common.wgsl.
 #[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
-pub(crate) struct PlaneGpu {
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(crate) struct PlaneGpu<R: Real> {
     /// xyz = unit normal, w = offset.
-    pub surface: [f32; 4],
-    pub restitution: f32,
-    pub friction: f32,
-    pub _pad: [u32; 2],
+    pub surface: [R; 4],
+    pub restitution: R,
+    pub friction: R,
+    pub pad: [R; 2],
 }
+plain_record!(PlaneGpu);
 
-/// One force source; kept in sync with `Force` in shaders/common.wgsl.
+/// One force source; twin of `Force` in shaders/common.wgsl.
 #[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
-pub(crate) struct ForceGpu {
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(crate) struct ForceGpu<R: Real> {
+    pub a: [R; 4],
+    pub b: [R; 4],
+    pub c: [R; 4],
     pub kind: u32,
-    pub _pad: [u32; 3],
-    pub a: [f32; 4],
-    pub b: [f32; 4],
-    pub c: [f32; 4],
+    pub keyframe_first: u32,
+    pub keyframe_count: u32,
+    pub pad0: u32,
+    pub pad1: R::Pad16,
 }
+plain_record!(ForceGpu);
 
-/// Dispatch parameters; kept in sync with `Params` in shaders/common.wgsl.
+/// Dispatch parameters; twin of `Params` in shaders/common.wgsl.
 #[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
-pub(crate) struct ParamsGpu {
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(crate) struct ParamsGpu<R: Real> {
     pub body_count: u32,
     pub global_force_count: u32,
     pub integrator: u32,
     pub row_width: u32,
-    pub dt: f32,
     pub steps_per_dispatch: u32,
     pub first_body: u32,
     pub plane_count: u32,
+    pub pad0: u32,
+    pub dt: R,
+    pub pad1: [R; 3],
 }
+plain_record!(ParamsGpu);
 
-/// The load set on one body from the host; kept in sync with `ExternalLoad` in
-/// shaders/common.wgsl.
+/// The load set on one body from the host; twin of `ExternalLoad` in shaders/common.wgsl.
 #[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
-pub(crate) struct ExternalLoadGpu {
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(crate) struct ExternalLoadGpu<R: Real> {
     /// xyz = world force, w unused.
-    pub force: [f32; 4],
+    pub force: [R; 4],
     /// xyz = world torque, w unused.
-    pub torque: [f32; 4],
+    pub torque: [R; 4],
+}
+plain_record!(ExternalLoadGpu);
+
+/// The WGSL sizes, asserted at compile time: a wrong padding type fails the build.
+const _: () = {
+    assert!(size_of::<BodyStateGpu<f32>>() == 64 && size_of::<BodyStateGpu<f64>>() == 128);
+    assert!(size_of::<BodyConstantsGpu<f32>>() == 64);
+    assert!(size_of::<BodyConstantsGpu<f64>>() == 128);
+    assert!(size_of::<ForceGpu<f32>>() == 64 && size_of::<ForceGpu<f64>>() == 128);
+    assert!(size_of::<PlaneGpu<f32>>() == 32 && size_of::<PlaneGpu<f64>>() == 64);
+    assert!(size_of::<ParamsGpu<f32>>() == 48 && size_of::<ParamsGpu<f64>>() == 64);
+    assert!(size_of::<ExternalLoadGpu<f32>>() == 32);
+    assert!(size_of::<ExternalLoadGpu<f64>>() == 64);
+};
+
+/// The sizes of one precision's records, for buffer sizes and chunk plans.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct RecordSizes {
+    pub state: usize,
+    pub constants: usize,
+    pub force: usize,
+    pub load: usize,
 }
 
-impl From<&ExternalLoad> for ExternalLoadGpu {
-    fn from(load: &ExternalLoad) -> Self {
-        Self {
-            force: vec4(load.force, 0.0),
-            torque: vec4(load.torque, 0.0),
-        }
+impl RecordSizes {
+    pub fn of(precision: Precision) -> Self {
+        with_real!(precision, R => Self {
+            state: size_of::<BodyStateGpu<R>>(),
+            constants: size_of::<BodyConstantsGpu<R>>(),
+            force: size_of::<ForceGpu<R>>(),
+            load: size_of::<ExternalLoadGpu<R>>(),
+        })
+    }
+
+    /// The larger of the state and constants records: what bounds the bodies per binding.
+    pub fn per_body_record(&self) -> usize {
+        self.state.max(self.constants)
+    }
+
+    /// Device bytes per body: state and constants, an external load, and the body's share
+    /// of the staging buffer `bodies()` reads the states through.
+    pub fn device_bytes_per_body(&self) -> u64 {
+        (2 * self.state + self.constants + self.load) as u64
     }
 }
 
-/// Matches `FORCE_*` in shaders/common.wgsl.
-const FORCE_GRAVITY: u32 = 0;
-const FORCE_LINEAR_DRAG: u32 = 1;
-const FORCE_POINT: u32 = 2;
-const FORCE_SPRING: u32 = 3;
-const FORCE_ATTRACTOR: u32 = 4;
-const FORCE_THRUST: u32 = 5;
-const FORCE_SINUSOIDAL: u32 = 6;
-const FORCE_KEYFRAMED: u32 = 7;
-const FORCE_CUSTOM: u32 = 8;
-
-/// Matches `SHAPE_*` in shaders/common.wgsl.
-const SHAPE_NONE: u32 = 0;
-const SHAPE_SPHERE: u32 = 1;
-const SHAPE_BOX: u32 = 2;
-const SHAPE_CAPSULE: u32 = 3;
-const SHAPE_CYLINDER: u32 = 4;
-const SHAPE_ELLIPSOID: u32 = 5;
-
-/// The shape code and the dimensions the contact kernel reads, bounding radius in `w`.
-fn shape_gpu(shape: Option<Shape>) -> (u32, [f32; 4]) {
-    let Some(shape) = shape else {
-        return (SHAPE_NONE, [0.0; 4]);
-    };
-    let (kind, [x, y, z]) = match shape {
-        Shape::Sphere { radius } => (SHAPE_SPHERE, [radius, 0.0, 0.0]),
-        Shape::Box { size } => (SHAPE_BOX, (size * 0.5).to_array()),
-        Shape::Capsule { radius, length } => (SHAPE_CAPSULE, [radius, length * 0.5, 0.0]),
-        Shape::Cylinder { radius, height } => (SHAPE_CYLINDER, [radius, height * 0.5, 0.0]),
-        Shape::Ellipsoid { semi_axes } => (SHAPE_ELLIPSOID, semi_axes.to_array()),
-    };
-    let w = bounding_radius(&shape);
-    (kind, [x as f32, y as f32, z as f32, w as f32])
+fn real3<R: Real>(v: DVec3) -> [R; 3] {
+    v.to_array().map(R::from_f64)
 }
 
-impl From<&Plane> for PlaneGpu {
-    fn from(plane: &Plane) -> Self {
-        Self {
-            surface: vec4(plane.normal, plane.offset),
-            restitution: plane.restitution as f32,
-            friction: plane.friction as f32,
-            _pad: [0; 2],
-        }
-    }
+fn real4<R: Real>(v: DVec3, w: f64) -> [R; 4] {
+    [v.x, v.y, v.z, w].map(R::from_f64)
 }
 
-/// The planes as GPU records; never empty, since a binding cannot be zero-sized.
-pub(crate) fn planes_gpu(planes: &[Plane]) -> Vec<PlaneGpu> {
-    let mut records: Vec<PlaneGpu> = planes.iter().map(PlaneGpu::from).collect();
-    if records.is_empty() {
-        records.push(PlaneGpu::default());
-    }
-    records
+fn vec3_of<R: Real>(v: [R; 3]) -> DVec3 {
+    DVec3::from_array(v.map(R::to_f64))
 }
 
-/// Matches `INTEGRATOR_*` in shaders/common.wgsl.
-pub(crate) fn integrator_code(integrator: Integrator) -> u32 {
-    match integrator {
-        Integrator::Euler => 0,
-        Integrator::Rk4 => 1,
-        Integrator::SymplecticEuler => 2,
-        Integrator::LieRk4 => 3,
-    }
-}
-
-fn vec4(v: glam::DVec3, w: f64) -> [f32; 4] {
-    [v.x as f32, v.y as f32, v.z as f32, w as f32]
-}
-
-impl BodyStateGpu {
+impl<R: Real> BodyStateGpu<R> {
     /// The record of `s` with its clock at step `step` (< 2^48, checked by `Crowd::validate`).
     pub fn new(s: &BodyState, step: u64) -> Self {
         let q = s.orientation;
-        let low = (step % STEPS_PER_OVERFLOW) as f64;
-        let high = (step / STEPS_PER_OVERFLOW) as f64;
         Self {
-            position: vec4(s.position, low),
-            orientation: [q.x as f32, q.y as f32, q.z as f32, q.w as f32],
-            linear_momentum: vec4(s.linear_momentum, high),
-            angular_momentum: vec4(s.angular_momentum, 0.0),
+            position: real3(s.position),
+            step_low: (step % STEPS_PER_OVERFLOW) as u32,
+            orientation: [q.x, q.y, q.z, q.w].map(R::from_f64),
+            linear_momentum: real3(s.linear_momentum),
+            step_high: (step / STEPS_PER_OVERFLOW) as u32,
+            angular_momentum: real3(s.angular_momentum),
+            ..Self::default()
         }
     }
 
-    /// The clock step the record's state is at (the count kept in the `.w` lanes).
+    /// The clock step the record's state is at.
     pub fn step(&self) -> u64 {
-        self.position[3] as u64 + self.linear_momentum[3] as u64 * STEPS_PER_OVERFLOW
+        self.step_low as u64 + self.step_high as u64 * STEPS_PER_OVERFLOW
     }
 
     /// Back to the f64 state (exact widening).
     pub fn to_state(self) -> BodyState {
-        let v = |a: [f32; 4]| glam::DVec3::new(a[0] as f64, a[1] as f64, a[2] as f64);
-        let q = self.orientation;
+        let [x, y, z, w] = self.orientation.map(R::to_f64);
         BodyState {
-            position: v(self.position),
-            orientation: glam::DQuat::from_xyzw(q[0] as f64, q[1] as f64, q[2] as f64, q[3] as f64),
-            linear_momentum: v(self.linear_momentum),
-            angular_momentum: v(self.angular_momentum),
+            position: vec3_of(self.position),
+            orientation: DQuat::from_xyzw(x, y, z, w),
+            linear_momentum: vec3_of(self.linear_momentum),
+            angular_momentum: vec3_of(self.angular_momentum),
         }
     }
 }
 
-impl BodyConstantsGpu {
+/// The shape code and the dimensions the contact kernel reads, bounding radius in `w`.
+fn shape_gpu<R: Real>(shape: Option<Shape>) -> (u32, [R; 4]) {
+    let Some(shape) = shape else {
+        return (NO_SHAPE_CODE, [R::default(); 4]);
+    };
+    let dims = match shape {
+        Shape::Sphere { radius } => DVec3::new(radius, 0.0, 0.0),
+        Shape::Box { size } => size * 0.5,
+        Shape::Capsule { radius, length } => DVec3::new(radius, length * 0.5, 0.0),
+        Shape::Cylinder { radius, height } => DVec3::new(radius, height * 0.5, 0.0),
+        Shape::Ellipsoid { semi_axes } => semi_axes,
+    };
+    (shape.kind().code(), real4(dims, bounding_radius(&shape)))
+}
+
+impl<R: Real> BodyConstantsGpu<R> {
     /// Constants of `body`, whose own forces are `range = (first, count)` in the force table.
     pub fn new(body: &Body, range: (u32, u32)) -> Self {
         let m = body.mass.inv_inertia_body();
         let (shape_kind, shape) = shape_gpu(body.mass.shape());
         Self {
-            mass: body.mass.mass() as f32,
-            inv_mass: body.mass.inv_mass() as f32,
-            inv_inertia_xx: m.x_axis.x as f32,
-            inv_inertia_yy: m.y_axis.y as f32,
-            inv_inertia_zz: m.z_axis.z as f32,
-            inv_inertia_xy: m.y_axis.x as f32,
-            inv_inertia_xz: m.z_axis.x as f32,
-            inv_inertia_yz: m.z_axis.y as f32,
+            shape,
+            mass: R::from_f64(body.mass.mass()),
+            inv_mass: R::from_f64(body.mass.inv_mass()),
+            inv_inertia: [
+                m.x_axis.x, m.y_axis.y, m.z_axis.z, m.y_axis.x, m.z_axis.x, m.z_axis.y,
+            ]
+            .map(R::from_f64),
             force_first: range.0,
             force_count: range.1,
             shape_kind,
-            _pad: 0,
-            shape,
+            ..Self::default()
         }
     }
 }
 
-impl ForceGpu {
-    /// The record of `kind`; `spans` (from `flatten_keyframes`) locates keyframe tables.
-    pub fn new(kind: &ForceKind, spans: &[(u32, u32)]) -> Self {
-        let zero = [0.0; 4];
-        let (kind, a, b, c) = match *kind {
-            ForceKind::Gravity { acceleration } => {
-                (FORCE_GRAVITY, vec4(acceleration, 0.0), zero, zero)
-            }
-            ForceKind::LinearDrag { linear, angular } => (
-                FORCE_LINEAR_DRAG,
-                [linear as f32, angular as f32, 0.0, 0.0],
-                zero,
-                zero,
-            ),
-            ForceKind::PointForce { force, point } => {
-                (FORCE_POINT, vec4(force, 0.0), vec4(point, 0.0), zero)
-            }
-            ForceKind::Spring {
-                anchor,
-                attach,
-                stiffness,
-                damping,
-            } => (
-                FORCE_SPRING,
-                vec4(anchor, 0.0),
-                vec4(attach, 0.0),
-                [stiffness as f32, damping as f32, 0.0, 0.0],
-            ),
-            ForceKind::Attractor {
-                centre,
-                strength,
-                softening,
-            } => (
-                FORCE_ATTRACTOR,
-                vec4(centre, 0.0),
-                zero,
-                [strength as f32, softening as f32, 0.0, 0.0],
-            ),
-            ForceKind::Thrust { force, torque } => {
-                (FORCE_THRUST, vec4(force, 0.0), vec4(torque, 0.0), zero)
-            }
-            ForceKind::Sinusoidal {
-                force,
-                torque,
-                offset,
-                amplitude,
-                frequency,
-                phase,
-            } => (
-                FORCE_SINUSOIDAL,
-                vec4(force, 0.0),
-                vec4(torque, 0.0),
-                [
-                    offset as f32,
-                    amplitude as f32,
-                    frequency as f32,
-                    phase as f32,
-                ],
-            ),
-            ForceKind::Keyframed {
-                force,
-                torque,
-                table,
-            } => {
-                let (first, count) = spans[table];
-                (
-                    FORCE_KEYFRAMED,
-                    vec4(force, 0.0),
-                    vec4(torque, 0.0),
-                    [f32::from_bits(first), f32::from_bits(count), 0.0, 0.0],
-                )
-            }
-            ForceKind::Custom => (FORCE_CUSTOM, zero, zero, zero),
-        };
+impl<R: Real> From<&Plane> for PlaneGpu<R> {
+    fn from(plane: &Plane) -> Self {
         Self {
-            kind,
-            _pad: [0; 3],
-            a,
-            b,
-            c,
+            surface: real4(plane.normal, plane.offset),
+            restitution: R::from_f64(plane.restitution),
+            friction: R::from_f64(plane.friction),
+            ..Self::default()
         }
     }
 }
 
-/// The force table as GPU records; never empty, since a binding cannot be zero-sized.
-pub(crate) fn forces_gpu(table: &ForceTable, spans: &[(u32, u32)]) -> Vec<ForceGpu> {
-    let mut forces: Vec<ForceGpu> = table
-        .forces
-        .iter()
-        .map(|kind| ForceGpu::new(kind, spans))
-        .collect();
-    if forces.is_empty() {
-        forces.push(ForceGpu::default());
+impl<R: Real> ForceGpu<R> {
+    /// The record of `kind`, laid out as `ForceKind::parameters` orders them; `spans` (from
+    /// `flatten_keyframes`) locates keyframe tables.
+    pub fn new(kind: &ForceKind, spans: &[(u32, u32)]) -> Self {
+        let p = kind.parameters();
+        let (keyframe_first, keyframe_count) = p.table.map_or((0, 0), |table| spans[table]);
+        Self {
+            a: real4(p.vectors[0], 0.0),
+            b: real4(p.vectors[1], 0.0),
+            c: p.scalars.map(R::from_f64),
+            kind: kind.force_type().code(),
+            keyframe_first,
+            keyframe_count,
+            ..Self::default()
+        }
     }
-    forces
 }
 
-/// Every keyframe table as one GPU array and where each table starts; never empty.
-pub(crate) fn keyframes_gpu(tables: &[Vec<[f64; 2]>]) -> (Vec<[f32; 2]>, Vec<(u32, u32)>) {
-    let (mut flat, spans) = flatten_keyframes(tables);
-    if flat.is_empty() {
-        flat.push([0.0; 2]);
+impl<R: Real> From<&ExternalLoad> for ExternalLoadGpu<R> {
+    fn from(load: &ExternalLoad) -> Self {
+        Self {
+            force: real4(load.force, 0.0),
+            torque: real4(load.torque, 0.0),
+        }
     }
-    (flat, spans)
+}
+
+/// What a chunk's `Params` holds besides `dt`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct DispatchParams {
+    pub body_count: u32,
+    pub global_force_count: u32,
+    pub integrator: u32,
+    pub row_width: u32,
+    pub steps_per_dispatch: u32,
+    pub first_body: u32,
+    pub plane_count: u32,
+    pub dt: f64,
+}
+
+/// The encoders of every buffer, in one precision. Each returns the bytes to upload; a
+/// binding cannot be zero-sized, so lists that may be empty hold one unused record then.
+pub(crate) struct Encode(pub Precision);
+
+impl Encode {
+    pub fn states<'a>(&self, states: impl Iterator<Item = &'a BodyState>, step: u64) -> Vec<u8> {
+        with_real!(self.0, R => {
+            let records: Vec<BodyStateGpu<R>> =
+                states.map(|s| BodyStateGpu::new(s, step)).collect();
+            bytemuck::cast_slice(&records).to_vec()
+        })
+    }
+
+    pub fn constants(&self, bodies: &[Body], ranges: &[(u32, u32)]) -> Vec<u8> {
+        with_real!(self.0, R => {
+            let records: Vec<BodyConstantsGpu<R>> = bodies
+                .iter()
+                .zip(ranges)
+                .map(|(b, &range)| BodyConstantsGpu::new(b, range))
+                .collect();
+            bytemuck::cast_slice(&records).to_vec()
+        })
+    }
+
+    pub fn forces(&self, table: &ForceTable, spans: &[(u32, u32)]) -> Vec<u8> {
+        with_real!(self.0, R => {
+            let mut records: Vec<ForceGpu<R>> =
+                table.forces.iter().map(|kind| ForceGpu::new(kind, spans)).collect();
+            if records.is_empty() {
+                records.push(ForceGpu::default());
+            }
+            bytemuck::cast_slice(&records).to_vec()
+        })
+    }
+
+    pub fn planes(&self, planes: &[Plane]) -> Vec<u8> {
+        with_real!(self.0, R => {
+            let mut records: Vec<PlaneGpu<R>> = planes.iter().map(PlaneGpu::from).collect();
+            if records.is_empty() {
+                records.push(PlaneGpu::default());
+            }
+            bytemuck::cast_slice(&records).to_vec()
+        })
+    }
+
+    pub fn loads(&self, loads: &[ExternalLoad]) -> Vec<u8> {
+        with_real!(self.0, R => {
+            let records: Vec<ExternalLoadGpu<R>> = loads.iter().map(ExternalLoadGpu::from).collect();
+            bytemuck::cast_slice(&records).to_vec()
+        })
+    }
+
+    /// One zero load: the loads binding of a crowd without external loads.
+    pub fn no_loads(&self) -> Vec<u8> {
+        self.loads(&[ExternalLoad::default()])
+    }
+
+    pub fn params(&self, p: &DispatchParams) -> Vec<u8> {
+        with_real!(self.0, R => {
+            let record = ParamsGpu::<R> {
+                body_count: p.body_count,
+                global_force_count: p.global_force_count,
+                integrator: p.integrator,
+                row_width: p.row_width,
+                steps_per_dispatch: p.steps_per_dispatch,
+                first_body: p.first_body,
+                plane_count: p.plane_count,
+                dt: R::from_f64(p.dt),
+                ..ParamsGpu::default()
+            };
+            bytemuck::bytes_of(&record).to_vec()
+        })
+    }
+
+    /// Every keyframe table as one array of `[t, value]`, and where each table starts;
+    /// never empty.
+    pub fn keyframes(&self, tables: &[Vec<[f64; 2]>]) -> (Vec<u8>, Vec<(u32, u32)>) {
+        with_real!(self.0, R => {
+            let (mut flat, spans) = flatten_keyframes(tables, R::from_f64);
+            if flat.is_empty() {
+                flat.push([R::default(); 2]);
+            }
+            (bytemuck::cast_slice(&flat).to_vec(), spans)
+        })
+    }
+}
+
+/// Decodes state records of `precision` back into f64 states and their clock steps.
+pub(crate) fn decode_states(precision: Precision, bytes: &[u8]) -> Vec<(BodyState, u64)> {
+    with_real!(precision, R => {
+        bytemuck::pod_collect_to_vec::<u8, BodyStateGpu<R>>(bytes)
+            .into_iter()
+            .map(|r| (r.to_state(), r.step()))
+            .collect()
+    })
 }
 
 #[cfg(test)]
@@ -338,7 +397,7 @@ mod tests {
     use crate::gpu::GpuContext;
 
     #[test]
-    fn the_step_count_survives_the_two_f32_lanes_exactly() {
+    fn the_step_count_survives_the_two_u32_fields_exactly() {
         let state = BodyState::default();
         for step in [
             0,
@@ -349,41 +408,111 @@ mod tests {
             123_456_789_012,
             (1 << 48) - 1,
         ] {
-            assert_eq!(BodyStateGpu::new(&state, step).step(), step);
+            assert_eq!(BodyStateGpu::<f32>::new(&state, step).step(), step);
+            assert_eq!(BodyStateGpu::<f64>::new(&state, step).step(), step);
         }
     }
-    use crate::gpu::readback::read_buffer;
-    use wgpu::util::DeviceExt;
 
-    #[test]
-    fn struct_sizes_match_the_wgsl_strides() {
-        assert_eq!(size_of::<BodyStateGpu>(), 64);
-        assert_eq!(size_of::<BodyConstantsGpu>(), 64);
-        assert_eq!(size_of::<ForceGpu>(), 64);
-        assert_eq!(size_of::<ParamsGpu>(), 32);
-        assert_eq!(size_of::<PlaneGpu>(), 32);
-        assert_eq!(size_of::<ExternalLoadGpu>(), 32);
+    /// Fills every field of a record with a distinct value, in declaration order, and
+    /// returns the values as the probe writes them: reals and u32 words separately.
+    struct Filler {
+        next: f64,
+        reals: Vec<f64>,
+        words: Vec<u32>,
     }
 
-    /// Words that are distinct, normal f32 values (denormals could be flushed on the GPU).
-    fn distinct_words<const N: usize>(first: usize) -> [u32; N] {
-        std::array::from_fn(|k| (first + k + 1) as f32).map(f32::to_bits)
+    impl Filler {
+        fn real<R: Real>(&mut self) -> R {
+            self.next += 1.0;
+            self.reals.push(self.next);
+            R::from_f64(self.next)
+        }
+        fn reals<R: Real, const N: usize>(&mut self) -> [R; N] {
+            std::array::from_fn(|_| self.real())
+        }
+        fn word(&mut self) -> u32 {
+            self.next += 1.0;
+            self.words.push(self.next as u32);
+            self.next as u32
+        }
     }
 
-    /// Two records: element 0 zeroed, element 1 the probe words (checks the array stride).
-    fn pair<T: Pod, const N: usize>(words: [u32; N]) -> Vec<T> {
-        vec![T::zeroed(), bytemuck::cast(words)]
+    /// Every record with distinct field values, and the reals and words the probe should
+    /// read from them, in the order shaders/layout_probe.wgsl writes them.
+    #[allow(clippy::type_complexity)]
+    fn probe_records<R: Real>() -> (
+        BodyStateGpu<R>,
+        BodyConstantsGpu<R>,
+        ForceGpu<R>,
+        ParamsGpu<R>,
+        PlaneGpu<R>,
+        ExternalLoadGpu<R>,
+        Vec<f64>,
+        Vec<u32>,
+    ) {
+        let mut f = Filler {
+            next: 0.0,
+            reals: Vec::new(),
+            words: Vec::new(),
+        };
+        let state = BodyStateGpu::<R> {
+            position: f.reals(),
+            step_low: f.word(),
+            orientation: f.reals(),
+            linear_momentum: f.reals(),
+            step_high: f.word(),
+            angular_momentum: f.reals(),
+            ..Default::default()
+        };
+        let constants = BodyConstantsGpu::<R> {
+            shape: f.reals(),
+            mass: f.real(),
+            inv_mass: f.real(),
+            inv_inertia: f.reals(),
+            force_first: f.word(),
+            force_count: f.word(),
+            shape_kind: f.word(),
+            ..Default::default()
+        };
+        let force = ForceGpu::<R> {
+            a: f.reals(),
+            b: f.reals(),
+            c: f.reals(),
+            kind: f.word(),
+            keyframe_first: f.word(),
+            keyframe_count: f.word(),
+            ..Default::default()
+        };
+        let params = ParamsGpu::<R> {
+            body_count: f.word(),
+            global_force_count: f.word(),
+            integrator: f.word(),
+            row_width: f.word(),
+            steps_per_dispatch: f.word(),
+            first_body: f.word(),
+            plane_count: f.word(),
+            dt: f.real(),
+            ..Default::default()
+        };
+        let plane = PlaneGpu::<R> {
+            surface: f.reals(),
+            restitution: f.real(),
+            friction: f.real(),
+            ..Default::default()
+        };
+        let load = ExternalLoadGpu::<R> {
+            force: f.reals(),
+            torque: f.reals(),
+        };
+        (
+            state, constants, force, params, plane, load, f.reals, f.words,
+        )
     }
 
-    #[test]
-    fn rust_and_wgsl_agree_on_every_field_offset() {
-        let ctx = GpuContext::new().expect("the layout test needs a GPU adapter (see README)");
-        let state: [u32; 16] = distinct_words(0);
-        let constants: [u32; 16] = distinct_words(16);
-        let force: [u32; 16] = distinct_words(32);
-        let params: [u32; 8] = distinct_words(48);
-        let plane: [u32; 8] = distinct_words(56);
-        let load: [u32; 8] = distinct_words(64);
+    fn layout_agrees<R: Real>(ctx: &GpuContext) {
+        use crate::gpu::readback::read_buffer;
+        use wgpu::util::DeviceExt;
+        let (state, constants, force, params, plane, load, reals, words) = probe_records::<R>();
         let device = &ctx.device;
         let buffer = |label, contents: &[u8], usage| {
             device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
@@ -392,45 +521,30 @@ mod tests {
                 usage,
             })
         };
+        // Element 1 of two checks the array stride too.
+        fn pair<T: Pod + Default>(record: T) -> Vec<u8> {
+            bytemuck::cast_slice(&[T::default(), record]).to_vec()
+        }
         let storage = wgpu::BufferUsages::STORAGE;
-        let states = buffer(
-            "states",
-            bytemuck::cast_slice(&pair::<BodyStateGpu, 16>(state)),
-            storage,
-        );
-        let consts = buffer(
-            "constants",
-            bytemuck::cast_slice(&pair::<BodyConstantsGpu, 16>(constants)),
-            storage,
-        );
-        let forces = buffer(
-            "forces",
-            bytemuck::cast_slice(&pair::<ForceGpu, 16>(force)),
-            storage,
-        );
-        let uniform = buffer(
-            "params",
-            bytemuck::bytes_of(&bytemuck::cast::<[u32; 8], ParamsGpu>(params)),
-            wgpu::BufferUsages::UNIFORM,
-        );
-        let planes = buffer(
-            "planes",
-            bytemuck::cast_slice(&pair::<PlaneGpu, 8>(plane)),
-            storage,
-        );
-        let loads = buffer(
-            "loads",
-            bytemuck::cast_slice(&pair::<ExternalLoadGpu, 8>(load)),
-            storage,
-        );
-        let words = buffer(
-            "words",
-            &[0u8; 72 * 4],
-            wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
-        );
+        let out = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC;
+        let bound = [
+            buffer("states", &pair(state), storage),
+            buffer("constants", &pair(constants), storage),
+            buffer("forces", &pair(force), storage),
+            buffer(
+                "params",
+                bytemuck::bytes_of(&params),
+                wgpu::BufferUsages::UNIFORM,
+            ),
+            buffer("planes", &pair(plane), storage),
+            buffer("loads", &pair(load), storage),
+            buffer("reals", &vec![0u8; reals.len() * size_of::<R>()], out),
+            buffer("words", &vec![0u8; words.len() * 4], out),
+        ];
+        let source = crate::gpu::shader::layout_probe_source(R::PRECISION);
         let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
             label: Some("layout_probe.wgsl"),
-            source: wgpu::ShaderSource::Wgsl(crate::gpu::shader::layout_probe_source().into()),
+            source: wgpu::ShaderSource::Wgsl(source.into()),
         });
         let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
             label: Some("layout probe"),
@@ -440,17 +554,18 @@ mod tests {
             compilation_options: Default::default(),
             cache: None,
         });
+        let entries: Vec<_> = bound
+            .iter()
+            .enumerate()
+            .map(|(i, b)| wgpu::BindGroupEntry {
+                binding: i as u32,
+                resource: b.as_entire_binding(),
+            })
+            .collect();
         let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: None,
             layout: &pipeline.get_bind_group_layout(0),
-            entries: &[&states, &consts, &forces, &uniform, &words, &planes, &loads]
-                .iter()
-                .enumerate()
-                .map(|(i, b)| wgpu::BindGroupEntry {
-                    binding: i as u32,
-                    resource: b.as_entire_binding(),
-                })
-                .collect::<Vec<_>>(),
+            entries: &entries,
         });
         let mut encoder = device.create_command_encoder(&Default::default());
         {
@@ -460,19 +575,31 @@ mod tests {
             pass.dispatch_workgroups(1, 1, 1);
         }
         ctx.queue.submit([encoder.finish()]);
-        let got: Vec<u32> = read_buffer(&ctx, &words, 72).unwrap();
-        let expected: Vec<u32> = [
-            &state[..],
-            &constants[..],
-            &force[..],
-            &params[..],
-            &plane[..],
-            &load[..],
-        ]
-        .concat();
+        let got_reals: Vec<R> = read_buffer(ctx, &bound[6], reals.len()).unwrap();
+        let got_words: Vec<u32> = read_buffer(ctx, &bound[7], words.len()).unwrap();
+        let got_reals: Vec<f64> = got_reals.into_iter().map(R::to_f64).collect();
         assert_eq!(
-            got, expected,
-            "a WGSL field sits at a different offset than its Rust twin"
+            got_reals,
+            reals,
+            "{:?}: a WGSL real field sits at a different offset than its Rust twin",
+            R::PRECISION
         );
+        assert_eq!(
+            got_words,
+            words,
+            "{:?}: a WGSL u32 field sits at a different offset than its Rust twin",
+            R::PRECISION
+        );
+    }
+
+    #[test]
+    fn rust_and_wgsl_agree_on_every_field_offset_in_both_precisions() {
+        let ctx = GpuContext::new().expect("the layout test needs a GPU adapter (see README)");
+        layout_agrees::<f32>(&ctx);
+        assert!(
+            ctx.supports_f64(),
+            "the layout test needs an adapter with SHADER_F64 (lavapipe has it)"
+        );
+        layout_agrees::<f64>(&ctx);
     }
 }

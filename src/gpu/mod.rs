@@ -1,4 +1,5 @@
-//! The f32 GPU backend: body states in storage buffers, WGSL kernels through wgpu.
+//! The GPU backends (`gpu` in f32, `gpu-f64`): body states in storage buffers, WGSL kernels
+//! through wgpu, one source compiled in either precision.
 
 mod async_readback;
 mod chunk;
@@ -7,13 +8,15 @@ mod integrate;
 pub(crate) mod layout;
 mod options;
 mod pipeline;
+mod precision;
 mod readback;
-mod shader;
+pub(crate) mod shader;
 mod timing;
 
 pub use context::{AdapterSummary, GpuContext, MEMORY_BUDGET_VAR, NO_ADAPTER_HINT, list_adapters};
 pub(crate) use integrate::check_scope;
 pub use integrate::{GpuSimulation, StepTimes};
 pub use options::GpuOptions;
+pub use precision::Precision;
 pub(crate) use readback::read_buffer;
 pub use timing::copy_bandwidth;

@@ -2,8 +2,10 @@
 //! bounds checks. The defaults come from the sweeps recorded in BENCHMARKS.md.
 
 use crate::error::{Error, Result};
+use crate::gpu::precision::Precision;
 
-/// Tuning of the GPU kernel. Every choice gives the same physics; they differ in speed.
+/// How the GPU kernel is built: its precision, and tuning choices that give the same physics
+/// and differ in speed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct GpuOptions {
     /// Invocations per workgroup (the WGSL `workgroup_size` override constant).
@@ -16,6 +18,8 @@ pub struct GpuOptions {
     /// (`create_shader_module_trusted`). Sound because every index the kernel uses is
     /// checked against the buffer lengths on the host; see `gpu/pipeline.rs`.
     pub trusted_shader: bool,
+    /// The precision the kernel computes and stores the states in.
+    pub precision: Precision,
 }
 
 impl Default for GpuOptions {
@@ -24,6 +28,7 @@ impl Default for GpuOptions {
             workgroup_size: 64,
             steps_per_dispatch: 8,
             trusted_shader: true,
+            precision: Precision::F32,
         }
     }
 }

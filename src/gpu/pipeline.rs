@@ -33,7 +33,8 @@ pub(crate) fn integrate_pipeline(
     options: &GpuOptions,
     custom_force: Option<&CustomForce>,
 ) -> Result<wgpu::ComputePipeline> {
-    let (source, first_custom_line) = integrate_source(custom_force.map(CustomForce::wgsl));
+    let (source, first_custom_line) =
+        integrate_source(options.precision, custom_force.map(CustomForce::wgsl));
     let descriptor = wgpu::ShaderModuleDescriptor {
         label: Some("integrate.wgsl"),
         source: wgpu::ShaderSource::Wgsl(source.into()),

@@ -10,9 +10,9 @@ use std::collections::HashMap;
 use glam::{DMat3, DQuat, DVec3};
 
 use super::TriangleMesh;
-use crate::crowd::MAX_MAGNITUDE;
 use crate::eigen::symmetric_eigen;
 use crate::error::{Error, Result};
+use crate::validate::MAX_MAGNITUDE;
 
 /// Mass integrals of a closed mesh for unit density, model frame.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -3,10 +3,10 @@
 
 use bytemuck::{Pod, Zeroable};
 
+use crate::gpu::Precision;
+use crate::gpu::shader::common_source;
 use crate::render::mesh::MeshVertex;
 
-/// Shared structs and quaternion helpers of the kernels.
-const COMMON: &str = include_str!("../../shaders/common.wgsl");
 /// Vertex and fragment stages of the bodies and the floor.
 const RENDER: &str = include_str!("../../shaders/render.wgsl");
 
@@ -40,9 +40,9 @@ pub(crate) struct Pipelines {
     pub chunk_layout: wgpu::BindGroupLayout,
 }
 
-/// The source the render pipelines are built from.
-pub(crate) fn render_source() -> String {
-    [COMMON, RENDER].join("\n")
+/// The source the render pipelines are built from, reading states of `precision`.
+pub(crate) fn render_source(precision: Precision) -> String {
+    [common_source(precision).as_str(), RENDER].join("\n")
 }
 
 fn entry(binding: u32, ty: wgpu::BufferBindingType) -> wgpu::BindGroupLayoutEntry {
@@ -59,11 +59,11 @@ fn entry(binding: u32, ty: wgpu::BufferBindingType) -> wgpu::BindGroupLayoutEntr
 }
 
 impl Pipelines {
-    /// Builds both pipelines for colour targets of `format`.
-    pub fn new(device: &wgpu::Device, format: wgpu::TextureFormat) -> Self {
+    /// Builds both pipelines for colour targets of `format`, reading states of `precision`.
+    pub fn new(device: &wgpu::Device, format: wgpu::TextureFormat, precision: Precision) -> Self {
         let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
             label: Some("render.wgsl"),
-            source: wgpu::ShaderSource::Wgsl(render_source().into()),
+            source: wgpu::ShaderSource::Wgsl(render_source(precision).into()),
         });
         let view_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("render view"),

@@ -111,7 +111,7 @@ impl Renderer {
             )));
         }
         let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
-        let pipelines = Pipelines::new(device, format);
+        let pipelines = Pipelines::new(device, format, sim.options().precision);
         let stage = Stage::of(crowd);
         let view = device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("render view"),

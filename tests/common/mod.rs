@@ -19,22 +19,19 @@ pub fn gpu() -> &'static GpuContext {
 
 /// Runs `crowd` for `steps` steps on `backend` and returns the bodies.
 pub fn run(crowd: &Crowd, steps: u64, backend: Backend) -> Vec<Body> {
-    let mut sim = match backend {
-        Backend::Reference => Simulation::reference(crowd),
-        Backend::FastCpu => Simulation::fast_cpu(crowd),
-        Backend::Gpu => Simulation::gpu(crowd, gpu()),
-    }
-    .expect("valid crowd");
+    let mut sim = Simulation::on_backend(crowd, backend, gpu()).expect("valid crowd");
     sim.step(steps).expect("steps run");
     sim.bodies().expect("bodies read back")
 }
 
-/// Both backends, each with the relative tolerance its arithmetic allows for a well-conditioned
-/// problem: f64 round-off for the reference, f32 round-off (grown over the run) for the GPU.
-pub const BACKENDS: [(Backend, f64); 3] = [
+/// Every backend, each with the relative tolerance its arithmetic allows for a
+/// well-conditioned problem: f64 round-off for the reference and the f64 GPU kernel, f32
+/// round-off (grown over the run) for the f32 paths.
+pub const BACKENDS: [(Backend, f64); 4] = [
     (Backend::Reference, 1e-9),
     (Backend::FastCpu, 2e-5),
     (Backend::Gpu, 2e-5),
+    (Backend::GpuF64, 1e-9),
 ];
 
 /// `|a - b| <= tol * max(|b|, 1)`, with a message naming what was compared.
@@ -71,7 +68,7 @@ pub fn baraff_block() -> MassProperties {
 /// `v` as `backend` stores it: the fast paths keep states in f32.
 pub fn as_stored(backend: Backend, v: DVec3) -> DVec3 {
     match backend {
-        Backend::Reference => v,
+        Backend::Reference | Backend::GpuF64 => v,
         Backend::FastCpu | Backend::Gpu => v.as_vec3().as_dvec3(),
     }
 }
