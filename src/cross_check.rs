@@ -17,13 +17,15 @@ use crate::simulation::Simulation;
 /// WGSL of the cross-check's custom force: quadratic drag `F = -c M |v| v`,
 /// `tau = -c M |omega| omega / 100`, with `c = 0.02 (body mod 5 + 1)` (so the body index
 /// reaches the kernel correctly) and `c` growing with time as `1 + t`.
+///
+/// Written against `real`, so it compiles in both precisions (`gpu` and `gpu-f64`).
 pub const QUADRATIC_DRAG_WGSL: &str = "\
-fn custom_force(position: vec3<f32>, orientation: vec4<f32>, velocity: vec3<f32>,
-                angular_velocity: vec3<f32>, mass: f32, time: f32, body: u32) -> Load {
-    let c = 0.02 * f32(body % 5u + 1u) * (1.0 + time);
+fn custom_force(position: vec3<real>, orientation: vec4<real>, velocity: vec3<real>,
+                angular_velocity: vec3<real>, mass: real, time: real, body: u32) -> Load {
+    let c = real(0.02) * real(body % 5u + 1u) * (real(1.0) + time);
     return Load(
         -c * mass * length(velocity) * velocity,
-        -0.01 * c * mass * length(angular_velocity) * angular_velocity,
+        real(-0.01) * c * mass * length(angular_velocity) * angular_velocity,
     );
 }
 ";
@@ -145,10 +147,15 @@ pub fn check_crowd(count: usize, seed: u64, integrator: Integrator, dt: f64) -> 
 pub struct CrossCheck {
     /// GPU (f32) against the CPU reference (f64), per quantity.
     pub gpu: Deviation,
+    /// GPU in f64 against the CPU reference, per quantity: `None` where the adapter lacks
+    /// `SHADER_F64`.
+    pub gpu_f64: Option<Deviation>,
     /// Fast CPU path (f32) against the CPU reference (f64), per quantity.
     pub fast_cpu: Deviation,
     /// Wall time of the GPU steps (submit to completion, no readback).
     pub gpu_time: Duration,
+    /// Wall time of the f64 GPU steps, where they ran.
+    pub gpu_f64_time: Option<Duration>,
     /// Wall time of the fast CPU path's steps.
     pub fast_cpu_time: Duration,
     /// Wall time of the CPU reference steps.
@@ -163,17 +170,31 @@ fn timed(mut sim: Simulation, steps: u64) -> Result<(Simulation, Duration)> {
     Ok((sim, start.elapsed()))
 }
 
-/// Runs `crowd` for `steps` steps on the GPU of `ctx`, on the fast CPU path and on the
-/// CPU reference, and measures how far each fast path ends up from the reference.
+/// Runs `crowd` for `steps` steps on the GPU of `ctx` (in f32, and in f64 where the adapter
+/// has `SHADER_F64`), on the fast CPU path and on the CPU reference, and measures how far
+/// each ends up from the reference.
 pub fn cross_check(crowd: &Crowd, steps: u64, ctx: &GpuContext) -> Result<CrossCheck> {
     let (gpu, gpu_time) = timed(Simulation::gpu(crowd, ctx)?, steps)?;
+    let gpu_f64 = match ctx.supports_f64() {
+        true => Some(timed(Simulation::gpu_f64(crowd, ctx)?, steps)?),
+        false => None,
+    };
     let (fast_cpu, fast_cpu_time) = timed(Simulation::fast_cpu(crowd)?, steps)?;
     let (reference, reference_time) = timed(Simulation::reference(crowd)?, steps)?;
     let reference = reference.bodies()?;
+    let (gpu_f64, gpu_f64_time) = match gpu_f64 {
+        Some((sim, time)) => (
+            Some(Deviation::between(&sim.bodies()?, &reference)),
+            Some(time),
+        ),
+        None => (None, None),
+    };
     Ok(CrossCheck {
         gpu: Deviation::between(&gpu.bodies()?, &reference),
+        gpu_f64,
         fast_cpu: Deviation::between(&fast_cpu.bodies()?, &reference),
         gpu_time,
+        gpu_f64_time,
         fast_cpu_time,
         reference_time,
     })

@@ -47,14 +47,19 @@ pub type CustomForceFn = dyn Fn(&CustomForceInput) -> ExternalLoad + Send + Sync
 /// The WGSL source must define
 ///
 /// ```text
-/// fn custom_force(position: vec3<f32>, orientation: vec4<f32>, velocity: vec3<f32>,
-///                 angular_velocity: vec3<f32>, mass: f32, time: f32, body: u32) -> Load
+/// fn custom_force(position: vec3<real>, orientation: vec4<real>, velocity: vec3<real>,
+///                 angular_velocity: vec3<real>, mass: real, time: real, body: u32) -> Load
 /// ```
 ///
-/// where `orientation` is stored `(x, y, z, w)` (scalar last), `body` is the body's index in
-/// the crowd, and `Load` is the kernel's `struct Load { force: vec3<f32>, torque: vec3<f32> }`
-/// (world force, torque about the centre of mass). Helpers it defines should start with
-/// `custom_` so they cannot clash with the kernel's own names. The closure takes the same
+/// where `real` is the kernel's scalar (`f32` on `gpu`, `f64` on `gpu-f64`), `orientation` is
+/// stored `(x, y, z, w)` (scalar last), `body` is the body's index in the crowd, and `Load` is
+/// the kernel's `struct Load { force: vec3<real>, torque: vec3<real> }` (world force, torque
+/// about the centre of mass). Written against `real`, with typed literals (`real(0.5)`) and
+/// the kernel's `sin_real` and `cos_real` in place of `sin` and `cos`, it runs in both
+/// precisions; one written with `f32` runs on `gpu` only, and `gpu-f64` refuses it with a
+/// clear error, as it refuses one that calls a built-in defined only for 32-bit floats
+/// (`sin`, `exp`, `pow`, ...). Helpers it defines should start with `custom_` so they cannot
+/// clash with the kernel's own names. The closure takes the same
 /// inputs in f64 ([`CustomForceInput`]) and must compute the same thing: the fast CPU path
 /// calls it per body, the reference in f64, and the cross-checks compare them with the GPU.
 ///

@@ -62,5 +62,18 @@ pub use validate::MAX_MAGNITUDE;
 /// by `rigid-crowd check` and the cross-check tests (see the README for what was measured).
 pub const GPU_TOLERANCE: f64 = 1e-3;
 
+/// Largest relative deviation accepted between `gpu-f64` and the f64 CPU reference after one
+/// step: the same algorithm in the same precision, so only round-off differs.
+pub const GPU_F64_STEP_TOLERANCE: f64 = 1e-12;
+
+/// Largest relative deviation accepted between `gpu-f64` and the f64 CPU reference after
+/// 1,000 steps (`rigid-crowd check`, the cross-check tests): round-off grown by the dynamics.
+pub const GPU_F64_TOLERANCE: f64 = 1e-9;
+
+/// Largest relative deviation accepted between `gpu-f64` and the f64 CPU reference on
+/// crowds falling onto planes: round-off can decide a contact a step apart, so agreement is
+/// looser than [`GPU_F64_TOLERANCE`] there.
+pub const GPU_F64_CONTACT_TOLERANCE: f64 = 1e-6;
+
 pub use glam;
 pub use wgpu;

@@ -1,11 +1,12 @@
-//! `rigid-crowd check`: the GPU and the fast CPU path against the f64 reference on a seeded
-//! crowd.
+//! `rigid-crowd check`: the GPU (f32, and f64 where the adapter has it) and the fast CPU path
+//! against the f64 reference on a seeded crowd.
 
 use std::process::ExitCode;
 
 use clap::Args;
 use rigid_crowd::{
-    Error, GPU_TOLERANCE, Integrator, Result, check_crowd, cross_check, gpu::GpuContext,
+    Error, GPU_F64_TOLERANCE, GPU_TOLERANCE, Integrator, Result, check_crowd, cross_check,
+    gpu::GpuContext,
 };
 
 #[derive(Args, Debug)]
@@ -47,16 +48,45 @@ pub fn check(args: CheckArgs) -> Result<ExitCode> {
     println!("GPU: {}", ctx.describe());
     let result = cross_check(&crowd, args.steps, &ctx)?;
     println!("largest relative deviation from the CPU reference (f64):");
-    println!("  {:<17} {:>10} {:>10}", "quantity", "gpu f32", "cpu f32");
-    for ((name, gpu), (_, cpu)) in result.gpu.named().into_iter().zip(result.fast_cpu.named()) {
-        println!("  {name:<17} {gpu:>10.3e} {cpu:>10.3e}");
+    println!(
+        "  {:<17} {:>10} {:>10} {:>10}",
+        "quantity", "gpu f32", "cpu f32", "gpu-f64"
+    );
+    for (i, ((name, gpu), (_, cpu))) in result
+        .gpu
+        .named()
+        .into_iter()
+        .zip(result.fast_cpu.named())
+        .enumerate()
+    {
+        let f64_column = match &result.gpu_f64 {
+            Some(d) => format!("{:>10.3e}", d.named()[i].1),
+            None => format!("{:>10}", "-"),
+        };
+        println!("  {name:<17} {gpu:>10.3e} {cpu:>10.3e} {f64_column}");
     }
     let worst = result.gpu.max().max(result.fast_cpu.max());
-    if worst <= GPU_TOLERANCE {
-        println!("PASS: {worst:.3e} <= tolerance {GPU_TOLERANCE:e}");
-        Ok(ExitCode::SUCCESS)
-    } else {
-        println!("FAIL: {worst:.3e} > tolerance {GPU_TOLERANCE:e}");
-        Ok(ExitCode::FAILURE)
+    let mut pass = worst <= GPU_TOLERANCE;
+    let verdict = |ok: bool| if ok { "PASS" } else { "FAIL" };
+    println!(
+        "{}: f32 backends {worst:.3e} (tolerance {GPU_TOLERANCE:e})",
+        verdict(pass)
+    );
+    match &result.gpu_f64 {
+        Some(d) => {
+            let ok = d.max() <= GPU_F64_TOLERANCE;
+            pass &= ok;
+            println!(
+                "{}: gpu-f64 {:.3e} (tolerance {GPU_F64_TOLERANCE:e}: the same algorithm in the same precision)",
+                verdict(ok),
+                d.max()
+            );
+        }
+        None => println!("gpu-f64: not run ({} lacks SHADER_F64)", ctx.describe()),
     }
+    Ok(if pass {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
 }

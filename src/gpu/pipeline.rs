@@ -3,8 +3,10 @@
 
 use crate::custom_force::CustomForce;
 use crate::error::{Error, Result};
+use crate::gpu::builtins::f32_only_builtins_on_f64;
 use crate::gpu::context::one_line;
 use crate::gpu::options::GpuOptions;
+use crate::gpu::precision::Precision;
 use crate::gpu::shader::integrate_source;
 
 /// Builds the `integrate` compute pipeline for `options`.
@@ -35,6 +37,9 @@ pub(crate) fn integrate_pipeline(
 ) -> Result<wgpu::ComputePipeline> {
     let (source, first_custom_line) =
         integrate_source(options.precision, custom_force.map(CustomForce::wgsl));
+    if let (Some(custom), Precision::F64) = (custom_force, options.precision) {
+        check_custom_force_in_f64(custom, &source)?;
+    }
     let descriptor = wgpu::ShaderModuleDescriptor {
         label: Some("integrate.wgsl"),
         source: wgpu::ShaderSource::Wgsl(source.into()),
@@ -63,9 +68,15 @@ pub(crate) fn integrate_pipeline(
             None => None,
         };
         if let Some(detail) = detail {
+            let hint = match options.precision {
+                Precision::F64 if custom.wgsl().contains("f32") => {
+                    " (it is written for f32: write it against `real` to run on gpu-f64)"
+                }
+                _ => "",
+            };
             return Err(Error::invalid(
                 custom.origin(),
-                format!("the custom force's WGSL does not compile: {detail}"),
+                format!("the custom force's WGSL does not compile{hint}: {detail}"),
             ));
         }
     } else if let Some(e) = scoped {
@@ -84,6 +95,26 @@ pub(crate) fn integrate_pipeline(
             cache: None,
         }),
     )
+}
+
+/// Refuses a custom force that the f64 kernel would compile into garbage: one calling a
+/// built-in that GLSL.std.450 defines for 32-bit floats only.
+fn check_custom_force_in_f64(custom: &CustomForce, source: &str) -> Result<()> {
+    // A source that does not parse is left to the compiler, whose message says where.
+    let Ok(calls) = f32_only_builtins_on_f64(source) else {
+        return Ok(());
+    };
+    if calls.is_empty() {
+        return Ok(());
+    }
+    Err(Error::invalid(
+        custom.origin(),
+        format!(
+            "calls {} on f64, which GPUs define for 32-bit floats only: use the kernel's \
+             sin_real and cos_real, or run it on gpu (f32)",
+            calls.join(", ")
+        ),
+    ))
 }
 
 /// One compiler message, its line counted from the custom force's first line where it

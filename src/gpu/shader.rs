@@ -168,3 +168,121 @@ mod tests {
         }
     }
 }
+
+/// The f64 sin and cos against Rust's (correctly rounded to within an ulp), on the device.
+#[cfg(test)]
+mod f64_math_tests {
+    use super::*;
+    use crate::gpu::GpuContext;
+    use crate::gpu::readback::read_buffer;
+    use wgpu::util::DeviceExt;
+
+    const PROBE: &str = "
+@group(0) @binding(0) var<storage, read> xs: array<real>;
+@group(0) @binding(1) var<storage, read_write> out: array<real>;
+@compute @workgroup_size(64)
+fn probe(@builtin(global_invocation_id) id: vec3<u32>) {
+    if id.x < arrayLength(&xs) {
+        out[2u * id.x] = sin_real(xs[id.x]);
+        out[2u * id.x + 1u] = cos_real(xs[id.x]);
+    }
+}
+";
+
+    /// `(sin, cos)` of every x, computed by the f64 kernel's math.
+    fn on_device(ctx: &GpuContext, xs: &[f64]) -> Vec<f64> {
+        let device = &ctx.device;
+        let source = [prelude(Precision::F64).as_str(), PROBE].join("\n");
+        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some("f64 math probe"),
+            source: wgpu::ShaderSource::Wgsl(source.into()),
+        });
+        let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+            label: Some("f64 math probe"),
+            layout: None,
+            module: &module,
+            entry_point: Some("probe"),
+            compilation_options: Default::default(),
+            cache: None,
+        });
+        let input = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some("xs"),
+            contents: bytemuck::cast_slice(xs),
+            usage: wgpu::BufferUsages::STORAGE,
+        });
+        let output = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("sin, cos"),
+            size: (xs.len() * 16) as u64,
+            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
+            mapped_at_creation: false,
+        });
+        let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: None,
+            layout: &pipeline.get_bind_group_layout(0),
+            entries: &[
+                wgpu::BindGroupEntry {
+                    binding: 0,
+                    resource: input.as_entire_binding(),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 1,
+                    resource: output.as_entire_binding(),
+                },
+            ],
+        });
+        let mut encoder = device.create_command_encoder(&Default::default());
+        {
+            let mut pass = encoder.begin_compute_pass(&Default::default());
+            pass.set_pipeline(&pipeline);
+            pass.set_bind_group(0, &group, &[]);
+            pass.dispatch_workgroups(xs.len().div_ceil(64) as u32, 1, 1);
+        }
+        ctx.queue.submit([encoder.finish()]);
+        read_buffer(ctx, &output, xs.len() * 2).unwrap()
+    }
+
+    /// Error in ulps of a result of size 1: what sin and cos of order 1 are measured in,
+    /// and what a kernel that adds them to quantities of size 1 sees.
+    fn ulps(got: f64, expected: f64) -> f64 {
+        (got - expected).abs()
+            / (f64::EPSILON * expected.abs().max(f64::MIN_POSITIVE)).max(f64::EPSILON * 1e-3)
+    }
+
+    #[test]
+    fn f64_sin_and_cos_are_within_a_few_ulps() {
+        let ctx = GpuContext::new().expect("the math test needs a GPU adapter (see README)");
+        assert!(
+            ctx.supports_f64(),
+            "the math test needs SHADER_F64 (lavapipe has it)"
+        );
+        let mut rng = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut uniform = |span: f64| {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            (rng >> 11) as f64 / (1u64 << 53) as f64 * 2.0 * span - span
+        };
+        for (span, bound) in [(1.0, 2.0), (10.0, 2.0), (1e3, 2.0), (1e5, 4.0)] {
+            let mut xs: Vec<f64> = (0..20_000).map(|_| uniform(span)).collect();
+            if span == 1.0 {
+                xs.extend([0.0, -0.0, 1e-300, 1e-8, -1e-3, std::f64::consts::FRAC_PI_4]);
+            }
+            let got = on_device(&ctx, &xs);
+            // Relative ulps away from the zeros of the function; absolute near them.
+            let worst = xs
+                .iter()
+                .enumerate()
+                .map(|(i, &x)| {
+                    let (s, c) = x.sin_cos();
+                    let abs_s = (got[2 * i] - s).abs() / f64::EPSILON;
+                    let abs_c = (got[2 * i + 1] - c).abs() / f64::EPSILON;
+                    let rel =
+                        |g: f64, e: f64, abs: f64| if e.abs() > 0.25 { ulps(g, e) } else { abs };
+                    rel(got[2 * i], s, abs_s).max(rel(got[2 * i + 1], c, abs_c))
+                })
+                .fold(0.0, f64::max);
+            println!("|x| <= {span:e}: largest error {worst:.2} ulps");
+            assert!(worst <= bound, "|x| <= {span:e}: {worst:.2} ulps > {bound}");
+        }
+    }
+}

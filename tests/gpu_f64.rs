@@ -1,0 +1,278 @@
+//! The f64 GPU kernel (`gpu-f64`) against the f64 CPU reference: the same algorithm in the
+//! same precision, so they must agree to round-off; the f32 kernel against its f32 twin, the
+//! fast CPU path; and the evidence that these checks are sharp: a scheme or a force term
+//! changed by a part in a million fails the f64 check while the f32 check cannot see it.
+
+mod common;
+
+use rigid_crowd::glam::DVec3;
+use rigid_crowd::{
+    Backend, Body, Crowd, CrowdSpec, Deviation, Force, ForceKind, GPU_F64_CONTACT_TOLERANCE,
+    GPU_F64_STEP_TOLERANCE, GPU_F64_TOLERANCE, GPU_TOLERANCE, Integrator, Plane, Scene, ShapeKind,
+    Simulation, check_crowd,
+};
+
+fn run(crowd: &Crowd, steps: u64, backend: Backend) -> Vec<Body> {
+    common::run(crowd, steps, backend)
+}
+
+fn f64_against_reference(crowd: &Crowd, steps: u64) -> Deviation {
+    let reference = run(crowd, steps, Backend::Reference);
+    Deviation::between(&run(crowd, steps, Backend::GpuF64), &reference)
+}
+
+/// Every shape kind, so the inertia of each reaches the kernel.
+fn every_shape(count: usize, seed: u64, integrator: Integrator, dt: f64) -> Crowd {
+    let mut crowd = check_crowd(count, seed, integrator, dt).unwrap();
+    let spec = CrowdSpec {
+        shapes: vec![
+            ShapeKind::Box,
+            ShapeKind::Sphere,
+            ShapeKind::Cylinder,
+            ShapeKind::Capsule,
+            ShapeKind::Ellipsoid,
+        ],
+        ..CrowdSpec::new(count, seed)
+    };
+    for (body, generated) in crowd.bodies.iter_mut().zip(spec.generate().unwrap()) {
+        body.mass = generated.mass;
+    }
+    crowd
+}
+
+#[test]
+fn one_step_agrees_to_round_off_for_every_force_type_integrator_and_shape() {
+    for integrator in Integrator::ALL {
+        let crowd = every_shape(2_000, 41, integrator, 1e-3);
+        let mut types: Vec<&str> = crowd.forces.iter().map(|f| f.type_name()).collect();
+        types.dedup();
+        for force_type in types {
+            let mut alone = crowd.clone();
+            alone.forces.retain(|f| f.type_name() == force_type);
+            let d = f64_against_reference(&alone, 1);
+            println!("one step, {integrator}, {force_type}: {d:?}");
+            assert!(
+                d.max() <= GPU_F64_STEP_TOLERANCE,
+                "{integrator}, {force_type}: {d:?} > {GPU_F64_STEP_TOLERANCE:e}"
+            );
+        }
+        let d = f64_against_reference(&crowd, 1);
+        println!("one step, {integrator}, every force type: {d:?}");
+        assert!(d.max() <= GPU_F64_STEP_TOLERANCE, "{integrator}: {d:?}");
+    }
+}
+
+#[test]
+fn a_thousand_steps_agree_for_every_integrator_and_shape() {
+    for integrator in Integrator::ALL {
+        let crowd = every_shape(2_000, 42, integrator, 1e-3);
+        let d = f64_against_reference(&crowd, 1_000);
+        println!("1,000 steps, {integrator}, every force type and shape: {d:?}");
+        assert!(d.max() <= GPU_F64_TOLERANCE, "{integrator}: {d:?}");
+    }
+}
+
+#[test]
+fn every_scene_without_planes_agrees_with_every_integrator() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/scenes");
+    let mut scenes = 0;
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "json") {
+            continue;
+        }
+        let scene = Scene::load(&path).unwrap();
+        if !scene.crowd.planes.is_empty() {
+            continue;
+        }
+        scenes += 1;
+        for integrator in Integrator::ALL {
+            let crowd = scene.crowd.clone().with_integrator(integrator);
+            let d = f64_against_reference(&crowd, scene.steps);
+            println!("{}, {integrator}: {d:?}", path.display());
+            assert!(
+                d.max() <= GPU_F64_TOLERANCE,
+                "{}, {integrator}: {d:?}",
+                path.display()
+            );
+        }
+    }
+    assert!(scenes >= 2, "only {scenes} scenes without planes found");
+}
+
+/// A few hundred bodies of every shape raining onto a floor and a wall. Round-off can decide
+/// a contact a step apart, so the bound is looser; the trace shows where differences start.
+#[test]
+fn bodies_falling_onto_planes_agree_within_the_contact_tolerance() {
+    let spec = CrowdSpec {
+        region: [[-2.0, -2.0, 0.5], [2.0, 2.0, 3.0]],
+        size: [0.1, 0.3],
+        shapes: vec![
+            ShapeKind::Box,
+            ShapeKind::Sphere,
+            ShapeKind::Cylinder,
+            ShapeKind::Capsule,
+            ShapeKind::Ellipsoid,
+        ],
+        ..CrowdSpec::new(300, 43)
+    };
+    let crowd = Crowd::new(spec.generate().unwrap(), 1e-3)
+        .with_force(Force::on_all(ForceKind::Gravity {
+            acceleration: DVec3::new(0.0, 0.0, -9.81),
+        }))
+        .with_plane(Plane::ground(0.4, 0.5))
+        .with_plane(Plane::through(
+            DVec3::new(-2.5, 0.0, 0.0),
+            DVec3::X,
+            0.5,
+            0.2,
+        ));
+    let ctx = common::gpu();
+    let mut gpu = Simulation::gpu_f64(&crowd, ctx).unwrap();
+    let mut reference = Simulation::reference(&crowd).unwrap();
+    let mut worst = 0.0_f64;
+    for block in 1..=15 {
+        gpu.step(100).unwrap();
+        reference.step(100).unwrap();
+        let d = Deviation::between(&gpu.bodies().unwrap(), &reference.bodies().unwrap());
+        if d.max() > 1e-12 && worst <= 1e-12 {
+            println!("differences past round-off start by step {}", block * 100);
+        }
+        worst = worst.max(d.max());
+        println!("step {:>4}: largest deviation {:.3e}", block * 100, d.max());
+    }
+    assert!(
+        worst <= GPU_F64_CONTACT_TOLERANCE,
+        "{worst:.3e} > {GPU_F64_CONTACT_TOLERANCE:e}"
+    );
+}
+
+/// The f32 kernel and the fast CPU path evaluate the same f32 equations: after one step they
+/// differ by a few f32 ulps, quantity by quantity.
+#[test]
+fn the_f32_kernel_and_the_fast_cpu_path_agree_to_a_few_ulps_after_one_step() {
+    let ulp = f32::EPSILON as f64;
+    for integrator in Integrator::ALL {
+        let crowd = check_crowd(2_000, 44, integrator, 1e-3).unwrap();
+        let d = Deviation::between(
+            &run(&crowd, 1, Backend::Gpu),
+            &run(&crowd, 1, Backend::FastCpu),
+        );
+        let in_ulps: Vec<String> = d
+            .named()
+            .iter()
+            .map(|(name, v)| format!("{name} {:.1}", v / ulp))
+            .collect();
+        println!(
+            "one step, {integrator}, gpu against cpu in f32 ulps: {}",
+            in_ulps.join(", ")
+        );
+        for (name, value) in d.named() {
+            assert!(
+                value <= 16.0 * ulp,
+                "{integrator}: {name} differs by {:.1} ulps",
+                value / ulp
+            );
+        }
+    }
+}
+
+/// A spring scene at dt = 0.02, where lie_rk4 and rk4 differ by about 1e-5.
+fn springs(integrator: Integrator, damping_scale: f64) -> Crowd {
+    let mut crowd = check_crowd(500, 45, integrator, 0.02).unwrap();
+    crowd.forces.retain(|f| f.type_name() == "spring");
+    for force in &mut crowd.forces {
+        if let ForceKind::Spring { damping, .. } = &mut force.kind {
+            *damping *= damping_scale;
+        }
+    }
+    crowd
+}
+
+#[test]
+fn the_f64_check_tells_a_changed_scheme_or_force_term_where_the_f32_check_cannot() {
+    let steps = 200;
+    let rk4 = run(&springs(Integrator::Rk4, 1.0), steps, Backend::Reference);
+    let lie = run(&springs(Integrator::LieRk4, 1.0), steps, Backend::Reference);
+    let schemes_apart = Deviation::between(&lie, &rk4).max();
+    println!("lie_rk4 against rk4 in f64: {schemes_apart:.3e}");
+
+    // The wrong scheme: gpu lie_rk4 checked against the reference's rk4.
+    let f64_lie = run(&springs(Integrator::LieRk4, 1.0), steps, Backend::GpuF64);
+    let f32_lie = run(&springs(Integrator::LieRk4, 1.0), steps, Backend::Gpu);
+    let f64_right = Deviation::between(&f64_lie, &lie).max();
+    let f64_wrong = Deviation::between(&f64_lie, &rk4).max();
+    let f32_right = Deviation::between(&f32_lie, &lie).max();
+    let f32_wrong = Deviation::between(&f32_lie, &rk4).max();
+    println!("gpu-f64 lie_rk4: {f64_right:.3e} from lie_rk4, {f64_wrong:.3e} from rk4");
+    println!("gpu f32 lie_rk4: {f32_right:.3e} from lie_rk4, {f32_wrong:.3e} from rk4");
+    assert!(f64_right <= GPU_F64_TOLERANCE, "{f64_right:.3e}");
+    assert!(
+        f64_wrong > GPU_F64_TOLERANCE,
+        "the f64 check missed the scheme"
+    );
+    assert!(
+        f32_wrong <= GPU_TOLERANCE && f32_right <= GPU_TOLERANCE,
+        "the f32 check was expected to pass both: {f32_right:.3e}, {f32_wrong:.3e}"
+    );
+
+    // The wrong force term: the springs' damping off by one part in a million.
+    let off = springs(Integrator::Rk4, 1.0 + 1e-6);
+    let f64_off = Deviation::between(&run(&off, steps, Backend::GpuF64), &rk4).max();
+    let f32_off = Deviation::between(&run(&off, steps, Backend::Gpu), &rk4).max();
+    println!("damping off by 1e-6: gpu-f64 {f64_off:.3e}, gpu f32 {f32_off:.3e}");
+    assert!(
+        f64_off > GPU_F64_TOLERANCE,
+        "the f64 check missed the damping"
+    );
+    assert!(f32_off <= GPU_TOLERANCE, "{f32_off:.3e}");
+}
+
+#[test]
+fn an_f32_custom_force_is_refused_on_gpu_f64_with_a_clear_error() {
+    let crowd = check_crowd(10, 46, Integrator::Rk4, 1e-3).unwrap();
+    let f32_only = rigid_crowd::CustomForce::new(
+        "fn custom_force(position: vec3<f32>, orientation: vec4<f32>, velocity: vec3<f32>,
+                angular_velocity: vec3<f32>, mass: f32, time: f32, body: u32) -> Load {
+    return Load(-mass * position, vec3<f32>(0.0));
+}",
+        |input| rigid_crowd::ExternalLoad {
+            force: -input.position * input.mass,
+            torque: DVec3::ZERO,
+        },
+    );
+    let crowd = crowd.with_custom_force(f32_only);
+    // It runs in f32 ...
+    Simulation::gpu(&crowd, common::gpu()).expect("an f32 custom force runs on gpu");
+    // ... and is refused in f64, naming the cause.
+    let error = Simulation::gpu_f64(&crowd, common::gpu())
+        .unwrap_err()
+        .to_string();
+    println!("{error}");
+    assert!(error.contains("custom_force"), "{error}");
+    assert!(error.contains("real"), "{error}");
+    assert_eq!(error.lines().count(), 1, "{error}");
+}
+
+#[test]
+fn a_custom_force_calling_a_32_bit_only_built_in_is_refused_on_gpu_f64() {
+    let crowd = check_crowd(10, 47, Integrator::Rk4, 1e-3).unwrap();
+    let uses_sin = rigid_crowd::CustomForce::new(
+        "fn custom_force(position: vec3<real>, orientation: vec4<real>, velocity: vec3<real>,
+                angular_velocity: vec3<real>, mass: real, time: real, body: u32) -> Load {
+    return Load(vec3<real>(real(0.0), real(0.0), sin(time)), vec3<real>(real(0.0)));
+}",
+        |input| rigid_crowd::ExternalLoad {
+            force: DVec3::new(0.0, 0.0, input.time.sin()),
+            torque: DVec3::ZERO,
+        },
+    );
+    let crowd = crowd.with_custom_force(uses_sin);
+    Simulation::gpu(&crowd, common::gpu()).expect("sin is fine in f32");
+    let error = Simulation::gpu_f64(&crowd, common::gpu())
+        .unwrap_err()
+        .to_string();
+    println!("{error}");
+    assert!(error.contains("sin"), "{error}");
+    assert!(error.contains("sin_real"), "{error}");
+}
