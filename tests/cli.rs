@@ -186,7 +186,9 @@ fn info_lists_the_adapter_and_its_crowd_limit() {
     assert!(output.status.success());
     assert!(
         stdout.contains("max_storage_buffer_binding_size")
-            && stdout.contains("bodies per storage binding:"),
+            && stdout.contains("bodies per storage binding, f32:")
+            && stdout.contains("f64 kernels (SHADER_F64, the gpu-f64 backend): yes")
+            && stdout.contains("bodies per storage binding, f64:"),
         "{stdout}"
     );
 }
@@ -218,28 +220,34 @@ fn bench_prints_the_table_and_writes_json_and_plot() {
     );
     assert!(output.status.success(), "{output:?}");
     let stdout = String::from_utf8_lossy(&output.stdout);
-    // 2 sizes x (cpu-ref and cpu at 1 and 2 threads, gpu fused 1 and 2).
+    // 2 sizes x (cpu-ref and cpu at 1 and 2 threads, gpu and gpu-f64 fused 1 and 2).
     let rows: Vec<&str> = stdout
         .lines()
         .filter(|l| {
-            ["cpu-ref ", "cpu ", "gpu "]
+            ["cpu-ref ", "cpu ", "gpu ", "gpu-f64 "]
                 .iter()
                 .any(|b| l.starts_with(b))
         })
         .collect();
-    assert_eq!(rows.len(), 12, "{stdout}");
+    assert_eq!(rows.len(), 16, "{stdout}");
+    // The precision is a column: f32 and f64 GPU rows side by side.
+    assert!(
+        rows.iter().any(|l| l.starts_with("gpu      f32"))
+            && rows.iter().any(|l| l.starts_with("gpu-f64  f64")),
+        "{stdout}"
+    );
     assert!(stdout.contains("copy bandwidth at 1000 bodies"), "{stdout}");
 
     let report: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let rows = report["rows"].as_array().unwrap();
-    assert_eq!(rows.len(), 12);
+    assert_eq!(rows.len(), 16);
     for row in rows {
         let rate = row["body_steps_per_second"].as_f64().unwrap();
         let expected = row["bodies"].as_f64().unwrap() * 4.0 / row["seconds"].as_f64().unwrap();
         assert!((rate - expected).abs() <= 1e-9 * expected, "{row}");
         assert_eq!(row["runs"].as_array().unwrap().len(), 2);
-        let is_gpu = row["backend"] == "gpu";
+        let is_gpu = row["backend"].as_str().unwrap().starts_with("gpu");
         assert_eq!(
             row["fraction_of_copy_bandwidth"].is_number(),
             is_gpu,

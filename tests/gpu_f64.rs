@@ -43,7 +43,7 @@ fn every_shape(count: usize, seed: u64, integrator: Integrator, dt: f64) -> Crow
 #[test]
 fn one_step_agrees_to_round_off_for_every_force_type_integrator_and_shape() {
     for integrator in Integrator::ALL {
-        let crowd = every_shape(2_000, 41, integrator, 1e-3);
+        let crowd = every_shape(300, 41, integrator, 1e-3);
         let mut types: Vec<&str> = crowd.forces.iter().map(|f| f.type_name()).collect();
         types.dedup();
         for force_type in types {
@@ -65,7 +65,7 @@ fn one_step_agrees_to_round_off_for_every_force_type_integrator_and_shape() {
 #[test]
 fn a_thousand_steps_agree_for_every_integrator_and_shape() {
     for integrator in Integrator::ALL {
-        let crowd = every_shape(2_000, 42, integrator, 1e-3);
+        let crowd = every_shape(1_000, 42, integrator, 1e-3);
         let d = f64_against_reference(&crowd, 1_000);
         println!("1,000 steps, {integrator}, every force type and shape: {d:?}");
         assert!(d.max() <= GPU_F64_TOLERANCE, "{integrator}: {d:?}");
@@ -81,10 +81,17 @@ fn every_scene_without_planes_agrees_with_every_integrator() {
         if path.extension().is_none_or(|e| e != "json") {
             continue;
         }
-        let scene = Scene::load(&path).unwrap();
+        let mut scene = Scene::load(&path).unwrap();
         if !scene.crowd.planes.is_empty() {
             continue;
         }
+        // Bodies are independent: the first 1,000 of a large seeded crowd test the same
+        // physics at a cost lavapipe can pay in CI (their targeted forces go with them).
+        scene.crowd.bodies.truncate(1_000);
+        scene
+            .crowd
+            .forces
+            .retain(|f| f.body.is_none_or(|b| b < 1_000));
         scenes += 1;
         for integrator in Integrator::ALL {
             let crowd = scene.crowd.clone().with_integrator(integrator);
@@ -153,7 +160,7 @@ fn bodies_falling_onto_planes_agree_within_the_contact_tolerance() {
 fn the_f32_kernel_and_the_fast_cpu_path_agree_to_a_few_ulps_after_one_step() {
     let ulp = f32::EPSILON as f64;
     for integrator in Integrator::ALL {
-        let crowd = check_crowd(2_000, 44, integrator, 1e-3).unwrap();
+        let crowd = check_crowd(1_000, 44, integrator, 1e-3).unwrap();
         let d = Deviation::between(
             &run(&crowd, 1, Backend::Gpu),
             &run(&crowd, 1, Backend::FastCpu),
