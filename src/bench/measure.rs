@@ -12,7 +12,7 @@ use crate::gpu::{GpuContext, GpuOptions, GpuSimulation, Precision, copy_bandwidt
 use crate::simulation::Simulation;
 
 /// Bytes one unfused f32 step must move per body: the 64-byte state read and written, the
-/// 48-byte constants read. Twice that in f64 ([`bytes_per_body_step`]).
+/// 48-byte constants read. Twice that in f64 (`bytes_per_body_step`).
 pub const BYTES_PER_BODY_STEP: f64 = 64.0 + 64.0 + 48.0;
 
 /// Bytes one unfused step must move per body with scalars of `precision`.
