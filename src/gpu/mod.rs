@@ -5,6 +5,8 @@ mod async_readback;
 mod builtins;
 mod chunk;
 mod context;
+#[cfg(test)]
+mod derivative_probe;
 mod integrate;
 pub(crate) mod layout;
 mod options;
