@@ -16,18 +16,8 @@ fn derivative_probe(@builtin(global_invocation_id) id: vec3<u32>) {
     }
     let stored = states[index];
     let c = constants[index];
-    // As in `integrate`: the single zero record of a crowd without loads is read by body 0.
-    var load = ExternalLoad(vec4<real>(real(0.0)), vec4<real>(real(0.0)));
-    if index < arrayLength(&loads) {
-        load = loads[index];
-    }
-    let env = ForceEnv(params.first_body + index, load);
-    let s = Motion(
-        stored.position,
-        stored.orientation,
-        stored.linear_momentum,
-        stored.angular_momentum,
-    );
+    let env = force_env(index);
+    let s = motion_of(stored);
     let t = step_time(stored.step_low, stored.step_high, params.dt);
     let k = derivative(s, c, t, env);
     let omega = auxiliaries(s, c).angular_velocity;

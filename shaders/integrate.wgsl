@@ -187,6 +187,27 @@ fn motion_is_finite(m: Motion) -> bool {
         && all_finite(vec4<real>(m.angular_momentum.z, real(0.0), real(0.0), real(0.0)));
 }
 
+/// What the forces on body `index` of this chunk see besides its state and the time.
+fn force_env(index: u32) -> ForceEnv {
+    // Until loads are set, the buffer holds one zero record and no body reads it (a crowd
+    // without loads moves no load bytes); a one-body chunk reads that zero record.
+    var load = ExternalLoad(vec4<real>(real(0.0)), vec4<real>(real(0.0)));
+    if index < arrayLength(&loads) {
+        load = loads[index];
+    }
+    return ForceEnv(params.first_body + index, load);
+}
+
+/// The state of a stored record, without its clock.
+fn motion_of(stored: BodyState) -> Motion {
+    return Motion(
+        stored.position,
+        stored.orientation,
+        stored.linear_momentum,
+        stored.angular_momentum,
+    );
+}
+
 @compute @workgroup_size(workgroup_size)
 fn integrate(@builtin(global_invocation_id) id: vec3<u32>) {
     let index = id.y * params.row_width + id.x;
@@ -198,19 +219,8 @@ fn integrate(@builtin(global_invocation_id) id: vec3<u32>) {
     }
     let stored = states[index];
     let c = constants[index];
-    // Until loads are set, the buffer holds one zero record and no body reads it (a crowd
-    // without loads moves no load bytes); a one-body chunk reads that zero record.
-    var load = ExternalLoad(vec4<real>(real(0.0)), vec4<real>(real(0.0)));
-    if index < arrayLength(&loads) {
-        load = loads[index];
-    }
-    let env = ForceEnv(params.first_body + index, load);
-    var s = Motion(
-        stored.position,
-        stored.orientation,
-        stored.linear_momentum,
-        stored.angular_momentum,
-    );
+    let env = force_env(index);
+    var s = motion_of(stored);
     var low = stored.step_low;
     var high = stored.step_high;
     for (var k = 0u; k < params.steps_per_dispatch; k++) {
