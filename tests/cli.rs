@@ -257,8 +257,8 @@ fn bench_prints_the_table_and_writes_json_and_plot() {
     }
     let svg = std::fs::read_to_string(&plot).unwrap();
     assert!(svg.starts_with("<svg") && svg.ends_with("</svg>\n"));
-    // One line per configuration: cpu-ref x2, cpu x2, gpu x2.
-    assert_eq!(svg.matches("<polyline").count(), 6);
+    // One line per configuration: cpu-ref x2, cpu x2, gpu x2, gpu-f64 x2.
+    assert_eq!(svg.matches("<polyline").count(), 8);
 }
 
 #[test]
