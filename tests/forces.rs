@@ -441,11 +441,13 @@ fn external_loads_of_the_wrong_length_or_not_finite_are_refused() {
 }
 
 /// A harmonic well `F = -4 M x` (angular frequency 2) and a torque that grows with time and
-/// differs per body: `tau_z = 0.1 (body + 1) t`.
+/// differs per body: `tau_z = 0.1 (body + 1) t`. Written against `real`, so it runs on
+/// `gpu` and `gpu-f64` alike.
 const HARMONIC_WGSL: &str = "\
-fn custom_force(position: vec3<f32>, orientation: vec4<f32>, velocity: vec3<f32>,
-                angular_velocity: vec3<f32>, mass: f32, time: f32, body: u32) -> Load {
-    return Load(-4.0 * mass * position, vec3<f32>(0.0, 0.0, 0.1 * f32(body + 1u) * time));
+fn custom_force(position: vec3<real>, orientation: vec4<real>, velocity: vec3<real>,
+                angular_velocity: vec3<real>, mass: real, time: real, body: u32) -> Load {
+    return Load(real(-4.0) * mass * position,
+                vec3<real>(real(0.0), real(0.0), real(0.1) * real(body + 1u) * time));
 }
 ";
 
