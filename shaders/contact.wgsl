@@ -1,5 +1,5 @@
 // Contact of one body with static planes, resolved after each full step. Twin of
-// src/cpu/contact.rs, which explains the method: keep the two in step.
+// src/cpu_ref/contact.rs, which explains the method: keep the two in step.
 // Reads the module-scope `params` and `planes` bindings declared by the kernel.
 
 /// Approach speeds below this many steps' worth of the acceleration towards the plane get no

@@ -1,5 +1,5 @@
 // Auxiliary quantities, force and torque accumulation and the state derivative
-// (Baraff 2-42, 2-43). Twin of src/cpu/derivative.rs: keep the two in step.
+// (Baraff 2-42, 2-43). Twin of src/cpu_ref/derivative.rs: keep the two in step.
 // Reads the module-scope `params`, `forces`, `keyframes` and `faults` bindings declared by
 // the kernel, and calls `custom_force`, which the crate appends (the user's, or one
 // returning zero), and `sin_real`, which the crate's math for the precision provides.
@@ -12,7 +12,7 @@ struct Motion {
     angular_momentum: vec3<real>,
 }
 
-/// dY/dt: (v, dq/dt, F, tau); twin of `Derivative` in src/cpu/derivative.rs.
+/// dY/dt: (v, dq/dt, F, tau); twin of `Derivative` in src/cpu_ref/derivative.rs.
 struct Derivative {
     velocity: vec3<real>,
     spin: vec4<real>,
@@ -46,7 +46,7 @@ fn auxiliaries(s: Motion, c: BodyConstants) -> Auxiliaries {
 }
 
 /// What the forces on one body see besides its state and the time; twin of `ForceEnv` in
-/// src/cpu/derivative.rs.
+/// src/cpu_ref/derivative.rs.
 struct ForceEnv {
     /// Crowd index of the body.
     body: u32,

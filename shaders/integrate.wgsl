@@ -1,5 +1,5 @@
 // One body per invocation, one or several (fused) time steps per dispatch.
-// Twin of src/cpu/integrate.rs. All RK4 stages live in registers: each body's state is read
+// Twin of src/cpu_ref/integrate.rs. All RK4 stages live in registers: each body's state is read
 // once and written once per dispatch.
 // Stage times, for when the derivative takes t: euler and symplectic_euler evaluate at t;
 // rk4 and lie_rk4 at t, t + h/2, t + h/2, t + h.
@@ -18,7 +18,7 @@
 @group(0) @binding(7) var<storage, read_write> faults: Faults;
 
 /// The time of step `low + STEPS_PER_OVERFLOW high`; twin of `step_time` in
-/// src/fast_cpu/integrate.rs (the split keeps f32 times as they were when the count lived in
+/// src/cpu/integrate.rs (the split keeps f32 times as they were when the count lived in
 /// f32 lanes; in f64 both products are exact).
 fn step_time(low: u32, high: u32, dt: real) -> real {
     return real(low) * dt + real(high) * (real(STEPS_PER_OVERFLOW) * dt);

@@ -32,7 +32,7 @@ mod simulation;
 mod validate;
 
 pub mod cpu;
-pub mod fast_cpu;
+pub mod cpu_ref;
 pub mod gpu;
 pub mod render;
 

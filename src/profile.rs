@@ -1,5 +1,5 @@
 //! Time profiles that scale the time-varying forces, in f64. The f32 twins live in
-//! src/fast_cpu/derivative.rs and shaders/derivative.wgsl under the same names.
+//! src/cpu/derivative.rs and shaders/derivative.wgsl under the same names.
 
 /// `offset + amplitude sin(2 pi frequency t + phase)`.
 pub(crate) fn sinusoid_scale(

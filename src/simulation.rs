@@ -4,10 +4,10 @@ use crate::backend::Backend;
 use crate::body::Body;
 use crate::checkpoint::Checkpoint;
 use crate::cpu::CpuSimulation;
+use crate::cpu_ref::CpuRefSimulation;
 use crate::crowd::Crowd;
 use crate::custom_force::ExternalLoad;
 use crate::error::{Error, Result};
-use crate::fast_cpu::FastCpuSimulation;
 use crate::gpu::{GpuContext, GpuOptions, GpuSimulation, Precision};
 use crate::validate::check_vector;
 
@@ -17,8 +17,8 @@ pub use states_readback::StatesTicket;
 
 #[derive(Debug)]
 enum Engine {
-    Reference(CpuSimulation),
-    FastCpu(FastCpuSimulation),
+    Reference(CpuRefSimulation),
+    FastCpu(CpuSimulation),
     // Boxed: the GPU side holds many wgpu handles, the CPU side a few vectors.
     Gpu(Box<GpuSimulation>),
 }
@@ -47,7 +47,7 @@ impl Simulation {
     pub fn reference(crowd: &Crowd) -> Result<Self> {
         crowd.validate()?;
         Ok(Self::with_engine(
-            Engine::Reference(CpuSimulation::new(crowd)?),
+            Engine::Reference(CpuRefSimulation::new(crowd)?),
             crowd,
         ))
     }
@@ -56,7 +56,7 @@ impl Simulation {
     pub fn fast_cpu(crowd: &Crowd) -> Result<Self> {
         crowd.validate()?;
         Ok(Self::with_engine(
-            Engine::FastCpu(FastCpuSimulation::new(crowd)?),
+            Engine::FastCpu(CpuSimulation::new(crowd)?),
             crowd,
         ))
     }

@@ -104,7 +104,7 @@ fn baraff_5_4_opposite_forces_give_torque_0_6f_0_and_no_drift() {
     ];
     // At rest in the identity orientation: net force zero, net torque (0, 6f, 0) (Baraff 5-6).
     let at_rest = Body::at_rest(mass).state;
-    let k = rigid_crowd::cpu::derivative(&at_rest, &mass, &forces, 0.0, &Default::default());
+    let k = rigid_crowd::cpu_ref::derivative(&at_rest, &mass, &forces, 0.0, &Default::default());
     assert_eq!(k.force, DVec3::ZERO);
     assert_eq!(k.torque, DVec3::new(0.0, 6.0 * f, 0.0));
 

@@ -1,10 +1,13 @@
-//! The f64 CPU reference: a direct rendering of Baraff's equations, the oracle every other
-//! backend is validated against. Each file is the twin of the shader with the same stem.
+//! The fast CPU backend (`--backend cpu`): the same equations as the f64 reference, in f32,
+//! structure of arrays in blocks of eight bodies, every core. Validated against the reference.
 
-pub(crate) mod contact;
-pub(crate) mod derivative;
-pub(crate) mod integrate;
+mod block;
+mod contact;
+mod derivative;
+mod integrate;
+mod lanes;
 mod simulation;
 
-pub use derivative::{Derivative, ForceEnv, derivative};
 pub use simulation::CpuSimulation;
+
+pub(crate) use integrate::{EXP_SERIES_BELOW, STEPS_PER_OVERFLOW};

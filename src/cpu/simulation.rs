@@ -1,32 +1,128 @@
-//! The CPU reference backend: integrates every body in f64, bodies in parallel.
+//! The fast CPU backend: f32, eight bodies per block, blocks spread over every core.
 
 use rayon::prelude::*;
 
 use crate::body::Body;
-use crate::cpu::contact::resolve_contacts;
-use crate::cpu::derivative::ForceEnv;
-use crate::cpu::integrate::integrate;
+use crate::cpu::block::{ConstantBlock, ForceF32, LaneForce, LoadBlock, StateBlock, pack_block};
+use crate::cpu::contact::{ContactBlock, resolve_contacts};
+use crate::cpu::derivative::{BlockForces, Derivative, DerivativeFn, derivative};
+use crate::cpu::integrate::{integrate_step, step_time};
+use crate::cpu::lanes::LANES;
 use crate::crowd::Crowd;
 use crate::custom_force::{CustomForce, ExternalLoad};
 use crate::error::Result;
-use crate::force::ForceKind;
-use crate::force_table::ForceTable;
+use crate::force_table::{ForceTable, flatten_keyframes};
 use crate::integrator::Integrator;
+use crate::mass::MassProperties;
 use crate::plane::Plane;
 
-/// A crowd integrated by the f64 CPU reference.
+/// Everything one block's `step(n)` needs besides its state.
+#[derive(Clone, Copy)]
+struct BlockRun<'a> {
+    integrator: Integrator,
+    constants: &'a ConstantBlock,
+    forces: BlockForces<'a>,
+    dt: f32,
+    /// The clock's step count at the start of the run.
+    first_step: u64,
+    steps: u64,
+    /// The block's shapes and the planes, when the crowd has planes.
+    contacts: Option<(&'a ContactBlock, &'a [Plane])>,
+}
+
+impl BlockRun<'_> {
+    /// The lane code, written once and inlined into each SIMD clone below; `derivative` is
+    /// the same clone's derivative. A step that leaves any lane non-finite is not taken:
+    /// the block stops at its last finite state, and the lane and step are returned.
+    #[inline(always)]
+    fn run(&self, state: &StateBlock, derivative: DerivativeFn) -> BlockOutcome {
+        let mut s = *state;
+        for step in self.first_step..self.first_step + self.steps {
+            let t = step_time(step, self.dt);
+            let mut next = integrate_step(
+                self.integrator,
+                derivative,
+                &s,
+                self.constants,
+                self.forces,
+                t,
+                self.dt,
+            );
+            if let Some((block, planes)) = self.contacts {
+                resolve_contacts(&s, &mut next, block, planes, self.dt as f64);
+            }
+            if let Some(lane) = next.first_non_finite_lane() {
+                return (s, Some((lane, step)));
+            }
+            s = next;
+        }
+        (s, None)
+    }
+}
+
+/// A block's state after a run, and the lane and clock step of a non-finite state if the
+/// run stopped at one.
+type BlockOutcome = (StateBlock, Option<(usize, u64)>);
+
+/// A clone of [`BlockRun::run`] compiled for one instruction set.
+type BlockClone = fn(&BlockRun, &StateBlock) -> BlockOutcome;
+
+#[inline(never)]
+fn derivative_baseline(s: &StateBlock, c: &ConstantBlock, f: &BlockForces, t: f32) -> Derivative {
+    derivative(s, c, f, t)
+}
+
+fn run_baseline(run: &BlockRun, state: &StateBlock) -> BlockOutcome {
+    run.run(state, derivative_baseline)
+}
+
+/// Eight f32 lanes fill one 256-bit register. No FMA: Rust never contracts `a * b + c`,
+/// so the clones perform the same IEEE operations as the baseline.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline(never)]
+fn derivative_avx2(s: &StateBlock, c: &ConstantBlock, f: &BlockForces, t: f32) -> Derivative {
+    derivative(s, c, f, t)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn run_avx2(run: &BlockRun, state: &StateBlock) -> BlockOutcome {
+    // The closure inherits this function's AVX2, so the call needs no `unsafe`.
+    run.run(state, |s, c, f, t| derivative_avx2(s, c, f, t))
+}
+
+/// The widest clone this CPU runs; x86-64 without AVX2 gets the baseline (SSE2).
+fn widest_clone() -> BlockClone {
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2, checked just above.
+        return |run, state| unsafe { run_avx2(run, state) };
+    }
+    run_baseline
+}
+
+/// Blocks per rayon task: enough work to amortise the task, small enough to balance cores.
+const BLOCKS_PER_TASK: usize = 16;
+
+/// A crowd integrated in f32 on every core, eight bodies per SIMD block.
 #[derive(Clone, Debug)]
 pub struct CpuSimulation {
-    bodies: Vec<Body>,
-    table: ForceTable,
-    integrator: Integrator,
-    dt: f64,
-    planes: Vec<Plane>,
-    keyframes: Vec<Vec<[f64; 2]>>,
+    states: Vec<StateBlock>,
+    constants: Vec<ConstantBlock>,
+    global: Vec<ForceF32>,
+    own: Vec<LaneForce>,
+    /// One per block; all zero until set.
+    loads: Vec<LoadBlock>,
+    keyframes: Vec<[f32; 2]>,
     custom_force: Option<CustomForce>,
-    /// One per body; all zero until set.
-    loads: Vec<ExternalLoad>,
-    /// `start_step` plus the steps taken: the clock reads `step * dt`.
+    masses: Vec<MassProperties>,
+    /// One per block when the crowd has planes, else empty.
+    contacts: Vec<ContactBlock>,
+    planes: Vec<Plane>,
+    integrator: Integrator,
+    dt: f32,
+    /// `start_step` plus the steps taken.
     step: u64,
 }
 
@@ -36,73 +132,128 @@ impl CpuSimulation {
         if let Some(custom) = &crowd.custom_force {
             custom.closure()?;
         }
+        let table = ForceTable::new(crowd);
+        let (keyframes, spans) = flatten_keyframes(&crowd.keyframes, |v| v as f32);
+        let mut own = Vec::new();
+        let (states, constants): (Vec<_>, Vec<_>) = crowd
+            .bodies
+            .chunks(LANES)
+            .enumerate()
+            .map(|(block, bodies)| pack_block(bodies, &table, &spans, block * LANES, &mut own))
+            .unzip();
         Ok(Self {
-            bodies: crowd.bodies.clone(),
-            table: ForceTable::new(crowd),
-            integrator: crowd.integrator,
-            dt: crowd.dt,
-            planes: crowd.planes.clone(),
-            keyframes: crowd.keyframes.clone(),
+            loads: vec![LoadBlock::default(); states.len()],
+            states,
+            constants,
+            global: table.forces[..table.global_count]
+                .iter()
+                .map(|kind| ForceF32::new(kind, &spans))
+                .collect(),
+            own,
+            keyframes,
             custom_force: crowd.custom_force.clone(),
-            loads: vec![ExternalLoad::default(); crowd.bodies.len()],
+            masses: crowd.bodies.iter().map(|b| b.mass).collect(),
+            contacts: contact_blocks(crowd),
+            planes: crowd.planes.clone(),
+            integrator: crowd.integrator,
+            dt: crowd.dt as f32,
             step: crowd.start_step,
         })
     }
 
-    /// Advances every body by `steps` steps. Bodies are independent, so each runs all its
-    /// steps before the next body starts (one body's state stays in cache).
+    /// Replaces the external loads (one per body, already validated), in f32.
+    pub(crate) fn set_external_loads(&mut self, loads: &[ExternalLoad]) {
+        for (block, chunk) in self.loads.iter_mut().zip(loads.chunks(LANES)) {
+            *block = LoadBlock::default();
+            for (lane, load) in chunk.iter().enumerate() {
+                for (lanes, value) in [
+                    (&mut block.force, load.force),
+                    (&mut block.torque, load.torque),
+                ] {
+                    lanes.x.0[lane] = value.x as f32;
+                    lanes.y.0[lane] = value.y as f32;
+                    lanes.z.0[lane] = value.z as f32;
+                }
+            }
+        }
+    }
+
+    /// Advances every body by `steps` steps on the current rayon pool. Each block runs all
+    /// its steps before the next starts, so its state stays in registers and L1.
     ///
-    /// A body whose state would turn NaN or infinite stops at its last finite state; the
+    /// A block whose state would turn NaN or infinite stops at its last finite state; the
     /// lowest such body and the clock step of its last finite state are returned.
     pub fn step(&mut self, steps: u64) -> Option<(usize, u64)> {
-        let table = &self.table;
-        let (integrator, dt, first_step) = (self.integrator, self.dt, self.step);
+        let (global, own) = (&self.global[..], &self.own[..]);
+        let (contacts, planes) = (&self.contacts[..], &self.planes[..]);
         let (keyframes, custom_force) = (&self.keyframes[..], self.custom_force.as_ref());
-        let planes = &self.planes[..];
+        let (integrator, dt, first_step) = (self.integrator, self.dt, self.step);
+        let clone = widest_clone();
         let fault = self
-            .bodies
+            .states
             .par_iter_mut()
+            .zip(&self.constants)
             .zip(&self.loads)
             .enumerate()
-            .filter_map(|(i, (body, &load))| {
-                let forces: Vec<&ForceKind> = table.acting_on(i).collect();
-                let env = ForceEnv {
-                    body: i,
-                    load,
-                    keyframes,
-                    custom_force,
+            .with_min_len(BLOCKS_PER_TASK)
+            .filter_map(|(block, ((state, constants), load))| {
+                let (first, count) = constants.own_forces;
+                let run = BlockRun {
+                    integrator,
+                    constants,
+                    forces: BlockForces {
+                        global,
+                        own: &own[first as usize..(first + count) as usize],
+                        load,
+                        keyframes,
+                        custom_force,
+                    },
+                    dt,
+                    first_step,
+                    steps,
+                    contacts: contacts.get(block).map(|c| (c, planes)),
                 };
-                let mut state = body.state;
-                let shape = body.mass.shape().filter(|_| !planes.is_empty());
-                for step in first_step..first_step + steps {
-                    // A product, not a running sum: the clock does not drift over long runs.
-                    let t = step as f64 * dt;
-                    let start = state;
-                    let mut next = integrate(integrator, &start, &body.mass, &forces, &env, t, dt);
-                    if let Some(shape) = &shape {
-                        resolve_contacts(&start, &mut next, &body.mass, shape, planes, dt);
-                    }
-                    if !next.is_finite() {
-                        body.state = start;
-                        return Some((i, step));
-                    }
-                    state = next;
-                }
-                body.state = state;
-                None
+                let (end, fault) = clone(&run, state);
+                *state = end;
+                fault.map(|(lane, step)| (constants.bodies[lane] as usize, step))
             })
             .min();
         self.step += steps;
         fault
     }
 
-    /// Replaces the external loads (one per body, already validated).
-    pub(crate) fn set_external_loads(&mut self, loads: &[ExternalLoad]) {
-        self.loads.copy_from_slice(loads);
+    /// The bodies in their current state, widened to f64.
+    pub fn bodies(&self) -> Vec<Body> {
+        self.masses
+            .iter()
+            .enumerate()
+            .map(|(i, &mass)| Body {
+                mass,
+                state: self.states[i / LANES].state(i % LANES),
+            })
+            .collect()
     }
+}
 
-    /// The bodies in their current state.
-    pub fn bodies(&self) -> &[Body] {
-        &self.bodies
+/// Each block's masses and shapes, as contact resolution needs them; empty without planes.
+/// A short last block repeats its first body, as `pack_block` does.
+fn contact_blocks(crowd: &Crowd) -> Vec<ContactBlock> {
+    if crowd.planes.is_empty() {
+        return Vec::new();
     }
+    crowd
+        .bodies
+        .chunks(LANES)
+        .map(|bodies| ContactBlock {
+            lanes: std::array::from_fn(|lane| {
+                let body = &bodies[if lane < bodies.len() { lane } else { 0 }];
+                // `Crowd::validate` guarantees a shape on every body when there are planes.
+                let shape = body
+                    .mass
+                    .shape()
+                    .expect("validated: bodies touching planes have shapes");
+                (body.mass, shape)
+            }),
+        })
+        .collect()
 }

@@ -1,5 +1,5 @@
 //! Stage-level twin test of the kernel's `derivative` (shaders/derivative.wgsl) against the
-//! f64 reference's (src/cpu/derivative.rs): one evaluation per body on the device, compared
+//! f64 reference's (src/cpu_ref/derivative.rs): one evaluation per body on the device, compared
 //! term by term (velocity, dq/dt, force, torque and the angular velocity of `auxiliaries`)
 //! in both precisions. The probe entry point (shaders/derivative_probe.wgsl) is appended to
 //! the integrate module, so it calls the very functions and reads the very bindings the
@@ -23,7 +23,7 @@ use wgpu::util::DeviceExt;
 
 use crate::body::BodyState;
 use crate::codes::Coded;
-use crate::cpu::derivative::{ForceEnv, auxiliaries, derivative};
+use crate::cpu_ref::derivative::{ForceEnv, auxiliaries, derivative};
 use crate::cross_check::check_crowd;
 use crate::crowd::Crowd;
 use crate::force::ForceKind;
@@ -82,7 +82,7 @@ struct DeviceRun {
 
 /// `step_time` of shaders/integrate.wgsl evaluated in `precision`.
 fn kernel_step_time(precision: Precision, step: u64, dt: f64) -> f64 {
-    let overflow = crate::fast_cpu::STEPS_PER_OVERFLOW;
+    let overflow = crate::cpu::STEPS_PER_OVERFLOW;
     let (low, high) = (step % overflow, step / overflow);
     match precision {
         Precision::F32 => {

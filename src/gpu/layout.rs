@@ -7,9 +7,9 @@ use glam::{DQuat, DVec3};
 
 use crate::body::{Body, BodyState};
 use crate::codes::Coded;
-use crate::cpu::contact::bounding_radius;
+use crate::cpu::STEPS_PER_OVERFLOW;
+use crate::cpu_ref::contact::bounding_radius;
 use crate::custom_force::ExternalLoad;
-use crate::fast_cpu::STEPS_PER_OVERFLOW;
 use crate::force::ForceKind;
 use crate::force_table::{ForceTable, flatten_keyframes};
 use crate::gpu::precision::{Precision, Real, with_real};

@@ -7,19 +7,19 @@ mod chunk;
 mod context;
 #[cfg(test)]
 mod derivative_probe;
-mod integrate;
 pub(crate) mod layout;
 mod options;
 mod pipeline;
 mod precision;
 mod readback;
 pub(crate) mod shader;
+mod simulation;
 mod timing;
 
 pub use context::{AdapterSummary, GpuContext, MEMORY_BUDGET_VAR, NO_ADAPTER_HINT, list_adapters};
-pub(crate) use integrate::check_scope;
-pub use integrate::{GpuSimulation, StepTimes};
 pub use options::GpuOptions;
 pub use precision::Precision;
 pub(crate) use readback::read_buffer;
+pub(crate) use simulation::check_scope;
+pub use simulation::{GpuSimulation, StepTimes};
 pub use timing::copy_bandwidth;

@@ -2,7 +2,7 @@
 //! the block), so each arithmetic operation runs on eight bodies at once.
 
 use crate::body::{Body, BodyState};
-use crate::fast_cpu::lanes::{Lanes, QuatLanes, Vec3Lanes};
+use crate::cpu::lanes::{Lanes, QuatLanes, Vec3Lanes};
 use crate::force::ForceKind;
 use crate::force_table::ForceTable;
 
@@ -25,7 +25,7 @@ pub(crate) struct ConstantBlock {
     /// `(first, count)` of this block's per-body forces in the simulation's list.
     pub own_forces: (u32, u32),
     /// Each lane's body index in the crowd (a spare lane repeats its block's first body).
-    pub bodies: [u32; crate::fast_cpu::lanes::LANES],
+    pub bodies: [u32; crate::cpu::lanes::LANES],
 }
 
 /// The external loads of eight bodies (world frame, about each centre of mass).
