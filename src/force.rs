@@ -360,3 +360,96 @@ impl ForceKind {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Distinct values in every lane the type's arity says it uses, zeros elsewhere.
+    fn filled(kind: ForceType) -> ForceParameters {
+        let (vectors, scalars, table) = kind.arity();
+        let mut p = ForceParameters::default();
+        for (i, v) in p.vectors.iter_mut().take(vectors).enumerate() {
+            *v = DVec3::new(1.0, 2.0, 3.0) * (i + 1) as f64;
+        }
+        for (i, s) in p.scalars.iter_mut().take(scalars).enumerate() {
+            *s = 0.25 * (i + 1) as f64;
+        }
+        p.table = table.then_some(7);
+        p
+    }
+
+    /// `arity`, `from_parameters` and `parameters` describe the same lanes for every type:
+    /// read from all lanes filled, a force keeps exactly the lanes its arity names, so a lane
+    /// dropped or added in one of the three breaks the round trip.
+    #[test]
+    fn every_force_type_round_trips_through_its_parameters() {
+        let mut every_lane = ForceParameters {
+            table: Some(7),
+            ..Default::default()
+        };
+        for (i, v) in every_lane.vectors.iter_mut().enumerate() {
+            *v = DVec3::new(1.0, 2.0, 3.0) * (i + 1) as f64;
+        }
+        for (i, s) in every_lane.scalars.iter_mut().enumerate() {
+            *s = 0.25 * (i + 1) as f64;
+        }
+        for &kind in ForceType::ALL {
+            let force = ForceKind::from_parameters(kind, &every_lane);
+            assert_eq!(force.force_type(), kind);
+            assert_eq!(force.parameters(), filled(kind), "{}", kind.name());
+        }
+    }
+
+    /// Every force type is documented in docs/forces.md's table, under its scene name.
+    #[test]
+    fn every_force_type_is_documented() {
+        let doc = include_str!("../docs/forces.md");
+        for &kind in ForceType::ALL {
+            let row = format!("| `{}` |", kind.name());
+            assert!(doc.contains(&row), "docs/forces.md has no row {row}");
+        }
+    }
+
+    /// The scene format knows every force type by its name: an entry with only `type` is
+    /// read as that type (accepted, or refused for a missing parameter), never refused as
+    /// an unknown type.
+    #[test]
+    fn the_scene_format_reads_every_force_type() {
+        for &kind in ForceType::ALL {
+            let scene = format!(
+                r#"{{"dt": 0.01, "steps": 1, "bodies": [{{"mass": 1, "inertia": [1, 1, 1]}}],
+                    "forces": [{{"type": "{}"}}]}}"#,
+                kind.name()
+            );
+            match crate::Scene::from_json(&scene) {
+                Ok(scene) => assert_eq!(scene.crowd.forces[0].kind.force_type(), kind),
+                Err(crate::Error::Invalid { field, message }) => assert!(
+                    field != "forces[0].type" && message.contains("missing field"),
+                    "{}: {field}: {message}",
+                    kind.name()
+                ),
+                Err(e) => panic!("{}: {e}", kind.name()),
+            }
+        }
+        let unknown = r#"{"dt": 0.01, "steps": 1, "forces": [{"type": "levitation"}]}"#;
+        let Err(crate::Error::Invalid { field, .. }) = crate::Scene::from_json(unknown) else {
+            panic!("an unknown force type is refused");
+        };
+        assert_eq!(field, "forces[0].type");
+    }
+
+    /// The cross-check crowd exercises every force type, so `check` and the cross-check
+    /// tests cover a new one as soon as it exists.
+    #[test]
+    fn the_check_crowd_has_every_force_type() {
+        let crowd = crate::check_crowd(12, 3, crate::Integrator::Rk4, 1e-3).unwrap();
+        for &kind in ForceType::ALL {
+            assert!(
+                crowd.forces.iter().any(|f| f.kind.force_type() == kind),
+                "check_crowd has no {} force",
+                kind.name()
+            );
+        }
+    }
+}
