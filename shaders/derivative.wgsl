@@ -1,8 +1,9 @@
 // Auxiliary quantities, force and torque accumulation and the state derivative
 // (Baraff 2-42, 2-43). Twin of src/cpu_ref/derivative.rs: keep the two in step.
-// Reads the module-scope `params`, `forces`, `keyframes` and `faults` bindings declared by
-// the kernel, and calls `custom_force`, which the crate appends (the user's, or one
-// returning zero), and `sin_real`, which the crate's math for the precision provides.
+// Reads the module-scope `params`, `forces` and `keyframes` bindings declared by the kernel,
+// and calls `accumulate_force` (generated for the crowd's force kinds), `custom_force`, which
+// the crate appends (the user's, or one returning zero), and `sin_real`, which the crate's
+// math for the precision provides.
 
 /// State of one body in registers; twin of `BodyState` in src/body.rs.
 struct Motion {
@@ -76,76 +77,79 @@ fn keyframe_scale(first: u32, count: u32, t: real) -> real {
     return keyframes[first + count - 1u].y;
 }
 
-/// Adds one force source's force and torque (about the centre of mass) at time t to the
-/// totals.
-fn accumulate_force(
-    f: Force,
-    s: Motion,
-    c: BodyConstants,
-    aux: Auxiliaries,
-    t: real,
-    env: ForceEnv,
-    force: ptr<function, vec3<real>>,
-    torque: ptr<function, vec3<real>>,
-) {
-    switch f.kind {
-        case FORCE_GRAVITY: {
-            *force += f.a.xyz * c.mass;
-        }
-        case FORCE_LINEAR_DRAG: {
-            *force -= aux.velocity * f.c.x;
-            *torque -= aux.angular_velocity * f.c.y;
-        }
-        case FORCE_POINT_FORCE: {
-            let arm = aux.rotation * f.b.xyz;
-            *force += f.a.xyz;
-            *torque += cross(arm, f.a.xyz);
-        }
-        case FORCE_SPRING: {
-            let arm = aux.rotation * f.b.xyz;
-            let stretch = s.position + arm - f.a.xyz;
-            let attach_velocity = aux.velocity + cross(aux.angular_velocity, arm);
-            let applied = -stretch * f.c.x - attach_velocity * f.c.y;
-            *force += applied;
-            *torque += cross(arm, applied);
-        }
-        case FORCE_ATTRACTOR: {
-            let r = s.position - f.a.xyz;
-            let d2 = dot(r, r) + f.c.y * f.c.y;
-            *force -= r * (c.mass * f.c.x * (real(1.0) / (d2 * sqrt(d2))));
-        }
-        case FORCE_THRUST: {
-            *force += aux.rotation * f.a.xyz;
-            *torque += aux.rotation * f.b.xyz;
-        }
-        case FORCE_SINUSOIDAL: {
-            let scale = sinusoid_scale(f.c.x, f.c.y, f.c.z, f.c.w, t);
-            *force += f.a.xyz * scale;
-            *torque += f.b.xyz * scale;
-        }
-        case FORCE_KEYFRAMED: {
-            let scale = keyframe_scale(f.keyframe_first, f.keyframe_count, t);
-            *force += f.a.xyz * scale;
-            *torque += f.b.xyz * scale;
-        }
-        case FORCE_CUSTOM: {
-            let load = custom_force(
-                s.position,
-                normalize(s.orientation),
-                aux.velocity,
-                aux.angular_velocity,
-                c.mass,
-                t,
-                env.body,
-            );
-            *force += load.force;
-            *torque += load.torque;
-        }
-        default: {
-            // A code the kernel does not know: a bug, reported with the body, never skipped.
-            atomicMin(&faults.first_unknown_code, env.body);
-        }
-    }
+// One function per force kind, `force_<scene name>`, each adding that source's force and
+// torque (about the centre of mass) at time t to the totals. The crate generates
+// `accumulate_force`, the switch that calls them, with a case for each kind the crowd uses
+// (src/gpu/kernel_spec.rs): a kernel pays only for the kinds its crowd has.
+
+fn force_gravity(f: Force, s: Motion, c: BodyConstants, aux: Auxiliaries, t: real, env: ForceEnv,
+                 force: ptr<function, vec3<real>>, torque: ptr<function, vec3<real>>) {
+    *force += f.a.xyz * c.mass;
+}
+
+fn force_linear_drag(f: Force, s: Motion, c: BodyConstants, aux: Auxiliaries, t: real, env: ForceEnv,
+                     force: ptr<function, vec3<real>>, torque: ptr<function, vec3<real>>) {
+    *force -= aux.velocity * f.c.x;
+    *torque -= aux.angular_velocity * f.c.y;
+}
+
+fn force_point_force(f: Force, s: Motion, c: BodyConstants, aux: Auxiliaries, t: real, env: ForceEnv,
+                     force: ptr<function, vec3<real>>, torque: ptr<function, vec3<real>>) {
+    let arm = aux.rotation * f.b.xyz;
+    *force += f.a.xyz;
+    *torque += cross(arm, f.a.xyz);
+}
+
+fn force_spring(f: Force, s: Motion, c: BodyConstants, aux: Auxiliaries, t: real, env: ForceEnv,
+                force: ptr<function, vec3<real>>, torque: ptr<function, vec3<real>>) {
+    let arm = aux.rotation * f.b.xyz;
+    let stretch = s.position + arm - f.a.xyz;
+    let attach_velocity = aux.velocity + cross(aux.angular_velocity, arm);
+    let applied = -stretch * f.c.x - attach_velocity * f.c.y;
+    *force += applied;
+    *torque += cross(arm, applied);
+}
+
+fn force_attractor(f: Force, s: Motion, c: BodyConstants, aux: Auxiliaries, t: real, env: ForceEnv,
+                   force: ptr<function, vec3<real>>, torque: ptr<function, vec3<real>>) {
+    let r = s.position - f.a.xyz;
+    let d2 = dot(r, r) + f.c.y * f.c.y;
+    *force -= r * (c.mass * f.c.x * (real(1.0) / (d2 * sqrt(d2))));
+}
+
+fn force_thrust(f: Force, s: Motion, c: BodyConstants, aux: Auxiliaries, t: real, env: ForceEnv,
+                force: ptr<function, vec3<real>>, torque: ptr<function, vec3<real>>) {
+    *force += aux.rotation * f.a.xyz;
+    *torque += aux.rotation * f.b.xyz;
+}
+
+fn force_sinusoidal(f: Force, s: Motion, c: BodyConstants, aux: Auxiliaries, t: real, env: ForceEnv,
+                    force: ptr<function, vec3<real>>, torque: ptr<function, vec3<real>>) {
+    let scale = sinusoid_scale(f.c.x, f.c.y, f.c.z, f.c.w, t);
+    *force += f.a.xyz * scale;
+    *torque += f.b.xyz * scale;
+}
+
+fn force_keyframed(f: Force, s: Motion, c: BodyConstants, aux: Auxiliaries, t: real, env: ForceEnv,
+                   force: ptr<function, vec3<real>>, torque: ptr<function, vec3<real>>) {
+    let scale = keyframe_scale(f.keyframe_first, f.keyframe_count, t);
+    *force += f.a.xyz * scale;
+    *torque += f.b.xyz * scale;
+}
+
+fn force_custom(f: Force, s: Motion, c: BodyConstants, aux: Auxiliaries, t: real, env: ForceEnv,
+                force: ptr<function, vec3<real>>, torque: ptr<function, vec3<real>>) {
+    let load = custom_force(
+        s.position,
+        normalize(s.orientation),
+        aux.velocity,
+        aux.angular_velocity,
+        c.mass,
+        t,
+        env.body,
+    );
+    *force += load.force;
+    *torque += load.torque;
 }
 
 /// dY/dt of one body at time t under its external load, the forces acting on every body

@@ -147,29 +147,11 @@ fn lie_rk4_step(s: Motion, c: BodyConstants, env: ForceEnv, t: real, h: real) ->
     return next;
 }
 
-/// One full step of one body from time t, then q renormalized (Baraff 4).
+/// One full step of one body from time t, then q renormalized (Baraff 4). `scheme_step`,
+/// generated with a case for the crowd's integrator (src/gpu/kernel_spec.rs), calls
+/// `<integrator name>_step` and reports an unknown code.
 fn integrate_step(s: Motion, c: BodyConstants, env: ForceEnv, t: real, h: real) -> Motion {
-    var next: Motion;
-    switch params.integrator {
-        case INTEGRATOR_EULER: {
-            next = euler_step(s, c, env, t, h);
-        }
-        case INTEGRATOR_SYMPLECTIC_EULER: {
-            next = symplectic_euler_step(s, c, env, t, h);
-        }
-        case INTEGRATOR_LIE_RK4: {
-            next = lie_rk4_step(s, c, env, t, h);
-        }
-        case INTEGRATOR_RK4: {
-            next = rk4_step(s, c, env, t, h);
-        }
-        default: {
-            // A code the kernel does not know: a bug, reported with the body, never a
-            // silent fallback to another scheme. The body stays where it was.
-            atomicMin(&faults.first_unknown_code, env.body);
-            next = s;
-        }
-    }
+    var next = scheme_step(s, c, env, t, h);
     next.orientation = normalize(next.orientation);
     return next;
 }
@@ -226,7 +208,8 @@ fn integrate(@builtin(global_invocation_id) id: vec3<u32>) {
     for (var k = 0u; k < params.steps_per_dispatch; k++) {
         let stepped = integrate_step(s, c, env, step_time(low, high, params.dt), params.dt);
         var next = stepped;
-        if params.plane_count > 0u {
+        // KERNEL_CONTACTS is generated: false folds the contact code away.
+        if KERNEL_CONTACTS && params.plane_count > 0u {
             next = resolve_contacts(s, stepped, c, params.dt);
         }
         if !motion_is_finite(next) {

@@ -90,6 +90,7 @@ pub(crate) fn f32_only_builtins_on_f64(source: &str) -> Result<Vec<String>, Stri
 mod tests {
     use super::*;
     use crate::gpu::Precision;
+    use crate::gpu::kernel_spec::KernelSpec;
     use crate::gpu::shader::integrate_source;
 
     #[test]
@@ -111,13 +112,14 @@ mod tests {
 
     #[test]
     fn the_f64_kernel_calls_no_32_bit_only_built_in() {
-        let (source, _) = integrate_source(Precision::F64, None);
+        let (source, _) = integrate_source(Precision::F64, &KernelSpec::general(), None);
         assert_eq!(
             f32_only_builtins_on_f64(&source).unwrap(),
             Vec::<String>::new()
         );
         let (with_drag, _) = integrate_source(
             Precision::F64,
+            &KernelSpec::general(),
             Some(crate::cross_check::QUADRATIC_DRAG_WGSL),
         );
         assert_eq!(
@@ -125,7 +127,7 @@ mod tests {
             Vec::<String>::new()
         );
         // The f32 kernel does call them (sin, cos): the check is not vacuous.
-        let (f32_source, _) = integrate_source(Precision::F32, None);
+        let (f32_source, _) = integrate_source(Precision::F32, &KernelSpec::general(), None);
         assert!(f32_only_builtins_on_f64(&f32_source).unwrap().is_empty());
         assert!(f32_source.contains("sin(x)"));
     }

@@ -4,6 +4,7 @@ use std::sync::{Arc, Mutex};
 
 use crate::error::{Error, Result};
 use crate::gpu::layout::RecordSizes;
+use crate::gpu::pipeline_cache::PipelineCache;
 use crate::gpu::precision::Precision;
 
 /// How to get a GPU adapter where there is none; part of every "no adapter" message.
@@ -23,6 +24,8 @@ pub struct GpuContext {
     lost: Arc<Mutex<Option<String>>>,
     /// Bytes of device memory a crowd may use, where known (see [`GpuContext::memory_budget`]).
     memory_budget: Option<u64>,
+    /// The integration pipelines built on this device, shared by its simulations.
+    pipelines: Arc<PipelineCache>,
 }
 
 /// Caps the device memory a crowd may use (bytes); crowds that need more are refused before
@@ -199,6 +202,7 @@ impl GpuContext {
             uncaptured,
             lost,
             memory_budget,
+            pipelines: Arc::default(),
         })
     }
 
@@ -207,6 +211,17 @@ impl GpuContext {
     /// `None`: unknown, and only an allocation that fails reveals a crowd too large.
     pub fn memory_budget(&self) -> Option<u64> {
         self.memory_budget
+    }
+
+    /// The integration pipelines built on this device so far.
+    pub(crate) fn pipelines(&self) -> &PipelineCache {
+        &self.pipelines
+    }
+
+    /// How many integration kernels this device has compiled: simulations of one kind (the
+    /// same integrator, force kinds, contacts, precision and build options) share one.
+    pub fn pipeline_count(&self) -> usize {
+        self.pipelines.len()
     }
 
     /// Whether the device runs f64 kernels (the adapter has `SHADER_F64`).

@@ -30,6 +30,7 @@ use crate::force::ForceKind;
 use crate::force_table::ForceTable;
 use crate::gpu::GpuContext;
 use crate::gpu::chunk::dispatch_grid;
+use crate::gpu::kernel_spec::KernelSpec;
 use crate::gpu::layout::{DispatchParams, Encode, decode_states};
 use crate::gpu::precision::{Precision, Real, with_real};
 use crate::gpu::readback::read_buffer;
@@ -116,6 +117,7 @@ fn on_device(ctx: &GpuContext, crowd: &Crowd, precision: Precision) -> DeviceRun
 
     let (kernel, _) = integrate_source(
         precision,
+        &KernelSpec::general(),
         crowd.custom_force.as_ref().map(|custom| custom.wgsl()),
     );
     let source = [kernel.as_str(), PROBE].join("\n");

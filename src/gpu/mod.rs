@@ -7,9 +7,11 @@ mod chunk;
 mod context;
 #[cfg(test)]
 mod derivative_probe;
+mod kernel_spec;
 pub(crate) mod layout;
 mod options;
 mod pipeline;
+mod pipeline_cache;
 mod precision;
 mod readback;
 pub(crate) mod shader;

@@ -20,6 +20,10 @@ pub struct GpuOptions {
     pub trusted_shader: bool,
     /// The precision the kernel computes and stores the states in.
     pub precision: Precision,
+    /// Compile the kernel for the crowd: only its integrator, its force kinds, and contacts
+    /// only if it has planes, so the driver drops the rest. `false` compiles the general
+    /// kernel (every case), which gives bit-identical results, slower: for comparison.
+    pub specialized: bool,
 }
 
 impl Default for GpuOptions {
@@ -29,6 +33,7 @@ impl Default for GpuOptions {
             steps_per_dispatch: 8,
             trusted_shader: true,
             precision: Precision::F32,
+            specialized: true,
         }
     }
 }

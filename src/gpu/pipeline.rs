@@ -1,15 +1,38 @@
-//! The integration pipeline: the WGSL module, compiled checked or trusted, with the
-//! workgroup size as an override constant.
+//! The integration pipeline: the WGSL module for a kernel spec, compiled checked or trusted,
+//! with the workgroup size as an override constant, and shared through the device's cache.
 
 use crate::custom_force::CustomForce;
 use crate::error::{Error, Result};
 use crate::gpu::builtins::f32_only_builtins_on_f64;
-use crate::gpu::context::one_line;
+use crate::gpu::context::{GpuContext, one_line};
+use crate::gpu::kernel_spec::KernelSpec;
 use crate::gpu::options::GpuOptions;
+use crate::gpu::pipeline_cache::PipelineKey;
 use crate::gpu::precision::Precision;
 use crate::gpu::shader::integrate_source;
 
-/// Builds the `integrate` compute pipeline for `options`.
+/// The `integrate` compute pipeline for `options` and `spec` on `ctx`'s device: from its
+/// cache, or built (see [`build_integrate_pipeline`]) and kept there.
+pub(crate) fn integrate_pipeline(
+    ctx: &GpuContext,
+    options: &GpuOptions,
+    spec: &KernelSpec,
+    custom_force: Option<&CustomForce>,
+) -> Result<wgpu::ComputePipeline> {
+    let trusted = options.trusted_shader && custom_force.is_none();
+    let key = PipelineKey {
+        spec: spec.clone(),
+        precision: options.precision,
+        workgroup_size: options.workgroup_size,
+        trusted,
+        custom_force: custom_force.map(|custom| custom.wgsl().to_string()),
+    };
+    ctx.pipelines().get_or_build(key, || {
+        build_integrate_pipeline(&ctx.device, options, spec, custom_force)
+    })
+}
+
+/// Builds the `integrate` compute pipeline for `options` and `spec`.
 ///
 /// Trusted compilation drops wgpu's injected bounds checks. It is sound for this kernel
 /// because every index it forms is in range by construction on the host:
@@ -30,13 +53,14 @@ use crate::gpu::shader::integrate_source;
 ///
 /// A custom force is the user's code, about which none of this can be proven: with one, the
 /// kernel is always compiled with the bounds checks.
-pub(crate) fn integrate_pipeline(
+fn build_integrate_pipeline(
     device: &wgpu::Device,
     options: &GpuOptions,
+    spec: &KernelSpec,
     custom_force: Option<&CustomForce>,
 ) -> Result<wgpu::ComputePipeline> {
     let (source, first_custom_line) =
-        integrate_source(options.precision, custom_force.map(CustomForce::wgsl));
+        integrate_source(options.precision, spec, custom_force.map(CustomForce::wgsl));
     if let (Some(custom), Precision::F64) = (custom_force, options.precision) {
         check_custom_force_in_f64(custom, &source)?;
     }
@@ -82,10 +106,11 @@ pub(crate) fn integrate_pipeline(
     } else if let Some(e) = scoped {
         return Err(Error::Gpu(one_line(&format!("compiling the kernel: {e}"))));
     }
+    let layout = integrate_layout(device);
     Ok(
         device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
             label: Some("integrate"),
-            layout: None,
+            layout: Some(&layout),
             module: &module,
             entry_point: Some("integrate"),
             compilation_options: wgpu::PipelineCompilationOptions {
@@ -95,6 +120,42 @@ pub(crate) fn integrate_pipeline(
             cache: None,
         }),
     )
+}
+
+/// The kernel's bindings (integrate.wgsl), stated rather than derived from the module: a
+/// kernel specialized to a crowd without keyframed forces, say, never reads `keyframes`,
+/// and a derived layout would drop it while every chunk binds all eight.
+fn integrate_layout(device: &wgpu::Device) -> wgpu::PipelineLayout {
+    let entry = |binding, ty| wgpu::BindGroupLayoutEntry {
+        binding,
+        visibility: wgpu::ShaderStages::COMPUTE,
+        ty: wgpu::BindingType::Buffer {
+            ty,
+            has_dynamic_offset: false,
+            min_binding_size: None,
+        },
+        count: None,
+    };
+    let read_only = wgpu::BufferBindingType::Storage { read_only: true };
+    let read_write = wgpu::BufferBindingType::Storage { read_only: false };
+    let bindings = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+        label: Some("integrate bindings"),
+        entries: &[
+            entry(0, wgpu::BufferBindingType::Uniform), // params
+            entry(1, read_write),                       // states
+            entry(2, read_only),                        // constants
+            entry(3, read_only),                        // forces
+            entry(4, read_only),                        // keyframes
+            entry(5, read_only),                        // loads
+            entry(6, read_only),                        // planes
+            entry(7, read_write),                       // faults
+        ],
+    });
+    device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+        label: Some("integrate"),
+        bind_group_layouts: &[Some(&bindings)],
+        immediate_size: 0,
+    })
 }
 
 /// Refuses a custom force that the f64 kernel would compile into garbage: one calling a

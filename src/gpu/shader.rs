@@ -6,6 +6,7 @@
 
 use crate::codes::wgsl_constants;
 use crate::force::ForceType;
+use crate::gpu::kernel_spec::KernelSpec;
 use crate::gpu::precision::Precision;
 use crate::integrator::Integrator;
 use crate::shape::{NO_SHAPE_CODE, ShapeKind};
@@ -65,8 +66,22 @@ pub(crate) fn prelude(precision: Precision) -> String {
 /// The integration kernel's source, and the line on which the custom force's source starts
 /// (1-based), so compiler messages can point into the user's own text. WGSL declarations may
 /// come in any order, so the user's code goes last and keeps its own line numbers + offset.
-pub(crate) fn integrate_source(precision: Precision, custom_force: Option<&str>) -> (String, u32) {
-    let joined = [&prelude(precision), COMMON, DERIVATIVE, CONTACT, INTEGRATE].join("\n");
+/// `spec` says which integrators, force kinds and contact code the kernel is compiled for.
+pub(crate) fn integrate_source(
+    precision: Precision,
+    spec: &KernelSpec,
+    custom_force: Option<&str>,
+) -> (String, u32) {
+    let generated = spec.wgsl();
+    let joined = [
+        &prelude(precision),
+        COMMON,
+        DERIVATIVE,
+        CONTACT,
+        INTEGRATE,
+        &generated,
+    ]
+    .join("\n");
     let kernel = joined.trim_end();
     let first_custom_line = kernel.lines().count() as u32 + 2;
     let custom = custom_force.unwrap_or(NO_CUSTOM_FORCE);
@@ -107,8 +122,11 @@ mod tests {
     #[test]
     fn the_custom_force_starts_on_the_line_reported() {
         for precision in [Precision::F32, Precision::F64] {
-            let (source, first) =
-                integrate_source(precision, Some("// first custom line\nfn x() {}"));
+            let (source, first) = integrate_source(
+                precision,
+                &KernelSpec::general(),
+                Some("// first custom line\nfn x() {}"),
+            );
             let line = source.lines().nth(first as usize - 1);
             assert_eq!(line, Some("// first custom line"));
         }
@@ -136,33 +154,35 @@ mod tests {
     }
 
     /// A kind the kernel does not handle would only be caught at run time (as an unknown
-    /// code); this catches it when the variant is added.
+    /// code); this catches it when the variant is added: each force kind has its
+    /// `force_<name>` function, each integrator its `<name>_step`, each shape its case.
     #[test]
-    fn every_kind_has_its_case_in_the_kernel() {
-        let has_case = |text: &str, constant: &str| {
-            text.lines().any(|l| {
-                let l = l.trim_start();
-                l.starts_with("case ") && l.contains(constant)
-            })
+    fn every_kind_has_its_code_in_the_kernel() {
+        let defines = |text: &str, function: &str| {
+            text.lines()
+                .any(|l| l.starts_with(&format!("fn {function}(")))
         };
         for &force in ForceType::ALL {
-            let constant = force.wgsl_constant();
+            let function = format!("force_{}", force.name());
             assert!(
-                has_case(DERIVATIVE, &constant),
-                "derivative.wgsl lacks `case {constant}`"
+                defines(DERIVATIVE, &function),
+                "derivative.wgsl lacks `fn {function}`"
             );
         }
         for &integrator in Integrator::ALL.iter() {
-            let constant = integrator.wgsl_constant();
+            let function = format!("{}_step", integrator.name());
             assert!(
-                has_case(INTEGRATE, &constant),
-                "integrate.wgsl lacks `case {constant}`"
+                defines(INTEGRATE, &function),
+                "integrate.wgsl lacks `fn {function}`"
             );
         }
         for &shape in ShapeKind::ALL {
             let constant = shape.wgsl_constant();
             assert!(
-                has_case(CONTACT, &constant),
+                CONTACT.lines().any(|l| {
+                    let l = l.trim_start();
+                    l.starts_with("case ") && l.contains(&constant)
+                }),
                 "contact.wgsl lacks `case {constant}`"
             );
         }

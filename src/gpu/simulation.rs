@@ -16,6 +16,7 @@ use crate::custom_force::ExternalLoad;
 use crate::gpu::async_readback::AsyncReadback;
 use crate::gpu::chunk::{BufferChunk, ChunkLayout, SharedInputs, plan_chunks};
 use crate::gpu::context::{GpuContext, one_line};
+use crate::gpu::kernel_spec::KernelSpec;
 use crate::gpu::layout::{Encode, RecordSizes, decode_states};
 use crate::gpu::options::GpuOptions;
 use crate::gpu::pipeline::integrate_pipeline;
@@ -90,7 +91,8 @@ impl GpuSimulation {
         check_fits(ctx, crowd.bodies.len(), &table, sizes)?;
         let device = &ctx.device;
         let validation = device.push_error_scope(wgpu::ErrorFilter::Validation);
-        let pipeline = integrate_pipeline(device, &options, crowd.custom_force.as_ref())?;
+        let spec = KernelSpec::for_crowd(crowd, options.specialized);
+        let pipeline = integrate_pipeline(ctx, &options, &spec, crowd.custom_force.as_ref())?;
         check_scope(validation, "creating the integration pipeline")?;
         let (keyframes, spans) = Encode(options.precision).keyframes(&crowd.keyframes);
         let keyframes = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {

@@ -1,0 +1,120 @@
+//! The kernel compiled for a crowd (its integrator, its force kinds, contacts only with
+//! planes) against the general kernel that holds every case: the specialization only drops
+//! code the crowd never runs, so the two must agree bit for bit, in both precisions, for
+//! every integrator and every force kind.
+
+mod common;
+
+use rigid_crowd::glam::DVec3;
+use rigid_crowd::gpu::{GpuOptions, Precision};
+use rigid_crowd::{Body, Crowd, CrowdSpec, Force, ForceKind, Integrator, Plane, Simulation};
+
+/// The crowd's bodies after `steps` steps on the GPU, specialized or general.
+fn run(crowd: &Crowd, steps: u64, precision: Precision, specialized: bool) -> Vec<Body> {
+    let options = GpuOptions {
+        precision,
+        specialized,
+        ..GpuOptions::default()
+    };
+    let mut sim = Simulation::gpu_with_options(crowd, common::gpu(), options).unwrap();
+    sim.step(steps).unwrap();
+    sim.bodies().unwrap()
+}
+
+/// Every component of every body as its bit pattern.
+fn bits(bodies: &[Body]) -> Vec<u64> {
+    bodies
+        .iter()
+        .flat_map(|b| {
+            let s = &b.state;
+            let mut v = s.position.to_array().to_vec();
+            v.extend(s.orientation.to_array());
+            v.extend(s.linear_momentum.to_array());
+            v.extend(s.angular_momentum.to_array());
+            v
+        })
+        .map(f64::to_bits)
+        .collect()
+}
+
+/// Asserts the specialized and general kernels leave `crowd` in identical states.
+fn assert_identical(crowd: &Crowd, steps: u64, precision: Precision, what: &str) {
+    let specialized = run(crowd, steps, precision, true);
+    let general = run(crowd, steps, precision, false);
+    let (a, b) = (bits(&specialized), bits(&general));
+    let differing = a.iter().zip(&b).filter(|(x, y)| x != y).count();
+    assert_eq!(
+        differing,
+        0,
+        "{what} ({precision:?}): {differing} of {} components differ",
+        a.len()
+    );
+    // The states moved: a kernel that did nothing would agree with itself too.
+    let start = bits(&crowd.bodies);
+    assert_ne!(a, start, "{what}: nothing moved");
+}
+
+#[test]
+fn specialized_and_general_kernels_agree_bit_for_bit_on_every_force_kind_and_integrator() {
+    let ctx = common::gpu();
+    for precision in [Precision::F32, Precision::F64] {
+        assert!(
+            precision == Precision::F32 || ctx.supports_f64(),
+            "the f64 kernel needs SHADER_F64, which lavapipe has"
+        );
+        for integrator in Integrator::ALL {
+            // Every force kind together (with the custom force and keyframes).
+            let crowd = rigid_crowd::check_crowd(64, 5, integrator, 1e-3).unwrap();
+            assert_identical(&crowd, 20, precision, &format!("{integrator}, every kind"));
+        }
+        // Each kind alone, so each kernel holds one force case.
+        let crowd = rigid_crowd::check_crowd(64, 6, Integrator::Rk4, 1e-3).unwrap();
+        let mut kinds: Vec<&str> = crowd.forces.iter().map(|f| f.type_name()).collect();
+        kinds.sort_unstable();
+        kinds.dedup();
+        assert!(kinds.len() >= 9, "check_crowd has every force kind");
+        for kind in kinds {
+            let mut alone = crowd.clone();
+            alone.forces.retain(|f| f.type_name() == kind);
+            assert_identical(&alone, 20, precision, &format!("rk4, {kind} alone"));
+        }
+    }
+}
+
+#[test]
+fn specialized_and_general_kernels_agree_bit_for_bit_through_contacts() {
+    let spec = CrowdSpec {
+        region: [[-1.0, -1.0, 0.3], [1.0, 1.0, 1.0]],
+        size: [0.1, 0.3],
+        ..CrowdSpec::new(64, 7)
+    };
+    let crowd = Crowd::new(spec.generate().unwrap(), 2e-3)
+        .with_force(Force::on_all(ForceKind::Gravity {
+            acceleration: DVec3::new(0.0, 0.0, -9.81),
+        }))
+        .with_plane(Plane::ground(0.5, 0.4));
+    for precision in [Precision::F32, Precision::F64] {
+        assert_identical(&crowd, 400, precision, "bodies bouncing on a floor");
+    }
+}
+
+/// Crowds of one kind share one pipeline: the second simulation of a kind compiles nothing,
+/// and a crowd of another kind gets its own kernel.
+#[test]
+fn simulations_of_one_kind_share_a_pipeline() {
+    let ctx = rigid_crowd::gpu::GpuContext::new().unwrap();
+    let bodies = CrowdSpec::new(8, 9).generate().unwrap();
+    let falling = Crowd::new(bodies.clone(), 1e-3).with_force(Force::on_all(ForceKind::Gravity {
+        acceleration: DVec3::NEG_Z,
+    }));
+    Simulation::gpu(&falling, &ctx).unwrap();
+    assert_eq!(ctx.pipeline_count(), 1);
+    Simulation::gpu(&falling, &ctx).unwrap();
+    assert_eq!(ctx.pipeline_count(), 1, "the same kind is built once");
+    let dragged = Crowd::new(bodies, 1e-3).with_force(Force::on_all(ForceKind::LinearDrag {
+        linear: 0.1,
+        angular: 0.1,
+    }));
+    Simulation::gpu(&dragged, &ctx).unwrap();
+    assert_eq!(ctx.pipeline_count(), 2, "another kind gets its own kernel");
+}
