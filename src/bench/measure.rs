@@ -138,7 +138,7 @@ pub fn describe_options(o: &GpuOptions) -> String {
         } else {
             "checked"
         }
-    )
+    ) + if o.specialized { "" } else { ", general" }
 }
 
 impl BenchPlan {

@@ -35,6 +35,10 @@ pub struct BenchArgs {
     /// GPU kernel compilation: `trusted` (no injected bounds checks), `checked`, or both.
     #[arg(long, default_value = "trusted")]
     shader: String,
+    /// GPU kernel: `specialized` (compiled for the crowd's integrator, force kinds and
+    /// contacts), `general` (every case; bit-identical results, for comparison), or both.
+    #[arg(long, default_value = "specialized")]
+    kernel: String,
     /// CPU thread counts; one row per value (default: every core).
     #[arg(long)]
     threads: Option<String>,
@@ -105,18 +109,26 @@ fn plan(args: &BenchArgs) -> Result<BenchPlan> {
         "checked" => Some(vec![false]),
         _ => None,
     })?;
+    let specialized = list("--kernel", &args.kernel, |p| match p {
+        "specialized" => Some(vec![true]),
+        "general" => Some(vec![false]),
+        _ => None,
+    })?;
     let fuse = parse_u32s("--fuse", &args.fuse)?;
     let workgroup_sizes = parse_u32s("--workgroup-sizes", &args.workgroup_sizes)?;
     let mut gpu_variants = Vec::new();
     for &workgroup_size in &workgroup_sizes {
         for &steps_per_dispatch in &fuse {
             for &trusted_shader in &trusted {
-                gpu_variants.push(GpuOptions {
-                    workgroup_size,
-                    steps_per_dispatch,
-                    trusted_shader,
-                    ..GpuOptions::default()
-                });
+                for &specialized in &specialized {
+                    gpu_variants.push(GpuOptions {
+                        workgroup_size,
+                        steps_per_dispatch,
+                        trusted_shader,
+                        specialized,
+                        ..GpuOptions::default()
+                    });
+                }
             }
         }
     }
