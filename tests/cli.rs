@@ -261,6 +261,49 @@ fn bench_prints_the_table_and_writes_json_and_plot() {
     assert_eq!(svg.matches("<polyline").count(), 8);
 }
 
+/// Each workload runs on the CPU and the GPU, its own kernel on the GPU, and the header
+/// and the JSON name it.
+#[test]
+fn bench_runs_every_workload() {
+    let dir = tempfile::tempdir().unwrap();
+    for workload in ["gravity-drag", "every-force", "contacts"] {
+        let json = dir.path().join(format!("{workload}.json"));
+        let output = rigid_crowd(
+            &[
+                "bench",
+                "--bodies",
+                "100",
+                "--steps",
+                "2",
+                "--repeats",
+                "1",
+                "--fuse",
+                "1",
+                "--backends",
+                "cpu-ref,cpu,gpu",
+                "--kernel",
+                "specialized,general",
+                "--workload",
+                workload,
+                "--json",
+                json.to_str().unwrap(),
+            ],
+            &[],
+        );
+        assert!(output.status.success(), "{output:?}");
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(
+            stdout.contains(&format!("workload {workload}: ")),
+            "{stdout}"
+        );
+        let report: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        assert_eq!(report["workload"], workload);
+        // cpu-ref, cpu, and the gpu specialized and general.
+        assert_eq!(report["rows"].as_array().unwrap().len(), 4, "{report}");
+    }
+}
+
 #[test]
 fn bench_rejects_bad_lists_naming_the_flag() {
     for (flag, value) in [
@@ -268,6 +311,8 @@ fn bench_rejects_bad_lists_naming_the_flag() {
         ("--backends", "cpu,tpu"),
         ("--fuse", "0x"),
         ("--shader", "fast"),
+        ("--kernel", "fastest"),
+        ("--workload", "vortex"),
         ("--threads", "0"),
     ] {
         let output = rigid_crowd(&["bench", flag, value], &[]);

@@ -6,7 +6,7 @@ use std::time::Instant;
 use serde::Serialize;
 
 use crate::backend::Backend;
-use crate::bench::workload;
+use crate::bench::Workload;
 use crate::error::{Error, Result};
 use crate::gpu::{GpuContext, GpuOptions, GpuSimulation, Precision, copy_bandwidth};
 use crate::simulation::Simulation;
@@ -41,6 +41,8 @@ pub struct BenchPlan {
     pub gpu_variants: Vec<GpuOptions>,
     /// Thread counts for the CPU backends; one row each.
     pub cpu_threads: Vec<usize>,
+    /// What the crowd feels.
+    pub workload: Workload,
 }
 
 /// One row of the benchmark table.
@@ -97,6 +99,8 @@ pub struct BenchReport {
     pub cpu: String,
     /// The GPU adapter, if one was used.
     pub adapter: Option<String>,
+    /// What the crowd felt (`--workload`).
+    pub workload: String,
     /// Copy bandwidth per size (GPU runs only).
     pub copy_bandwidth: Vec<CopyBandwidth>,
     /// One row per backend, variant and size.
@@ -155,12 +159,13 @@ impl BenchPlan {
         let mut report = BenchReport {
             cpu: cpu.clone(),
             adapter: ctx.map(|c| c.describe()),
+            workload: self.workload.name().to_string(),
             copy_bandwidth: Vec::new(),
             rows: Vec::new(),
             recording: Vec::new(),
         };
         for &bodies in &self.bodies {
-            let crowd = workload(bodies, 1)?;
+            let crowd = self.workload.crowd(bodies, 1)?;
             let first_row = report.rows.len();
             for &backend in &self.backends {
                 match backend {
@@ -267,7 +272,10 @@ impl BenchPlan {
         let moved = bytes_per_body_step(options.precision) / options.steps_per_dispatch as f64;
         row.fraction_of_copy_bandwidth =
             Some(moved * row.body_steps_per_second / copy_bytes_per_second);
-        row.gflop_per_second = Some(FLOP_PER_BODY_STEP * row.body_steps_per_second / 1e9);
+        // The operation count is of the gravity-and-drag step.
+        if self.workload == Workload::GravityDrag {
+            row.gflop_per_second = Some(FLOP_PER_BODY_STEP * row.body_steps_per_second / 1e9);
+        }
         Ok(row)
     }
 
@@ -345,6 +353,7 @@ mod tests {
             backends: vec![Backend::Reference, Backend::FastCpu],
             gpu_variants: vec![],
             cpu_threads: vec![1, 2],
+            workload: Workload::GravityDrag,
         };
         let mut seen = 0;
         let report = plan.run(None, |_| seen += 1).unwrap();

@@ -39,6 +39,10 @@ pub struct BenchArgs {
     /// contacts), `general` (every case; bit-identical results, for comparison), or both.
     #[arg(long, default_value = "specialized")]
     kernel: String,
+    /// What the crowd feels: `gravity-drag`, `every-force` (every force kind, keyframes and
+    /// a custom force) or `contacts` (gravity and drag in a pit of five planes).
+    #[arg(long, default_value = "gravity-drag")]
+    workload: String,
     /// CPU thread counts; one row per value (default: every core).
     #[arg(long)]
     threads: Option<String>,
@@ -151,6 +155,10 @@ fn plan(args: &BenchArgs) -> Result<BenchPlan> {
         backends,
         gpu_variants,
         cpu_threads,
+        workload: args
+            .workload
+            .parse()
+            .map_err(|e: String| Error::invalid("--workload", e))?,
     })
 }
 
@@ -231,8 +239,11 @@ pub fn bench(args: BenchArgs) -> Result<ExitCode> {
     let json_out = args.json.as_ref().map(AtomicFile::create).transpose()?;
     let plot_out = args.plot.as_ref().map(AtomicFile::create).transpose()?;
     println!(
-        "rigid-crowd bench: {} steps per run, median of {} runs after one warm-up; workload: seeded boxes and spheres, gravity + drag, rk4",
-        plan.steps, plan.repeats
+        "rigid-crowd bench: {} steps per run, median of {} runs after one warm-up; workload {}: {}",
+        plan.steps,
+        plan.repeats,
+        plan.workload.name(),
+        plan.workload.describe()
     );
     println!("cpu: {}", rigid_crowd::bench::cpu_description());
     if let Some(ctx) = &ctx {

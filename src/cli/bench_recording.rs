@@ -1,7 +1,7 @@
 //! `rigid-crowd bench --record-every K`: GPU throughput recorded every K steps against
 //! unrecorded, as rows after the main table.
 
-use rigid_crowd::bench::{BenchPlan, RecordingCost, measure_recording, workload};
+use rigid_crowd::bench::{BenchPlan, RecordingCost, measure_recording};
 use rigid_crowd::gpu::GpuContext;
 use rigid_crowd::{Backend, Error, Result};
 
@@ -32,7 +32,7 @@ pub fn measure(ctx: &GpuContext, plan: &BenchPlan, every: u64) -> Result<Vec<Rec
     );
     let mut costs = Vec::new();
     for &bodies in &plan.bodies {
-        let crowd = workload(bodies, 1)?;
+        let crowd = plan.workload.crowd(bodies, 1)?;
         for options in &plan.gpu_variants {
             let cost = measure_recording(ctx, &crowd, *options, plan.steps, every, plan.repeats)?;
             println!(
