@@ -263,7 +263,7 @@ impl BenchPlan {
         }
         let mut row = self.row(
             Backend::gpu(options.precision),
-            describe_options(&options),
+            describe_options(sim.options()),
             ctx.describe(),
             crowd.bodies.len(),
             runs,

@@ -1,6 +1,7 @@
 //! How the integration kernel is built and dispatched: workgroup size, fused steps and
 //! bounds checks. The defaults come from the sweeps recorded in BENCHMARKS.md.
 
+use crate::crowd::Crowd;
 use crate::error::{Error, Result};
 use crate::gpu::precision::Precision;
 
@@ -39,6 +40,16 @@ impl Default for GpuOptions {
 }
 
 impl GpuOptions {
+    /// The options a kernel for `crowd` is built with: these, except that a crowd with a
+    /// custom force (the user's code, about which nothing can be proven) always keeps the
+    /// bounds checks.
+    pub fn for_crowd(self, crowd: &Crowd) -> Self {
+        Self {
+            trusted_shader: self.trusted_shader && crowd.custom_force.is_none(),
+            ..self
+        }
+    }
+
     /// Checks the options against the adapter's limits; errors name the option.
     pub fn validate(&self, limits: &wgpu::Limits) -> Result<()> {
         let largest = limits

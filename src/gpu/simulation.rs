@@ -84,6 +84,7 @@ impl GpuSimulation {
     pub fn new(ctx: &GpuContext, crowd: &Crowd, options: GpuOptions) -> Result<Self> {
         crowd.validate()?;
         options.validate(ctx.limits())?;
+        let options = options.for_crowd(crowd);
         ctx.check_lost()?;
         ctx.check_precision(options.precision)?;
         let sizes = RecordSizes::of(options.precision);
@@ -335,7 +336,8 @@ impl GpuSimulation {
         &self.ctx
     }
 
-    /// The kernel options in use.
+    /// The kernel options in use: those asked for, except that a crowd with a custom force
+    /// runs the bounds-checked kernel.
     pub fn options(&self) -> &GpuOptions {
         &self.options
     }
