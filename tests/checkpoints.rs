@@ -8,8 +8,8 @@ use std::io::Write;
 use common::rigid_crowd;
 use rigid_crowd::glam::DVec3;
 use rigid_crowd::{
-    AtomicFile, Backend, Body, CHECKPOINT_VERSION, Checkpoint, Crowd, Error, ExternalLoad,
-    Integrator, Plane, Simulation, check_crowd,
+    AtomicFile, Backend, CHECKPOINT_VERSION, Checkpoint, Crowd, Error, ExternalLoad, Integrator,
+    Plane, Simulation, check_crowd,
 };
 
 /// Every force kind (custom included), a floor and a wall the crowd hits, lie_rk4.
@@ -45,22 +45,6 @@ fn open(crowd: &Crowd, backend: Backend) -> Simulation {
         other => Simulation::new(crowd, other),
     }
     .unwrap()
-}
-
-/// Every state component's bits.
-fn bits(bodies: &[Body]) -> Vec<u64> {
-    bodies
-        .iter()
-        .flat_map(|b| {
-            let s = &b.state;
-            let mut v = s.position.to_array().to_vec();
-            v.extend(s.orientation.to_array());
-            v.extend(s.linear_momentum.to_array());
-            v.extend(s.angular_momentum.to_array());
-            v
-        })
-        .map(f64::to_bits)
-        .collect()
 }
 
 #[test]
@@ -100,13 +84,13 @@ fn resuming_from_a_checkpoint_continues_bit_for_bit_on_every_backend() {
         resumed.step(15).unwrap();
         let got = resumed.bodies().unwrap();
         assert_eq!(
-            bits(&got),
-            bits(&expected),
+            common::state_bits(&got),
+            common::state_bits(&expected),
             "{}: resumed run differs",
             backend.name()
         );
         // Something happened: the crowd moved and hit the planes.
-        assert_ne!(bits(&got), bits(&crowd.bodies));
+        assert_ne!(common::state_bits(&got), common::state_bits(&crowd.bodies));
     }
 }
 

@@ -21,27 +21,14 @@ fn run(crowd: &Crowd, steps: u64, precision: Precision, specialized: bool) -> Ve
     sim.bodies().unwrap()
 }
 
-/// Every component of every body as its bit pattern.
-fn bits(bodies: &[Body]) -> Vec<u64> {
-    bodies
-        .iter()
-        .flat_map(|b| {
-            let s = &b.state;
-            let mut v = s.position.to_array().to_vec();
-            v.extend(s.orientation.to_array());
-            v.extend(s.linear_momentum.to_array());
-            v.extend(s.angular_momentum.to_array());
-            v
-        })
-        .map(f64::to_bits)
-        .collect()
-}
-
 /// Asserts the specialized and general kernels leave `crowd` in identical states.
 fn assert_identical(crowd: &Crowd, steps: u64, precision: Precision, what: &str) {
     let specialized = run(crowd, steps, precision, true);
     let general = run(crowd, steps, precision, false);
-    let (a, b) = (bits(&specialized), bits(&general));
+    let (a, b) = (
+        common::state_bits(&specialized),
+        common::state_bits(&general),
+    );
     let differing = a.iter().zip(&b).filter(|(x, y)| x != y).count();
     assert_eq!(
         differing,
@@ -50,7 +37,7 @@ fn assert_identical(crowd: &Crowd, steps: u64, precision: Precision, what: &str)
         a.len()
     );
     // The states moved: a kernel that did nothing would agree with itself too.
-    let start = bits(&crowd.bodies);
+    let start = common::state_bits(&crowd.bodies);
     assert_ne!(a, start, "{what}: nothing moved");
 }
 

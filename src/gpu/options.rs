@@ -2,6 +2,7 @@
 //! bounds checks. The defaults come from the sweeps recorded in BENCHMARKS.md.
 
 use crate::crowd::Crowd;
+use crate::custom_force::CustomForce;
 use crate::error::{Error, Result};
 use crate::gpu::precision::Precision;
 
@@ -45,9 +46,14 @@ impl GpuOptions {
     /// bounds checks.
     pub fn for_crowd(self, crowd: &Crowd) -> Self {
         Self {
-            trusted_shader: self.trusted_shader && crowd.custom_force.is_none(),
+            trusted_shader: self.compiles_trusted(crowd.custom_force.as_ref()),
             ..self
         }
+    }
+
+    /// Whether the kernel is compiled without bounds checks: asked for, and no custom force.
+    pub(crate) fn compiles_trusted(&self, custom_force: Option<&CustomForce>) -> bool {
+        self.trusted_shader && custom_force.is_none()
     }
 
     /// Checks the options against the adapter's limits; errors name the option.

@@ -19,7 +19,7 @@ pub(crate) fn integrate_pipeline(
     spec: &KernelSpec,
     custom_force: Option<&CustomForce>,
 ) -> Result<wgpu::ComputePipeline> {
-    let trusted = options.trusted_shader && custom_force.is_none();
+    let trusted = options.compiles_trusted(custom_force);
     let key = PipelineKey {
         spec: spec.clone(),
         precision: options.precision,
@@ -28,7 +28,7 @@ pub(crate) fn integrate_pipeline(
         custom_force: custom_force.map(|custom| custom.wgsl().to_string()),
     };
     ctx.pipelines().get_or_build(key, || {
-        build_integrate_pipeline(&ctx.device, options, spec, custom_force)
+        build_integrate_pipeline(&ctx.device, options, spec, custom_force, trusted)
     })
 }
 
@@ -58,6 +58,7 @@ fn build_integrate_pipeline(
     options: &GpuOptions,
     spec: &KernelSpec,
     custom_force: Option<&CustomForce>,
+    trusted: bool,
 ) -> Result<wgpu::ComputePipeline> {
     let (source, first_custom_line) =
         integrate_source(options.precision, spec, custom_force.map(CustomForce::wgsl));
@@ -69,7 +70,7 @@ fn build_integrate_pipeline(
         source: wgpu::ShaderSource::Wgsl(source.into()),
     };
     let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
-    let module = if options.trusted_shader && custom_force.is_none() {
+    let module = if trusted {
         // SAFETY: the indices are proven in range above; the loops are bounded.
         unsafe {
             device.create_shader_module_trusted(descriptor, wgpu::ShaderRuntimeChecks::unchecked())

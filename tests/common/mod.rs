@@ -85,3 +85,19 @@ pub fn rigid_crowd(args: &[&str], envs: &[(&str, &str)]) -> Output {
     assert!(!stderr.contains("panicked"), "panic: {stderr}");
     output
 }
+
+/// Every state component of every body as its bit pattern, for bit-for-bit comparisons.
+pub fn state_bits(bodies: &[Body]) -> Vec<u64> {
+    bodies
+        .iter()
+        .flat_map(|b| {
+            let s = &b.state;
+            let mut v = s.position.to_array().to_vec();
+            v.extend(s.orientation.to_array());
+            v.extend(s.linear_momentum.to_array());
+            v.extend(s.angular_momentum.to_array());
+            v
+        })
+        .map(f64::to_bits)
+        .collect()
+}
