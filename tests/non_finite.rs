@@ -84,6 +84,29 @@ fn a_non_finite_state_names_the_body_and_step_and_keeps_the_last_finite_state() 
     }
 }
 
+/// A read right after the steps, with no wait between, reports the fault as the CPU
+/// backends' `step` does, instead of handing back states frozen at it.
+#[test]
+fn a_read_after_a_fault_not_yet_waited_for_is_an_error() {
+    let crowd = crowd();
+    for backend in Backend::ALL {
+        let name = backend.name();
+        let mut sim = open(&crowd, backend);
+        let stepped = sim.step(STEPS_TO_CENTRE + 10);
+        let read = stepped.and_then(|()| sim.bodies());
+        match read {
+            Err(Error::NonFinite { body, step }) => {
+                assert_eq!(
+                    (body, step),
+                    (DOOMED, START_STEP + STEPS_TO_CENTRE),
+                    "{name}"
+                );
+            }
+            other => panic!("{name}: expected NonFinite, got {other:?}"),
+        }
+    }
+}
+
 #[test]
 fn a_run_that_goes_non_finite_exits_with_one_line_and_keeps_the_last_checkpoint() {
     let dir = tempfile::tempdir().unwrap();

@@ -207,10 +207,7 @@ impl GpuSimulation {
     /// The fault found earlier, if any.
     fn check_fault(&self) -> Result<()> {
         if let Some(body) = self.unknown_code {
-            return Err(Error::Gpu(format!(
-                "body {body}: the kernel met a force or integrator code it does not know \
-                 (the GPU records and the kernel disagree: a bug in rigid-crowd)"
-            )));
+            return Err(unknown_code_error(body));
         }
         match self.fault {
             Some((body, step)) => Err(Error::NonFinite { body, step }),
@@ -267,19 +264,39 @@ impl GpuSimulation {
     }
 
     /// Reads the states back (waiting for queued steps) and pairs them with the constants.
+    /// A non-finite state in steps not yet waited for is an error here, as `step` is on the
+    /// CPU backends; once `step` or `finish` has reported it, the read returns the states,
+    /// the faulty body's at its last finite one.
     pub fn bodies(&self) -> Result<Vec<Body>> {
         self.ctx.check_lost()?;
+        if let Some(body) = self.unknown_code {
+            return Err(unknown_code_error(body));
+        }
         let mut bodies = Vec::with_capacity(self.masses.len());
+        let mut steps = Vec::with_capacity(self.masses.len());
         for chunk in &self.chunks {
             let bytes: Vec<u8> =
                 read_buffer(&self.ctx, &chunk.states, chunk.states.size() as usize)?;
             let states = decode_states(self.options.precision, &bytes);
-            bodies.extend(
-                self.masses[chunk.bodies.clone()]
-                    .iter()
-                    .zip(states)
-                    .map(|(&mass, (state, _))| Body { mass, state }),
-            );
+            for (&mass, (state, step)) in self.masses[chunk.bodies.clone()].iter().zip(states) {
+                bodies.push(Body { mass, state });
+                steps.push(step);
+            }
+        }
+        if self.fault.is_some() {
+            return Ok(bodies);
+        }
+        // Read after the states, so a fault in any step they went through shows.
+        let words: Vec<u32> = read_buffer(&self.ctx, &self.faults, 2)?;
+        if words[1] != HEALTHY {
+            return Err(unknown_code_error(words[1] as usize));
+        }
+        if words[0] != HEALTHY {
+            let body = words[0] as usize;
+            let step = *steps.get(body).ok_or_else(|| {
+                Error::Gpu(format!("the kernel flagged body {body}, past the crowd"))
+            })?;
+            return Err(Error::NonFinite { body, step });
         }
         Ok(bodies)
     }
@@ -446,6 +463,14 @@ impl GpuSimulation {
                     .gpu_error(one_line(&format!("waiting for the device: {e}")))
             })
     }
+}
+
+/// The error of a kernel that met a force or integrator code it has no code for.
+fn unknown_code_error(body: usize) -> Error {
+    Error::Gpu(format!(
+        "body {body}: the kernel met a force or integrator code it does not know \
+         (the GPU records and the kernel disagree: a bug in rigid-crowd)"
+    ))
 }
 
 /// Refuses, before anything is allocated, a crowd that needs more device memory than the
