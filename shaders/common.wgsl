@@ -45,7 +45,8 @@ struct BodyConstants {
     force_count: u32,
     /// One of `SHAPE_*`: the solid whose points can touch a plane.
     shape_kind: u32,
-    _pad0: u32,
+    /// The kinds of this body's own forces: bit `1 << FORCE_*` for each.
+    own_kinds: u32,
 }
 
 /// A static plane: 32 bytes in f32, 64 in f64.

@@ -1,9 +1,9 @@
 // Auxiliary quantities, force and torque accumulation and the state derivative
 // (Baraff 2-42, 2-43). Twin of src/cpu_ref/derivative.rs: keep the two in step.
 // Reads the module-scope `params`, `forces` and `keyframes` bindings declared by the kernel,
-// and calls `accumulate_force` (generated for the crowd's force kinds), `custom_force`, which
-// the crate appends (the user's, or one returning zero), and `sin_real`, which the crate's
-// math for the precision provides.
+// and calls `accumulate_global_forces` and `accumulate_own_forces` (generated for the crowd's
+// force kinds), `custom_force`, which the crate appends (the user's, or one returning zero),
+// and `sin_real`, which the crate's math for the precision provides.
 
 /// State of one body in registers; twin of `BodyState` in src/body.rs.
 struct Motion {
@@ -77,67 +77,67 @@ fn keyframe_scale(first: u32, count: u32, t: real) -> real {
     return keyframes[first + count - 1u].y;
 }
 
-// One function per force kind, `force_<scene name>`, each adding that source's force and
-// torque (about the centre of mass) at time t to the totals. The crate generates
-// `accumulate_force`, the switch that calls them, with a case for each kind the crowd uses
-// (src/gpu/kernel_spec.rs): a kernel pays only for the kinds its crowd has.
+// One function per force kind, `force_<scene name>`, each adding the force and torque (about
+// the centre of mass) of record `forces[fi]` at time t to the totals. Each reads only the
+// fields it uses: loading whole records cost 5-13% on lavapipe. The crate generates the code
+// that calls them (src/gpu/kernel_spec.rs): a kernel pays only for the kinds its crowd has.
 
-fn force_gravity(f: Force, s: Motion, c: BodyConstants, aux: Auxiliaries, t: real, env: ForceEnv,
+fn force_gravity(fi: u32, s: Motion, c: BodyConstants, aux: Auxiliaries, t: real, env: ForceEnv,
                  force: ptr<function, vec3<real>>, torque: ptr<function, vec3<real>>) {
-    *force += f.a.xyz * c.mass;
+    *force += forces[fi].a.xyz * c.mass;
 }
 
-fn force_linear_drag(f: Force, s: Motion, c: BodyConstants, aux: Auxiliaries, t: real, env: ForceEnv,
+fn force_linear_drag(fi: u32, s: Motion, c: BodyConstants, aux: Auxiliaries, t: real, env: ForceEnv,
                      force: ptr<function, vec3<real>>, torque: ptr<function, vec3<real>>) {
-    *force -= aux.velocity * f.c.x;
-    *torque -= aux.angular_velocity * f.c.y;
+    *force -= aux.velocity * forces[fi].c.x;
+    *torque -= aux.angular_velocity * forces[fi].c.y;
 }
 
-fn force_point_force(f: Force, s: Motion, c: BodyConstants, aux: Auxiliaries, t: real, env: ForceEnv,
+fn force_point_force(fi: u32, s: Motion, c: BodyConstants, aux: Auxiliaries, t: real, env: ForceEnv,
                      force: ptr<function, vec3<real>>, torque: ptr<function, vec3<real>>) {
-    let arm = aux.rotation * f.b.xyz;
-    *force += f.a.xyz;
-    *torque += cross(arm, f.a.xyz);
+    let arm = aux.rotation * forces[fi].b.xyz;
+    *force += forces[fi].a.xyz;
+    *torque += cross(arm, forces[fi].a.xyz);
 }
 
-fn force_spring(f: Force, s: Motion, c: BodyConstants, aux: Auxiliaries, t: real, env: ForceEnv,
+fn force_spring(fi: u32, s: Motion, c: BodyConstants, aux: Auxiliaries, t: real, env: ForceEnv,
                 force: ptr<function, vec3<real>>, torque: ptr<function, vec3<real>>) {
-    let arm = aux.rotation * f.b.xyz;
-    let stretch = s.position + arm - f.a.xyz;
+    let arm = aux.rotation * forces[fi].b.xyz;
+    let stretch = s.position + arm - forces[fi].a.xyz;
     let attach_velocity = aux.velocity + cross(aux.angular_velocity, arm);
-    let applied = -stretch * f.c.x - attach_velocity * f.c.y;
+    let applied = -stretch * forces[fi].c.x - attach_velocity * forces[fi].c.y;
     *force += applied;
     *torque += cross(arm, applied);
 }
 
-fn force_attractor(f: Force, s: Motion, c: BodyConstants, aux: Auxiliaries, t: real, env: ForceEnv,
+fn force_attractor(fi: u32, s: Motion, c: BodyConstants, aux: Auxiliaries, t: real, env: ForceEnv,
                    force: ptr<function, vec3<real>>, torque: ptr<function, vec3<real>>) {
-    let r = s.position - f.a.xyz;
-    let d2 = dot(r, r) + f.c.y * f.c.y;
-    *force -= r * (c.mass * f.c.x * (real(1.0) / (d2 * sqrt(d2))));
+    let r = s.position - forces[fi].a.xyz;
+    let d2 = dot(r, r) + forces[fi].c.y * forces[fi].c.y;
+    *force -= r * (c.mass * forces[fi].c.x * (real(1.0) / (d2 * sqrt(d2))));
 }
 
-fn force_thrust(f: Force, s: Motion, c: BodyConstants, aux: Auxiliaries, t: real, env: ForceEnv,
+fn force_thrust(fi: u32, s: Motion, c: BodyConstants, aux: Auxiliaries, t: real, env: ForceEnv,
                 force: ptr<function, vec3<real>>, torque: ptr<function, vec3<real>>) {
-    *force += aux.rotation * f.a.xyz;
-    *torque += aux.rotation * f.b.xyz;
+    *force += aux.rotation * forces[fi].a.xyz;
+    *torque += aux.rotation * forces[fi].b.xyz;
 }
 
-fn force_sinusoidal(f: Force, s: Motion, c: BodyConstants, aux: Auxiliaries, t: real, env: ForceEnv,
+fn force_sinusoidal(fi: u32, s: Motion, c: BodyConstants, aux: Auxiliaries, t: real, env: ForceEnv,
                     force: ptr<function, vec3<real>>, torque: ptr<function, vec3<real>>) {
-    let scale = sinusoid_scale(f.c.x, f.c.y, f.c.z, f.c.w, t);
-    *force += f.a.xyz * scale;
-    *torque += f.b.xyz * scale;
+    let scale = sinusoid_scale(forces[fi].c.x, forces[fi].c.y, forces[fi].c.z, forces[fi].c.w, t);
+    *force += forces[fi].a.xyz * scale;
+    *torque += forces[fi].b.xyz * scale;
 }
 
-fn force_keyframed(f: Force, s: Motion, c: BodyConstants, aux: Auxiliaries, t: real, env: ForceEnv,
+fn force_keyframed(fi: u32, s: Motion, c: BodyConstants, aux: Auxiliaries, t: real, env: ForceEnv,
                    force: ptr<function, vec3<real>>, torque: ptr<function, vec3<real>>) {
-    let scale = keyframe_scale(f.keyframe_first, f.keyframe_count, t);
-    *force += f.a.xyz * scale;
-    *torque += f.b.xyz * scale;
+    let scale = keyframe_scale(forces[fi].keyframe_first, forces[fi].keyframe_count, t);
+    *force += forces[fi].a.xyz * scale;
+    *torque += forces[fi].b.xyz * scale;
 }
 
-fn force_custom(f: Force, s: Motion, c: BodyConstants, aux: Auxiliaries, t: real, env: ForceEnv,
+fn force_custom(fi: u32, s: Motion, c: BodyConstants, aux: Auxiliaries, t: real, env: ForceEnv,
                 force: ptr<function, vec3<real>>, torque: ptr<function, vec3<real>>) {
     let load = custom_force(
         s.position,
@@ -158,12 +158,8 @@ fn derivative(s: Motion, c: BodyConstants, t: real, env: ForceEnv) -> Derivative
     let aux = auxiliaries(s, c);
     var force = env.load.force.xyz;
     var torque = env.load.torque.xyz;
-    for (var i = 0u; i < params.global_force_count; i++) {
-        accumulate_force(forces[i], s, c, aux, t, env, &force, &torque);
-    }
-    for (var i = c.force_first; i < c.force_first + c.force_count; i++) {
-        accumulate_force(forces[i], s, c, aux, t, env, &force, &torque);
-    }
+    accumulate_global_forces(s, c, aux, t, env, &force, &torque);
+    accumulate_own_forces(s, c, aux, t, env, &force, &torque);
     let omega = aux.angular_velocity;
     return Derivative(
         aux.velocity,

@@ -58,6 +58,7 @@ fn probe() {
     word(c.force_first);
     word(c.force_count);
     word(c.shape_kind);
+    word(c.own_kinds);
 
     let f = probe_forces[1];
     put4(f.a);

@@ -180,6 +180,12 @@ pub(crate) struct ForceParameters {
 }
 
 impl ForceType {
+    /// The type's bit in a body's GPU `own_kinds` mask: which kinds its own forces are.
+    pub fn bit(self) -> u32 {
+        const { assert!(ForceType::ALL.len() <= 32, "own_kinds is a u32") };
+        1 << (self.code() - Self::FIRST_CODE)
+    }
+
     /// How many vectors and scalars, and whether a keyframe table, the type's parameters
     /// hold (in [`ForceParameters`]).
     pub fn arity(self) -> (usize, usize, bool) {

@@ -1,8 +1,11 @@
-//! Forces grouped the way both backends read them: the forces that act on every body first,
-//! then each body's own forces in one contiguous run, found through a per-body range.
+//! Forces grouped the way every backend reads them: the forces that act on every body first,
+//! then each body's own forces in one contiguous run, found through a per-body range. Within
+//! each group the forces are ordered by kind, so a GPU kernel visits each kind in one loop of
+//! its own instead of a switch whose every case a divergent group of invocations would run.
 
 use std::ops::Range;
 
+use crate::codes::Coded;
 use crate::crowd::Crowd;
 use crate::force::ForceKind;
 
@@ -18,21 +21,24 @@ pub(crate) struct ForceTable {
 }
 
 impl ForceTable {
-    /// Groups the crowd's forces; the order within each group keeps the scene's order.
+    /// Groups the crowd's forces, each group ordered by kind (`ForceType::ALL` order) and
+    /// forces of one kind in the scene's order. Every backend sums them in this order.
     pub fn new(crowd: &Crowd) -> Self {
+        let kind_code = |kind: &ForceKind| kind.force_type().code();
         let mut forces: Vec<ForceKind> = crowd
             .forces
             .iter()
             .filter(|f| f.body.is_none())
             .map(|f| f.kind)
             .collect();
+        forces.sort_by_key(kind_code); // stable: keeps scene order within a kind
         let global_count = forces.len();
         let mut targeted: Vec<(usize, ForceKind)> = crowd
             .forces
             .iter()
             .filter_map(|f| f.body.map(|b| (b, f.kind)))
             .collect();
-        targeted.sort_by_key(|&(body, _)| body); // stable: keeps scene order per body
+        targeted.sort_by_key(|(body, kind)| (*body, kind_code(kind)));
         let mut ranges = vec![(0u32, 0u32); crowd.bodies.len()];
         for (body, kind) in targeted {
             let range = &mut ranges[body];
@@ -74,6 +80,16 @@ impl ForceTable {
                 })
                 .collect(),
         }
+    }
+
+    /// The kinds of body `index`'s own forces, one [`ForceType::bit`] each.
+    ///
+    /// [`ForceType::bit`]: crate::force::ForceType::bit
+    pub fn own_kinds(&self, index: usize) -> u32 {
+        let (first, count) = self.ranges[index];
+        self.forces[first as usize..(first + count) as usize]
+            .iter()
+            .fold(0, |mask, f| mask | f.force_type().bit())
     }
 
     /// The forces acting on body `index`.

@@ -85,6 +85,62 @@ fn specialized_and_general_kernels_agree_bit_for_bit_through_contacts() {
     }
 }
 
+/// The specialized kernel calls a short list of forces on every body one by one but loops
+/// over a long one, and visits a kind of a body's own forces once or in a loop, depending on
+/// whether some body has several of it: every variant must sum the same records in the same
+/// order as the general kernel.
+#[test]
+fn specialized_and_general_kernels_agree_on_repeated_and_many_forces() {
+    let gravity = |z: f64| ForceKind::Gravity {
+        acceleration: DVec3::new(0.1, 0.0, z),
+    };
+    let drag = |linear: f64| ForceKind::LinearDrag {
+        linear,
+        angular: 0.5 * linear,
+    };
+    let bodies = CrowdSpec::new(48, 11).generate().unwrap();
+    for globals in [3, 40] {
+        let mut crowd = Crowd::new(bodies.clone(), 1e-3);
+        // Kinds interleaved in scene order: the table orders them by kind.
+        for g in 0..globals {
+            let kind = if g % 2 == 0 {
+                gravity(-9.81 / globals as f64 * (1.0 + g as f64))
+            } else {
+                drag(0.01 * g as f64)
+            };
+            crowd.forces.push(Force::on_all(kind));
+        }
+        for (i, body) in bodies.iter().enumerate() {
+            let mass = body.mass.mass();
+            // Up to three springs on a body (a loop), a thrust on every other (one call).
+            for s in 0..i % 4 {
+                crowd.forces.push(Force::on_body(
+                    i,
+                    ForceKind::Spring {
+                        anchor: body.state.position + DVec3::new(s as f64, 1.0, 0.5),
+                        attach: DVec3::new(0.01, 0.0, 0.02 * s as f64),
+                        stiffness: 3.0 * mass,
+                        damping: 0.2 * mass,
+                    },
+                ));
+            }
+            if i % 2 == 1 {
+                crowd.forces.push(Force::on_body(
+                    i,
+                    ForceKind::Thrust {
+                        force: DVec3::new(0.0, mass, 0.0),
+                        torque: DVec3::new(0.0, 0.0, 0.01 * mass),
+                    },
+                ));
+            }
+        }
+        for precision in [Precision::F32, Precision::F64] {
+            let what = format!("{globals} forces on every body, repeated springs");
+            assert_identical(&crowd, 30, precision, &what);
+        }
+    }
+}
+
 /// Crowds of one kind share one pipeline: the second simulation of a kind compiles nothing,
 /// and a crowd of another kind gets its own kernel.
 #[test]

@@ -91,7 +91,7 @@ impl BufferChunk {
         }
         let own = &crowd.bodies[bodies.clone()];
         let states = encode.states(own.iter().map(|b| &b.state), crowd.start_step);
-        let constants = encode.constants(own, &table.ranges);
+        let constants = encode.constants(own, &table);
         let grid = dispatch_grid(
             bodies.len() as u32,
             layout.workgroup_size,

@@ -150,7 +150,7 @@ fn on_device(ctx: &GpuContext, crowd: &Crowd, precision: Precision) -> DeviceRun
     let states = init("probe states", &states, storage);
     let constants = init(
         "probe constants",
-        &encode.constants(&crowd.bodies, &table.ranges),
+        &encode.constants(&crowd.bodies, &table),
         storage,
     );
     let forces = init("probe forces", &encode.forces(&table, &spans), storage);

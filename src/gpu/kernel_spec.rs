@@ -1,24 +1,55 @@
 //! What an integration kernel is compiled for. The integrator, the force kinds and whether
-//! contacts run are fixed when the pipeline is built: the kernel's two dispatch switches are
-//! generated with a case for each kind the crowd uses, and contacts are a constant, so the
-//! driver folds away everything else and a gravity-and-drag RK4 crowd runs straight-line
-//! code. The general kernel (every case) is kept for comparison: the two give bit-identical
-//! results, which `tests/kernel_spec.rs` checks.
+//! contacts run are fixed when the pipeline is built, and the code that visits the forces is
+//! generated for them, so the driver folds away everything else and a gravity-and-drag RK4
+//! crowd runs straight-line code:
+//! - the forces on every body are called one after another, each with its record's index a
+//!   constant: no loop, and the same record for every invocation;
+//! - a body's own forces, which the force table orders by kind, are visited kind by kind,
+//!   each kind behind a bit of the body's `own_kinds` mask, and as a loop only where some body
+//!   has more than one force of that kind. A switch per record would make an invocation group
+//!   whose bodies differ run every case for every record.
+//!
+//! The general kernel (every kind, loops everywhere) is kept for comparison: the two sum the
+//! same records in the same order and give bit-identical results, which
+//! `tests/kernel_spec.rs` checks.
 
 use crate::codes::Coded;
 use crate::crowd::Crowd;
 use crate::force::ForceType;
+use crate::force_table::ForceTable;
 use crate::integrator::Integrator;
+
+/// The longest list of forces on every body that a kernel calls one by one; a longer list is
+/// visited in loops, one per kind, so the kernel's size stays bounded.
+const MAX_UNROLLED_GLOBAL_FORCES: usize = 16;
 
 /// The integrators, force kinds and contact handling one kernel is compiled for.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub(crate) struct KernelSpec {
     /// Integrators with a case in `scheme_step`, in [`Integrator::ALL`] order.
     integrators: Vec<Integrator>,
-    /// Force kinds with a case in `accumulate_force`, in [`ForceType::ALL`] order.
-    forces: Vec<ForceType>,
+    /// How `accumulate_global_forces` visits the forces on every body.
+    global_forces: GlobalForces,
+    /// The kinds `accumulate_own_forces` visits, in [`ForceType::ALL`] order.
+    own_forces: Vec<OwnForces>,
     /// Whether the contact resolution is compiled in.
     contacts: bool,
+}
+
+/// How the kernel visits the forces acting on every body.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+enum GlobalForces {
+    /// Exactly these records, in table order: one call each.
+    Calls(Vec<ForceType>),
+    /// Any records of these kinds (in [`ForceType::ALL`] order): one loop per kind.
+    Loops(Vec<ForceType>),
+}
+
+/// One kind of a body's own forces, and whether one body can have several of it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+struct OwnForces {
+    kind: ForceType,
+    repeated: bool,
 }
 
 impl KernelSpec {
@@ -26,21 +57,52 @@ impl KernelSpec {
     pub fn general() -> Self {
         Self {
             integrators: Integrator::ALL.to_vec(),
-            forces: ForceType::ALL.to_vec(),
+            global_forces: GlobalForces::Loops(ForceType::ALL.to_vec()),
+            own_forces: ForceType::ALL
+                .iter()
+                .map(|&kind| OwnForces {
+                    kind,
+                    repeated: true,
+                })
+                .collect(),
             contacts: true,
         }
     }
 
-    /// Exactly what `crowd` uses: its integrator, the kinds of its forces, and contacts if
-    /// it has planes. A kernel built for it handles nothing else.
+    /// Exactly what `crowd` uses: its integrator, its forces on every body, the kinds of
+    /// its bodies' own forces, and contacts if it has planes. A kernel built for it handles
+    /// nothing else.
     pub fn of(crowd: &Crowd) -> Self {
-        let used: Vec<ForceType> = crowd.forces.iter().map(|f| f.kind.force_type()).collect();
+        let table = ForceTable::new(crowd);
+        let globals: Vec<ForceType> = table.forces[..table.global_count]
+            .iter()
+            .map(|f| f.force_type())
+            .collect();
+        let global_forces = if globals.len() <= MAX_UNROLLED_GLOBAL_FORCES {
+            GlobalForces::Calls(globals)
+        } else {
+            GlobalForces::Loops(kinds_in(&globals))
+        };
+        // Per kind, the most forces of it that one body has.
+        let most = |kind: ForceType| {
+            let ranges = table.ranges.iter();
+            let own =
+                ranges.map(|&(first, count)| &table.forces[first as usize..][..count as usize]);
+            own.map(|forces| forces.iter().filter(|f| f.force_type() == kind).count())
+                .max()
+                .unwrap_or(0)
+        };
         Self {
             integrators: vec![crowd.integrator],
-            forces: ForceType::ALL
+            global_forces,
+            own_forces: ForceType::ALL
                 .iter()
-                .copied()
-                .filter(|kind| used.contains(kind))
+                .map(|&kind| (kind, most(kind)))
+                .filter(|&(_, most)| most > 0)
+                .map(|(kind, most)| OwnForces {
+                    kind,
+                    repeated: most > 1,
+                })
                 .collect(),
             contacts: !crowd.planes.is_empty(),
         }
@@ -55,21 +117,11 @@ impl KernelSpec {
         }
     }
 
-    /// The generated WGSL: `KERNEL_CONTACTS`, `accumulate_force` and `scheme_step`. A code
-    /// without a case (a kind the crowd does not use cannot appear in its records) sets
+    /// The generated WGSL: `KERNEL_CONTACTS`, `accumulate_global_forces`,
+    /// `accumulate_own_forces` and `scheme_step`. A record or integrator the kernel has no
+    /// code for (a kind the crowd does not use cannot appear in its records) sets
     /// `faults.first_unknown_code`: never a silent fallback.
     pub fn wgsl(&self) -> String {
-        let force_cases: String = self
-            .forces
-            .iter()
-            .map(|kind| {
-                format!(
-                    "        case {}: {{\n            force_{}(f, s, c, aux, t, env, force, torque);\n        }}\n",
-                    kind.wgsl_constant(),
-                    kind.name()
-                )
-            })
-            .collect();
         let scheme_cases: String = self
             .integrators
             .iter()
@@ -85,16 +137,13 @@ impl KernelSpec {
             "// Generated by src/gpu/kernel_spec.rs for this kernel's crowd.
 const KERNEL_CONTACTS: bool = {contacts};
 
-/// Adds force source `f`'s force and torque on the body to the totals.
-fn accumulate_force(f: Force, s: Motion, c: BodyConstants, aux: Auxiliaries, t: real,
-                    env: ForceEnv, force: ptr<function, vec3<real>>,
-                    torque: ptr<function, vec3<real>>) {{
-    switch f.kind {{
-{force_cases}        default: {{
-            atomicMin(&faults.first_unknown_code, env.body);
-        }}
-    }}
-}}
+/// Adds the force and torque of every force acting on all bodies to the totals.
+fn accumulate_global_forces({FORCE_PARAMETERS}) {{
+{global}}}
+
+/// Adds the force and torque of the body's own forces to the totals.
+fn accumulate_own_forces({FORCE_PARAMETERS}) {{
+{own}}}
 
 /// One step of the crowd's integrator, before q is renormalized.
 fn scheme_step(s: Motion, c: BodyConstants, env: ForceEnv, t: real, h: real) -> Motion {{
@@ -108,8 +157,92 @@ fn scheme_step(s: Motion, c: BodyConstants, env: ForceEnv, t: real, h: real) -> 
 }}
 ",
             contacts = self.contacts,
+            global = self.global_forces.wgsl(),
+            own = own_forces_wgsl(&self.own_forces),
         )
     }
+}
+
+/// The parameters of the generated force functions, which pass them on to `force_<kind>`.
+const FORCE_PARAMETERS: &str = "s: Motion, c: BodyConstants, aux: Auxiliaries, t: real, \
+    env: ForceEnv,\n        force: ptr<function, vec3<real>>, torque: ptr<function, vec3<real>>";
+
+/// The call of kind `kind`'s force function on record `index`.
+fn call(kind: ForceType, index: &str) -> String {
+    format!(
+        "force_{}({index}, s, c, aux, t, env, force, torque);",
+        kind.name()
+    )
+}
+
+/// The kinds among `forces`, in [`ForceType::ALL`] order.
+fn kinds_in(forces: &[ForceType]) -> Vec<ForceType> {
+    ForceType::ALL
+        .iter()
+        .copied()
+        .filter(|kind| forces.contains(kind))
+        .collect()
+}
+
+/// A loop over the records of kind `kind` from `i` on, which stops at `end` or at a record of
+/// another kind.
+fn kind_loop(kind: ForceType, indent: &str) -> String {
+    format!(
+        "{indent}while i < end && forces[i].kind == {code} {{
+{indent}    {call}
+{indent}    i++;
+{indent}}}
+",
+        code = kind.wgsl_constant(),
+        call = call(kind, "i"),
+    )
+}
+
+/// A record left over after the kinds were visited is of a kind without code: a fault.
+const LEFT_OVER_IS_A_FAULT: &str = "    if i < end {
+        atomicMin(&faults.first_unknown_code, env.body);
+    }
+";
+
+impl GlobalForces {
+    /// The body of `accumulate_global_forces`.
+    fn wgsl(&self) -> String {
+        match self {
+            GlobalForces::Calls(records) => records
+                .iter()
+                .enumerate()
+                .map(|(index, &kind)| format!("    {}\n", call(kind, &format!("{index}u"))))
+                .collect(),
+            GlobalForces::Loops(kinds) => {
+                let loops: String = kinds.iter().map(|&kind| kind_loop(kind, "    ")).collect();
+                format!(
+                    "    let end = params.global_force_count;\n    var i = 0u;\n{loops}{LEFT_OVER_IS_A_FAULT}"
+                )
+            }
+        }
+    }
+}
+
+/// The body of `accumulate_own_forces`: per kind, nothing unless the body's `own_kinds` has
+/// its bit, then one call, or a loop where a body can have several.
+fn own_forces_wgsl(kinds: &[OwnForces]) -> String {
+    let visits: String = kinds
+        .iter()
+        .map(|own| {
+            let visit = if own.repeated {
+                kind_loop(own.kind, "        ")
+            } else {
+                format!("        {}\n        i++;\n", call(own.kind, "i"))
+            };
+            format!(
+                "    if (c.own_kinds & {bit}u) != 0u {{\n{visit}    }}\n",
+                bit = own.kind.bit()
+            )
+        })
+        .collect();
+    format!(
+        "    let end = c.force_first + c.force_count;\n    var i = c.force_first;\n{visits}{LEFT_OVER_IS_A_FAULT}"
+    )
 }
 
 #[cfg(test)]
@@ -147,5 +280,48 @@ mod tests {
                 assert!(!own.contains(&format!(" {}_step(", integrator.name())));
             }
         }
+    }
+
+    #[test]
+    fn forces_on_every_body_are_called_one_by_one_up_to_a_limit_and_repeats_loop() {
+        let bodies = crate::CrowdSpec::new(3, 1).generate().unwrap();
+        let gravity = Force::on_all(ForceKind::Gravity {
+            acceleration: DVec3::NEG_Z,
+        });
+        let thrust = ForceKind::Thrust {
+            force: DVec3::X,
+            torque: DVec3::ZERO,
+        };
+        let mut crowd = Crowd::new(bodies, 1e-3)
+            .with_force(gravity)
+            .with_force(Force::on_body(0, thrust))
+            .with_force(Force::on_body(1, thrust));
+        let spec = KernelSpec::of(&crowd);
+        assert_eq!(
+            spec.global_forces,
+            GlobalForces::Calls(vec![ForceType::Gravity])
+        );
+        assert!(spec.wgsl().contains("force_gravity(0u,"));
+        let once = OwnForces {
+            kind: ForceType::Thrust,
+            repeated: false,
+        };
+        assert_eq!(spec.own_forces, [once]);
+        assert!(!spec.wgsl().contains("forces[i].kind == FORCE_THRUST"));
+
+        crowd.forces.push(Force::on_body(1, thrust));
+        let spec = KernelSpec::of(&crowd);
+        assert!(spec.own_forces[0].repeated, "body 1 has two thrusts");
+        assert!(spec.wgsl().contains("forces[i].kind == FORCE_THRUST"));
+
+        crowd
+            .forces
+            .extend(vec![gravity; MAX_UNROLLED_GLOBAL_FORCES]);
+        let spec = KernelSpec::of(&crowd);
+        assert_eq!(
+            spec.global_forces,
+            GlobalForces::Loops(vec![ForceType::Gravity])
+        );
+        assert!(spec.wgsl().contains("forces[i].kind == FORCE_GRAVITY"));
     }
 }

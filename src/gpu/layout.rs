@@ -60,7 +60,8 @@ pub(crate) struct BodyConstantsGpu<R: Real> {
     pub force_first: u32,
     pub force_count: u32,
     pub shape_kind: u32,
-    pub pad0: u32,
+    /// The kinds of the body's own forces: one `ForceType::bit` each.
+    pub own_kinds: u32,
     pub pad1: R::Pad16,
 }
 plain_record!(BodyConstantsGpu);
@@ -223,8 +224,9 @@ fn shape_gpu<R: Real>(shape: Option<Shape>) -> (u32, [R; 4]) {
 }
 
 impl<R: Real> BodyConstantsGpu<R> {
-    /// Constants of `body`, whose own forces are `range = (first, count)` in the force table.
-    pub fn new(body: &Body, range: (u32, u32)) -> Self {
+    /// Constants of `body`, whose own forces are `range = (first, count)` in the force table,
+    /// of the kinds in `own_kinds`.
+    pub fn new(body: &Body, range: (u32, u32), own_kinds: u32) -> Self {
         let m = body.mass.inv_inertia_body();
         let (shape_kind, shape) = shape_gpu(body.mass.shape());
         Self {
@@ -238,6 +240,7 @@ impl<R: Real> BodyConstantsGpu<R> {
             force_first: range.0,
             force_count: range.1,
             shape_kind,
+            own_kinds,
             ..Self::default()
         }
     }
@@ -307,12 +310,13 @@ impl Encode {
         })
     }
 
-    pub fn constants(&self, bodies: &[Body], ranges: &[(u32, u32)]) -> Vec<u8> {
+    /// The constants of `bodies`, whose forces are `table`'s.
+    pub fn constants(&self, bodies: &[Body], table: &ForceTable) -> Vec<u8> {
         with_real!(self.0, R => {
             let records: Vec<BodyConstantsGpu<R>> = bodies
                 .iter()
-                .zip(ranges)
-                .map(|(b, &range)| BodyConstantsGpu::new(b, range))
+                .enumerate()
+                .map(|(i, b)| BodyConstantsGpu::new(b, table.ranges[i], table.own_kinds(i)))
                 .collect();
             bytemuck::cast_slice(&records).to_vec()
         })
@@ -472,6 +476,7 @@ mod tests {
             force_first: f.word(),
             force_count: f.word(),
             shape_kind: f.word(),
+            own_kinds: f.word(),
             ..Default::default()
         };
         let force = ForceGpu::<R> {
