@@ -20,6 +20,14 @@ pub fn bytes_per_body_step(precision: Precision) -> f64 {
     BYTES_PER_BODY_STEP * precision.scalar_bytes() as f64 / 4.0
 }
 
+/// FLOP per byte of device memory traffic of the gravity-and-drag RK4 kernel with
+/// `steps_per_dispatch` steps fused: a fused dispatch reads and writes each body once for
+/// all its steps. Against an adapter's FLOP/s over bytes/s (its ridge point) this says
+/// whether the kernel is bound by memory (below) or by arithmetic (above).
+pub fn arithmetic_intensity(precision: Precision, steps_per_dispatch: u32) -> f64 {
+    FLOP_PER_BODY_STEP * steps_per_dispatch as f64 / bytes_per_body_step(precision)
+}
+
 /// Floating-point operations per RK4 body-step of the workload (gravity and drag), counted
 /// by hand from shaders/: four derivatives of about 134 (auxiliaries 84, forces 18, spin
 /// 32), four stage updates of 26, the weighted sum 53, renormalization 12.
@@ -75,6 +83,8 @@ pub struct Measurement {
     pub fraction_of_copy_bandwidth: Option<f64>,
     /// GPU only: arithmetic throughput, `FLOP_PER_BODY_STEP` times body-steps per second.
     pub gflop_per_second: Option<f64>,
+    /// GPU only: the kernel's [`arithmetic_intensity`] (gravity-drag workload).
+    pub flop_per_byte: Option<f64>,
     /// Body-steps per second over the `cpu-ref` row of the same size (best thread count).
     pub speedup_over_cpu_ref: Option<f64>,
     /// Body-steps per second over the `cpu` row of the same size (best thread count).
@@ -275,6 +285,10 @@ impl BenchPlan {
         // The operation count is of the gravity-and-drag step.
         if self.workload == Workload::GravityDrag {
             row.gflop_per_second = Some(FLOP_PER_BODY_STEP * row.body_steps_per_second / 1e9);
+            row.flop_per_byte = Some(arithmetic_intensity(
+                options.precision,
+                options.steps_per_dispatch,
+            ));
         }
         Ok(row)
     }
@@ -308,6 +322,7 @@ impl BenchPlan {
             effective_gb_per_second: bytes_per_body_step(precision) * rate / 1e9,
             fraction_of_copy_bandwidth: None,
             gflop_per_second: None,
+            flop_per_byte: None,
             speedup_over_cpu_ref: None,
             speedup_over_cpu: None,
         }
@@ -342,6 +357,14 @@ mod tests {
     fn the_median_is_the_middle_run() {
         assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);
         assert_eq!(median(&[5.0]), 5.0);
+    }
+
+    #[test]
+    fn fusing_steps_multiplies_the_work_per_byte_and_f64_halves_it() {
+        let unfused = arithmetic_intensity(Precision::F32, 1);
+        assert!((unfused - 705.0 / 176.0).abs() < 1e-12, "{unfused}");
+        assert!((arithmetic_intensity(Precision::F32, 8) - 8.0 * unfused).abs() < 1e-12);
+        assert!((arithmetic_intensity(Precision::F64, 1) - 0.5 * unfused).abs() < 1e-12);
     }
 
     #[test]

@@ -7,7 +7,7 @@ mod recording;
 
 pub use measure::{
     BYTES_PER_BODY_STEP, BenchPlan, BenchReport, CopyBandwidth, FLOP_PER_BODY_STEP, Measurement,
-    cpu_description, describe_options,
+    arithmetic_intensity, cpu_description, describe_options,
 };
 pub use recording::{RecordingCost, measure_recording};
 

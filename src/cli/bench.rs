@@ -7,7 +7,9 @@ use std::process::ExitCode;
 
 use clap::Args;
 use rigid_crowd::bench::plot::{Series, throughput_svg};
-use rigid_crowd::bench::{BenchPlan, BenchReport, Measurement};
+use rigid_crowd::bench::{
+    BenchPlan, BenchReport, FLOP_PER_BODY_STEP, Measurement, Workload, arithmetic_intensity,
+};
 use rigid_crowd::gpu::{GpuContext, GpuOptions};
 use rigid_crowd::{AtomicFile, Backend, Error, Result};
 
@@ -162,6 +164,29 @@ fn plan(args: &BenchArgs) -> Result<BenchPlan> {
     })
 }
 
+/// What the GPU rows' kernels do per byte they move, so a figure for another adapter can be
+/// predicted from its FLOP/s and bandwidth.
+fn intensity_line(plan: &BenchPlan) -> String {
+    let mut seen: Vec<String> = Vec::new();
+    for options in &plan.gpu_variants {
+        for precision in plan.backends.iter().filter_map(|b| b.gpu_precision()) {
+            let fuse = options.steps_per_dispatch;
+            let entry = format!(
+                "{:.1} at fuse {fuse} ({})",
+                arithmetic_intensity(precision, fuse),
+                precision.wgsl_type()
+            );
+            if !seen.contains(&entry) {
+                seen.push(entry);
+            }
+        }
+    }
+    format!(
+        "kernel: {FLOP_PER_BODY_STEP} FLOP per body-step (counted from the WGSL); FLOP per byte moved: {}",
+        seen.join(", ")
+    )
+}
+
 const HEADER: &str = "backend  prec variant                        bodies  steps    time (s) clock      body-steps/s   eff GB/s  copy frac  GFLOP/s  x cpu-ref    x cpu";
 
 fn optional(value: Option<f64>, width: usize, digits: usize) -> String {
@@ -253,6 +278,9 @@ pub fn bench(args: BenchArgs) -> Result<ExitCode> {
             "submit-and-wait wall clock (no timestamp queries)"
         };
         println!("gpu: {} - kernel timed by {clock}", ctx.describe());
+        if plan.workload == Workload::GravityDrag {
+            println!("{}", intensity_line(&plan));
+        }
     }
     // Each row appears on stderr as it is measured; the table with speed-ups (against the
     // fastest cpu-ref and cpu rows of the same size) follows on stdout.
