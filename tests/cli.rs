@@ -193,6 +193,16 @@ fn info_lists_the_adapter_and_its_crowd_limit() {
     );
 }
 
+/// Mesa's device-select layer probes Wayland and libwayland complains on stderr when the
+/// runtime directory is missing; the binary turns the futile probe off.
+#[test]
+fn a_gpu_start_without_a_runtime_directory_prints_no_wayland_noise() {
+    let output = rigid_crowd(&["info"], &[("XDG_RUNTIME_DIR", "no-such-runtime-dir")]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(!stderr.contains("XDG_RUNTIME_DIR"), "{stderr}");
+}
+
 #[test]
 fn bench_prints_the_table_and_writes_json_and_plot() {
     let dir = tempfile::tempdir().unwrap();
