@@ -3,6 +3,7 @@
 use std::sync::{Arc, Mutex};
 
 use crate::error::{Error, Result};
+use crate::gpu::bindings::INTEGRATE_STORAGE_BUFFERS;
 use crate::gpu::layout::RecordSizes;
 use crate::gpu::pipeline_cache::PipelineCache;
 use crate::gpu::precision::Precision;
@@ -148,18 +149,42 @@ impl GpuContext {
         Ok((Self::open(adapter)?, surface))
     }
 
+    /// Runs crowds on a device the caller already has (a renderer's, a game engine's, a
+    /// pipeline of their own), made from `adapter`. The device keeps its owner's
+    /// uncaptured-error and device-lost handlers: nothing is installed on it. Our operations
+    /// report what goes wrong through their `Result`s (pipeline and buffer creation run in
+    /// error scopes, and a failed wait or read is an error); a device loss shows as such an
+    /// error, and the owner's lost callback hears of it.
+    ///
+    /// The kernels use what the device was created with: its limits bound the crowd's chunks
+    /// and the workgroup size, `SHADER_F64` enables `gpu-f64`, `TIMESTAMP_QUERY` device-side
+    /// timing. A device without what every kernel needs (compute shaders, enough storage
+    /// buffers per stage) is refused with an error naming what is missing.
+    pub fn from_device(
+        adapter: wgpu::Adapter,
+        device: wgpu::Device,
+        queue: wgpu::Queue,
+    ) -> Result<Self> {
+        let info = adapter.get_info();
+        let limits = device.limits();
+        check_device(&adapter, &limits)?;
+        Ok(Self {
+            memory_budget: memory_budget(&adapter)?,
+            adapter,
+            device,
+            queue,
+            info,
+            limits,
+            uncaptured: Arc::default(),
+            lost: Arc::default(),
+            pipelines: Arc::default(),
+        })
+    }
+
     /// A device and queue on `adapter`, with its full limits.
     fn open(adapter: wgpu::Adapter) -> Result<Self> {
         let info = adapter.get_info();
-        let memory_budget = match std::env::var(MEMORY_BUDGET_VAR) {
-            Ok(text) => Some(text.trim().parse::<u64>().map_err(|_| {
-                Error::invalid(
-                    MEMORY_BUDGET_VAR,
-                    format!("must be a byte count (got `{text}`)"),
-                )
-            })?),
-            Err(_) => device_memory(&adapter),
-        };
+        let memory_budget = memory_budget(&adapter)?;
         // A crowd of millions needs far more than the default 128 MiB per storage binding.
         let limits = adapter.limits();
         // Timestamps time the kernel on the device in `rigid-crowd bench`; f64 shaders run the
@@ -339,6 +364,40 @@ impl GpuContext {
             None => Ok(()),
         }
     }
+}
+
+/// [`MEMORY_BUDGET_VAR`] if set, else the adapter's largest device-local heap.
+fn memory_budget(adapter: &wgpu::Adapter) -> Result<Option<u64>> {
+    match std::env::var(MEMORY_BUDGET_VAR) {
+        Ok(text) => Ok(Some(text.trim().parse::<u64>().map_err(|_| {
+            Error::invalid(
+                MEMORY_BUDGET_VAR,
+                format!("must be a byte count (got `{text}`)"),
+            )
+        })?)),
+        Err(_) => Ok(device_memory(adapter)),
+    }
+}
+
+/// An error naming the first thing a caller's device lacks for the integration kernel.
+fn check_device(adapter: &wgpu::Adapter, limits: &wgpu::Limits) -> Result<()> {
+    let name = adapter.get_info().name;
+    let compute = wgpu::DownlevelFlags::COMPUTE_SHADERS;
+    if !adapter.get_downlevel_capabilities().flags.contains(compute) {
+        return Err(Error::Gpu(format!(
+            "the device on `{name}` cannot run compute shaders (DownlevelFlags::COMPUTE_SHADERS)"
+        )));
+    }
+    let storage = INTEGRATE_STORAGE_BUFFERS;
+    if limits.max_storage_buffers_per_shader_stage < storage {
+        return Err(Error::Gpu(format!(
+            "the device on `{name}` allows {} storage buffers per shader stage; the integration \
+             kernel binds {storage}: create it with `max_storage_buffers_per_shader_stage` of at \
+             least {storage}",
+            limits.max_storage_buffers_per_shader_stage
+        )));
+    }
+    Ok(())
 }
 
 /// The largest device-local memory heap of a Vulkan adapter (the largest heap of any kind

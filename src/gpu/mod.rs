@@ -2,6 +2,7 @@
 //! through wgpu, one source compiled in either precision.
 
 mod async_readback;
+mod bindings;
 mod builtins;
 mod chunk;
 mod context;

@@ -3,6 +3,7 @@
 
 use crate::custom_force::CustomForce;
 use crate::error::{Error, Result};
+use crate::gpu::bindings::INTEGRATE_BINDINGS;
 use crate::gpu::builtins::f32_only_builtins_on_f64;
 use crate::gpu::context::{GpuContext, one_line};
 use crate::gpu::kernel_spec::KernelSpec;
@@ -137,20 +138,13 @@ fn integrate_layout(device: &wgpu::Device) -> wgpu::PipelineLayout {
         },
         count: None,
     };
-    let read_only = wgpu::BufferBindingType::Storage { read_only: true };
-    let read_write = wgpu::BufferBindingType::Storage { read_only: false };
+    let entries: Vec<_> = (0..)
+        .zip(INTEGRATE_BINDINGS)
+        .map(|(binding, ty)| entry(binding, ty))
+        .collect();
     let bindings = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
         label: Some("integrate bindings"),
-        entries: &[
-            entry(0, wgpu::BufferBindingType::Uniform), // params
-            entry(1, read_write),                       // states
-            entry(2, read_only),                        // constants
-            entry(3, read_only),                        // forces
-            entry(4, read_only),                        // keyframes
-            entry(5, read_only),                        // loads
-            entry(6, read_only),                        // planes
-            entry(7, read_write),                       // faults
-        ],
+        entries: &entries,
     });
     device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
         label: Some("integrate"),
