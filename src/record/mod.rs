@@ -8,6 +8,8 @@
 mod columns;
 mod format;
 mod npy;
+#[cfg(feature = "npz")]
+mod npz;
 mod recorder;
 mod writer;
 

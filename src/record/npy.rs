@@ -10,6 +10,7 @@ pub(crate) enum Dtype {
     /// `<f8`: little-endian float64.
     F64,
     /// `<i8`: little-endian int64.
+    #[cfg_attr(not(feature = "npz"), allow(dead_code))] // the .npz archive's steps
     I64,
 }
 
@@ -45,6 +46,7 @@ pub(crate) fn header(dtype: Dtype, shape: &[usize]) -> Vec<u8> {
 }
 
 /// A whole one-dimensional array: header and data.
+#[cfg_attr(not(feature = "npz"), allow(dead_code))] // the .npz archive's times
 pub(crate) fn write_f64s(out: &mut impl Write, values: &[f64]) -> io::Result<()> {
     out.write_all(&header(Dtype::F64, &[values.len()]))?;
     for v in values {
@@ -54,6 +56,7 @@ pub(crate) fn write_f64s(out: &mut impl Write, values: &[f64]) -> io::Result<()>
 }
 
 /// A whole one-dimensional int64 array: header and data.
+#[cfg_attr(not(feature = "npz"), allow(dead_code))] // the .npz archive's steps
 pub(crate) fn write_i64s(out: &mut impl Write, values: &[i64]) -> io::Result<()> {
     out.write_all(&header(Dtype::I64, &[values.len()]))?;
     for v in values {

@@ -1,10 +1,7 @@
 //! Writing a trajectory frame by frame into a file that appears whole or not at all.
 
-use std::io::{self, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
-
-use zip::ZipWriter;
-use zip::write::SimpleFileOptions;
 
 use crate::atomic_file::AtomicFile;
 use crate::body::Body;
@@ -12,14 +9,15 @@ use crate::error::{Error, Result};
 use crate::record::columns::{TRAJECTORY_COLUMNS, state_row};
 use crate::record::format::TrajectoryFormat;
 use crate::record::npy::{self, Dtype};
+#[cfg(feature = "npz")]
+use crate::record::npz::NpzArchive;
 
 /// Where the frames go, by format.
 enum Sink {
     Csv(AtomicFile),
     Npy(AtomicFile),
-    /// Inside the archive's `states.npy` entry until [`TrajectoryWriter::finish`]
-    /// (boxed: the zip writer carries kilobytes of bookkeeping).
-    Npz(Box<ZipWriter<AtomicFile>>),
+    #[cfg(feature = "npz")]
+    Npz(NpzArchive),
 }
 
 /// A trajectory file being written: `frames` frames of `bodies` bodies each, in the format
@@ -70,14 +68,24 @@ impl TrajectoryWriter {
                 file.write_all(&states_header).map_err(io)?;
                 Sink::Npy(file)
             }
+            #[cfg(feature = "npz")]
             TrajectoryFormat::Npz => {
-                let mut zip = ZipWriter::new(file);
                 let states_bytes = states_header.len() as u64
                     + (frames * bodies * TRAJECTORY_COLUMNS.len() * 8) as u64;
-                zip.start_file("states.npy", entry_options(states_bytes))
-                    .map_err(|e| zip_error(&target, e))?;
-                zip.write_all(&states_header).map_err(io)?;
-                Sink::Npz(Box::new(zip))
+                Sink::Npz(NpzArchive::create(
+                    file,
+                    &target,
+                    &states_header,
+                    states_bytes,
+                )?)
+            }
+            #[cfg(not(feature = "npz"))]
+            TrajectoryFormat::Npz => {
+                return Err(Error::invalid(
+                    "record",
+                    "`.npz` needs rigid-crowd's `npz` feature, which this build lacks \
+                     (`.csv` and `.npy` need nothing)",
+                ));
             }
         };
         Ok(Self {
@@ -134,24 +142,30 @@ impl TrajectoryWriter {
                     self.buffer.push(b'\n');
                 }
             }
-            Sink::Npy(_) | Sink::Npz(_) => {
-                self.buffer
-                    .reserve(bodies.len() * TRAJECTORY_COLUMNS.len() * 8);
-                for body in bodies {
-                    for value in state_row(body) {
-                        self.buffer.extend_from_slice(&value.to_le_bytes());
-                    }
-                }
-            }
+            #[cfg(feature = "npz")]
+            Sink::Npz(_) => self.push_binary(bodies),
+            Sink::Npy(_) => self.push_binary(bodies),
         }
         let written = match &mut self.sink {
             Sink::Csv(file) | Sink::Npy(file) => file.write_all(&self.buffer),
-            Sink::Npz(zip) => zip.write_all(&self.buffer),
+            #[cfg(feature = "npz")]
+            Sink::Npz(archive) => archive.write_states(&self.buffer),
         };
         written.map_err(|e| Error::io(&self.target, e))?;
         self.steps.push(step as i64);
         self.times.push(time);
         Ok(())
+    }
+
+    /// One frame as little-endian float64s, into the buffer.
+    fn push_binary(&mut self, bodies: &[Body]) {
+        self.buffer
+            .reserve(bodies.len() * TRAJECTORY_COLUMNS.len() * 8);
+        for body in bodies {
+            for value in state_row(body) {
+                self.buffer.extend_from_slice(&value.to_le_bytes());
+            }
+        }
     }
 
     /// Completes the file and renames it into place. Fails, leaving no file, unless every
@@ -165,29 +179,46 @@ impl TrajectoryWriter {
         }
         let file = match self.sink {
             Sink::Csv(file) | Sink::Npy(file) => file,
-            Sink::Npz(mut zip) => {
-                let io = |e| Error::io(&self.target, e);
-                let bytes = 128 + 8 * self.frames as u64;
-                zip.start_file("steps.npy", entry_options(bytes))
-                    .map_err(|e| zip_error(&self.target, e))?;
-                npy::write_i64s(&mut zip, &self.steps).map_err(io)?;
-                zip.start_file("times.npy", entry_options(bytes))
-                    .map_err(|e| zip_error(&self.target, e))?;
-                npy::write_f64s(&mut zip, &self.times).map_err(io)?;
-                (*zip).finish().map_err(|e| zip_error(&self.target, e))?
-            }
+            #[cfg(feature = "npz")]
+            Sink::Npz(archive) => archive.finish(&self.steps, &self.times)?,
         };
         file.commit()
     }
 }
 
-/// A stored (uncompressed) entry; ZIP64 where the entry reaches 4 GiB.
-fn entry_options(bytes: u64) -> SimpleFileOptions {
-    SimpleFileOptions::default()
-        .compression_method(zip::CompressionMethod::Stored)
-        .large_file(bytes >= u32::MAX as u64)
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-fn zip_error(target: &Path, e: zip::result::ZipError) -> Error {
-    Error::io(target, io::Error::other(e))
+    #[cfg(not(feature = "npz"))]
+    #[test]
+    fn an_npz_without_the_feature_is_refused_naming_record_and_leaves_no_file() {
+        let dir = std::env::temp_dir().join(format!("rigid-crowd-npz-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("t.npz");
+        let message = TrajectoryWriter::create(&path, 3, 2)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            message.contains("record") && message.contains("npz"),
+            "{message}"
+        );
+        assert_eq!(
+            std::fs::read_dir(&dir).unwrap().count(),
+            0,
+            "no file, no temporary"
+        );
+        std::fs::remove_dir(&dir).unwrap();
+    }
+
+    #[test]
+    fn npy_needs_no_feature() {
+        let dir = std::env::temp_dir().join(format!("rigid-crowd-npy-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("t.npy");
+        let writer = TrajectoryWriter::create(&path, 0, 0).unwrap();
+        writer.finish().unwrap();
+        assert!(std::fs::metadata(&path).unwrap().len() >= 64);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

@@ -1,9 +1,14 @@
-//! Rendered frames on the host: RGBA8 pixels, PNG files, and contact sheets of several frames.
+//! Rendered frames on the host: RGBA8 pixels, PNG files (the `png` feature), and contact
+//! sheets of several frames.
 
+#[cfg(feature = "png")]
 use std::io::Write;
+#[cfg(feature = "png")]
 use std::path::Path;
 
+#[cfg(feature = "png")]
 use crate::atomic_file::AtomicFile;
+#[cfg(feature = "png")]
 use crate::error::{Error, Result};
 
 /// An 8-bit sRGB RGBA image, rows top to bottom.
@@ -30,6 +35,7 @@ impl Image {
     }
 
     /// Encodes the image as a PNG into `out`.
+    #[cfg(feature = "png")]
     pub fn encode_png(&self, out: impl Write) -> std::io::Result<()> {
         let mut encoder = png::Encoder::new(out, self.width, self.height);
         encoder.set_color(png::ColorType::Rgba);
@@ -44,6 +50,7 @@ impl Image {
     }
 
     /// Writes the image to `path` as a PNG; the file appears only once it is complete.
+    #[cfg(feature = "png")]
     pub fn write_png(&self, path: impl AsRef<Path>) -> Result<()> {
         let path = path.as_ref();
         let mut file = AtomicFile::create(path)?;
@@ -100,6 +107,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "png")]
     fn a_png_round_trips() {
         let mut image = solid(5, 3, 0);
         for (i, byte) in image.rgba.iter_mut().enumerate() {
