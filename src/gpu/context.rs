@@ -152,8 +152,8 @@ impl GpuContext {
     /// Runs crowds on a device the caller already has (a renderer's, a game engine's, a
     /// pipeline of their own), made from `adapter`. The device keeps its owner's
     /// uncaptured-error and device-lost handlers: nothing is installed on it. Our operations
-    /// report what goes wrong through their `Result`s (pipeline and buffer creation run in
-    /// error scopes, and a failed wait or read is an error); a device loss shows as such an
+    /// report what goes wrong through their `Result`s (pipeline and buffer creation and the
+    /// queueing of steps run in error scopes, and a failed wait or read is an error); a device loss shows as such an
     /// error, and the owner's lost callback hears of it.
     ///
     /// The kernels use what the device was created with: its limits bound the crowd's chunks

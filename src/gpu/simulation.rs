@@ -389,6 +389,13 @@ impl GpuSimulation {
         plan: &[(u64, u64)],
         mut timer: Option<&mut PassTimer>,
     ) -> Result<()> {
+        // In a scope, so a validation error comes back as this call's error instead of going
+        // to the device's handler, which is the caller's on a device from
+        // `GpuContext::from_device`.
+        let validation = self
+            .ctx
+            .device
+            .push_error_scope(wgpu::ErrorFilter::Validation);
         for (index, &(fused, single)) in plan.iter().enumerate() {
             let mut encoder =
                 self.ctx
@@ -444,7 +451,7 @@ impl GpuSimulation {
                 self.complete(previous)?;
             }
         }
-        Ok(())
+        check_scope(validation, "queueing the steps")
     }
 
     fn wait_for(&self, submission: Option<wgpu::SubmissionIndex>) -> Result<()> {
