@@ -54,6 +54,20 @@ fn run(sim: &mut Simulation, steps: u64) -> Result<(), Error> {
     sim.finish()
 }
 
+/// Asserts `result` is the doomed body's fault, at the step of its last finite state.
+fn assert_doomed<T: std::fmt::Debug>(result: Result<T, Error>, name: &str) {
+    match result {
+        Err(Error::NonFinite { body, step }) => {
+            assert_eq!(
+                (body, step),
+                (DOOMED, START_STEP + STEPS_TO_CENTRE),
+                "{name}"
+            );
+        }
+        other => panic!("{name}: expected NonFinite, got {other:?}"),
+    }
+}
+
 #[test]
 fn a_non_finite_state_names_the_body_and_step_and_keeps_the_last_finite_state() {
     let crowd = crowd();
@@ -63,12 +77,7 @@ fn a_non_finite_state_names_the_body_and_step_and_keeps_the_last_finite_state() 
         // Up to the centre every state is finite.
         run(&mut sim, STEPS_TO_CENTRE).unwrap_or_else(|e| panic!("{name}: {e}"));
         let expected_step = START_STEP + STEPS_TO_CENTRE;
-        match run(&mut sim, 10) {
-            Err(Error::NonFinite { body, step }) => {
-                assert_eq!((body, step), (DOOMED, expected_step), "{name}");
-            }
-            other => panic!("{name}: expected NonFinite, got {other:?}"),
-        }
+        assert_doomed(run(&mut sim, 10), name);
         // Every later step fails the same way; the message names body and step.
         let again = run(&mut sim, 1).unwrap_err().to_string();
         assert!(
@@ -93,17 +102,7 @@ fn a_read_after_a_fault_not_yet_waited_for_is_an_error() {
         let name = backend.name();
         let mut sim = open(&crowd, backend);
         let stepped = sim.step(STEPS_TO_CENTRE + 10);
-        let read = stepped.and_then(|()| sim.bodies());
-        match read {
-            Err(Error::NonFinite { body, step }) => {
-                assert_eq!(
-                    (body, step),
-                    (DOOMED, START_STEP + STEPS_TO_CENTRE),
-                    "{name}"
-                );
-            }
-            other => panic!("{name}: expected NonFinite, got {other:?}"),
-        }
+        assert_doomed(stepped.and_then(|()| sim.bodies()), name);
     }
 }
 

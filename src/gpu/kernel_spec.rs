@@ -69,11 +69,10 @@ impl KernelSpec {
         }
     }
 
-    /// Exactly what `crowd` uses: its integrator, its forces on every body, the kinds of
-    /// its bodies' own forces, and contacts if it has planes. A kernel built for it handles
-    /// nothing else.
-    pub fn of(crowd: &Crowd) -> Self {
-        let table = ForceTable::new(crowd);
+    /// Exactly what `crowd`, whose forces `table` holds, uses: its integrator, its forces on
+    /// every body, the kinds of its bodies' own forces, and contacts if it has planes. A
+    /// kernel built for it handles nothing else.
+    pub fn of(crowd: &Crowd, table: &ForceTable) -> Self {
         let globals: Vec<ForceType> = table.forces[..table.global_count]
             .iter()
             .map(|f| f.force_type())
@@ -83,21 +82,23 @@ impl KernelSpec {
         } else {
             GlobalForces::Loops(kinds_in(&globals))
         };
-        // Per kind, the most forces of it that one body has.
-        let most = |kind: ForceType| {
-            let ranges = table.ranges.iter();
-            let own =
-                ranges.map(|&(first, count)| &table.forces[first as usize..][..count as usize]);
-            own.map(|forces| forces.iter().filter(|f| f.force_type() == kind).count())
-                .max()
-                .unwrap_or(0)
-        };
+        // Per kind (by code), the most forces of it that one body has. The table orders a
+        // body's forces by kind, so each run of one kind is that kind's count.
+        let slot = |kind: ForceType| (kind.code() - ForceType::FIRST_CODE) as usize;
+        let mut most = vec![0; ForceType::ALL.len()];
+        for &(first, count) in &table.ranges {
+            let own = &table.forces[first as usize..][..count as usize];
+            for run in own.chunk_by(|a, b| a.force_type() == b.force_type()) {
+                let most = &mut most[slot(run[0].force_type())];
+                *most = (*most).max(run.len());
+            }
+        }
         Self {
             integrators: vec![crowd.integrator],
             global_forces,
             own_forces: ForceType::ALL
                 .iter()
-                .map(|&kind| (kind, most(kind)))
+                .map(|&kind| (kind, most[slot(kind)]))
                 .filter(|&(_, most)| most > 0)
                 .map(|(kind, most)| OwnForces {
                     kind,
@@ -109,9 +110,9 @@ impl KernelSpec {
     }
 
     /// The kernel for `crowd`: [`KernelSpec::of`] when `specialized`, else the general one.
-    pub fn for_crowd(crowd: &Crowd, specialized: bool) -> Self {
+    pub fn for_crowd(crowd: &Crowd, table: &ForceTable, specialized: bool) -> Self {
         if specialized {
-            Self::of(crowd)
+            Self::of(crowd, table)
         } else {
             Self::general()
         }
@@ -268,7 +269,7 @@ mod tests {
             .with_force(Force::on_all(ForceKind::Gravity {
                 acceleration: DVec3::NEG_Z,
             }));
-        let own = KernelSpec::of(&crowd).wgsl();
+        let own = KernelSpec::of(&crowd, &ForceTable::new(&crowd)).wgsl();
         assert!(own.contains("force_gravity("));
         assert!(own.contains("lie_rk4_step("));
         assert!(own.contains("const KERNEL_CONTACTS: bool = false;"));
@@ -296,7 +297,7 @@ mod tests {
             .with_force(gravity)
             .with_force(Force::on_body(0, thrust))
             .with_force(Force::on_body(1, thrust));
-        let spec = KernelSpec::of(&crowd);
+        let spec = KernelSpec::of(&crowd, &ForceTable::new(&crowd));
         assert_eq!(
             spec.global_forces,
             GlobalForces::Calls(vec![ForceType::Gravity])
@@ -310,14 +311,14 @@ mod tests {
         assert!(!spec.wgsl().contains("forces[i].kind == FORCE_THRUST"));
 
         crowd.forces.push(Force::on_body(1, thrust));
-        let spec = KernelSpec::of(&crowd);
+        let spec = KernelSpec::of(&crowd, &ForceTable::new(&crowd));
         assert!(spec.own_forces[0].repeated, "body 1 has two thrusts");
         assert!(spec.wgsl().contains("forces[i].kind == FORCE_THRUST"));
 
         crowd
             .forces
             .extend(vec![gravity; MAX_UNROLLED_GLOBAL_FORCES]);
-        let spec = KernelSpec::of(&crowd);
+        let spec = KernelSpec::of(&crowd, &ForceTable::new(&crowd));
         assert_eq!(
             spec.global_forces,
             GlobalForces::Loops(vec![ForceType::Gravity])

@@ -92,7 +92,7 @@ impl GpuSimulation {
         check_fits(ctx, crowd.bodies.len(), &table, sizes)?;
         let device = &ctx.device;
         let validation = device.push_error_scope(wgpu::ErrorFilter::Validation);
-        let spec = KernelSpec::for_crowd(crowd, options.specialized);
+        let spec = KernelSpec::for_crowd(crowd, &table, options.specialized);
         let pipeline = integrate_pipeline(ctx, &options, &spec, crowd.custom_force.as_ref())?;
         check_scope(validation, "creating the integration pipeline")?;
         let (keyframes, spans) = Encode(options.precision).keyframes(&crowd.keyframes);
