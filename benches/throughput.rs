@@ -1,5 +1,6 @@
 //! Body-steps per second of each backend (criterion): the f64 reference, the fast f32 CPU
-//! path and the GPU kernel, on `rigid_crowd::bench::workload`. `RIGID_CROWD_BENCH_SMOKE=1`
+//! path and the GPU kernel, on `rigid_crowd::bench::workload`; and the cost of reading a
+//! million states back, as `Vec<Body>` and as lean arrays (group `reads`). `RIGID_CROWD_BENCH_SMOKE=1`
 //! shrinks the sizes so CI can smoke-run the benches; `rigid-crowd bench` is the fuller
 //! comparison (adapter, roofline, JSON and plot).
 
@@ -8,7 +9,7 @@ use std::hint::black_box;
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use rigid_crowd::bench::workload;
 use rigid_crowd::gpu::GpuContext;
-use rigid_crowd::{Backend, Simulation};
+use rigid_crowd::{Backend, Simulation, StateArrays};
 
 /// Steps per measured iteration: on the GPU one submission of several (fused) dispatches,
 /// as in real use.
@@ -60,5 +61,45 @@ fn gpu(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, cpu_backends, gpu);
+/// Bodies per read in the `reads` group.
+fn read_size() -> usize {
+    if std::env::var_os("RIGID_CROWD_BENCH_SMOKE").is_some() {
+        1_000
+    } else {
+        1_000_000
+    }
+}
+
+/// One read of every state: `bodies()` against the lean reads into reused arrays.
+fn reads(c: &mut Criterion) {
+    let n = read_size();
+    let crowd = workload(n, 1).unwrap();
+    let ctx = GpuContext::new().ok();
+    let mut group = c.benchmark_group("reads");
+    group
+        .sample_size(10)
+        .throughput(Throughput::Elements(n as u64));
+    for backend in [Backend::FastCpu, Backend::Gpu] {
+        let mut sim = match (&ctx, backend) {
+            (Some(ctx), Backend::Gpu) => Simulation::gpu(&crowd, ctx).unwrap(),
+            (None, Backend::Gpu) => continue,
+            _ => Simulation::new(&crowd, backend).unwrap(),
+        };
+        let name = |what| BenchmarkId::new(what, format!("{} {n}", backend.name()));
+        group.bench_function(name("bodies"), |b| {
+            b.iter(|| black_box(sim.bodies().unwrap()))
+        });
+        let mut state = StateArrays::<f32>::state(n);
+        group.bench_function(name("state arrays"), |b| {
+            b.iter(|| sim.read_states(black_box(state.as_mut())).unwrap())
+        });
+        let mut poses = StateArrays::<f32>::poses(n);
+        group.bench_function(name("poses"), |b| {
+            b.iter(|| sim.read_states(black_box(poses.as_mut())).unwrap())
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, cpu_backends, gpu, reads);
 criterion_main!(benches);

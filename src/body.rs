@@ -133,18 +133,17 @@ impl Body {
 
     /// Rotation matrix `R = R(normalize(q))`.
     pub fn rotation(&self) -> DMat3 {
-        DMat3::from_quat(self.state.orientation.normalize())
+        rotation(&self.state)
     }
 
     /// Linear velocity `v = P / M`.
     pub fn velocity(&self) -> DVec3 {
-        self.state.linear_momentum * self.mass.inv_mass()
+        velocity(&self.mass, &self.state)
     }
 
     /// Angular velocity `omega = R Ibody^-1 R^T L`.
     pub fn angular_velocity(&self) -> DVec3 {
-        let r = self.rotation();
-        r * (self.mass.inv_inertia_body() * (r.transpose() * self.state.angular_momentum))
+        angular_velocity(&self.mass, &self.state)
     }
 
     /// Kinetic energy `1/2 M |v|^2 + 1/2 omega . L`.
@@ -153,4 +152,20 @@ impl Body {
         0.5 * self.mass.mass() * v.length_squared()
             + 0.5 * self.angular_velocity().dot(self.state.angular_momentum)
     }
+}
+
+/// Linear velocity `v = P / M` of a body with mass properties `mass` in `state`.
+pub(crate) fn velocity(mass: &MassProperties, state: &BodyState) -> DVec3 {
+    state.linear_momentum * mass.inv_mass()
+}
+
+/// Rotation matrix `R = R(normalize(q))` of `state`.
+fn rotation(state: &BodyState) -> DMat3 {
+    DMat3::from_quat(state.orientation.normalize())
+}
+
+/// Angular velocity `omega = R Ibody^-1 R^T L` (Baraff 2-40).
+pub(crate) fn angular_velocity(mass: &MassProperties, state: &BodyState) -> DVec3 {
+    let r = rotation(state);
+    r * (mass.inv_inertia_body() * (r.transpose() * state.angular_momentum))
 }

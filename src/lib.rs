@@ -29,6 +29,7 @@ pub mod record;
 mod scene;
 mod shape;
 mod simulation;
+mod states;
 mod validate;
 
 pub mod cpu;
@@ -56,6 +57,7 @@ pub use plane::Plane;
 pub use scene::{SCENE_VERSION, Scene};
 pub use shape::{Shape, ShapeKind};
 pub use simulation::{Simulation, StatesTicket};
+pub use states::{Scalar, StateArrays, StatesMut};
 pub use validate::MAX_MAGNITUDE;
 
 /// Largest relative deviation accepted between the f32 GPU backend and the f64 CPU reference

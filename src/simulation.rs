@@ -11,6 +11,7 @@ use crate::error::{Error, Result};
 use crate::gpu::{GpuContext, GpuOptions, GpuSimulation, Precision};
 use crate::validate::check_vector;
 
+mod lean_reads;
 mod states_readback;
 use states_readback::Readbacks;
 pub use states_readback::StatesTicket;
@@ -244,6 +245,11 @@ impl Simulation {
             Engine::Gpu(sim) => Some(sim.context()),
             _ => None,
         }
+    }
+
+    /// How many bodies the simulation integrates.
+    pub fn body_count(&self) -> usize {
+        self.body_count
     }
 
     /// Steps taken so far.

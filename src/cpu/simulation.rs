@@ -2,7 +2,7 @@
 
 use rayon::prelude::*;
 
-use crate::body::Body;
+use crate::body::{Body, BodyState};
 use crate::cpu::block::{ConstantBlock, ForceF32, LaneForce, LoadBlock, StateBlock, pack_block};
 use crate::cpu::contact::{ContactBlock, resolve_contacts};
 use crate::cpu::derivative::{BlockForces, Derivative, DerivativeFn, derivative};
@@ -224,14 +224,17 @@ impl CpuSimulation {
 
     /// The bodies in their current state, widened to f64.
     pub fn bodies(&self) -> Vec<Body> {
-        self.masses
-            .iter()
-            .enumerate()
-            .map(|(i, &mass)| Body {
-                mass,
-                state: self.states[i / LANES].state(i % LANES),
-            })
-            .collect()
+        let mut bodies = Vec::with_capacity(self.masses.len());
+        self.visit_states(|_, &mass, &state| bodies.push(Body { mass, state }));
+        bodies
+    }
+
+    /// Hands every body's index, mass properties and state (widened to f64) to `visit`, in
+    /// crowd order.
+    pub fn visit_states(&self, mut visit: impl FnMut(usize, &MassProperties, &BodyState)) {
+        for (i, mass) in self.masses.iter().enumerate() {
+            visit(i, mass, &self.states[i / LANES].state(i % LANES));
+        }
     }
 }
 

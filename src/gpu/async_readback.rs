@@ -113,14 +113,30 @@ impl AsyncReadback {
                 return Ok(None);
             }
         }
-        self.take(index).map(Some)
+        let mut states = Vec::new();
+        self.take_with(index, &mut |bytes| states.extend_from_slice(bytes))?;
+        Ok(Some(states))
     }
 
     /// The states of request `id`, waiting for the device if needed.
     pub fn wait(&mut self, ctx: &GpuContext, id: u64) -> Result<Vec<u8>> {
+        let mut states = Vec::new();
+        self.wait_with(ctx, id, &mut |bytes| states.extend_from_slice(bytes))?;
+        Ok(states)
+    }
+
+    /// Hands the states of request `id` to `visit`, waiting for the device if needed: chunk
+    /// by chunk in crowd order, straight from the mapped staging memory, so nothing is
+    /// copied on the host unless `visit` copies it.
+    pub fn wait_with(
+        &mut self,
+        ctx: &GpuContext,
+        id: u64,
+        visit: &mut dyn FnMut(&[u8]),
+    ) -> Result<()> {
         let index = self.index_of(id)?;
         self.wait_mapped(ctx, index)?;
-        self.take(index)
+        self.take_with(index, visit)
     }
 
     fn mapping_count(&self) -> usize {
@@ -187,24 +203,21 @@ impl AsyncReadback {
         Ok(())
     }
 
-    /// Removes mapped request `index` and returns its states.
-    fn take(&mut self, index: usize) -> Result<Vec<u8>> {
-        let states = match &self.pending[index].contents {
-            Contents::OnHost(_) => match self.pending.remove(index).map(|p| p.contents) {
-                Some(Contents::OnHost(states)) => states,
-                _ => unreachable!("checked just above"),
-            },
-            Contents::Mapping { .. } => {
-                let states = self.copy_out(index)?;
-                self.pending.remove(index);
-                states
-            }
+    /// Removes mapped request `index` and hands its states to `visit`.
+    fn take_with(&mut self, index: usize, visit: &mut dyn FnMut(&[u8])) -> Result<()> {
+        let Some(pending) = self.pending.remove(index) else {
+            return Err(Error::Gpu(format!("no readback request at {index}")));
         };
-        Ok(states)
+        match pending.contents {
+            Contents::OnHost(states) => {
+                visit(&states);
+                Ok(())
+            }
+            Contents::Mapping { set, .. } => self.drain(set, visit),
+        }
     }
 
-    /// Copies mapped request `index` out of its staging set, unmaps the set and recycles it.
-    /// Leaves the request's contents empty; the caller replaces or removes it.
+    /// Moves mapped request `index` out of its staging set into host memory.
     fn copy_out(&mut self, index: usize) -> Result<Vec<u8>> {
         let contents = std::mem::replace(
             &mut self.pending[index].contents,
@@ -214,18 +227,24 @@ impl AsyncReadback {
             unreachable!("only mapped requests are copied out");
         };
         let mut states = Vec::new();
+        self.drain(set, &mut |bytes| states.extend_from_slice(bytes))?;
+        Ok(states)
+    }
+
+    /// Hands each buffer of mapped `set` to `visit`, unmaps it, and recycles the set.
+    fn drain(&mut self, set: StagingSet, visit: &mut dyn FnMut(&[u8])) -> Result<()> {
         for staging in &set.buffers {
             let view = staging
                 .get_mapped_range(..)
                 .map_err(|e| Error::Gpu(one_line(&format!("reading a readback buffer: {e}"))))?;
-            states.extend_from_slice(&view);
+            visit(&view);
             drop(view);
             staging.unmap();
         }
         if self.free.len() < STAGING_SETS {
             self.free.push(set);
         }
-        Ok(states)
+        Ok(())
     }
 }
 

@@ -387,11 +387,23 @@ impl Encode {
 
 /// Decodes state records of `precision` back into f64 states and their clock steps.
 pub(crate) fn decode_states(precision: Precision, bytes: &[u8]) -> Vec<(BodyState, u64)> {
+    let mut states = Vec::with_capacity(bytes.len() / RecordSizes::of(precision).state);
+    visit_states(precision, bytes, |state, step| states.push((state, step)));
+    states
+}
+
+/// Hands each `BodyStateGpu` record of `bytes` to `visit` as its f64 state and clock step,
+/// without copying the records (they need no alignment).
+pub(crate) fn visit_states(
+    precision: Precision,
+    bytes: &[u8],
+    mut visit: impl FnMut(BodyState, u64),
+) {
     with_real!(precision, R => {
-        bytemuck::pod_collect_to_vec::<u8, BodyStateGpu<R>>(bytes)
-            .into_iter()
-            .map(|r| (r.to_state(), r.step()))
-            .collect()
+        for record in bytes.chunks_exact(size_of::<BodyStateGpu<R>>()) {
+            let record: BodyStateGpu<R> = bytemuck::pod_read_unaligned(record);
+            visit(record.to_state(), record.step());
+        }
     })
 }
 

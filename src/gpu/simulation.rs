@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::body::Body;
+use crate::body::{Body, BodyState};
 use crate::crowd::Crowd;
 use crate::error::{Error, Result};
 use crate::force_table::ForceTable;
@@ -17,7 +17,7 @@ use crate::gpu::async_readback::AsyncReadback;
 use crate::gpu::chunk::{BufferChunk, ChunkLayout, SharedInputs, plan_chunks};
 use crate::gpu::context::{GpuContext, one_line};
 use crate::gpu::kernel_spec::KernelSpec;
-use crate::gpu::layout::{Encode, RecordSizes, decode_states};
+use crate::gpu::layout::{Encode, RecordSizes, decode_states, visit_states};
 use crate::gpu::options::GpuOptions;
 use crate::gpu::pipeline::integrate_pipeline;
 use crate::gpu::readback::{read_buffer, read_buffer_at};
@@ -325,6 +325,42 @@ impl GpuSimulation {
         self.ctx.check_lost()?;
         let states = self.readback.wait(&self.ctx, id)?;
         Ok(self.with_masses(states))
+    }
+
+    /// Hands every body's index, mass properties and current state to `visit`, in crowd
+    /// order, straight from the mapped staging memory: nothing on the host grows with the
+    /// crowd. Waits for queued steps; faults are reported as by [`bodies`](Self::bodies).
+    pub(crate) fn visit_states(
+        &mut self,
+        visit: impl FnMut(usize, &MassProperties, &BodyState),
+    ) -> Result<()> {
+        if self.fault.is_some() && self.unknown_code.is_none() {
+            // Reported already: the states stay readable, the faulty body's its last finite.
+            self.ctx.check_lost()?;
+        } else {
+            // Completes every submission, reporting a state gone non-finite in any of them.
+            self.finish()?;
+        }
+        let id = self.readback.request(&self.ctx, &self.chunks)?;
+        self.visit_request(id, visit)
+    }
+
+    /// Hands the states of request `id` to `visit` as [`visit_states`](Self::visit_states)
+    /// does, waiting for its copy.
+    pub(crate) fn visit_request(
+        &mut self,
+        id: u64,
+        mut visit: impl FnMut(usize, &MassProperties, &BodyState),
+    ) -> Result<()> {
+        self.ctx.check_lost()?;
+        let (masses, precision) = (&self.masses, self.options.precision);
+        let mut body = 0;
+        self.readback.wait_with(&self.ctx, id, &mut |bytes| {
+            visit_states(precision, bytes, |state, _| {
+                visit(body, &masses[body], &state);
+                body += 1;
+            })
+        })
     }
 
     fn with_masses(&self, states: Vec<u8>) -> Vec<Body> {

@@ -51,6 +51,11 @@ impl StatesTicket {
     pub fn time(&self) -> f64 {
         self.time
     }
+
+    /// The request this ticket redeems, within its simulation.
+    pub(super) fn id(&self) -> u64 {
+        self.id
+    }
 }
 
 /// Tickets of one simulation: its identity, and the CPU backends' states already taken.
@@ -123,7 +128,7 @@ impl Simulation {
         }
     }
 
-    fn check(&self, ticket: &StatesTicket) -> Result<()> {
+    pub(super) fn check(&self, ticket: &StatesTicket) -> Result<()> {
         if ticket.simulation == self.readbacks.simulation {
             Ok(())
         } else {
@@ -140,7 +145,7 @@ impl Readbacks {
         id
     }
 
-    fn take(&mut self, id: u64) -> Result<Vec<Body>> {
+    pub(super) fn take(&mut self, id: u64) -> Result<Vec<Body>> {
         self.on_host.remove(&id).ok_or_else(foreign_ticket)
     }
 }
