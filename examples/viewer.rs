@@ -12,9 +12,9 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use rigid_crowd::gpu::{GpuContext, GpuOptions, GpuSimulation};
+use rigid_crowd::gpu::GpuContext;
 use rigid_crowd::render::{Camera, RenderTargets, Renderer};
-use rigid_crowd::{Crowd, Scene};
+use rigid_crowd::{Crowd, Scene, Simulation};
 use winit::application::ApplicationHandler;
 use winit::dpi::PhysicalPosition;
 use winit::event::{ElementState, MouseButton, MouseScrollDelta, WindowEvent};
@@ -33,7 +33,7 @@ struct View {
     surface: wgpu::Surface<'static>,
     config: wgpu::SurfaceConfiguration,
     ctx: GpuContext,
-    sim: GpuSimulation,
+    sim: Simulation,
     renderer: Renderer,
     targets: RenderTargets,
     camera: Camera,
@@ -72,8 +72,7 @@ impl App {
             config.format = srgb;
         }
         surface.configure(ctx.device(), &config);
-        let sim = GpuSimulation::new(&ctx, &self.crowd, GpuOptions::default())
-            .map_err(|e| e.to_string())?;
+        let sim = Simulation::gpu(&self.crowd, &ctx).map_err(|e| e.to_string())?;
         let renderer =
             Renderer::new(&sim, &self.crowd, config.format).map_err(|e| e.to_string())?;
         let targets = RenderTargets::new(&renderer, config.width, config.height);

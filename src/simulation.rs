@@ -8,7 +8,9 @@ use crate::cpu_ref::CpuRefSimulation;
 use crate::crowd::Crowd;
 use crate::custom_force::ExternalLoad;
 use crate::error::{Error, Result};
-use crate::gpu::{GpuContext, GpuOptions, GpuSimulation, Precision};
+use std::time::Instant;
+
+use crate::gpu::{GpuChunk, GpuContext, GpuOptions, GpuSimulation, Precision, StepTimes};
 use crate::validate::check_vector;
 
 mod lean_reads;
@@ -236,6 +238,43 @@ impl Simulation {
             Engine::Reference(sim) => Ok(sim.bodies().to_vec()),
             Engine::FastCpu(sim) => Ok(sim.bodies()),
             Engine::Gpu(sim) => sim.bodies(),
+        }
+    }
+
+    /// Runs `steps` steps and waits for them, timing the run on the host and, on a GPU
+    /// whose adapter has timestamp queries, on the device (the sum of the compute passes).
+    /// Faults are reported as by [`step`](Self::step) and [`finish`](Self::finish).
+    pub fn timed_steps(&mut self, steps: u64) -> Result<StepTimes> {
+        let Engine::Gpu(sim) = &mut self.engine else {
+            let start = Instant::now();
+            self.step(steps)?;
+            return Ok(StepTimes {
+                wall: start.elapsed(),
+                device: None,
+            });
+        };
+        let times = sim.timed_steps(steps)?;
+        self.steps_taken += steps;
+        Ok(times)
+    }
+
+    /// The crowd's GPU storage, chunk by chunk in crowd order, for passes of the caller's
+    /// own (drawing, analysis kernels) that read the states where the kernel leaves them;
+    /// [`layout_wgsl`](crate::gpu::layout_wgsl) declares its records. Empty on the CPU
+    /// backends.
+    pub fn gpu_chunks(&self) -> Vec<GpuChunk<'_>> {
+        match &self.engine {
+            Engine::Gpu(sim) => sim.chunks().collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// The kernel options in use on the GPU (those asked for, except that a crowd with a
+    /// custom force runs the bounds-checked kernel); `None` on the CPU backends.
+    pub fn gpu_options(&self) -> Option<&GpuOptions> {
+        match &self.engine {
+            Engine::Gpu(sim) => Some(sim.options()),
+            _ => None,
         }
     }
 

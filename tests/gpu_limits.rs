@@ -3,7 +3,7 @@
 
 mod common;
 
-use rigid_crowd::gpu::{GpuOptions, GpuSimulation, Precision};
+use rigid_crowd::gpu::{GpuOptions, Precision};
 use rigid_crowd::{Deviation, GPU_TOLERANCE, Integrator, Simulation, check_crowd};
 
 #[test]
@@ -30,8 +30,8 @@ fn a_crowd_past_one_binding_and_65535_workgroups_matches_the_reference() {
     };
     let crowd = check_crowd(bodies, 21, Integrator::Rk4, 1e-3).unwrap();
 
-    let mut gpu = GpuSimulation::new(ctx, &crowd, options).unwrap();
-    assert_eq!(gpu.chunk_count(), 2);
+    let mut gpu = Simulation::gpu_with_options(&crowd, ctx, options).unwrap();
+    assert_eq!(gpu.gpu_chunks().len(), 2);
     gpu.step(steps).unwrap();
     let gpu_bodies = gpu.bodies().unwrap();
     let mut reference = Simulation::reference(&crowd).unwrap();

@@ -7,9 +7,8 @@ use std::path::Path;
 
 use common::{gpu, rigid_crowd};
 use rigid_crowd::glam::{DQuat, DVec3, Vec3};
-use rigid_crowd::gpu::{GpuOptions, GpuSimulation};
 use rigid_crowd::render::{CAPTURE_FORMAT, Camera, FrameCapture, Image, Renderer, base_color};
-use rigid_crowd::{Body, Crowd, MassProperties, Shape};
+use rigid_crowd::{Body, Crowd, MassProperties, Shape, Simulation};
 
 const WIDTH: u32 = 256;
 const HEIGHT: u32 = 144;
@@ -113,7 +112,7 @@ fn body_mask(image: &Image, shapes: &[Option<Shape>]) -> Vec<bool> {
 fn every_shape_is_drawn_where_its_gpu_state_puts_it_and_moves_with_it() {
     let crowd = row_of_shapes();
     let shapes: Vec<Option<Shape>> = crowd.bodies.iter().map(|b| b.mass.shape()).collect();
-    let mut sim = GpuSimulation::new(gpu(), &crowd, GpuOptions::default()).unwrap();
+    let mut sim = Simulation::gpu(&crowd, gpu()).unwrap();
     let renderer = Renderer::new(&sim, &crowd, CAPTURE_FORMAT).unwrap();
     let capture = FrameCapture::new(&renderer, WIDTH, HEIGHT).unwrap();
     let camera = renderer.default_camera();
@@ -189,7 +188,7 @@ fn every_shape_is_drawn_where_its_gpu_state_puts_it_and_moves_with_it() {
 #[test]
 fn a_capture_rejects_sizes_the_device_cannot_hold() {
     let crowd = row_of_shapes();
-    let sim = GpuSimulation::new(gpu(), &crowd, GpuOptions::default()).unwrap();
+    let sim = Simulation::gpu(&crowd, gpu()).unwrap();
     let renderer = Renderer::new(&sim, &crowd, CAPTURE_FORMAT).unwrap();
     let error = FrameCapture::new(&renderer, 0, 10).unwrap_err().to_string();
     assert!(

@@ -8,7 +8,7 @@ use serde::Serialize;
 use crate::backend::Backend;
 use crate::bench::Workload;
 use crate::error::{Error, Result};
-use crate::gpu::{GpuContext, GpuOptions, GpuSimulation, Precision, copy_bandwidth};
+use crate::gpu::{GpuContext, GpuOptions, Precision, copy_bandwidth};
 use crate::simulation::Simulation;
 
 /// Bytes one unfused f32 step must move per body: the 64-byte state read and written, the
@@ -257,7 +257,7 @@ impl BenchPlan {
         options: GpuOptions,
         copy_bytes_per_second: f64,
     ) -> Result<Measurement> {
-        let mut sim = GpuSimulation::new(ctx, crowd, options)?;
+        let mut sim = Simulation::gpu_with_options(crowd, ctx, options)?;
         sim.timed_steps(self.steps)?; // warm-up: pipeline, first touch of the buffers
         let mut runs = Vec::with_capacity(self.repeats);
         let mut clock = "timestamp";
@@ -273,7 +273,7 @@ impl BenchPlan {
         }
         let mut row = self.row(
             Backend::gpu(options.precision),
-            describe_options(sim.options()),
+            describe_options(sim.gpu_options().unwrap_or(&options)),
             ctx.describe(),
             crowd.bodies.len(),
             runs,

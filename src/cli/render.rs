@@ -6,9 +6,9 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::Args;
-use rigid_crowd::gpu::{GpuContext, GpuOptions, GpuSimulation};
+use rigid_crowd::gpu::GpuContext;
 use rigid_crowd::render::{CAPTURE_FORMAT, FrameCapture, Image, Renderer};
-use rigid_crowd::{Error, Result, Scene};
+use rigid_crowd::{Error, Result, Scene, Simulation};
 
 /// Most frames one command writes (the names have room for them).
 const MAX_FRAMES: u64 = 100_000;
@@ -61,7 +61,7 @@ pub fn render(args: RenderArgs) -> Result<ExitCode> {
     let scene = Scene::load(&args.scene)
         .map_err(|e| e.within(format_args!("{}: ", args.scene.display())))?;
     let ctx = GpuContext::new()?;
-    let mut sim = GpuSimulation::new(&ctx, &scene.crowd, GpuOptions::default())?;
+    let mut sim = Simulation::gpu(&scene.crowd, &ctx)?;
     let renderer = Renderer::new(&sim, &scene.crowd, CAPTURE_FORMAT)?;
     let capture = FrameCapture::new(&renderer, args.width, args.height)?;
     // Only once every flag has been checked, so a bad one leaves no folder behind.

@@ -9,6 +9,7 @@ use crate::codes::Coded;
 use crate::crowd::Crowd;
 use crate::error::{Error, Result};
 use crate::force_table::ForceTable;
+use crate::gpu::buffers::GpuChunk;
 use crate::gpu::layout::{DispatchParams, Encode, RecordSizes};
 use crate::gpu::precision::Precision;
 
@@ -117,12 +118,15 @@ impl BufferChunk {
                 usage: wgpu::BufferUsages::STORAGE | extra,
             })
         };
+        // Callers may draw the states and constants as instance data or copy them out
+        // (`GpuChunk`); only the simulation writes them.
+        let readable = wgpu::BufferUsages::VERTEX | wgpu::BufferUsages::COPY_SRC;
         let states = storage(
             "body states",
             &states,
-            wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
+            readable | wgpu::BufferUsages::COPY_DST,
         );
-        let constants = storage("body constants", &constants, wgpu::BufferUsages::empty());
+        let constants = storage("body constants", &constants, readable);
         let forces = storage("forces", &forces, wgpu::BufferUsages::empty());
         let planes = storage(
             "planes",
@@ -162,6 +166,15 @@ impl BufferChunk {
             grid,
             bound,
         })
+    }
+
+    /// The chunk's buffers as callers see them.
+    pub fn public(&self) -> GpuChunk<'_> {
+        GpuChunk {
+            bodies: self.bodies.clone(),
+            states: &self.states,
+            constants: &self.bound.constants,
+        }
     }
 
     /// Gives the chunk a loads buffer of one record per body (zeroed) the first time it is

@@ -3,6 +3,7 @@
 
 mod async_readback;
 mod bindings;
+mod buffers;
 mod builtins;
 mod chunk;
 mod context;
@@ -19,10 +20,12 @@ pub(crate) mod shader;
 mod simulation;
 mod timing;
 
+pub use buffers::{GpuChunk, LAYOUT_VERSION, layout_wgsl};
 pub use context::{AdapterSummary, GpuContext, MEMORY_BUDGET_VAR, NO_ADAPTER_HINT, list_adapters};
 pub use options::GpuOptions;
 pub use precision::Precision;
 pub(crate) use readback::read_buffer;
+pub(crate) use simulation::GpuSimulation;
+pub use simulation::StepTimes;
 pub(crate) use simulation::check_scope;
-pub use simulation::{GpuSimulation, StepTimes};
 pub use timing::copy_bandwidth;

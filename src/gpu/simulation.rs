@@ -1,7 +1,6 @@
 //! The GPU backend's simulation: uploads a crowd once, then encodes many integration
 //! dispatches per submission and reads back only when asked. Twin of src/cpu_ref/simulation.rs.
 
-use std::ops::Range;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -14,6 +13,7 @@ use wgpu::util::DeviceExt;
 
 use crate::custom_force::ExternalLoad;
 use crate::gpu::async_readback::AsyncReadback;
+use crate::gpu::buffers::GpuChunk;
 use crate::gpu::chunk::{BufferChunk, ChunkLayout, SharedInputs, plan_chunks};
 use crate::gpu::context::{GpuContext, one_line};
 use crate::gpu::kernel_spec::KernelSpec;
@@ -396,19 +396,14 @@ impl GpuSimulation {
     }
 
     /// How many chunks of buffers the crowd was split into.
+    #[cfg(test)]
     pub fn chunk_count(&self) -> usize {
         self.chunks.len()
     }
 
-    /// How many bodies the simulation holds.
-    pub fn body_count(&self) -> usize {
-        self.masses.len()
-    }
-
-    /// Each chunk's crowd indices and state buffer (`BodyState` records, as the kernel leaves
-    /// them), for passes that read the states on the device, such as the renderer.
-    pub(crate) fn state_buffers(&self) -> impl Iterator<Item = (Range<usize>, &wgpu::Buffer)> {
-        self.chunks.iter().map(|c| (c.bodies.clone(), &c.states))
+    /// Each chunk's crowd indices and buffers, in crowd order.
+    pub(crate) fn chunks(&self) -> impl Iterator<Item = GpuChunk<'_>> {
+        self.chunks.iter().map(BufferChunk::public)
     }
 
     fn plan(&self, steps: u64) -> Vec<(u64, u64)> {

@@ -8,12 +8,13 @@ use wgpu::util::DeviceExt;
 
 use crate::crowd::Crowd;
 use crate::error::{Error, Result};
-use crate::gpu::{GpuContext, GpuSimulation};
+use crate::gpu::{GpuChunk, GpuContext};
 use crate::render::camera::Camera;
 use crate::render::instances::grouped_records;
 use crate::render::mesh::{Mesh, MeshVertex, UnitMesh};
 use crate::render::pipeline::{DEPTH_FORMAT, Pipelines, SAMPLE_COUNT, ViewGpu};
 use crate::render::stage::Stage;
+use crate::simulation::Simulation;
 
 /// Background colour (linear RGB): a pale sky.
 const SKY: wgpu::Color = wgpu::Color {
@@ -25,7 +26,7 @@ const SKY: wgpu::Color = wgpu::Color {
 /// Share of the light that is ambient.
 const AMBIENT: f32 = 0.35;
 
-/// Draws a [`GpuSimulation`]'s crowd on its floor, reading the states where the kernel left
+/// Draws a GPU [`Simulation`]'s crowd on its floor, reading the states where the kernel left
 /// them.
 #[derive(Debug)]
 pub struct Renderer {
@@ -100,8 +101,18 @@ impl RenderTargets {
 impl Renderer {
     /// A renderer of `sim`, whose crowd is `crowd` (for the shapes, the planes and the camera's
     /// framing), drawing into colour targets of `format`.
-    pub fn new(sim: &GpuSimulation, crowd: &Crowd, format: wgpu::TextureFormat) -> Result<Self> {
-        let ctx = sim.context().clone();
+    pub fn new(sim: &Simulation, crowd: &Crowd, format: wgpu::TextureFormat) -> Result<Self> {
+        let (Some(ctx), Some(precision)) = (sim.gpu_context(), sim.backend().gpu_precision())
+        else {
+            return Err(Error::invalid(
+                "backend",
+                format!(
+                    "drawing reads the states on the GPU: run the crowd on `gpu` or `gpu-f64`, not `{}`",
+                    sim.backend().name()
+                ),
+            ));
+        };
+        let ctx = ctx.clone();
         let device = &ctx.device;
         if crowd.bodies.len() != sim.body_count() {
             return Err(Error::Gpu(format!(
@@ -111,7 +122,7 @@ impl Renderer {
             )));
         }
         let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
-        let pipelines = Pipelines::new(device, format, sim.options().precision);
+        let pipelines = Pipelines::new(device, format, precision);
         let stage = Stage::of(crowd);
         let view = device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("render view"),
@@ -164,9 +175,10 @@ impl Renderer {
         });
 
         let chunks = sim
-            .state_buffers()
-            .filter(|(bodies, _)| !bodies.is_empty())
-            .map(|(bodies, states)| {
+            .gpu_chunks()
+            .into_iter()
+            .filter(|chunk| !chunk.bodies.is_empty())
+            .map(|GpuChunk { bodies, states, .. }| {
                 let masses: Vec<_> = crowd.bodies[bodies.clone()]
                     .iter()
                     .map(|b| b.mass)
