@@ -1,5 +1,5 @@
 //! Body-steps per second of each backend (criterion): the f64 reference, the fast f32 CPU
-//! path and the GPU kernel, on `rigid_crowd::bench::workload`; and the cost of reading a
+//! path and the GPU kernel, on the workload of `rigid-crowd bench`; and the cost of reading a
 //! million states back, as `Vec<Body>` and as lean arrays (group `reads`). `RIGID_CROWD_BENCH_SMOKE=1`
 //! shrinks the sizes so CI can smoke-run the benches; `rigid-crowd bench` is the fuller
 //! comparison (adapter, roofline, JSON and plot).
@@ -7,7 +7,7 @@
 use std::hint::black_box;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use rigid_crowd::bench::workload;
+use rigid_crowd::cli::bench_workload as workload;
 use rigid_crowd::gpu::GpuContext;
 use rigid_crowd::{Backend, Simulation, StateArrays};
 

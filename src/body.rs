@@ -146,6 +146,12 @@ impl Body {
         angular_velocity(&self.mass, &self.state)
     }
 
+    /// Body-frame angular velocity `Ibody^-1 R^T L`: what Euler's equations and the
+    /// closed-form tops of [`analytic`](crate::analytic) describe.
+    pub fn body_angular_velocity(&self) -> DVec3 {
+        self.rotation().transpose() * self.angular_velocity()
+    }
+
     /// Kinetic energy `1/2 M |v|^2 + 1/2 omega . L`.
     pub fn kinetic_energy(&self) -> f64 {
         let v = self.velocity();

@@ -19,7 +19,7 @@ use crate::simulation::Simulation;
 /// reaches the kernel correctly) and `c` growing with time as `1 + t`.
 ///
 /// Written against `real`, so it compiles in both precisions (`gpu` and `gpu-f64`).
-pub const QUADRATIC_DRAG_WGSL: &str = "\
+pub(crate) const QUADRATIC_DRAG_WGSL: &str = "\
 fn custom_force(position: vec3<real>, orientation: vec4<real>, velocity: vec3<real>,
                 angular_velocity: vec3<real>, mass: real, time: real, body: u32) -> Load {
     let c = real(0.02) * real(body % 5u + 1u) * (real(1.0) + time);
@@ -31,7 +31,7 @@ fn custom_force(position: vec3<real>, orientation: vec4<real>, velocity: vec3<re
 ";
 
 /// The Rust twin of [`QUADRATIC_DRAG_WGSL`].
-pub fn quadratic_drag(input: &CustomForceInput) -> ExternalLoad {
+pub(crate) fn quadratic_drag(input: &CustomForceInput) -> ExternalLoad {
     let c = 0.02 * ((input.body % 5) + 1) as f64 * (1.0 + input.time);
     let (v, w) = (input.velocity, input.angular_velocity);
     ExternalLoad {
@@ -40,8 +40,9 @@ pub fn quadratic_drag(input: &CustomForceInput) -> ExternalLoad {
     }
 }
 
-/// A seeded crowd that exercises every force type: gravity, linear drag and the custom
-/// quadratic drag ([`QUADRATIC_DRAG_WGSL`]) on every body, a point force on every third body,
+/// The crowd `rigid-crowd check` compares the backends on, ready for [`cross_check`]: seeded,
+/// and exercising every force type: gravity, linear drag and the custom
+/// quadratic drag `F = -c M |v| v` on every body, a point force on every third body,
 /// thrust on every fourth, a spring on every fifth, a sinusoidal force on every sixth, an
 /// attractor on every seventh and a keyframed force on every eighth.
 ///
@@ -49,7 +50,12 @@ pub fn quadratic_drag(input: &CustomForceInput) -> ExternalLoad {
 /// every body alike (about 2 m/s^2, a few rad/s^2). A light body swung hard by a spring or a
 /// point force is a chaotic pendulum: there f32 and f64 part ways at the rate the dynamics
 /// amplify rounding, which would measure the chaos, not the kernel.
-pub fn check_crowd(count: usize, seed: u64, integrator: Integrator, dt: f64) -> Result<Crowd> {
+pub fn cross_check_crowd(
+    count: usize,
+    seed: u64,
+    integrator: Integrator,
+    dt: f64,
+) -> Result<Crowd> {
     let bodies = CrowdSpec::new(count, seed).generate()?;
     let mut crowd = Crowd::new(bodies, dt)
         .with_integrator(integrator)

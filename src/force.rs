@@ -449,11 +449,11 @@ mod tests {
     /// tests cover a new one as soon as it exists.
     #[test]
     fn the_check_crowd_has_every_force_type() {
-        let crowd = crate::check_crowd(12, 3, crate::Integrator::Rk4, 1e-3).unwrap();
+        let crowd = crate::cross_check_crowd(12, 3, crate::Integrator::Rk4, 1e-3).unwrap();
         for &kind in ForceType::ALL {
             assert!(
                 crowd.forces.iter().any(|f| f.kind.force_type() == kind),
-                "check_crowd has no {} force",
+                "cross_check_crowd has no {} force",
                 kind.name()
             );
         }

@@ -3,10 +3,9 @@
 
 use std::time::Instant;
 
-use glam::{DQuat, DVec3};
 use serde::Serialize;
 
-use crate::analytic::AsymmetricTop;
+use crate::analytic::tumbling_top;
 use crate::backend::Backend;
 use crate::bench::workload;
 use crate::body::Body;
@@ -16,7 +15,6 @@ use crate::custom_force::ExternalLoad;
 use crate::error::Result;
 use crate::gpu::GpuContext;
 use crate::integrator::Integrator;
-use crate::mass::MassProperties;
 use crate::simulation::Simulation;
 
 /// What to measure, and how long.
@@ -104,35 +102,6 @@ pub struct PlanSummary {
     pub timing_steps: u64,
 }
 
-/// Principal moments of the test top: any distinct triple obeying the triangle inequality.
-const TOP_MOMENTS: DVec3 = DVec3::new(2.0, 3.0, 4.0);
-
-/// The torque-free asymmetric top every accuracy measurement integrates: tumbling well away
-/// from its axes and from the separatrix, moving, at a non-trivial orientation; and its
-/// closed form.
-pub fn tumbling_top() -> (Body, AsymmetricTop) {
-    let body_omega = DVec3::new(0.8, 1.1, 1.3);
-    let momentum = (TOP_MOMENTS * body_omega).length();
-    let energy = 0.5 * (TOP_MOMENTS * body_omega).dot(body_omega);
-    let top = AsymmetricTop::new(TOP_MOMENTS, energy, momentum).expect("valid top");
-    let start = top.body_angular_velocity(0.0);
-    let mass = MassProperties::from_principal(1.5, TOP_MOMENTS, "top").expect("valid moments");
-    let orientation = DQuat::from_rotation_y(0.6) * DQuat::from_rotation_x(-0.4);
-    let body = Body::from_kinematics(
-        mass,
-        DVec3::new(1.0, 2.0, -0.5),
-        orientation,
-        DVec3::new(0.3, -0.2, 0.1),
-        orientation * start,
-    );
-    (body, top)
-}
-
-/// Body-frame angular velocity `Ibody^-1 R^T L` of `body`.
-pub fn body_angular_velocity(body: &Body) -> DVec3 {
-    body.rotation().transpose() * body.angular_velocity()
-}
-
 /// What a torque-free body without loads or custom forces sees.
 fn no_env() -> ForceEnv<'static> {
     ForceEnv {
@@ -163,7 +132,7 @@ fn convergence_error(integrator: Integrator, time: f64, steps: u64) -> f64 {
     }
     let end = Body { state, ..body };
     let exact = top.body_angular_velocity(time);
-    (body_angular_velocity(&end) - exact).length() / exact.length()
+    (end.body_angular_velocity() - exact).length() / exact.length()
 }
 
 /// Drifts of the invariants over a long torque-free run on the f64 reference:

@@ -1,12 +1,16 @@
-#![doc = include_str!("../README.md")]
+#![doc = include_str!("crate-docs.md")]
 #![warn(missing_docs)]
 
 pub mod analytic;
 mod atomic_file;
 mod backend;
-pub mod bench;
+#[cfg(feature = "cli")]
+mod bench;
 mod body;
 mod checkpoint;
+#[cfg(feature = "cli")]
+#[doc(hidden)]
+pub mod cli;
 mod codes;
 mod compare;
 mod cross_check;
@@ -20,7 +24,8 @@ mod force_table;
 mod generate;
 mod input_file;
 mod integrator;
-pub mod integrator_table;
+#[cfg(feature = "cli")]
+mod integrator_table;
 mod mass;
 mod mesh;
 mod plane;
@@ -32,21 +37,19 @@ mod simulation;
 mod states;
 mod validate;
 
-pub mod cpu;
-pub mod cpu_ref;
+mod cpu;
+mod cpu_ref;
 pub mod gpu;
 pub mod render;
 
-pub use atomic_file::{AtomicFile, write_atomically};
 pub use backend::Backend;
 pub use body::{Body, BodyState, ModelPose};
-pub use checkpoint::{CHECKPOINT_MAGIC, CHECKPOINT_VERSION, Checkpoint, RunPlan};
+pub use checkpoint::{CHECKPOINT_VERSION, Checkpoint, RunPlan};
 pub use compare::Deviation;
-pub use cross_check::{CrossCheck, QUADRATIC_DRAG_WGSL, check_crowd, cross_check, quadratic_drag};
+pub use cross_check::{CrossCheck, cross_check, cross_check_crowd};
 pub use crowd::Crowd;
 pub use csv::{CSV_HEADER, write_states_csv};
 pub use custom_force::{CustomForce, CustomForceFn, CustomForceInput, ExternalLoad};
-pub use eigen::{SymmetricEigen, symmetric_eigen};
 pub use error::{Error, Result};
 pub use force::{Force, ForceKind};
 pub use generate::CrowdSpec;
@@ -58,7 +61,6 @@ pub use scene::{SCENE_VERSION, Scene};
 pub use shape::{Shape, ShapeKind};
 pub use simulation::{Simulation, StatesTicket};
 pub use states::{Scalar, StateArrays, StatesMut};
-pub use validate::MAX_MAGNITUDE;
 
 /// Largest relative deviation accepted between the f32 GPU backend and the f64 CPU reference
 /// by `rigid-crowd check` and the cross-check tests (see the README for what was measured).

@@ -9,7 +9,7 @@ use rigid_crowd::glam::DVec3;
 use rigid_crowd::gpu::GpuOptions;
 use rigid_crowd::{
     Backend, Body, Crowd, Deviation, ExternalLoad, GPU_F64_TOLERANCE, GPU_TOLERANCE, Integrator,
-    Simulation, check_crowd, cross_check,
+    Simulation, cross_check, cross_check_crowd,
 };
 
 const BODIES: usize = 10_000;
@@ -37,7 +37,7 @@ fn assert_agree(label: &str, crowd: &Crowd) {
 }
 
 fn only(force_type: &str, seed: u64) -> Crowd {
-    let mut crowd = check_crowd(BODIES, seed, Integrator::Rk4, 1e-3).unwrap();
+    let mut crowd = cross_check_crowd(BODIES, seed, Integrator::Rk4, 1e-3).unwrap();
     crowd.forces.retain(|f| f.type_name() == force_type);
     assert!(!crowd.forces.is_empty());
     crowd
@@ -91,7 +91,7 @@ fn the_custom_force_alone() {
 /// Loads that differ per body and change every 100 steps, on top of every force type.
 #[test]
 fn external_loads_changed_between_steps() {
-    let crowd = check_crowd(BODIES, 36, Integrator::Rk4, 1e-3).unwrap();
+    let crowd = cross_check_crowd(BODIES, 36, Integrator::Rk4, 1e-3).unwrap();
     let mut sims: Vec<Simulation> = Backend::ALL
         .iter()
         .map(|&backend| Simulation::on_backend(&crowd, backend, common::gpu()))
@@ -137,7 +137,7 @@ fn external_loads_changed_between_steps() {
 fn every_force_type_together_with_rk4() {
     assert_agree(
         "all, rk4",
-        &check_crowd(BODIES, 15, Integrator::Rk4, 1e-3).unwrap(),
+        &cross_check_crowd(BODIES, 15, Integrator::Rk4, 1e-3).unwrap(),
     );
 }
 
@@ -145,7 +145,7 @@ fn every_force_type_together_with_rk4() {
 fn every_force_type_together_with_euler() {
     assert_agree(
         "all, euler",
-        &check_crowd(BODIES, 16, Integrator::Euler, 1e-3).unwrap(),
+        &cross_check_crowd(BODIES, 16, Integrator::Euler, 1e-3).unwrap(),
     );
 }
 
@@ -153,7 +153,7 @@ fn every_force_type_together_with_euler() {
 fn every_force_type_together_with_symplectic_euler() {
     assert_agree(
         "all, symplectic_euler",
-        &check_crowd(BODIES, 19, Integrator::SymplecticEuler, 1e-3).unwrap(),
+        &cross_check_crowd(BODIES, 19, Integrator::SymplecticEuler, 1e-3).unwrap(),
     );
 }
 
@@ -161,7 +161,7 @@ fn every_force_type_together_with_symplectic_euler() {
 fn every_force_type_together_with_lie_rk4() {
     assert_agree(
         "all, lie_rk4",
-        &check_crowd(BODIES, 20, Integrator::LieRk4, 1e-3).unwrap(),
+        &cross_check_crowd(BODIES, 20, Integrator::LieRk4, 1e-3).unwrap(),
     );
 }
 
@@ -176,7 +176,7 @@ const ROUND_OFF: f64 = 1e-6;
 
 #[test]
 fn fused_and_unfused_steps_agree_to_round_off() {
-    let crowd = check_crowd(BODIES, 17, Integrator::Rk4, 1e-3).unwrap();
+    let crowd = cross_check_crowd(BODIES, 17, Integrator::Rk4, 1e-3).unwrap();
     let steps = 101; // not a multiple of 8 or 7: the remainder runs as single steps
     let options = |steps_per_dispatch| GpuOptions {
         steps_per_dispatch,
@@ -193,7 +193,7 @@ fn fused_and_unfused_steps_agree_to_round_off() {
 
 #[test]
 fn trusted_and_checked_kernels_agree_to_round_off() {
-    let mut crowd = check_crowd(BODIES, 18, Integrator::Rk4, 1e-3).unwrap();
+    let mut crowd = cross_check_crowd(BODIES, 18, Integrator::Rk4, 1e-3).unwrap();
     // A custom force always compiles checked; without it the trusted kernel is used.
     crowd.forces.retain(|f| f.type_name() != "custom");
     crowd.custom_force = None;

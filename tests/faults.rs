@@ -3,12 +3,12 @@
 
 mod common;
 
-use rigid_crowd::{Error, Integrator, Simulation, check_crowd};
+use rigid_crowd::{Error, Integrator, Simulation, cross_check_crowd};
 
 #[test]
 fn a_lost_device_is_an_error_on_every_later_call() {
     let ctx = rigid_crowd::gpu::GpuContext::new().expect("GPU tests need an adapter");
-    let crowd = check_crowd(256, 3, Integrator::Rk4, 1e-3).unwrap();
+    let crowd = cross_check_crowd(256, 3, Integrator::Rk4, 1e-3).unwrap();
     let mut sim = Simulation::gpu(&crowd, &ctx).unwrap();
     sim.step(10).unwrap();
     sim.finish().unwrap();

@@ -9,7 +9,7 @@ use rigid_crowd::glam::DVec3;
 use rigid_crowd::{
     Backend, Body, Crowd, CrowdSpec, Deviation, Force, ForceKind, GPU_F64_CONTACT_TOLERANCE,
     GPU_F64_STEP_TOLERANCE, GPU_F64_TOLERANCE, GPU_TOLERANCE, Integrator, Plane, Scene, ShapeKind,
-    Simulation, check_crowd,
+    Simulation, cross_check_crowd,
 };
 
 fn run(crowd: &Crowd, steps: u64, backend: Backend) -> Vec<Body> {
@@ -23,7 +23,7 @@ fn f64_against_reference(crowd: &Crowd, steps: u64) -> Deviation {
 
 /// Every shape kind, so the inertia of each reaches the kernel.
 fn every_shape(count: usize, seed: u64, integrator: Integrator, dt: f64) -> Crowd {
-    let mut crowd = check_crowd(count, seed, integrator, dt).unwrap();
+    let mut crowd = cross_check_crowd(count, seed, integrator, dt).unwrap();
     let spec = CrowdSpec {
         shapes: vec![
             ShapeKind::Box,
@@ -162,7 +162,7 @@ fn bodies_falling_onto_planes_agree_within_the_contact_tolerance() {
 fn the_f32_kernel_and_the_fast_cpu_path_agree_to_a_few_ulps_after_one_step() {
     let ulp = f32::EPSILON as f64;
     for integrator in Integrator::ALL {
-        let crowd = check_crowd(1_000, 44, integrator, 1e-3).unwrap();
+        let crowd = cross_check_crowd(1_000, 44, integrator, 1e-3).unwrap();
         let d = Deviation::between(
             &run(&crowd, 1, Backend::Gpu),
             &run(&crowd, 1, Backend::FastCpu),
@@ -188,7 +188,7 @@ fn the_f32_kernel_and_the_fast_cpu_path_agree_to_a_few_ulps_after_one_step() {
 
 /// A spring scene at dt = 0.02, where lie_rk4 and rk4 differ by about 1e-5.
 fn springs(integrator: Integrator, damping_scale: f64) -> Crowd {
-    let mut crowd = check_crowd(500, 45, integrator, 0.02).unwrap();
+    let mut crowd = cross_check_crowd(500, 45, integrator, 0.02).unwrap();
     crowd.forces.retain(|f| f.type_name() == "spring");
     for force in &mut crowd.forces {
         if let ForceKind::Spring { damping, .. } = &mut force.kind {
@@ -239,7 +239,7 @@ fn the_f64_check_tells_a_changed_scheme_or_force_term_where_the_f32_check_cannot
 
 #[test]
 fn an_f32_custom_force_is_refused_on_gpu_f64_with_a_clear_error() {
-    let crowd = check_crowd(10, 46, Integrator::Rk4, 1e-3).unwrap();
+    let crowd = cross_check_crowd(10, 46, Integrator::Rk4, 1e-3).unwrap();
     let f32_only = rigid_crowd::CustomForce::new(
         "fn custom_force(position: vec3<f32>, orientation: vec4<f32>, velocity: vec3<f32>,
                 angular_velocity: vec3<f32>, mass: f32, time: f32, body: u32) -> Load {
@@ -265,7 +265,7 @@ fn an_f32_custom_force_is_refused_on_gpu_f64_with_a_clear_error() {
 
 #[test]
 fn a_custom_force_calling_a_32_bit_only_built_in_is_refused_on_gpu_f64() {
-    let crowd = check_crowd(10, 47, Integrator::Rk4, 1e-3).unwrap();
+    let crowd = cross_check_crowd(10, 47, Integrator::Rk4, 1e-3).unwrap();
     let uses_sin = rigid_crowd::CustomForce::new(
         "fn custom_force(position: vec3<real>, orientation: vec4<real>, velocity: vec3<real>,
                 angular_velocity: vec3<real>, mass: real, time: real, body: u32) -> Load {

@@ -4,7 +4,7 @@
 mod common;
 
 use rigid_crowd::gpu::{GpuOptions, Precision};
-use rigid_crowd::{Deviation, GPU_TOLERANCE, Integrator, Simulation, check_crowd};
+use rigid_crowd::{Deviation, GPU_TOLERANCE, Integrator, Simulation, cross_check_crowd};
 
 #[test]
 fn a_crowd_past_one_binding_and_65535_workgroups_matches_the_reference() {
@@ -28,7 +28,7 @@ fn a_crowd_past_one_binding_and_65535_workgroups_matches_the_reference() {
         precision: Precision::F32,
         specialized: true,
     };
-    let crowd = check_crowd(bodies, 21, Integrator::Rk4, 1e-3).unwrap();
+    let crowd = cross_check_crowd(bodies, 21, Integrator::Rk4, 1e-3).unwrap();
 
     let mut gpu = Simulation::gpu_with_options(&crowd, ctx, options).unwrap();
     assert_eq!(gpu.gpu_chunks().len(), 2);

@@ -51,15 +51,15 @@ fn specialized_and_general_kernels_agree_bit_for_bit_on_every_force_kind_and_int
         );
         for integrator in Integrator::ALL {
             // Every force kind together (with the custom force and keyframes).
-            let crowd = rigid_crowd::check_crowd(64, 5, integrator, 1e-3).unwrap();
+            let crowd = rigid_crowd::cross_check_crowd(64, 5, integrator, 1e-3).unwrap();
             assert_identical(&crowd, 20, precision, &format!("{integrator}, every kind"));
         }
         // Each kind alone, so each kernel holds one force case.
-        let crowd = rigid_crowd::check_crowd(64, 6, Integrator::Rk4, 1e-3).unwrap();
+        let crowd = rigid_crowd::cross_check_crowd(64, 6, Integrator::Rk4, 1e-3).unwrap();
         let mut kinds: Vec<&str> = crowd.forces.iter().map(|f| f.type_name()).collect();
         kinds.sort_unstable();
         kinds.dedup();
-        assert!(kinds.len() >= 9, "check_crowd has every force kind");
+        assert!(kinds.len() >= 9, "cross_check_crowd has every force kind");
         for kind in kinds {
             let mut alone = crowd.clone();
             alone.forces.retain(|f| f.type_name() == kind);

@@ -6,7 +6,9 @@ use std::sync::{Arc, Mutex};
 
 use rigid_crowd::gpu::GpuContext;
 use rigid_crowd::wgpu;
-use rigid_crowd::{Backend, Deviation, Error, GPU_TOLERANCE, Integrator, Simulation, check_crowd};
+use rigid_crowd::{
+    Backend, Deviation, Error, GPU_TOLERANCE, Integrator, Simulation, cross_check_crowd,
+};
 
 /// The caller's adapter, and a device on it made with `limits` and no optional features,
 /// as a program that never heard of rigid-crowd would make it.
@@ -35,7 +37,7 @@ fn a_crowd_runs_on_the_callers_device_and_their_error_handler_stays_theirs() {
     }));
     let ctx = GpuContext::from_device(adapter, device.clone(), queue).unwrap();
 
-    let crowd = check_crowd(200, 4, Integrator::Rk4, 1e-3).unwrap();
+    let crowd = cross_check_crowd(200, 4, Integrator::Rk4, 1e-3).unwrap();
     let steps = 60;
     let mut gpu = Simulation::gpu(&crowd, &ctx).unwrap();
     gpu.step(steps).unwrap();

@@ -4,9 +4,9 @@
 mod common;
 
 use common::gpu;
+use rigid_crowd::analytic::tumbling_top;
 use rigid_crowd::analytic::{AsymmetricTop, SymmetricTop};
 use rigid_crowd::glam::{DQuat, DVec3};
-use rigid_crowd::integrator_table::{body_angular_velocity, tumbling_top};
 use rigid_crowd::{Backend, Body, Crowd, Force, ForceKind, Integrator, MassProperties, Simulation};
 
 /// The body after every `chunk` steps, `samples` times (the start not included).
@@ -60,12 +60,12 @@ fn symmetric_top_precesses_on_the_closed_form() {
                     .enumerate()
                     .map(|(i, b)| (b.rotation() * DVec3::Z, top.symmetry_axis(time(i)))),
             );
-            let omega = worst(
-                bodies
-                    .iter()
-                    .enumerate()
-                    .map(|(i, b)| (body_angular_velocity(b), top.body_angular_velocity(time(i)))),
-            );
+            let omega = worst(bodies.iter().enumerate().map(|(i, b)| {
+                (
+                    b.body_angular_velocity(),
+                    top.body_angular_velocity(time(i)),
+                )
+            }));
             println!("{integrator} {backend:?}: symmetry axis {axis:.2e}, body omega {omega:.2e}");
             assert!(
                 axis < tol,
@@ -109,7 +109,7 @@ fn asymmetric_top_near_its_intermediate_axis_flips_on_schedule() {
         ] {
             let bodies = trajectory(&crowd, backend, chunk, samples);
             let time = |i: usize| dt * (chunk as usize * (i + 1)) as f64;
-            let omega: Vec<DVec3> = bodies.iter().map(body_angular_velocity).collect();
+            let omega: Vec<DVec3> = bodies.iter().map(Body::body_angular_velocity).collect();
             let error = omega
                 .iter()
                 .enumerate()
@@ -154,7 +154,7 @@ fn convergence_error(integrator: Integrator, backend: Backend, time: f64, steps:
     let crowd = Crowd::new(vec![start], time / steps as f64).with_integrator(integrator);
     let end = common::run(&crowd, steps, backend)[0];
     let exact = top.body_angular_velocity(time);
-    (body_angular_velocity(&end) - exact).length() / exact.length()
+    (end.body_angular_velocity() - exact).length() / exact.length()
 }
 
 /// `log2` of the error ratios under two halvings of the step from `steps`.

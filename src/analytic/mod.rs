@@ -1,8 +1,7 @@
-//! Closed-form solutions that integrations are measured against: Jacobi elliptic functions
-//! and the torque-free symmetric and asymmetric tops.
+//! Closed-form solutions that integrations are measured against: the torque-free symmetric
+//! and asymmetric tops (through Jacobi elliptic functions), to test any integrator with.
 
 mod elliptic;
 mod tops;
 
-pub use elliptic::{JacobiElliptic, complete_elliptic_k, jacobi_elliptic};
-pub use tops::{AsymmetricTop, SymmetricTop};
+pub use tops::{AsymmetricTop, SymmetricTop, tumbling_top};

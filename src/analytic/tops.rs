@@ -4,7 +4,9 @@
 use glam::{DQuat, DVec3};
 
 use crate::analytic::elliptic::{complete_elliptic_k, jacobi_elliptic};
+use crate::body::Body;
 use crate::error::{Error, Result};
+use crate::mass::MassProperties;
 
 /// A torque-free body with principal moments `(I1, I1, I3)` along its body axes, symmetric
 /// about body `z`.
@@ -218,6 +220,30 @@ impl AsymmetricTop {
             DVec3::new(a.x * e.dn, a.y * e.sn, a.z * e.cn)
         }
     }
+}
+
+/// Principal moments of the test top: any distinct triple obeying the triangle inequality.
+const TOP_MOMENTS: DVec3 = DVec3::new(2.0, 3.0, 4.0);
+
+/// A torque-free asymmetric top and its closed form, ready to measure an integrator with:
+/// tumbling well away from its axes and from the separatrix, moving, at a non-trivial
+/// orientation. `rigid-crowd integrators` measures every integrator on it.
+pub fn tumbling_top() -> (Body, AsymmetricTop) {
+    let body_omega = DVec3::new(0.8, 1.1, 1.3);
+    let momentum = (TOP_MOMENTS * body_omega).length();
+    let energy = 0.5 * (TOP_MOMENTS * body_omega).dot(body_omega);
+    let top = AsymmetricTop::new(TOP_MOMENTS, energy, momentum).expect("valid top");
+    let start = top.body_angular_velocity(0.0);
+    let mass = MassProperties::from_principal(1.5, TOP_MOMENTS, "top").expect("valid moments");
+    let orientation = DQuat::from_rotation_y(0.6) * DQuat::from_rotation_x(-0.4);
+    let body = Body::from_kinematics(
+        mass,
+        DVec3::new(1.0, 2.0, -0.5),
+        orientation,
+        DVec3::new(0.3, -0.2, 0.1),
+        orientation * start,
+    );
+    (body, top)
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@ pub mod plot;
 mod recording;
 
 pub use measure::{
-    BYTES_PER_BODY_STEP, BenchPlan, BenchReport, CopyBandwidth, FLOP_PER_BODY_STEP, Measurement,
+    BYTES_PER_BODY_STEP, BenchPlan, BenchReport, FLOP_PER_BODY_STEP, Measurement,
     arithmetic_intensity, cpu_description, describe_options,
 };
 pub use recording::{RecordingCost, measure_recording};
@@ -27,7 +27,7 @@ pub enum Workload {
     /// Gravity and linear drag ([`workload`]): a particle-like crowd.
     #[default]
     GravityDrag,
-    /// Every force kind, keyframes and a custom force ([`crate::check_crowd`]).
+    /// Every force kind, keyframes and a custom force ([`crate::cross_check_crowd`]).
     EveryForce,
     /// Gravity and drag in a pit: a floor and four walls around the crowd, so every step
     /// runs the contact code.
@@ -68,7 +68,7 @@ impl Workload {
     pub fn crowd(self, bodies: usize, seed: u64) -> Result<Crowd> {
         match self {
             Workload::GravityDrag => workload(bodies, seed),
-            Workload::EveryForce => crate::check_crowd(bodies, seed, Integrator::Rk4, 1e-3),
+            Workload::EveryForce => crate::cross_check_crowd(bodies, seed, Integrator::Rk4, 1e-3),
             Workload::Contacts => {
                 let [low, high] = CrowdSpec::new(bodies, seed).region;
                 let wall = |point: [f64; 3], normal: DVec3| {

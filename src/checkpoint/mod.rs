@@ -136,3 +136,31 @@ impl Checkpoint {
         self
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+
+    use super::*;
+    use crate::atomic_file::AtomicFile;
+
+    #[test]
+    fn a_crash_mid_write_leaves_the_previous_checkpoint_intact() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("run.ckpt");
+        let crowd =
+            crate::cross_check::cross_check_crowd(20, 2, crate::Integrator::Rk4, 1e-3).unwrap();
+        let mut sim = crate::Simulation::reference(&crowd).unwrap();
+        sim.step(2).unwrap();
+        let saved = sim.checkpoint().unwrap();
+        saved.write(&path).unwrap();
+        // The next write dies halfway: the process is gone before the rename.
+        let mut half = AtomicFile::create(&path).unwrap();
+        half.write_all(&saved.to_bytes()[..100]).unwrap();
+        std::mem::forget(half);
+        let read = Checkpoint::read(&path)
+            .unwrap()
+            .with_custom_force(crowd.custom_force.clone().unwrap());
+        assert_eq!(read, saved);
+    }
+}

@@ -5,13 +5,14 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::Args;
-use rigid_crowd::bench::plot::{Series, throughput_svg};
-use rigid_crowd::bench::{
+use crate::atomic_file::AtomicFile;
+use crate::bench::plot::{Series, throughput_svg};
+use crate::bench::{
     BenchPlan, BenchReport, FLOP_PER_BODY_STEP, Measurement, Workload, arithmetic_intensity,
 };
-use rigid_crowd::gpu::{GpuContext, GpuOptions};
-use rigid_crowd::{AtomicFile, Backend, Error, Result};
+use crate::gpu::{GpuContext, GpuOptions};
+use crate::{Backend, Error, Result};
+use clap::Args;
 
 #[derive(Args, Debug)]
 pub struct BenchArgs {
@@ -270,7 +271,7 @@ pub fn bench(args: BenchArgs) -> Result<ExitCode> {
         plan.workload.name(),
         plan.workload.describe()
     );
-    println!("cpu: {}", rigid_crowd::bench::cpu_description());
+    println!("cpu: {}", crate::bench::cpu_description());
     if let Some(ctx) = &ctx {
         let clock = if ctx.has_timestamps() {
             "timestamp queries"
@@ -295,7 +296,7 @@ pub fn bench(args: BenchArgs) -> Result<ExitCode> {
         println!(
             "copy bandwidth at {} bodies ({} bytes copied, {} clock): {:.2} GB/s",
             copy.bodies,
-            (rigid_crowd::bench::BYTES_PER_BODY_STEP / 2.0) as usize * copy.bodies,
+            (crate::bench::BYTES_PER_BODY_STEP / 2.0) as usize * copy.bodies,
             copy.clock,
             copy.gb_per_second
         );

@@ -1,9 +1,9 @@
 //! `rigid-crowd bench --record-every K`: GPU throughput recorded every K steps against
 //! unrecorded, as rows after the main table.
 
-use rigid_crowd::bench::{BenchPlan, RecordingCost, measure_recording};
-use rigid_crowd::gpu::GpuContext;
-use rigid_crowd::{Backend, Error, Result};
+use crate::bench::{BenchPlan, RecordingCost, measure_recording};
+use crate::gpu::GpuContext;
+use crate::{Backend, Error, Result};
 
 /// Refuses `--record-every 0`, or the flag without the gpu backend, before any measuring.
 pub fn check(every: Option<u64>, plan: &BenchPlan) -> Result<()> {

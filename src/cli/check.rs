@@ -3,11 +3,11 @@
 
 use std::process::ExitCode;
 
-use clap::Args;
-use rigid_crowd::{
-    Error, GPU_F64_TOLERANCE, GPU_TOLERANCE, Integrator, Result, check_crowd, cross_check,
+use crate::{
+    Error, GPU_F64_TOLERANCE, GPU_TOLERANCE, Integrator, Result, cross_check, cross_check_crowd,
     gpu::GpuContext,
 };
+use clap::Args;
 
 #[derive(Args, Debug)]
 pub struct CheckArgs {
@@ -39,7 +39,7 @@ pub fn check(args: CheckArgs) -> Result<ExitCode> {
             format!("must be a finite number > 0 (got {})", args.dt),
         ));
     }
-    let crowd = check_crowd(args.bodies, args.seed, integrator, args.dt)?;
+    let crowd = cross_check_crowd(args.bodies, args.seed, integrator, args.dt)?;
     let ctx = GpuContext::new()?;
     println!(
         "check: {} bodies x {} steps ({integrator}, dt = {} s, seed {}), every force type",

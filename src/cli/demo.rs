@@ -4,9 +4,9 @@
 use std::process::ExitCode;
 use std::time::Instant;
 
+use crate::bench::workload;
+use crate::{Body, Deviation, Error, GPU_TOLERANCE, Result, Simulation, gpu::GpuContext};
 use clap::Args;
-use rigid_crowd::bench::workload;
-use rigid_crowd::{Body, Deviation, Error, GPU_TOLERANCE, Result, Simulation, gpu::GpuContext};
 
 #[derive(Args, Debug)]
 pub struct DemoArgs {

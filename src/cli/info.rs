@@ -2,16 +2,13 @@
 
 use std::process::ExitCode;
 
-use rigid_crowd::Result;
-use rigid_crowd::gpu::{Precision, list_adapters};
+use crate::Result;
+use crate::gpu::{Precision, list_adapters};
 
 pub fn info() -> Result<ExitCode> {
     let adapters = list_adapters();
     if adapters.is_empty() {
-        println!(
-            "no GPU adapters found: {}",
-            rigid_crowd::gpu::NO_ADAPTER_HINT
-        );
+        println!("no GPU adapters found: {}", crate::gpu::NO_ADAPTER_HINT);
         return Ok(ExitCode::SUCCESS);
     }
     for (i, a) in adapters.iter().enumerate() {

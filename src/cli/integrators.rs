@@ -5,10 +5,11 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use crate::atomic_file::AtomicFile;
+use crate::gpu::GpuContext;
+use crate::integrator_table::{TablePlan, measure_integrators};
+use crate::{Error, Result};
 use clap::Args;
-use rigid_crowd::gpu::GpuContext;
-use rigid_crowd::integrator_table::{TablePlan, measure_integrators};
-use rigid_crowd::{AtomicFile, Error, Result};
 
 #[derive(Args, Debug)]
 pub struct IntegratorsArgs {

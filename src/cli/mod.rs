@@ -1,4 +1,6 @@
-//! Command-line definition and dispatch; each subcommand lives in its own file.
+//! The `rigid-crowd` command line (feature `cli`): definition and dispatch, each subcommand
+//! in its own file. Only [`main`] is reachable from outside, for the binary (src/main.rs);
+//! it is not part of the library's API.
 
 mod bench;
 mod bench_recording;
@@ -15,12 +17,52 @@ mod run;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use rigid_crowd::Result;
+
+use crate::Result;
+
+/// The benches' workloads, shared with `benches/throughput.rs` so criterion and
+/// `rigid-crowd bench` measure the same crowds.
+pub use crate::bench::workload as bench_workload;
+
+/// Parses the arguments, runs the subcommand and turns its error into one line on stderr.
+pub fn main() -> ExitCode {
+    let args = match Cli::try_parse() {
+        Ok(args) => args,
+        Err(e) => {
+            use clap::error::ErrorKind;
+            if matches!(
+                e.kind(),
+                ErrorKind::DisplayHelp
+                    | ErrorKind::DisplayVersion
+                    | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+            ) {
+                let _ = e.print();
+                return if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+                    ExitCode::from(2)
+                } else {
+                    ExitCode::SUCCESS
+                };
+            }
+            // One line, like every other error of this tool.
+            let rendered = e.to_string();
+            let first = rendered.lines().next().unwrap_or("invalid arguments");
+            eprintln!("{first} (see `rigid-crowd --help`)");
+            return ExitCode::from(2);
+        }
+    };
+    match execute(args) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
 
 /// Integrates huge crowds of independent rigid bodies on the GPU, checked against an f64 CPU reference.
 #[derive(Parser, Debug)]
 #[command(name = "rigid-crowd", version, about)]
-pub struct Cli {
+struct Cli {
     #[command(subcommand)]
     command: Command,
 }
@@ -46,7 +88,7 @@ enum Command {
 }
 
 /// Runs the chosen subcommand.
-pub fn execute(cli: Cli) -> Result<ExitCode> {
+fn execute(cli: Cli) -> Result<ExitCode> {
     match cli.command {
         Command::Run(args) => run::run(args),
         Command::Resume(args) => resume::resume(args),

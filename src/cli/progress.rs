@@ -4,8 +4,8 @@
 use std::io::IsTerminal;
 use std::time::{Duration, Instant};
 
+use crate::{Result, Simulation};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
-use rigid_crowd::{Result, Simulation};
 
 /// A bar over a run's steps, or nothing when hidden.
 pub(crate) struct Progress {

@@ -2,9 +2,9 @@
 
 use std::path::PathBuf;
 
+use crate::record::{Recorder, TrajectoryFormat, TrajectoryWriter, frame_count};
+use crate::{Error, Result, Simulation};
 use clap::Args;
-use rigid_crowd::record::{Recorder, TrajectoryFormat, TrajectoryWriter, frame_count};
-use rigid_crowd::{Error, Result, Simulation};
 
 use super::progress::{Progress, step_with_progress};
 

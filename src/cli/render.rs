@@ -5,10 +5,10 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
+use crate::gpu::GpuContext;
+use crate::render::{CAPTURE_FORMAT, FrameCapture, Image, Renderer};
+use crate::{Error, Result, Scene, Simulation};
 use clap::Args;
-use rigid_crowd::gpu::GpuContext;
-use rigid_crowd::render::{CAPTURE_FORMAT, FrameCapture, Image, Renderer};
-use rigid_crowd::{Error, Result, Scene, Simulation};
 
 /// Most frames one command writes (the names have room for them).
 const MAX_FRAMES: u64 = 100_000;

@@ -3,8 +3,8 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use crate::{Checkpoint, Error, Result, RunPlan};
 use clap::Args;
-use rigid_crowd::{Checkpoint, Error, Result, RunPlan};
 
 #[derive(Args, Debug)]
 pub struct ResumeArgs {

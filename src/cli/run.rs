@@ -5,8 +5,10 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::Args;
-use rigid_crowd::{
-    AtomicFile, Backend, Checkpoint, Crowd, Error, Integrator, Result, RunPlan, Scene, Simulation,
+
+use crate::atomic_file::AtomicFile;
+use crate::{
+    Backend, Checkpoint, Crowd, Error, Integrator, Result, RunPlan, Scene, Simulation,
     gpu::GpuContext, write_states_csv,
 };
 
@@ -125,6 +127,7 @@ pub(crate) fn drive(
     if let Some(loads) = resumed.and_then(|c| c.external_loads.as_ref()) {
         sim.set_external_loads(loads)?;
     }
+    #[cfg(feature = "fault-injection")]
     let fault = injected_device_loss()?;
     let start_step = sim.clock_step();
     let steps = plan.end_step.saturating_sub(start_step);
@@ -138,6 +141,7 @@ pub(crate) fn drive(
                 every => left.min(every),
             };
             recording.advance(&mut sim, chunk)?;
+            #[cfg(feature = "fault-injection")]
             if let (Some(at), Some(ctx)) = (fault, sim.gpu_context()) {
                 if sim.clock_step() >= at {
                     ctx.destroy_device();
@@ -186,7 +190,8 @@ pub(crate) fn drive(
 }
 
 /// `RIGID_CROWD_INJECT_DEVICE_LOSS_AT=STEP`: destroy the GPU device once the clock passes
-/// STEP, as a driver reset would. For the fault-injection tests.
+/// STEP, as a driver reset would. Only in test builds (feature `fault-injection`).
+#[cfg(feature = "fault-injection")]
 fn injected_device_loss() -> Result<Option<u64>> {
     const VAR: &str = "RIGID_CROWD_INJECT_DEVICE_LOSS_AT";
     match std::env::var(VAR) {

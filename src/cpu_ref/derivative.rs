@@ -177,3 +177,40 @@ pub fn derivative<'a>(
         torque,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::body::Body;
+    use crate::shape::Shape;
+
+    /// Baraff 5-4 and 5-6: equal and opposite forces at opposite corners of the 6 x 1 x 4
+    /// block give no net force and the torque (0, 6f, 0). tests/analytic.rs integrates the
+    /// swing that follows.
+    #[test]
+    fn baraff_5_4_opposite_forces_sum_to_torque_0_6f_0() {
+        let f = 2.0;
+        let size = DVec3::new(6.0, 1.0, 4.0);
+        let mass = MassProperties::from_shape(24.0, Shape::Box { size }, "block").unwrap();
+        let forces = [
+            ForceKind::PointForce {
+                force: DVec3::new(0.0, 0.0, f),
+                point: DVec3::new(-3.0, 0.0, -2.0),
+            },
+            ForceKind::PointForce {
+                force: DVec3::new(0.0, 0.0, -f),
+                point: DVec3::new(3.0, 0.0, 2.0),
+            },
+        ];
+        let at_rest = Body::at_rest(mass).state;
+        let env = ForceEnv {
+            body: 0,
+            load: ExternalLoad::default(),
+            keyframes: &[],
+            custom_force: None,
+        };
+        let k = derivative(&at_rest, &mass, &forces, 0.0, &env);
+        assert_eq!(k.force, DVec3::ZERO);
+        assert_eq!(k.torque, DVec3::new(0.0, 6.0 * f, 0.0));
+    }
+}

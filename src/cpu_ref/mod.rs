@@ -7,5 +7,4 @@ pub(crate) mod derivative;
 pub(crate) mod integrate;
 mod simulation;
 
-pub use derivative::{Derivative, ForceEnv, derivative};
 pub use simulation::CpuRefSimulation;

@@ -332,8 +332,9 @@ impl GpuContext {
     }
 
     /// Destroys the device, as a driver reset or a removed GPU would: every later operation on
-    /// this context fails with [`Error::DeviceLost`]. For fault-injection tests.
-    #[doc(hidden)]
+    /// this context fails with [`Error::DeviceLost`]. Only in builds with the test-only
+    /// feature `fault-injection`.
+    #[cfg(feature = "fault-injection")]
     pub fn destroy_device(&self) {
         self.device.destroy();
         // The lost callback runs on the next poll; run it now so every later call sees it.

@@ -14,7 +14,7 @@
 //! `arm` (the device fuses the matrix product into FMAs) flips the rounding of
 //! `position + arm` by an ulp of 100, ~1e-14, which the stiffness carries into the torque.
 //! In f32 the sinusoidal force's argument `2 pi f t + phase` reaches ~1,200 rad
-//! (`check_crowd` sets `phase = 0.618 i`), where one f32 rounding is ~6e-5 rad: the f32
+//! (`cross_check_crowd` sets `phase = 0.618 i`), where one f32 rounding is ~6e-5 rad: the f32
 //! bound is set above that.
 
 use std::time::Instant;
@@ -24,7 +24,7 @@ use wgpu::util::DeviceExt;
 use crate::body::BodyState;
 use crate::codes::Coded;
 use crate::cpu_ref::derivative::{ForceEnv, auxiliaries, derivative};
-use crate::cross_check::check_crowd;
+use crate::cross_check::cross_check_crowd;
 use crate::crowd::Crowd;
 use crate::force::ForceKind;
 use crate::force_table::ForceTable;
@@ -58,11 +58,11 @@ const F32_BOUND: f64 = 3e-5;
 /// One body's terms as 4-vectors (the unused lane zero), in `TERMS` order.
 type Terms = [[f64; 4]; 5];
 
-/// `check_crowd` (every force type, keyframes and the custom WGSL force) after
+/// `cross_check_crowd` (every force type, keyframes and the custom WGSL force) after
 /// `START_STEP` reference steps, so orientations, spins and momenta are generic, with its
 /// clock at `START_STEP`.
 fn probe_crowd() -> Crowd {
-    let mut crowd = check_crowd(BODIES, SEED, Integrator::Rk4, DT).unwrap();
+    let mut crowd = cross_check_crowd(BODIES, SEED, Integrator::Rk4, DT).unwrap();
     let mut sim = Simulation::reference(&crowd).unwrap();
     sim.step(START_STEP).unwrap();
     crowd.bodies = sim.bodies().unwrap();
@@ -393,7 +393,7 @@ fn f64_derivative_matches_the_reference_term_by_term() {
             (ForceKind::Spring { damping, .. }, Some(body)) => Some((body, damping)),
             _ => None,
         })
-        .expect("check_crowd puts springs on every fifth body");
+        .expect("cross_check_crowd puts springs on every fifth body");
     *damping *= 1.0 + 1e-6;
     let run = on_device(&ctx, &perturbed, precision);
     let errors = errors(&run.terms, &cpu, Floor::Largest);

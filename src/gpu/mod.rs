@@ -21,11 +21,14 @@ mod simulation;
 mod timing;
 
 pub use buffers::{GpuChunk, LAYOUT_VERSION, layout_wgsl};
-pub use context::{AdapterSummary, GpuContext, MEMORY_BUDGET_VAR, NO_ADAPTER_HINT, list_adapters};
+#[cfg(feature = "cli")]
+pub(crate) use context::NO_ADAPTER_HINT;
+pub use context::{AdapterSummary, GpuContext, MEMORY_BUDGET_VAR, list_adapters};
 pub use options::GpuOptions;
 pub use precision::Precision;
 pub(crate) use readback::read_buffer;
 pub(crate) use simulation::GpuSimulation;
 pub use simulation::StepTimes;
 pub(crate) use simulation::check_scope;
-pub use timing::copy_bandwidth;
+#[cfg(feature = "cli")]
+pub(crate) use timing::copy_bandwidth;

@@ -77,7 +77,9 @@ fn elapsed(ctx: &GpuContext, start: u64, end: u64) -> Duration {
 /// `copy_buffer_to_buffer` of `bytes` bytes, the median of `repeats` copies.
 /// Timed by timestamp queries inside the encoder where the adapter has them, else by
 /// submit-and-wait wall clock (the second value says which: true for device time).
-pub fn copy_bandwidth(ctx: &GpuContext, bytes: u64, repeats: usize) -> Result<(f64, bool)> {
+/// Only `rigid-crowd bench` measures it.
+#[cfg_attr(not(feature = "cli"), allow(dead_code))]
+pub(crate) fn copy_bandwidth(ctx: &GpuContext, bytes: u64, repeats: usize) -> Result<(f64, bool)> {
     let bytes = bytes.clamp(4, ctx.limits().max_buffer_size) / 4 * 4;
     let buffer = |label| {
         ctx.device.create_buffer(&wgpu::BufferDescriptor {

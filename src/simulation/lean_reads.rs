@@ -44,8 +44,8 @@ impl Simulation {
         }
     }
 
-    /// Positions and orientations (`w, x, y, z`) only, for drawing: [`read_states`]
-    /// (Self::read_states) with [`StatesMut::poses`].
+    /// Positions and orientations (`w, x, y, z`) only, for drawing:
+    /// [`read_states`](Self::read_states) with [`StatesMut::poses`].
     pub fn read_poses<T: Scalar>(
         &mut self,
         position: &mut [[T; 3]],
