@@ -12,6 +12,9 @@ mod game_loop;
 #[path = "../examples/record_trajectory.rs"]
 mod record_trajectory;
 
+#[path = "../examples/own_device.rs"]
+mod own_device;
+
 use common::gpu;
 use rigid_crowd::{Backend, Simulation};
 
@@ -61,4 +64,48 @@ fn the_record_example_writes_the_frames_it_reports() {
         let size = std::fs::metadata(&path).unwrap().len();
         assert!(size > (11 * 500 * 19 * 8) as u64, "{name}: {size} bytes");
     }
+}
+
+#[test]
+fn the_own_device_example_draws_every_body_where_its_state_is_with_its_orientation() {
+    let (view, frames) = own_device::falling_crowd_frames(300, 3, 150).unwrap();
+    let size = own_device::SIZE as i64;
+    let reach = own_device::HALF_SQUARE as i64 + 1;
+    let mut checked = 0;
+    for (f, frame) in frames.iter().enumerate() {
+        let pixels: Vec<(i64, i64)> = frame
+            .positions
+            .iter()
+            .map(|&p| view.pixel(p.into()))
+            .collect();
+        for (i, &(column, row)) in pixels.iter().enumerate() {
+            if !(0..size).contains(&column) || !(0..size).contains(&row) {
+                continue;
+            }
+            // A body drawn later whose square reaches this pixel paints over it.
+            let hidden = pixels[i + 1..]
+                .iter()
+                .any(|&(c, r)| (c - column).abs() <= reach && (r - row).abs() <= reach);
+            let drawn = frame.pixels[(row * size + column) as usize];
+            let expected = own_device::colour(frame.orientations[i]);
+            if hidden {
+                continue;
+            }
+            for k in 0..3 {
+                assert!(
+                    (drawn[k] as f32 - expected[k]).abs() <= 2.0,
+                    "frame {f} body {i} at pixel ({column}, {row}): drew {drawn:?}, expected {expected:?}"
+                );
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked > 300, "most bodies are checked ({checked})");
+    assert!(own_device::run(None).unwrap() > 0);
+    // The crowd fell between the first and the last frame: the picture moved with the states.
+    let height = |frame: &own_device::Frame| {
+        frame.positions.iter().map(|p| p[2]).sum::<f32>() / frame.positions.len() as f32
+    };
+    assert!(height(&frames[2]) < height(&frames[0]) - 0.4);
+    assert_ne!(frames[0].pixels, frames[2].pixels);
 }
