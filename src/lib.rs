@@ -81,3 +81,10 @@ pub const GPU_F64_CONTACT_TOLERANCE: f64 = 1e-6;
 
 pub use glam;
 pub use wgpu;
+
+/// The Rust examples of the README and docs/render.md, compiled (and the README's run) as doc
+/// tests so they stay true.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+#[doc = include_str!("../docs/render.md")]
+struct DocumentedExamples;
