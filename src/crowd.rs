@@ -1,6 +1,6 @@
 //! A crowd: the bodies, the forces acting on them, the integrator and the time step.
 
-use crate::body::Body;
+use crate::body::{Body, BodyState};
 use crate::custom_force::CustomForce;
 use crate::error::{Error, Result};
 use crate::force::{Force, ForceKind};
@@ -129,20 +129,19 @@ impl Crowd {
         }
         for (i, body) in self.bodies.iter().enumerate() {
             // Fast path for crowds of millions: name fields only when something is wrong.
-            if !state_in_range(body) {
-                check_body_state(body, &format!("bodies[{i}]"))?;
+            if !state_in_range(&body.state) {
+                check_state(&body.state, &format!("bodies[{i}]"))?;
             }
         }
         Ok(())
     }
 }
 
-/// Every state number of `body` finite and within the f32 range; `field` names the body.
-pub(crate) fn check_body_state(body: &Body, field: &str) -> Result<()> {
-    if state_in_range(body) {
+/// Every number of state `s` finite and within the f32 range; `field` names its body.
+pub(crate) fn check_state(s: &BodyState, field: &str) -> Result<()> {
+    if state_in_range(s) {
         return Ok(());
     }
-    let s = &body.state;
     check_vector(&format!("{field}.position"), s.position.to_array())?;
     check_vector(&format!("{field}.orientation"), s.orientation.to_array())?;
     check_vector(
@@ -211,8 +210,7 @@ pub(crate) fn validate_keyframes(table: &[[f64; 2]], field: &str) -> Result<()> 
 }
 
 /// Whether every state number of `body` is finite and within the f32 range (no allocation).
-fn state_in_range(body: &Body) -> bool {
-    let s = &body.state;
+fn state_in_range(s: &BodyState) -> bool {
     [
         s.position.to_array(),
         s.linear_momentum.to_array(),

@@ -164,7 +164,7 @@ impl CrowdSpec {
                 angular_velocity,
             );
             // Momenta grow with mass and size: a fast, heavy, large body can leave the range.
-            crate::crowd::check_body_state(&body, "body").map_err(|e| {
+            crate::crowd::check_state(&body.state, "body").map_err(|e| {
                 Error::invalid(
                     "crowd",
                     format!(

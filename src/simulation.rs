@@ -1,11 +1,12 @@
 //! One API over both backends: build from a crowd, `step(n)`, read the bodies back.
 
 use crate::backend::Backend;
-use crate::body::Body;
+use crate::body::{Body, BodyState};
 use crate::checkpoint::Checkpoint;
 use crate::cpu::CpuSimulation;
 use crate::cpu_ref::CpuRefSimulation;
 use crate::crowd::Crowd;
+use crate::crowd::check_state;
 use crate::custom_force::ExternalLoad;
 use crate::error::{Error, Result};
 use std::time::Instant;
@@ -301,6 +302,54 @@ impl Simulation {
         self.clock_step() as f64 * self.settings.dt
     }
 
+    /// Gives body `indices[k]` the state `states[k]` from the next step on, leaving every
+    /// other body as it is and re-uploading nothing else (on the GPU: one small buffer write
+    /// per run of consecutive indices, after the steps already queued). A later entry for the
+    /// same body wins. Errors name the offending entry, and nothing is changed: an index past
+    /// the crowd, a length mismatch, or a state that is not finite or out of range. The
+    /// orientation is normalized, as for any input. A body already reported non-finite stays
+    /// reported: this does not clear a fault.
+    pub fn set_states(&mut self, indices: &[usize], states: &[BodyState]) -> Result<()> {
+        if indices.len() != states.len() {
+            return Err(Error::invalid(
+                "states",
+                format!(
+                    "needs one state per index: {} indices, got {} states",
+                    indices.len(),
+                    states.len()
+                ),
+            ));
+        }
+        let mut checked = Vec::with_capacity(states.len());
+        for (k, (&body, state)) in indices.iter().zip(states).enumerate() {
+            if body >= self.body_count {
+                return Err(Error::invalid(
+                    format!("indices[{k}]"),
+                    format!(
+                        "body {body} is past the crowd of {} bodies",
+                        self.body_count
+                    ),
+                ));
+            }
+            checked.push(checked_state(state, &format!("states[{k}]"))?);
+        }
+        let clock_step = self.clock_step();
+        match &mut self.engine {
+            Engine::Reference(sim) => {
+                for (&i, s) in indices.iter().zip(&checked) {
+                    sim.set_state(i, s);
+                }
+            }
+            Engine::FastCpu(sim) => {
+                for (&i, s) in indices.iter().zip(&checked) {
+                    sim.set_state(i, s);
+                }
+            }
+            Engine::Gpu(sim) => sim.set_states(indices, &checked, clock_step)?,
+        }
+        Ok(())
+    }
+
     /// Sets the world-frame force and torque (about the centre of mass) held on each body
     /// from the next step on, until replaced; `loads[i]` acts on body `i`. Only the loads are
     /// uploaded (on the GPU: one buffer write per chunk), never the states. Errors name the
@@ -331,4 +380,21 @@ impl Simulation {
         self.external_loads = Some(loads.to_vec());
         Ok(())
     }
+}
+
+/// `state` with its orientation normalized, if every number is finite and in range and the
+/// orientation is not zero; `field` names it in the error.
+fn checked_state(state: &BodyState, field: &str) -> Result<BodyState> {
+    check_state(state, field)?;
+    let q = state.orientation;
+    if q.length_squared() == 0.0 {
+        return Err(Error::invalid(
+            format!("{field}.orientation"),
+            "must not be the zero quaternion",
+        ));
+    }
+    Ok(BodyState {
+        orientation: q.normalize(),
+        ..*state
+    })
 }

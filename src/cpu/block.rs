@@ -235,6 +235,23 @@ impl StateBlock {
         sum.0.iter().position(|&x| x != 0.0)
     }
 
+    /// Puts `s` (rounded to f32) into lane `lane`.
+    pub fn set(&mut self, lane: usize, s: &BodyState) {
+        let set3 = |a: &mut Vec3Lanes, v: glam::DVec3| {
+            a.x.0[lane] = v.x as f32;
+            a.y.0[lane] = v.y as f32;
+            a.z.0[lane] = v.z as f32;
+        };
+        set3(&mut self.position, s.position);
+        set3(&mut self.linear_momentum, s.linear_momentum);
+        set3(&mut self.angular_momentum, s.angular_momentum);
+        let (q, o) = (&mut self.orientation, s.orientation);
+        q.w.0[lane] = o.w as f32;
+        q.x.0[lane] = o.x as f32;
+        q.y.0[lane] = o.y as f32;
+        q.z.0[lane] = o.z as f32;
+    }
+
     /// The f64 state of lane `lane` (exact widening).
     pub fn state(&self, lane: usize) -> BodyState {
         let v = |a: &Vec3Lanes| {

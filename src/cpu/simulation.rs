@@ -229,6 +229,20 @@ impl CpuSimulation {
         bodies
     }
 
+    /// Replaces body `i`'s state (validated by the caller). A short last block repeats its
+    /// first body in the unused lanes (`pack_block`); they follow it, so a state left there
+    /// can never fault on the body's behalf.
+    pub fn set_state(&mut self, i: usize, state: &BodyState) {
+        let (block, lane) = (i / LANES, i % LANES);
+        let used = (self.masses.len() - block * LANES).min(LANES);
+        self.states[block].set(lane, state);
+        if lane == 0 {
+            for padding in used..LANES {
+                self.states[block].set(padding, state);
+            }
+        }
+    }
+
     /// Hands every body's index, mass properties and state (widened to f64) to `visit`, in
     /// crowd order.
     pub fn visit_states(&self, mut visit: impl FnMut(usize, &MassProperties, &BodyState)) {

@@ -2,7 +2,7 @@
 
 use rayon::prelude::*;
 
-use crate::body::Body;
+use crate::body::{Body, BodyState};
 use crate::cpu_ref::contact::resolve_contacts;
 use crate::cpu_ref::derivative::ForceEnv;
 use crate::cpu_ref::integrate::integrate;
@@ -99,6 +99,11 @@ impl CpuRefSimulation {
     /// Replaces the external loads (one per body, already validated).
     pub(crate) fn set_external_loads(&mut self, loads: &[ExternalLoad]) {
         self.loads.copy_from_slice(loads);
+    }
+
+    /// Replaces body `i`'s state (validated by the caller).
+    pub fn set_state(&mut self, i: usize, state: &BodyState) {
+        self.bodies[i].state = *state;
     }
 
     /// The bodies in their current state.

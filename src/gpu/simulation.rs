@@ -371,6 +371,41 @@ impl GpuSimulation {
             .collect()
     }
 
+    /// Writes new states for bodies `indices` (validated, one per index, crowd order not
+    /// required) with their clock at `clock_step`: one buffer write per run of consecutive
+    /// indices, ordered on the queue after every step already submitted.
+    pub(crate) fn set_states(
+        &mut self,
+        indices: &[usize],
+        states: &[BodyState],
+        clock_step: u64,
+    ) -> Result<()> {
+        self.ctx.check_lost()?;
+        let (encode, record) = (Encode(self.options.precision), self.sizes().state);
+        let mut k = 0;
+        while k < indices.len() {
+            let first = indices[k];
+            let chunk = self
+                .chunks
+                .iter()
+                .find(|c| c.bodies.contains(&first))
+                .ok_or_else(|| Error::Gpu(format!("body {first} is in no chunk")))?;
+            // The run of consecutive indices from `first` that stays in this chunk.
+            let mut end = k + 1;
+            while end < indices.len()
+                && indices[end] == indices[end - 1] + 1
+                && chunk.bodies.contains(&indices[end])
+            {
+                end += 1;
+            }
+            let bytes = encode.states(states[k..end].iter(), clock_step);
+            let offset = ((first - chunk.bodies.start) * record) as u64;
+            self.ctx.queue.write_buffer(&chunk.states, offset, &bytes);
+            k = end;
+        }
+        self.ctx.take_uncaptured()
+    }
+
     /// Writes the external loads (one per body, already validated) into each chunk's loads
     /// buffer; the next dispatch reads them. The states are not touched.
     pub(crate) fn set_external_loads(&mut self, loads: &[ExternalLoad]) -> Result<()> {
