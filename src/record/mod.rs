@@ -14,6 +14,7 @@ mod recorder;
 mod writer;
 
 pub use columns::TRAJECTORY_COLUMNS;
+pub(crate) use columns::state_row;
 pub use format::TrajectoryFormat;
 pub use recorder::{Recorder, frame_count, record_run};
 pub use writer::TrajectoryWriter;
