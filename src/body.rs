@@ -122,13 +122,7 @@ impl Body {
     /// The pose of the model frame in the world, from the centre-of-mass state: the inverse of
     /// [`Body::from_model_kinematics`].
     pub fn model_pose(&self) -> ModelPose {
-        let frame = self.mass.model_frame();
-        let orientation =
-            (self.state.orientation.normalize() * frame.rotation.inverse()).normalize();
-        ModelPose {
-            position: self.state.position - orientation * frame.offset,
-            orientation,
-        }
+        model_pose(&self.mass, &self.state)
     }
 
     /// Rotation matrix `R = R(normalize(q))`.
@@ -163,6 +157,16 @@ impl Body {
 /// Linear velocity `v = P / M` of a body with mass properties `mass` in `state`.
 pub(crate) fn velocity(mass: &MassProperties, state: &BodyState) -> DVec3 {
     state.linear_momentum * mass.inv_mass()
+}
+
+/// The pose of the model frame of a body with mass properties `mass` in `state`.
+pub(crate) fn model_pose(mass: &MassProperties, state: &BodyState) -> ModelPose {
+    let frame = mass.model_frame();
+    let orientation = (state.orientation.normalize() * frame.rotation.inverse()).normalize();
+    ModelPose {
+        position: state.position - orientation * frame.offset,
+        orientation,
+    }
 }
 
 /// Rotation matrix `R = R(normalize(q))` of `state`.

@@ -2,7 +2,7 @@
 //! body), written into storage the caller owns, so a read allocates nothing that grows with
 //! the crowd. See [`Simulation::read_states`](crate::Simulation::read_states).
 
-use crate::body::{BodyState, angular_velocity, velocity};
+use crate::body::{BodyState, angular_velocity, model_pose, velocity};
 use crate::error::{Error, Result};
 use crate::mass::MassProperties;
 
@@ -39,17 +39,20 @@ impl Scalar for f64 {
 /// Where a lean read writes: one caller-owned slice per quantity wanted, `None` to skip it.
 /// Every slice given holds exactly one entry per body, in crowd order.
 ///
-/// Orientations are unit quaternions `w, x, y, z` (scalar first), as in every file and
-/// command this crate reads or writes. Velocities are derived on the host from the momenta
-/// (`v = P / M`, `omega = R Ibody^-1 R^T L`), so they cost nothing unless asked for.
+/// Positions and orientations are the pose of each body's model frame, the frame its scene
+/// entry or arrays gave it in (for a shape or principal moments: the centre of mass and the
+/// principal axes), with orientations as unit quaternions `w, x, y, z` (scalar first): the
+/// same numbers as the `x, y, z, q*` columns of every file this crate writes. Velocities
+/// are the centre of mass's, derived on the host from the momenta (`v = P / M`,
+/// `omega = R Ibody^-1 R^T L`), so they cost nothing unless asked for.
 ///
 /// A flat `&mut [f32]` of `3 * N` values (a numpy `(N, 3)` array, say) becomes the
 /// `&mut [[f32; 3]]` asked for here with `bytemuck::cast_slice_mut`.
 #[derive(Debug, Default)]
 pub struct StatesMut<'a, T: Scalar> {
-    /// Centre-of-mass positions `x`.
+    /// Positions of the model frames' origins.
     pub position: Option<&'a mut [[T; 3]]>,
-    /// Orientations `q` as `w, x, y, z`.
+    /// Orientations of the model frames as `w, x, y, z`.
     pub orientation: Option<&'a mut [[T; 4]]>,
     /// Linear momenta `P`.
     pub linear_momentum: Option<&'a mut [[T; 3]]>,
@@ -104,12 +107,15 @@ impl<'a, T: Scalar> StatesMut<'a, T> {
     /// Writes body `i`'s quantities (lengths checked by `check_lengths`).
     pub(crate) fn put(&mut self, i: usize, mass: &MassProperties, state: &BodyState) {
         let v3 = |v: glam::DVec3| v.to_array().map(T::from_f64);
-        if let Some(out) = self.position.as_deref_mut() {
-            out[i] = v3(state.position);
-        }
-        if let Some(out) = self.orientation.as_deref_mut() {
-            let q = state.orientation;
-            out[i] = [q.w, q.x, q.y, q.z].map(T::from_f64);
+        if self.position.is_some() || self.orientation.is_some() {
+            let pose = model_pose(mass, state);
+            if let Some(out) = self.position.as_deref_mut() {
+                out[i] = v3(pose.position);
+            }
+            if let Some(out) = self.orientation.as_deref_mut() {
+                let q = pose.orientation;
+                out[i] = [q.w, q.x, q.y, q.z].map(T::from_f64);
+            }
         }
         if let Some(out) = self.linear_momentum.as_deref_mut() {
             out[i] = v3(state.linear_momentum);
@@ -131,9 +137,9 @@ impl<'a, T: Scalar> StatesMut<'a, T> {
 /// array is a quantity not read.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct StateArrays<T: Scalar> {
-    /// Centre-of-mass positions `x`.
+    /// Positions of the model frames' origins.
     pub position: Vec<[T; 3]>,
-    /// Orientations `q` as `w, x, y, z`.
+    /// Orientations of the model frames as `w, x, y, z`.
     pub orientation: Vec<[T; 4]>,
     /// Linear momenta `P`.
     pub linear_momentum: Vec<[T; 3]>,

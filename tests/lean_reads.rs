@@ -6,15 +6,36 @@
 mod common;
 
 use common::{BACKENDS, gpu};
-use rigid_crowd::glam::DVec3;
+use rigid_crowd::glam::{DQuat, DVec3};
 use rigid_crowd::{
-    Backend, Body, Crowd, CrowdSpec, Error, Force, ForceKind, Simulation, StateArrays, StatesMut,
+    Backend, Body, Crowd, CrowdSpec, Error, Force, ForceKind, MassProperties, Simulation,
+    StateArrays, StatesMut, TriangleMesh,
 };
 
-/// A tumbling crowd under gravity and drag, large enough for two GPU chunks when the
-/// binding is small.
+/// A tumbling crowd under gravity and drag. Body 0 is a skewed tetrahedron mesh, whose model
+/// frame (what reads report) is neither at its centre of mass nor along its principal axes.
 fn crowd() -> Crowd {
-    Crowd::new(CrowdSpec::new(300, 8).generate().unwrap(), 1e-3)
+    let mut bodies = CrowdSpec::new(300, 8).generate().unwrap();
+    let corners = [
+        [0.0, 0.0, 0.0],
+        [2.0, 0.0, 0.0],
+        [0.0, 1.0, 0.0],
+        [0.0, 0.0, 0.5],
+    ];
+    let tetrahedron = TriangleMesh::new(
+        "tetrahedron",
+        corners.iter().map(|&c| DVec3::from(c)).collect(),
+        vec![[0, 2, 1], [0, 1, 3], [0, 3, 2], [1, 2, 3]],
+    );
+    let mass = MassProperties::from_mesh(1.5, &tetrahedron, "tetrahedron").unwrap();
+    bodies[0] = Body::from_model_kinematics(
+        mass,
+        DVec3::new(1.0, 2.0, 3.0),
+        DQuat::from_rotation_z(0.7),
+        DVec3::new(0.0, 1.0, 0.0),
+        DVec3::new(2.0, -1.0, 3.0),
+    );
+    Crowd::new(bodies, 1e-3)
         .with_force(Force::on_all(ForceKind::Gravity {
             acceleration: DVec3::new(0.0, -9.81, 0.0),
         }))
@@ -24,15 +45,17 @@ fn crowd() -> Crowd {
         }))
 }
 
-/// `arrays` holds `bodies`' state, velocities included, exactly (after `T`'s rounding).
+/// `arrays` holds `bodies`' state, velocities included, exactly: the model frame's pose and
+/// the momenta, as the files the crate writes have them.
 fn assert_holds(what: &str, arrays: &StateArrays<f64>, bodies: &[Body]) {
     assert_eq!(arrays.position.len(), bodies.len(), "{what}");
     for (i, body) in bodies.iter().enumerate() {
         let s = &body.state;
-        let q = s.orientation;
+        let pose = body.model_pose();
+        let q = pose.orientation;
         assert_eq!(
             arrays.position[i],
-            s.position.to_array(),
+            pose.position.to_array(),
             "{what}: position {i}"
         );
         assert_eq!(
@@ -72,11 +95,19 @@ fn every_backend_reads_the_states_bodies_returns_as_arrays() {
         assert_holds(backend.name(), &arrays, &bodies);
         // The bodies moved: a read of the initial states would fail the comparison.
         assert_ne!(bodies[0].state, crowd.bodies[0].state, "{}", backend.name());
+        // Body 0's model frame is not its principal frame: a read of the raw state would fail.
+        let centre = bodies[0].state.position.to_array();
+        assert!(
+            arrays.position[0]
+                .iter()
+                .zip(centre)
+                .any(|(a, b)| (a - b).abs() > 0.1)
+        );
     }
 }
 
 #[test]
-fn f32_backends_read_into_f32_arrays_without_rounding() {
+fn f32_backends_read_poses_into_f32_arrays() {
     let crowd = crowd();
     for backend in [Backend::FastCpu, Backend::Gpu] {
         let mut sim = Simulation::on_backend(&crowd, backend, gpu()).unwrap();
@@ -86,11 +117,12 @@ fn f32_backends_read_into_f32_arrays_without_rounding() {
         sim.read_poses(&mut position, &mut orientation).unwrap();
         let bodies = sim.bodies().unwrap();
         for (i, body) in bodies.iter().enumerate() {
-            let q = body.state.orientation;
-            let widened = position[i].map(f64::from);
-            assert_eq!(widened, body.state.position.to_array(), "{backend:?} {i}");
-            let widened = orientation[i].map(f64::from);
-            assert_eq!(widened, [q.w, q.x, q.y, q.z], "{backend:?} {i}");
+            let pose = body.model_pose();
+            let q = pose.orientation;
+            let rounded = pose.position.to_array().map(|x| x as f32);
+            assert_eq!(position[i], rounded, "{backend:?} {i}");
+            let rounded = [q.w, q.x, q.y, q.z].map(|x| x as f32);
+            assert_eq!(orientation[i], rounded, "{backend:?} {i}");
         }
     }
 }

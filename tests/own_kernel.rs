@@ -7,7 +7,7 @@ mod common;
 use common::gpu;
 use rigid_crowd::gpu::{LAYOUT_VERSION, Precision, layout_wgsl};
 use rigid_crowd::wgpu;
-use rigid_crowd::{Backend, Crowd, CrowdSpec, Force, ForceKind, Simulation, StateArrays};
+use rigid_crowd::{Backend, Crowd, CrowdSpec, Force, ForceKind, Simulation};
 
 /// The caller's kernel: per body, its position, its orientation (as stored, x y z w), its
 /// velocity P * inv_mass from the constants, and its clock step and layout version.
@@ -128,17 +128,21 @@ fn a_callers_kernel_reads_the_states_and_constants_through_the_published_layout(
         let mut sim = Simulation::on_backend(&crowd, backend, gpu()).unwrap();
         sim.step(steps).unwrap();
         let seen = run_callers_kernel(&sim, precision);
-        let mut host = StateArrays::<f64>::state(sim.body_count());
-        sim.read_states(host.as_mut()).unwrap();
         let bodies = sim.bodies().unwrap();
-        for i in 0..sim.body_count() {
+        for (i, body) in bodies.iter().enumerate() {
             let at = |k: usize| &seen[16 * i + 4 * k..16 * i + 4 * k + 4];
-            assert_eq!(at(0)[..3], host.position[i], "{backend:?} position {i}");
-            let [w, x, y, z] = host.orientation[i];
-            assert_eq!(at(1), [x, y, z, w], "{backend:?} orientation {i}");
+            // The raw state: centre of mass and principal frame, as the kernel keeps it.
+            let s = &body.state;
+            assert_eq!(
+                at(0)[..3],
+                s.position.to_array(),
+                "{backend:?} position {i}"
+            );
+            let q = s.orientation;
+            assert_eq!(at(1), [q.x, q.y, q.z, q.w], "{backend:?} orientation {i}");
             // P * inv_mass in the buffer's precision: in f64 the host's very product, in
             // f32 that product rounded at most twice (inv_mass, then the product).
-            let v = bodies[i].velocity().to_array();
+            let v = body.velocity().to_array();
             let tolerance = match precision {
                 Precision::F32 => 2.0 * f64::from(f32::EPSILON),
                 Precision::F64 => 0.0,

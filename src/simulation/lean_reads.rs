@@ -96,9 +96,9 @@ mod tests {
         sim.read_states(arrays.as_mut()).unwrap();
         let bodies = sim.bodies().unwrap();
         for (i, body) in bodies.iter().enumerate() {
-            let s = &body.state;
-            assert_eq!(arrays.position[i], s.position.to_array(), "position {i}");
-            let q = s.orientation;
+            let (s, pose) = (&body.state, body.model_pose());
+            assert_eq!(arrays.position[i], pose.position.to_array(), "position {i}");
+            let q = pose.orientation;
             assert_eq!(
                 arrays.orientation[i],
                 [q.w, q.x, q.y, q.z],
