@@ -221,6 +221,19 @@ impl Scene {
     /// Parses and validates a scene from JSON text whose relative file paths (meshes, custom
     /// WGSL) are relative to `base_dir` (the scene file's directory, for [`Scene::load`]).
     pub fn from_json_in(text: &str, base_dir: &Path) -> Result<Self> {
+        Self::parse(text, base_dir, Vec::new())
+    }
+
+    /// A scene of `bodies` (built from arrays, say) whose settings come from JSON text in the
+    /// scene format: `dt`, `steps`, the integrator, forces, planes, `start_step`, and any
+    /// further `bodies` or `crowd`, which come after the given ones (a force's `body` index
+    /// counts the given bodies first). Relative file paths are relative to the current
+    /// directory.
+    pub fn from_json_with_bodies(text: &str, bodies: Vec<Body>) -> Result<Self> {
+        Self::parse(text, Path::new(""), bodies)
+    }
+
+    fn parse(text: &str, base_dir: &Path, given: Vec<Body>) -> Result<Self> {
         let mut de = serde_json::Deserializer::from_str(text);
         let file: SceneFile = serde_path_to_error::deserialize(&mut de).map_err(|e| {
             let path = field_path(String::new(), e.path().iter());
@@ -233,7 +246,7 @@ impl Scene {
         })?;
         de.end()
             .map_err(|e| Error::invalid("scene", e.to_string()))?;
-        file.into_scene(base_dir)
+        file.into_scene(base_dir, given)
     }
 
     /// Reads, parses and validates a scene file; the files it names (meshes, custom WGSL) are
@@ -246,7 +259,7 @@ impl Scene {
 }
 
 impl SceneFile {
-    fn into_scene(self, base_dir: &Path) -> Result<Scene> {
+    fn into_scene(self, base_dir: &Path, mut bodies: Vec<Body>) -> Result<Scene> {
         if let Some(version) = self.version {
             if version != SCENE_VERSION {
                 return Err(Error::invalid(
@@ -268,12 +281,9 @@ impl SceneFile {
             base_dir,
             loaded: HashMap::new(),
         };
-        let mut bodies = self
-            .bodies
-            .iter()
-            .enumerate()
-            .map(|(i, spec)| spec.to_body(&format!("bodies[{i}]"), &mut meshes))
-            .collect::<Result<Vec<_>>>()?;
+        for (i, spec) in self.bodies.iter().enumerate() {
+            bodies.push(spec.to_body(&format!("bodies[{i}]"), &mut meshes)?);
+        }
         if let Some(spec) = &self.crowd {
             spec.validate("crowd")?;
             bodies.extend(spec.generate()?);
