@@ -69,7 +69,7 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// Run a scene file and write the final states as CSV.
+    /// Run a scene file and write the final states (CSV, .npy or .npz, by the extension).
     Run(run::RunArgs),
     /// Finish a run from its last checkpoint (`run --checkpoint`).
     Resume(resume::ResumeArgs),

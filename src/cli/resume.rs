@@ -14,7 +14,8 @@ pub struct ResumeArgs {
     /// bit).
     #[arg(long)]
     backend: Option<String>,
-    /// Where to write the final states (default: the run's `--out`).
+    /// Where to write the final states (default: the run's `--out`): `.csv`, `.npy` or
+    /// `.npz`, as for `run`.
     #[arg(long)]
     out: Option<PathBuf>,
     /// Run this many steps from the checkpoint (default: to the run's last step).
@@ -52,6 +53,7 @@ pub fn resume(args: ResumeArgs) -> Result<ExitCode> {
             ));
         }
     };
+    let output = super::run::Output::claim(&out)?;
     let plan = RunPlan {
         end_step,
         out,
@@ -69,6 +71,7 @@ pub fn resume(args: ResumeArgs) -> Result<ExitCode> {
         Some(&checkpoint),
         backend,
         &plan,
+        output,
         path,
         recording,
     )

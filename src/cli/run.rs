@@ -1,4 +1,4 @@
-//! `rigid-crowd run SCENE.json --out FINAL.csv [--checkpoint FILE --checkpoint-every K]`.
+//! `rigid-crowd run SCENE.json --out FINAL.csv|.npy|.npz [--checkpoint FILE --checkpoint-every K]`.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -7,9 +7,10 @@ use std::time::Instant;
 use clap::Args;
 
 use crate::atomic_file::AtomicFile;
+use crate::record::{TrajectoryFormat, write_final_states};
 use crate::{
     Backend, Checkpoint, Crowd, Error, Integrator, Result, RunPlan, Scene, Simulation,
-    gpu::GpuContext, write_states_csv,
+    gpu::GpuContext,
 };
 
 #[derive(Args, Debug)]
@@ -20,8 +21,10 @@ pub struct RunArgs {
     /// reference).
     #[arg(long, default_value = "gpu")]
     backend: String,
-    /// Where to write the final states (CSV; positions and orientations are the model frame's
-    /// pose, see docs/shapes.md); replaced only when the run succeeds.
+    /// Where to write the final states, in the format of the extension: `.csv`, `.npy` (shape
+    /// (bodies, 19), float32 on `gpu` and `cpu`, float64 on `cpu-ref` and `gpu-f64`) or
+    /// `.npz` (`states`, `step`, `time`); positions and orientations are the model frame's
+    /// pose (see docs/shapes.md). Replaced only when the run succeeds.
     #[arg(long)]
     out: PathBuf,
     /// Override the scene's step count.
@@ -48,8 +51,32 @@ pub(crate) fn parse_backend(name: &str) -> Result<Backend> {
     name.parse().map_err(|m| Error::invalid("--backend", m))
 }
 
+/// The final states' file, claimed before any work is done: the format its extension
+/// names (anything else is an error naming `--out`) and the temporary file it is written
+/// to, so an unwritable path fails at once too.
+pub(crate) struct Output {
+    file: AtomicFile,
+    format: TrajectoryFormat,
+}
+
+impl Output {
+    pub(crate) fn claim(path: &Path) -> Result<Self> {
+        let format = TrajectoryFormat::from_path(path);
+        if format.is_err() && path.is_dir() {
+            // A directory is named as one, whatever its name ends in.
+            AtomicFile::create(path)?;
+        }
+        let format = format.map_err(|m| Error::invalid("--out", m))?;
+        Ok(Self {
+            file: AtomicFile::create(path)?,
+            format,
+        })
+    }
+}
+
 pub fn run(args: RunArgs) -> Result<ExitCode> {
     let backend = parse_backend(&args.backend)?;
+    let output = Output::claim(&args.out)?;
     let mut scene = Scene::load(&args.scene)
         .map_err(|e| e.within(format_args!("{}: ", args.scene.display())))?;
     if let Some(dt) = args.dt {
@@ -91,24 +118,25 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         None,
         backend,
         &plan,
+        output,
         args.checkpoint.as_deref(),
         recording,
     )
 }
 
 /// Opens `backend` on `crowd` (restoring a checkpoint's loads if resuming), runs to
-/// `plan.end_step` writing checkpoints on the way, then writes the final states.
+/// `plan.end_step` writing checkpoints on the way, then writes the final states to `output`
+/// (claimed from `plan.out` before any work, so a bad path has failed already; an existing
+/// file is only replaced once the new one is complete).
 pub(crate) fn drive(
     crowd: &Crowd,
     resumed: Option<&Checkpoint>,
     backend: Backend,
     plan: &RunPlan,
+    output: Output,
     checkpoint_path: Option<&Path>,
     mut recording: super::recording::Recording,
 ) -> Result<ExitCode> {
-    // Claim the output first: an unwritable path fails before any work is done, and the
-    // existing file is only replaced once the new one is complete.
-    let mut out = AtomicFile::create(&plan.out)?;
     let (mut sim, adapter) = match backend {
         Backend::Reference => (
             Simulation::reference(crowd)?,
@@ -174,8 +202,8 @@ pub(crate) fn drive(
     }
     let elapsed = start.elapsed().as_secs_f64();
     let bodies = sim.bodies()?;
-    write_states_csv(out.writer(), &bodies).map_err(|e| Error::io(&plan.out, e))?;
-    out.commit()?;
+    let (step, time) = (sim.clock_step(), sim.time());
+    write_final_states(output.file, output.format, &bodies, backend, step, time)?;
     let recorded = recording.commit(&mut sim)?;
     let body_steps = bodies.len() as f64 * steps as f64;
     eprintln!(

@@ -6,6 +6,8 @@
 //! steps while the host writes the previous frame. See docs/recording.md.
 
 mod columns;
+#[cfg(feature = "cli")]
+mod final_states;
 mod format;
 mod npy;
 #[cfg(feature = "npz")]
@@ -15,6 +17,8 @@ mod writer;
 
 pub use columns::TRAJECTORY_COLUMNS;
 pub(crate) use columns::state_row;
+#[cfg(feature = "cli")]
+pub(crate) use final_states::write_final_states;
 pub use format::TrajectoryFormat;
 pub use recorder::{Recorder, frame_count, record_run};
 pub use writer::TrajectoryWriter;

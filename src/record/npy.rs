@@ -7,6 +7,9 @@ use std::io::{self, Write};
 /// Element types this crate writes.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Dtype {
+    /// `<f4`: little-endian float32 (the final states of the f32 backends).
+    #[cfg_attr(not(feature = "cli"), allow(dead_code))]
+    F32,
     /// `<f8`: little-endian float64.
     F64,
     /// `<i8`: little-endian int64.
@@ -18,6 +21,7 @@ pub(crate) enum Dtype {
 /// and the dictionary, padded with spaces so the data starts at a multiple of 64 bytes.
 pub(crate) fn header(dtype: Dtype, shape: &[usize]) -> Vec<u8> {
     let descr = match dtype {
+        Dtype::F32 => "<f4",
         Dtype::F64 => "<f8",
         Dtype::I64 => "<i8",
     };
@@ -65,6 +69,20 @@ pub(crate) fn write_i64s(out: &mut impl Write, values: &[i64]) -> io::Result<()>
     Ok(())
 }
 
+/// A zero-dimensional int64 array (a scalar): header and value.
+#[cfg(feature = "cli")] // the final states' .npz
+pub(crate) fn write_i64_scalar(out: &mut impl Write, value: i64) -> io::Result<()> {
+    out.write_all(&header(Dtype::I64, &[]))?;
+    out.write_all(&value.to_le_bytes())
+}
+
+/// A zero-dimensional float64 array (a scalar): header and value.
+#[cfg(feature = "cli")] // the final states' .npz
+pub(crate) fn write_f64_scalar(out: &mut impl Write, value: f64) -> io::Result<()> {
+    out.write_all(&header(Dtype::F64, &[]))?;
+    out.write_all(&value.to_le_bytes())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -87,5 +105,9 @@ mod tests {
                 .unwrap()
                 .contains("'shape': (7,)")
         );
+        let scalar = header(Dtype::F32, &[]);
+        assert_eq!(scalar.len() % 64, 0);
+        let dict = std::str::from_utf8(&scalar[10..]).unwrap();
+        assert!(dict.starts_with("{'descr': '<f4', 'fortran_order': False, 'shape': (), }"));
     }
 }

@@ -1,5 +1,6 @@
 //! The `.npz` trajectory: an uncompressed NumPy archive of `states.npy`, streamed frame by
-//! frame, then `steps.npy` and `times.npy`. Needs the `npz` feature (the zip crate).
+//! frame, then `steps.npy` and `times.npy` (for the final states of `rigid-crowd run`:
+//! `step.npy` and `time.npy`). Needs the `npz` feature (the zip crate).
 
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -43,21 +44,46 @@ impl NpzArchive {
         self.zip.write_all(bytes)
     }
 
+    /// The `states.npy` entry, to write its data into.
+    #[cfg(feature = "cli")] // the final states
+    pub fn states_writer(&mut self) -> &mut impl Write {
+        &mut *self.zip
+    }
+
     /// Adds the `steps` and `times` entries and closes the archive, handing back the file
     /// to commit.
     pub fn finish(mut self, steps: &[i64], times: &[f64]) -> Result<AtomicFile> {
-        let target = &self.target;
-        let io = |e| Error::io(target, e);
         let bytes = 128 + 8 * steps.len() as u64;
+        self.add_entry("steps.npy", bytes, |out| npy::write_i64s(out, steps))?;
+        self.add_entry("times.npy", bytes, |out| npy::write_f64s(out, times))?;
+        self.close()
+    }
+
+    /// Adds the scalar entries `step` (int64) and `time` (float64) and closes the archive,
+    /// handing back the file to commit: the final states' archive.
+    #[cfg(feature = "cli")]
+    pub fn finish_with_step_and_time(mut self, step: i64, time: f64) -> Result<AtomicFile> {
+        self.add_entry("step.npy", 128, |out| npy::write_i64_scalar(out, step))?;
+        self.add_entry("time.npy", 128, |out| npy::write_f64_scalar(out, time))?;
+        self.close()
+    }
+
+    /// Adds the entry `name` of about `bytes` bytes, written by `write`.
+    fn add_entry(
+        &mut self,
+        name: &str,
+        bytes: u64,
+        write: impl FnOnce(&mut ZipWriter<AtomicFile>) -> io::Result<()>,
+    ) -> Result<()> {
+        let target = &self.target;
         self.zip
-            .start_file("steps.npy", entry_options(bytes))
+            .start_file(name, entry_options(bytes))
             .map_err(|e| zip_error(target, e))?;
-        npy::write_i64s(&mut self.zip, steps).map_err(io)?;
-        self.zip
-            .start_file("times.npy", entry_options(bytes))
-            .map_err(|e| zip_error(target, e))?;
-        npy::write_f64s(&mut self.zip, times).map_err(io)?;
-        (*self.zip).finish().map_err(|e| zip_error(target, e))
+        write(&mut *self.zip).map_err(|e| Error::io(target, e))
+    }
+
+    fn close(self) -> Result<AtomicFile> {
+        (*self.zip).finish().map_err(|e| zip_error(&self.target, e))
     }
 }
 

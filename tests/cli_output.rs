@@ -1,0 +1,367 @@
+//! `run --out` and `resume --out` write the final states in the format the extension names:
+//! `.csv` (std's shortest text, as ever), `.npy` and `.npz` (the CSV's 19 columns in the
+//! backend's precision); anything else is refused before any work, leaving no file.
+
+mod common;
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{gpu, rigid_crowd};
+use rigid_crowd::{Backend, Body, CSV_HEADER, Scene, Simulation};
+
+/// Every backend by its command-line name, and whether it computes in f32.
+const BACKENDS: [(&str, Backend, bool); 4] = [
+    ("cpu-ref", Backend::Reference, false),
+    ("cpu", Backend::FastCpu, true),
+    ("gpu", Backend::Gpu, true),
+    ("gpu-f64", Backend::GpuF64, false),
+];
+
+/// A scene of `count` generated bodies of every shape after a mesh body (whose model frame
+/// is not its body frame) and `steps` steps.
+fn write_scene(dir: &Path, count: usize, steps: u64) -> PathBuf {
+    let mesh = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes/meshes/bracket.obj");
+    let mesh = serde_json::to_string(mesh.to_str().unwrap()).unwrap();
+    let text = format!(
+        r#"{{ "dt": 0.001, "steps": {steps}, "integrator": "rk4",
+  "forces": [ {{"type": "gravity", "acceleration": [0, 0, -9.81]}},
+              {{"type": "linear_drag", "linear": 0.3, "angular": 0.05}} ],
+  "bodies": [ {{"density": 100, "shape": {{"mesh": {mesh}}},
+               "position": [0, 0, 10], "orientation": [0.9238795, 0, 0.3826834, 0],
+               "velocity": [1, 0, 5], "angular_velocity": [0.5, 2, 1]}} ],
+  "crowd": {{ "count": {count}, "seed": 11, "region": [[-50, -50, 0], [50, 50, 100]],
+              "mass": [0.5, 5.0], "size": [0.2, 2.0],
+              "shapes": ["box", "sphere", "capsule", "cylinder", "ellipsoid"],
+              "speed": 5.0, "spin": 10.0 }} }}"#
+    );
+    let path = dir.join("scene.json");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// More bodies than the CSV writer formats in one parallel batch, so the chunks' order shows.
+const BODIES: usize = 20_000;
+const STEPS: u64 = 3;
+
+/// `rigid-crowd ARGS`, which must succeed.
+fn succeed(args: &[&str]) {
+    let output = rigid_crowd(args, &[]);
+    assert!(output.status.success(), "{args:?}: {output:?}");
+}
+
+fn run_to(scene: &Path, backend: &str, out: &Path) {
+    succeed(&[
+        "run",
+        scene.to_str().unwrap(),
+        "--backend",
+        backend,
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+}
+
+/// The rows of a state CSV as numbers, after checking the header.
+fn read_csv(path: &Path) -> Vec<[f64; 19]> {
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut lines = text.lines();
+    assert_eq!(lines.next(), Some(CSV_HEADER));
+    lines
+        .enumerate()
+        .map(|(i, line)| {
+            let mut fields = line.split(',');
+            assert_eq!(fields.next(), Some(i.to_string().as_str()), "body index");
+            let row: Vec<f64> = fields.map(|v| v.parse().unwrap()).collect();
+            row.try_into().unwrap()
+        })
+        .collect()
+}
+
+/// A parsed `.npy`: dtype, shape and the raw little-endian data.
+struct Npy {
+    descr: String,
+    shape: Vec<usize>,
+    data: Vec<u8>,
+}
+
+fn parse_npy(bytes: &[u8]) -> Npy {
+    assert_eq!(&bytes[..8], b"\x93NUMPY\x01\x00", "magic and version 1.0");
+    let len = u16::from_le_bytes([bytes[8], bytes[9]]) as usize;
+    assert_eq!((10 + len) % 64, 0, "data aligned to 64 bytes");
+    let dict = std::str::from_utf8(&bytes[10..10 + len]).unwrap();
+    assert!(dict.ends_with('\n'));
+    assert!(dict.contains("'fortran_order': False"), "{dict}");
+    let field = |name: &str| {
+        let start = dict.find(&format!("'{name}': ")).unwrap() + name.len() + 4;
+        &dict[start..]
+    };
+    let descr = field("descr")[1..4].to_string();
+    let shape_text = field("shape");
+    let shape: Vec<usize> = shape_text[1..shape_text.find(')').unwrap()]
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|s| s.parse().unwrap())
+        .collect();
+    let data = bytes[10 + len..].to_vec();
+    let element = match descr.as_str() {
+        "<f4" => 4,
+        "<f8" | "<i8" => 8,
+        other => panic!("unexpected dtype {other}"),
+    };
+    assert_eq!(
+        data.len(),
+        shape.iter().product::<usize>() * element,
+        "data size"
+    );
+    Npy { descr, shape, data }
+}
+
+/// Checks `states` against the CSV rows of the same final states: the dtype of the backend,
+/// shape `(bodies, 19)`, every f64 value bit for bit, every f32 value the CSV's rounded.
+fn assert_states_match_csv(what: &str, states: &Npy, csv: &[[f64; 19]], f32_backend: bool) {
+    assert_eq!(states.shape, vec![csv.len(), 19], "{what}: shape");
+    let expected = csv.iter().flatten();
+    if f32_backend {
+        assert_eq!(states.descr, "<f4", "{what}: dtype");
+        let values = states.data.chunks_exact(4);
+        for (k, (bytes, &csv)) in values.zip(expected).enumerate() {
+            let value = f32::from_le_bytes(bytes.try_into().unwrap());
+            assert!(
+                value.to_bits() == (csv as f32).to_bits(),
+                "{what}: body {} column {}: {value} is not the CSV's {csv} as f32",
+                k / 19,
+                k % 19
+            );
+        }
+    } else {
+        assert_eq!(states.descr, "<f8", "{what}: dtype");
+        let values = states.data.chunks_exact(8);
+        for (k, (bytes, &csv)) in values.zip(expected).enumerate() {
+            let value = f64::from_le_bytes(bytes.try_into().unwrap());
+            assert!(
+                value.to_bits() == csv.to_bits(),
+                "{what}: body {} column {}: {value} is not the CSV's {csv}",
+                k / 19,
+                k % 19
+            );
+        }
+    }
+}
+
+/// The state CSV as the writer of before formatted it, one thread and std's `{}`.
+fn csv_with_std_formatting(bodies: &[Body]) -> Vec<u8> {
+    use std::io::Write;
+    let mut text = format!("{CSV_HEADER}\n").into_bytes();
+    for (i, body) in bodies.iter().enumerate() {
+        let pose = body.model_pose();
+        let (x, q) = (pose.position, pose.orientation);
+        let (v, w) = (body.velocity(), body.angular_velocity());
+        let (p, l) = (body.state.linear_momentum, body.state.angular_momentum);
+        let values = [
+            x.x, x.y, x.z, q.w, q.x, q.y, q.z, v.x, v.y, v.z, w.x, w.y, w.z, p.x, p.y, p.z, l.x,
+            l.y, l.z,
+        ];
+        write!(text, "{i}").unwrap();
+        for value in values {
+            write!(text, ",{value}").unwrap();
+        }
+        text.push(b'\n');
+    }
+    text
+}
+
+#[test]
+fn csv_output_is_the_text_it_always_was() {
+    let dir = tempfile::tempdir().unwrap();
+    let scene_path = write_scene(dir.path(), BODIES, STEPS);
+    let scene = Scene::load(&scene_path).unwrap();
+    for (name, backend, _) in BACKENDS {
+        let out = dir.path().join(format!("{name}.csv"));
+        run_to(&scene_path, name, &out);
+        let mut sim = Simulation::on_backend(&scene.crowd, backend, gpu()).unwrap();
+        sim.step(STEPS).unwrap();
+        let expected = csv_with_std_formatting(&sim.bodies().unwrap());
+        assert!(
+            std::fs::read(&out).unwrap() == expected,
+            "{name}: the CSV is not std's text of the final states"
+        );
+    }
+}
+
+#[test]
+fn npy_output_holds_the_csv_values_in_the_backend_precision() {
+    let dir = tempfile::tempdir().unwrap();
+    let scene = write_scene(dir.path(), BODIES, STEPS);
+    for (name, _, f32_backend) in BACKENDS {
+        let csv = dir.path().join(format!("{name}.csv"));
+        let npy = dir.path().join(format!("{name}.npy"));
+        run_to(&scene, name, &csv);
+        run_to(&scene, name, &npy);
+        let states = parse_npy(&std::fs::read(&npy).unwrap());
+        assert_states_match_csv(name, &states, &read_csv(&csv), f32_backend);
+    }
+}
+
+#[test]
+fn npz_output_from_run_and_resume_is_an_archive_of_states_step_and_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let scene = write_scene(dir.path(), 3_000, STEPS);
+    let path = |name: &str| dir.path().join(name);
+    let text = |p: &Path| p.to_str().unwrap().to_string();
+    for (name, _, f32_backend) in BACKENDS {
+        // The whole run, and its last step again from a checkpoint, each as CSV and .npz.
+        for out in [format!("{name}.csv"), format!("{name}.npz")] {
+            run_to(&scene, name, &path(&out));
+        }
+        let partial = path(&format!("{name}-partial.ckpt"));
+        succeed(&[
+            "run",
+            scene.to_str().unwrap(),
+            "--backend",
+            name,
+            "--steps",
+            &(STEPS - 1).to_string(),
+            "--out",
+            &text(&path("partial.csv")),
+            "--checkpoint",
+            &text(&partial),
+        ]);
+        for out in [format!("{name}-resumed.csv"), format!("{name}-resumed.npz")] {
+            // A resumed run goes on checkpointing to its file: resume from a copy each time.
+            let copy = path("copy.ckpt");
+            std::fs::copy(&partial, &copy).unwrap();
+            succeed(&[
+                "resume",
+                &text(&copy),
+                "--steps",
+                "1",
+                "--out",
+                &text(&path(&out)),
+            ]);
+        }
+        let csv = read_csv(&path(&format!("{name}.csv")));
+        assert_eq!(csv, read_csv(&path(&format!("{name}-resumed.csv"))));
+        for npz in [format!("{name}.npz"), format!("{name}-resumed.npz")] {
+            let file = std::fs::File::open(path(&npz)).unwrap();
+            let mut archive = zip::ZipArchive::new(file).unwrap();
+            let mut names: Vec<_> = archive.file_names().collect();
+            names.sort();
+            assert_eq!(names, ["states.npy", "step.npy", "time.npy"], "{npz}");
+            let mut entry = |entry: &str| {
+                let mut file = archive.by_name(entry).unwrap();
+                assert_eq!(file.compression(), zip::CompressionMethod::Stored);
+                let mut bytes = Vec::new();
+                file.read_to_end(&mut bytes).unwrap();
+                parse_npy(&bytes)
+            };
+            assert_states_match_csv(&npz, &entry("states.npy"), &csv, f32_backend);
+            let step = entry("step.npy");
+            assert_eq!((step.descr.as_str(), step.shape.len()), ("<i8", 0), "{npz}");
+            assert_eq!(
+                i64::from_le_bytes(step.data.try_into().unwrap()),
+                STEPS as i64
+            );
+            let time = entry("time.npy");
+            assert_eq!((time.descr.as_str(), time.shape.len()), ("<f8", 0), "{npz}");
+            let time = f64::from_le_bytes(time.data.try_into().unwrap());
+            assert_eq!(time, STEPS as f64 * 0.001, "{npz}");
+        }
+    }
+}
+
+/// Runs the binary, killing it (and failing) if it is not done within `limit`.
+fn run_within(args: &[&str], limit: Duration) -> (std::process::ExitStatus, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_rigid-crowd"))
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if start.elapsed() > limit {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            panic!("{args:?} still running after {limit:?}: it went on to the work");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    (status, stderr)
+}
+
+fn entries(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn an_unknown_or_missing_extension_is_refused_before_any_work_leaving_no_file() {
+    let dir = tempfile::tempdir().unwrap();
+    // A checkpoint to resume from, taken after one step of a small run.
+    let small = write_scene(dir.path(), 10, 1);
+    let checkpoint = dir.path().join("run.ckpt");
+    let small_out = dir.path().join("small.csv");
+    succeed(&[
+        "run",
+        small.to_str().unwrap(),
+        "--backend",
+        "cpu",
+        "--out",
+        small_out.to_str().unwrap(),
+        "--checkpoint",
+        checkpoint.to_str().unwrap(),
+    ]);
+    // Days of work if it were integrated: a million steps of 200,000 bodies.
+    let scene = write_scene(dir.path(), 200_000, 1_000_000);
+    let scene = scene.to_str().unwrap();
+    let before = entries(dir.path());
+    for name in ["final.txt", "final", "final.npy.bak", "final.CSV.gz"] {
+        let out = dir.path().join(name);
+        let out = out.to_str().unwrap();
+        let cases: [&[&str]; 3] = [
+            &["run", scene, "--backend", "cpu", "--out", out],
+            &["run", scene, "--backend", "gpu", "--out", out],
+            &[
+                "resume",
+                checkpoint.to_str().unwrap(),
+                "--steps",
+                "1000000000",
+                "--out",
+                out,
+            ],
+        ];
+        for args in cases {
+            let (status, stderr) = run_within(args, Duration::from_secs(30));
+            assert!(
+                status.code().is_some_and(|c| c != 0),
+                "{args:?}: {status:?}"
+            );
+            let line = stderr.trim_end();
+            assert!(!line.contains('\n'), "{args:?}: one line: {stderr}");
+            assert!(
+                line.starts_with("error: --out: ")
+                    && line.contains(name)
+                    && line.contains(".csv, .npy or .npz"),
+                "{args:?}: {line}"
+            );
+            assert_eq!(entries(dir.path()), before, "{args:?}: no file left behind");
+        }
+    }
+}
