@@ -365,3 +365,37 @@ fn an_unknown_or_missing_extension_is_refused_before_any_work_leaving_no_file() 
         }
     }
 }
+
+#[test]
+fn the_summary_line_gives_the_time_of_each_phase() {
+    let dir = tempfile::tempdir().unwrap();
+    let scene = write_scene(dir.path(), 1_000, STEPS);
+    let out = dir.path().join("final.npy");
+    let output = rigid_crowd(
+        &[
+            "run",
+            scene.to_str().unwrap(),
+            "--backend",
+            "cpu",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert!(output.status.success(), "{output:?}");
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    let line = stderr.trim_end();
+    let (_, phases) = line.rsplit_once("; ").unwrap_or_else(|| panic!("{line}"));
+    let seconds: Vec<f64> = phases
+        .split(", ")
+        .zip(["set-up ", "integration ", "output "])
+        .map(|(phase, name)| {
+            let value = phase.strip_prefix(name).and_then(|p| p.strip_suffix(" s"));
+            value
+                .and_then(|v| v.parse().ok())
+                .unwrap_or_else(|| panic!("`{phase}` in {line}"))
+        })
+        .collect();
+    assert_eq!(seconds.len(), 3, "{line}");
+    assert!(seconds.iter().all(|s| *s >= 0.0), "{line}");
+}

@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Instant;
 
 use crate::{Checkpoint, Error, Result, RunPlan};
 use clap::Args;
@@ -27,6 +28,7 @@ pub struct ResumeArgs {
 }
 
 pub fn resume(args: ResumeArgs) -> Result<ExitCode> {
+    let started = Instant::now();
     let checkpoint = Checkpoint::read(&args.checkpoint)?;
     let backend = match &args.backend {
         Some(name) => super::run::parse_backend(name)?,
@@ -74,5 +76,6 @@ pub fn resume(args: ResumeArgs) -> Result<ExitCode> {
         output,
         path,
         recording,
+        started,
     )
 }

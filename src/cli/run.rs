@@ -75,6 +75,7 @@ impl Output {
 }
 
 pub fn run(args: RunArgs) -> Result<ExitCode> {
+    let started = Instant::now();
     let backend = parse_backend(&args.backend)?;
     let output = Output::claim(&args.out)?;
     let mut scene = Scene::load(&args.scene)
@@ -121,13 +122,16 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         output,
         args.checkpoint.as_deref(),
         recording,
+        started,
     )
 }
 
 /// Opens `backend` on `crowd` (restoring a checkpoint's loads if resuming), runs to
 /// `plan.end_step` writing checkpoints on the way, then writes the final states to `output`
 /// (claimed from `plan.out` before any work, so a bad path has failed already; an existing
-/// file is only replaced once the new one is complete).
+/// file is only replaced once the new one is complete). The summary line gives the time
+/// since `started` in three phases: set-up, integration, output.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn drive(
     crowd: &Crowd,
     resumed: Option<&Checkpoint>,
@@ -136,6 +140,7 @@ pub(crate) fn drive(
     output: Output,
     checkpoint_path: Option<&Path>,
     mut recording: super::recording::Recording,
+    started: Instant,
 ) -> Result<ExitCode> {
     let (mut sim, adapter) = match backend {
         Backend::Reference => (
@@ -200,14 +205,17 @@ pub(crate) fn drive(
         }
         return Ok(ExitCode::FAILURE);
     }
-    let elapsed = start.elapsed().as_secs_f64();
+    let integrated = Instant::now();
+    let elapsed = (integrated - start).as_secs_f64();
     let bodies = sim.bodies()?;
     let (step, time) = (sim.clock_step(), sim.time());
     write_final_states(output.file, output.format, &bodies, backend, step, time)?;
     let recorded = recording.commit(&mut sim)?;
+    let set_up = (start - started).as_secs_f64();
+    let written = integrated.elapsed().as_secs_f64();
     let body_steps = bodies.len() as f64 * steps as f64;
     eprintln!(
-        "{} bodies x {steps} steps ({}, dt = {} s) on {adapter}: {elapsed:.3} s, {}body-steps/s; wrote {}{recorded}",
+        "{} bodies x {steps} steps ({}, dt = {} s) on {adapter}: {elapsed:.3} s, {}body-steps/s; wrote {}{recorded}; set-up {set_up:.3} s, integration {elapsed:.3} s, output {written:.3} s",
         bodies.len(),
         crowd.integrator,
         crowd.dt,
