@@ -79,7 +79,7 @@ impl NpzArchive {
         self.zip
             .start_file(name, entry_options(bytes))
             .map_err(|e| zip_error(target, e))?;
-        write(&mut *self.zip).map_err(|e| Error::io(target, e))
+        write(&mut self.zip).map_err(|e| Error::io(target, e))
     }
 
     fn close(self) -> Result<AtomicFile> {
