@@ -101,7 +101,8 @@ impl Crowd {
             .map_err(to_py)?;
             let q = &orientations[4 * i..4 * i + 4];
             let orientation = DQuat::from_xyzw(q[1], q[2], q[3], q[0]);
-            if !(orientation.length_squared() > 0.0) {
+            let length = orientation.length_squared();
+            if length.is_nan() || length <= 0.0 {
                 return Err(invalid(
                     &format!("{field}.orientation"),
                     format!("must be a finite non-zero quaternion (got {q:?})"),
