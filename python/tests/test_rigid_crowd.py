@@ -289,6 +289,8 @@ def test_memory_stays_flat_over_a_thousand_create_step_read_cycles(backend):
 
 def test_cross_check_and_info():
     report = rc.cross_check(rc.Crowd.cross_check_crowd(200, seed=5), 50)
+    # The CLI's `check` from Python: its crowd by default.
+    assert rc.cross_check(steps=20, bodies=100).keys() == report.keys()
     assert set(report) >= {"gpu", "cpu"}
     for backend, quantities in report.items():
         assert set(quantities) == {
