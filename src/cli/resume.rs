@@ -69,8 +69,8 @@ pub fn resume(args: ResumeArgs) -> Result<ExitCode> {
         args.quiet,
     );
     super::run::drive(
-        &checkpoint.crowd,
-        Some(&checkpoint),
+        checkpoint.crowd,
+        checkpoint.external_loads,
         backend,
         &plan,
         output,

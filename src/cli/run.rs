@@ -9,7 +9,7 @@ use clap::Args;
 use crate::atomic_file::AtomicFile;
 use crate::record::{TrajectoryFormat, write_final_states};
 use crate::{
-    Backend, Checkpoint, Crowd, Error, Integrator, Result, RunPlan, Scene, Simulation,
+    Backend, Crowd, Error, ExternalLoad, Integrator, Result, RunPlan, Scene, Simulation,
     gpu::GpuContext,
 };
 
@@ -115,7 +115,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     let recording =
         super::recording::Recording::prepare(&args.recording, scene.crowd.bodies.len(), steps)?;
     drive(
-        &scene.crowd,
+        scene.crowd,
         None,
         backend,
         &plan,
@@ -126,15 +126,16 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     )
 }
 
-/// Opens `backend` on `crowd` (restoring a checkpoint's loads if resuming), runs to
+/// Opens `backend` on `crowd` (with a checkpoint's external `loads` if resuming), runs to
 /// `plan.end_step` writing checkpoints on the way, then writes the final states to `output`
 /// (claimed from `plan.out` before any work, so a bad path has failed already; an existing
 /// file is only replaced once the new one is complete). The summary line gives the time
-/// since `started` in three phases: set-up, integration, output.
+/// since `started` in three phases: set-up, integration, output. The crowd is dropped once
+/// the simulation holds it, so the host keeps one copy of the bodies, not two.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn drive(
-    crowd: &Crowd,
-    resumed: Option<&Checkpoint>,
+    crowd: Crowd,
+    loads: Option<Vec<ExternalLoad>>,
     backend: Backend,
     plan: &RunPlan,
     output: Output,
@@ -144,22 +145,24 @@ pub(crate) fn drive(
 ) -> Result<ExitCode> {
     let (mut sim, adapter) = match backend {
         Backend::Reference => (
-            Simulation::reference(crowd)?,
+            Simulation::reference(&crowd)?,
             "the f64 CPU reference".to_string(),
         ),
         Backend::FastCpu => (
-            Simulation::fast_cpu(crowd)?,
+            Simulation::fast_cpu(&crowd)?,
             format!("the f32 CPU path, {} threads", rayon::current_num_threads()),
         ),
         Backend::Gpu | Backend::GpuF64 => {
             let ctx = GpuContext::new()?;
-            let sim = Simulation::on_backend(crowd, backend, &ctx)?;
+            let sim = Simulation::on_backend(&crowd, backend, &ctx)?;
             (sim, ctx.describe())
         }
     };
-    if let Some(loads) = resumed.and_then(|c| c.external_loads.as_ref()) {
-        sim.set_external_loads(loads)?;
+    if let Some(loads) = loads {
+        sim.set_external_loads(&loads)?;
     }
+    let (integrator, dt) = (crowd.integrator, crowd.dt);
+    drop(crowd);
     #[cfg(feature = "fault-injection")]
     let fault = injected_device_loss()?;
     let start_step = sim.clock_step();
@@ -217,8 +220,8 @@ pub(crate) fn drive(
     eprintln!(
         "{} bodies x {steps} steps ({}, dt = {} s) on {adapter}: {elapsed:.3} s, {}body-steps/s; wrote {}{recorded}; set-up {set_up:.3} s, integration {elapsed:.3} s, output {written:.3} s",
         bodies.len(),
-        crowd.integrator,
-        crowd.dt,
+        integrator,
+        dt,
         super::rate(body_steps / elapsed.max(1e-9)),
         plan.out.display()
     );
