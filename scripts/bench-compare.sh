@@ -39,6 +39,11 @@ old_tree="$work/tree-${old:0:12}"
 if [ ! -d "$old_tree" ]; then
     git worktree add --detach "$old_tree" "$old" >/dev/null
 fi
+# The old tree sits under this workspace's target/: a commit without a [workspace] table of
+# its own must be told it is its own workspace, or cargo refuses to build it.
+if ! grep -q '^\[workspace\]' "$old_tree/Cargo.toml"; then
+    printf '\n[workspace]\n' >>"$old_tree/Cargo.toml"
+fi
 echo "bench-compare: building ${old:0:12} (old) and the working tree (new)" >&2
 (cd "$old_tree" && CARGO_TARGET_DIR="$PWD/../target-${old:0:12}" cargo build --release --quiet)
 cargo build --release --quiet
