@@ -60,20 +60,9 @@ impl Crowd {
         moments: Option<PyReadonlyArray2<f64>>,
     ) -> PyResult<Self> {
         let masses = masses.as_slice()?;
-        let rows =
-            |name: &str, array: &PyReadonlyArray2<f64>, width: usize| -> PyResult<Vec<f64>> {
-                if array.shape() != [masses.len(), width] {
-                    return Err(invalid(
-                        name,
-                        format!(
-                            "must have shape ({}, {width}), got {:?}",
-                            masses.len(),
-                            array.shape()
-                        ),
-                    ));
-                }
-                Ok(array.as_slice()?.to_vec())
-            };
+        let rows = |name: &str, array: &PyReadonlyArray2<f64>, width: usize| {
+            checked_rows(name, array, masses.len(), width)
+        };
         let positions = rows("positions", &positions, 3)?;
         let orientations = rows("orientations", &orientations, 4)?;
         let velocities = rows("velocities", &velocities, 3)?;
@@ -353,20 +342,7 @@ impl Simulation {
         let rows = |name: &str, array: &Option<Bound<'py, PyAny>>, width: usize| {
             array
                 .as_ref()
-                .map(|a| {
-                    let a = f64_array(py, name, a)?;
-                    if a.shape() != [indices.len(), width] {
-                        return Err(invalid(
-                            name,
-                            format!(
-                                "must have shape ({}, {width}), got {:?}",
-                                indices.len(),
-                                a.shape()
-                            ),
-                        ));
-                    }
-                    Ok(a.as_slice()?.to_vec())
-                })
+                .map(|a| checked_rows(name, &f64_array(py, name, a)?, indices.len(), width))
                 .transpose()
         };
         let position = rows("position", &position, 3)?;
@@ -497,12 +473,12 @@ impl Simulation {
             let mut next = || slices.next().expect("six arrays").map_err(PyErr::from);
             let (p, q, v, w, lp, la) = (next()?, next()?, next()?, next()?, next()?, next()?);
             let out = StatesMut {
-                position: Some(bytemuck_rows(p)),
-                orientation: Some(bytemuck_rows(q)),
-                velocity: Some(bytemuck_rows(v)),
-                angular_velocity: Some(bytemuck_rows(w)),
-                linear_momentum: Some(bytemuck_rows(lp)),
-                angular_momentum: Some(bytemuck_rows(la)),
+                position: Some(as_rows(p)),
+                orientation: Some(as_rows(q)),
+                velocity: Some(as_rows(v)),
+                angular_velocity: Some(as_rows(w)),
+                linear_momentum: Some(as_rows(lp)),
+                angular_momentum: Some(as_rows(la)),
             };
             self.sim.read_states(out).map_err(to_py)?;
         }
@@ -512,6 +488,26 @@ impl Simulation {
         }
         Ok(dict)
     }
+}
+
+/// The values of `array`, which must have shape `(count, width)`, or a `ValueError` naming
+/// `field`.
+fn checked_rows(
+    field: &str,
+    array: &PyReadonlyArray2<f64>,
+    count: usize,
+    width: usize,
+) -> PyResult<Vec<f64>> {
+    if array.shape() != [count, width] {
+        return Err(invalid(
+            field,
+            format!(
+                "must have shape ({count}, {width}), got {:?}",
+                array.shape()
+            ),
+        ));
+    }
+    Ok(array.as_slice()?.to_vec())
 }
 
 /// `value` (any array-like) as a contiguous float64 array, or a `ValueError` naming `field`.
@@ -529,7 +525,7 @@ fn f64_array<'py>(
 }
 
 /// A flat slice of `W * N` values as `N` rows of `W`.
-fn bytemuck_rows<T, const W: usize>(flat: &mut [T]) -> &mut [[T; W]] {
+fn as_rows<T, const W: usize>(flat: &mut [T]) -> &mut [[T; W]] {
     let (rows, rest) = flat.as_chunks_mut::<W>();
     debug_assert!(rest.is_empty(), "arrays are made with W columns");
     rows
