@@ -84,6 +84,13 @@ impl Crowd {
 
     /// Checks what the types alone cannot: `dt`, force parameters and force targets.
     pub fn validate(&self) -> Result<()> {
+        self.validate_settings(self.bodies.len())?;
+        self.validate_bodies(0, &self.bodies)
+    }
+
+    /// Everything [`Self::validate`] checks but the bodies themselves, for a crowd of
+    /// `body_count` bodies (its own and any generated after them).
+    pub(crate) fn validate_settings(&self, body_count: usize) -> Result<()> {
         check_number("dt", self.dt)?;
         if self.dt <= 0.0 {
             return Err(Error::invalid(
@@ -94,13 +101,10 @@ impl Crowd {
         for (i, force) in self.forces.iter().enumerate() {
             let field = format!("forces[{i}]");
             if let Some(body) = force.body {
-                if body >= self.bodies.len() {
+                if body >= body_count {
                     return Err(Error::invalid(
                         format!("{field}.body"),
-                        format!(
-                            "names body {body}, but the scene has {} bodies",
-                            self.bodies.len()
-                        ),
+                        format!("names body {body}, but the scene has {body_count} bodies"),
                     ));
                 }
             }
@@ -119,15 +123,22 @@ impl Crowd {
         for (i, plane) in self.planes.iter().enumerate() {
             plane.validate(&format!("planes[{i}]"))?;
         }
+        Ok(())
+    }
+
+    /// The checks of [`Self::validate`] on each body of `bodies`, the crowd's bodies from
+    /// index `first` on: in range, and with contact geometry when there are planes.
+    pub(crate) fn validate_bodies(&self, first: usize, bodies: &[Body]) -> Result<()> {
         if !self.planes.is_empty() {
-            if let Some(i) = self.bodies.iter().position(|b| b.mass.shape().is_none()) {
+            if let Some(i) = bodies.iter().position(|b| b.mass.shape().is_none()) {
+                let i = first + i;
                 return Err(Error::invalid(
                     format!("bodies[{i}].shape"),
                     "has no contact geometry: `planes` collide with box, sphere, capsule, cylinder and ellipsoid bodies, not meshes or bodies given by their inertia",
                 ));
             }
         }
-        for (i, body) in self.bodies.iter().enumerate() {
+        for (i, body) in (first..).zip(bodies) {
             // Fast path for crowds of millions: name fields only when something is wrong.
             if !state_in_range(&body.state) {
                 check_state(&body.state, &format!("bodies[{i}]"))?;

@@ -27,66 +27,95 @@ pub const CSV_HEADER: &str = "body,x,y,z,qw,qx,qy,qz,vx,vy,vz,wx,wy,wz,px,py,pz,
 /// pool; the bytes do not depend on the number of threads.
 pub fn write_states_csv(out: &mut impl Write, bodies: &[Body]) -> io::Result<()> {
     writeln!(out, "{CSV_HEADER}")?;
-    write_body_chunks(out, bodies, |first, chunk, text| {
-        for (i, body) in (first..).zip(chunk) {
-            push_usize(text, i);
-            for value in state_row(body) {
-                text.push(b',');
-                push_f64(text, value);
-            }
-            text.push(b'\n');
-        }
-    })
+    let mut rows = BatchEncoder::new(out, encode_csv_rows);
+    for body in bodies {
+        rows.push(*body);
+    }
+    rows.finish()
 }
 
-/// Bodies encoded by one task of [`write_body_chunks`]: under a megabyte of CSV.
+/// The CSV rows of `chunk`, whose first body is body `first` of the crowd, appended to `text`.
+pub(crate) fn encode_csv_rows(first: usize, chunk: &[Body], text: &mut Vec<u8>) {
+    for (i, body) in (first..).zip(chunk) {
+        push_usize(text, i);
+        for value in state_row(body) {
+            text.push(b',');
+            push_f64(text, value);
+        }
+        text.push(b'\n');
+    }
+}
+
+/// Bodies encoded by one task of a [`BatchEncoder`]: under a megabyte of CSV.
 const BODIES_PER_CHUNK: usize = 2048;
 
 /// Bytes reserved per body, enough for most CSV rows: a chunk's buffer rarely grows.
 const BYTES_PER_BODY: usize = 512;
 
-/// Encodes `bodies` chunk by chunk on rayon's pool with `encode(index of the chunk's first
-/// body, chunk, bytes to append to)` and writes the chunks to `out` in crowd order. Batches
-/// of two chunks per thread are encoded while the batch before is written, so at most two
-/// batches are held in memory at once, whatever the crowd's size.
-pub(crate) fn write_body_chunks<W, F>(out: &mut W, bodies: &[Body], encode: F) -> io::Result<()>
+/// Takes bodies one at a time, in crowd order, and writes their encoding to `out`: each batch
+/// of a few chunks per thread is encoded chunk by chunk on rayon's pool with
+/// `encode(index of the chunk's first body, chunk, bytes to append to)`, then written in
+/// order. Only one batch is held, whatever the crowd's size, and the bytes do not depend on
+/// the number of threads. The first write error is kept and returned by
+/// [`finish`](Self::finish); bodies pushed after it are dropped.
+pub(crate) struct BatchEncoder<'o, W: Write + ?Sized, F> {
+    out: &'o mut W,
+    encode: F,
+    batch: Vec<Body>,
+    /// Index of the batch's first body.
+    first: usize,
+    written: io::Result<()>,
+}
+
+impl<'o, W, F> BatchEncoder<'o, W, F>
 where
     W: Write + ?Sized,
     F: Fn(usize, &[Body], &mut Vec<u8>) + Sync,
 {
-    let batch = BODIES_PER_CHUNK * 2 * rayon::current_num_threads();
-    let encode_batch = |first: usize, bodies: &[Body], into: &mut Vec<Vec<u8>>| {
-        bodies
-            .par_chunks(BODIES_PER_CHUNK)
-            .enumerate()
-            .map(|(c, chunk)| {
-                let mut bytes = Vec::with_capacity(chunk.len() * BYTES_PER_BODY);
-                encode(first + c * BODIES_PER_CHUNK, chunk, &mut bytes);
-                bytes
-            })
-            .collect_into_vec(into);
-    };
-    let mut batches = bodies.chunks(batch).enumerate();
-    let (mut ready, mut next) = (Vec::new(), Vec::new());
-    if let Some((b, first)) = batches.next() {
-        encode_batch(b * batch, first, &mut ready);
-    }
-    loop {
-        let upcoming = batches.next();
-        let mut written = Ok(());
-        // The pool encodes the next batch while this thread writes the last one.
-        rayon::in_place_scope(|scope| {
-            if let Some((b, bodies)) = upcoming {
-                let next = &mut next;
-                scope.spawn(move |_| encode_batch(b * batch, bodies, next));
-            }
-            written = ready.iter().try_for_each(|bytes| out.write_all(bytes));
-        });
-        written?;
-        if upcoming.is_none() {
-            return Ok(());
+    pub fn new(out: &'o mut W, encode: F) -> Self {
+        let batch_len = BODIES_PER_CHUNK * 2 * rayon::current_num_threads();
+        Self {
+            out,
+            encode,
+            batch: Vec::with_capacity(batch_len),
+            first: 0,
+            written: Ok(()),
         }
-        std::mem::swap(&mut ready, &mut next);
+    }
+
+    /// Appends `body`, encoding and writing the batch once it is full.
+    pub fn push(&mut self, body: Body) {
+        self.batch.push(body);
+        if self.batch.len() == self.batch.capacity() {
+            self.flush_batch();
+        }
+    }
+
+    fn flush_batch(&mut self) {
+        if self.written.is_ok() {
+            let (first, encode) = (self.first, &self.encode);
+            let chunks: Vec<Vec<u8>> = self
+                .batch
+                .par_chunks(BODIES_PER_CHUNK)
+                .enumerate()
+                .map(|(c, chunk)| {
+                    let mut bytes = Vec::with_capacity(chunk.len() * BYTES_PER_BODY);
+                    encode(first + c * BODIES_PER_CHUNK, chunk, &mut bytes);
+                    bytes
+                })
+                .collect();
+            self.written = chunks
+                .iter()
+                .try_for_each(|bytes| self.out.write_all(bytes));
+        }
+        self.first += self.batch.len();
+        self.batch.clear();
+    }
+
+    /// Writes what is left and returns the first write error, if any.
+    pub fn finish(mut self) -> io::Result<()> {
+        self.flush_batch();
+        self.written
     }
 }
 

@@ -69,6 +69,14 @@ impl Error {
         }
     }
 
+    /// A crowd of `count` bodies does not fit in this machine's memory.
+    pub(crate) fn too_many_bodies(count: usize) -> Self {
+        Self::invalid(
+            "bodies",
+            format!("{count} bodies do not fit in this machine's memory"),
+        )
+    }
+
     /// Shorthand for an [`Error::Io`] on `path`.
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         Error::Io {

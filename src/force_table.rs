@@ -23,7 +23,7 @@ pub(crate) struct ForceTable {
 impl ForceTable {
     /// Groups the crowd's forces, each group ordered by kind (`ForceType::ALL` order) and
     /// forces of one kind in the scene's order. Every backend sums them in this order.
-    pub fn new(crowd: &Crowd) -> Self {
+    pub fn new(crowd: &Crowd, body_count: usize) -> Self {
         let kind_code = |kind: &ForceKind| kind.force_type().code();
         let mut forces: Vec<ForceKind> = crowd
             .forces
@@ -39,7 +39,7 @@ impl ForceTable {
             .filter_map(|f| f.body.map(|b| (b, f.kind)))
             .collect();
         targeted.sort_by_key(|(body, kind)| (*body, kind_code(kind)));
-        let mut ranges = vec![(0u32, 0u32); crowd.bodies.len()];
+        let mut ranges = vec![(0u32, 0u32); body_count];
         for (body, kind) in targeted {
             let range = &mut ranges[body];
             if range.1 == 0 {
@@ -139,7 +139,7 @@ mod tests {
                 body: Some(body),
             });
         }
-        let table = ForceTable::new(&crowd);
+        let table = ForceTable::new(&crowd, crowd.bodies.len());
         for range in [0..10, 0..3, 3..8, 5..6, 8..10, 5..5] {
             let sub = table.for_bodies(range.clone());
             assert_eq!(sub.ranges.len(), range.len());

@@ -86,6 +86,17 @@ impl CrowdSpec {
                 ));
             }
         }
+        // Backends index bodies with u32; a typo like 1e15 must fail here, not after a scan.
+        if self.count > u32::MAX as usize {
+            return Err(Error::invalid(
+                format!("{field}.count"),
+                format!(
+                    "{} bodies do not fit: a crowd holds at most {} bodies",
+                    self.count,
+                    u32::MAX
+                ),
+            ));
+        }
         if self.shapes.is_empty() {
             return Err(Error::invalid(
                 format!("{field}.shapes"),
@@ -97,10 +108,7 @@ impl CrowdSpec {
 
     /// Generates the bodies.
     pub fn generate(&self) -> Result<Vec<Body>> {
-        self.validate("crowd")?;
-        let mut rng = SplitMix64::new(self.seed);
-        let lo = DVec3::from(self.region[0]).min(DVec3::from(self.region[1]));
-        let hi = DVec3::from(self.region[0]).max(DVec3::from(self.region[1]));
+        let stream = GeneratedBodies::new(self, 0)?;
         let mut bodies = Vec::new();
         // A typo like 1e12 bodies must be an error, not an allocation abort.
         bodies.try_reserve_exact(self.count).map_err(|_| {
@@ -109,73 +117,170 @@ impl CrowdSpec {
                 format!("{} bodies do not fit in this machine's memory", self.count),
             )
         })?;
-        for _ in 0..self.count {
-            let mass = rng.range(self.mass[0], self.mass[1]);
-            let shape = match self.shapes[rng.below(self.shapes.len())] {
-                ShapeKind::Box => Shape::Box {
-                    size: DVec3::new(
-                        rng.range(self.size[0], self.size[1]),
-                        rng.range(self.size[0], self.size[1]),
-                        rng.range(self.size[0], self.size[1]),
-                    ),
-                },
-                ShapeKind::Sphere => Shape::Sphere {
-                    radius: 0.5 * rng.range(self.size[0], self.size[1]),
-                },
-                // NOTE: new kinds draw only in their own arms, so the bodies a seed gives
-                // for boxes and spheres are unchanged.
-                ShapeKind::Cylinder => Shape::Cylinder {
-                    radius: 0.5 * rng.range(self.size[0], self.size[1]),
-                    height: rng.range(self.size[0], self.size[1]),
-                },
-                ShapeKind::Capsule => Shape::Capsule {
-                    radius: 0.5 * rng.range(self.size[0], self.size[1]),
-                    length: rng.range(self.size[0], self.size[1]),
-                },
-                ShapeKind::Ellipsoid => Shape::Ellipsoid {
-                    semi_axes: 0.5
-                        * DVec3::new(
-                            rng.range(self.size[0], self.size[1]),
-                            rng.range(self.size[0], self.size[1]),
-                            rng.range(self.size[0], self.size[1]),
-                        ),
-                },
-            };
-            let out_of_range = |e: Error| {
-                Error::invalid(
-                    "crowd",
-                    format!(
-                        "generated body {} is out of range ({e}): narrow the recipe's `mass` or `size`",
-                        bodies.len()
-                    ),
-                )
-            };
-            let properties =
-                MassProperties::from_shape(mass, shape, "body").map_err(out_of_range)?;
-            let position = lo + (hi - lo) * DVec3::new(rng.unit(), rng.unit(), rng.unit());
-            let orientation = rng.orientation();
-            let velocity = rng.direction() * self.speed * rng.unit();
-            let angular_velocity = rng.direction() * self.spin * rng.unit();
-            let body = Body::from_kinematics(
-                properties,
-                position,
-                orientation,
-                velocity,
-                angular_velocity,
-            );
-            // Momenta grow with mass and size: a fast, heavy, large body can leave the range.
-            crate::crowd::check_state(&body.state, "body").map_err(|e| {
-                Error::invalid(
-                    "crowd",
-                    format!(
-                        "generated body {} is out of range ({e}): narrow the recipe's `speed`, `spin`, `mass` or `size`",
-                        bodies.len()
-                    ),
-                )
-            })?;
-            bodies.push(body);
+        for chunk in 0..stream.chunk_count() {
+            stream.generate_chunk(chunk, &mut bodies)?;
         }
         Ok(bodies)
+    }
+
+    /// Draws one body from `rng`; `index` (its place among the generated bodies) names it in
+    /// errors. Every draw is made here, in this order: `skip_body` mirrors the count.
+    fn draw_body(&self, rng: &mut SplitMix64, index: usize, lo: DVec3, hi: DVec3) -> Result<Body> {
+        let mass = rng.range(self.mass[0], self.mass[1]);
+        let kind = self.shapes[rng.below(self.shapes.len())];
+        let shape = match kind {
+            ShapeKind::Box => Shape::Box {
+                size: DVec3::new(
+                    rng.range(self.size[0], self.size[1]),
+                    rng.range(self.size[0], self.size[1]),
+                    rng.range(self.size[0], self.size[1]),
+                ),
+            },
+            ShapeKind::Sphere => Shape::Sphere {
+                radius: 0.5 * rng.range(self.size[0], self.size[1]),
+            },
+            // NOTE: new kinds draw only in their own arms, so the bodies a seed gives
+            // for boxes and spheres are unchanged.
+            ShapeKind::Cylinder => Shape::Cylinder {
+                radius: 0.5 * rng.range(self.size[0], self.size[1]),
+                height: rng.range(self.size[0], self.size[1]),
+            },
+            ShapeKind::Capsule => Shape::Capsule {
+                radius: 0.5 * rng.range(self.size[0], self.size[1]),
+                length: rng.range(self.size[0], self.size[1]),
+            },
+            ShapeKind::Ellipsoid => Shape::Ellipsoid {
+                semi_axes: 0.5
+                    * DVec3::new(
+                        rng.range(self.size[0], self.size[1]),
+                        rng.range(self.size[0], self.size[1]),
+                        rng.range(self.size[0], self.size[1]),
+                    ),
+            },
+        };
+        let out_of_range = |e: Error, knobs: &str| {
+            Error::invalid(
+                "crowd",
+                format!(
+                    "generated body {index} is out of range ({e}): narrow the recipe's {knobs}"
+                ),
+            )
+        };
+        let properties = MassProperties::from_shape(mass, shape, "body")
+            .map_err(|e| out_of_range(e, "`mass` or `size`"))?;
+        let position = lo + (hi - lo) * DVec3::new(rng.unit(), rng.unit(), rng.unit());
+        let orientation = rng.orientation();
+        let velocity = rng.direction() * self.speed * rng.unit();
+        let angular_velocity = rng.direction() * self.spin * rng.unit();
+        let body = Body::from_kinematics(
+            properties,
+            position,
+            orientation,
+            velocity,
+            angular_velocity,
+        );
+        // Momenta grow with mass and size: a fast, heavy, large body can leave the range.
+        crate::crowd::check_state(&body.state, "body")
+            .map_err(|e| out_of_range(e, "`speed`, `spin`, `mass` or `size`"))?;
+        Ok(body)
+    }
+
+    /// Moves `rng` past one body, as `draw_body` would, drawing only the shape's pick.
+    fn skip_body(&self, rng: &mut SplitMix64) {
+        rng.skip(1); // mass
+        let kind = self.shapes[rng.below(self.shapes.len())];
+        let dimensions = match kind {
+            ShapeKind::Sphere => 1,
+            ShapeKind::Cylinder | ShapeKind::Capsule => 2,
+            ShapeKind::Box | ShapeKind::Ellipsoid => 3,
+        };
+        // position 3, orientation 3, velocity 3, angular velocity 3
+        rng.skip(dimensions + 12);
+    }
+}
+
+/// Bodies generated per chunk of a [`GeneratedBodies`] stream: a multiple of every backend's
+/// block, small enough that a chunk of [`Body`] values per thread is a few megabytes.
+pub(crate) const GENERATED_CHUNK: usize = 1 << 14;
+
+/// A recipe's bodies cut into chunks that can be generated independently, in parallel, and
+/// come out exactly as [`CrowdSpec::generate`] would give them. One pass over the random
+/// stream, which draws only each body's shape, finds where each chunk starts in it.
+pub(crate) struct GeneratedBodies<'a> {
+    spec: &'a CrowdSpec,
+    /// The random stream's state at the start of each chunk.
+    starts: Vec<u64>,
+    /// Bodies of the crowd before the first generated one, so chunks line up with the
+    /// crowd's chunks of [`GENERATED_CHUNK`] bodies: the first chunk is shorter by this much.
+    offset: usize,
+    lo: DVec3,
+    hi: DVec3,
+}
+
+impl<'a> GeneratedBodies<'a> {
+    /// Validates `spec` and finds its chunks' starts; the generated bodies follow `offset`
+    /// other bodies in the crowd.
+    pub fn new(spec: &'a CrowdSpec, offset: usize) -> Result<Self> {
+        spec.validate("crowd")?;
+        let mut rng = SplitMix64::new(spec.seed);
+        let lead = (GENERATED_CHUNK - offset % GENERATED_CHUNK) % GENERATED_CHUNK;
+        let mut starts = Vec::new();
+        for body in 0..spec.count {
+            if body == 0 || body >= lead && (body - lead).is_multiple_of(GENERATED_CHUNK) {
+                starts.push(rng.0);
+            }
+            spec.skip_body(&mut rng);
+        }
+        Ok(Self {
+            spec,
+            starts,
+            offset,
+            lo: DVec3::from(spec.region[0]).min(DVec3::from(spec.region[1])),
+            hi: DVec3::from(spec.region[0]).max(DVec3::from(spec.region[1])),
+        })
+    }
+
+    /// Number of chunks.
+    pub fn chunk_count(&self) -> usize {
+        self.starts.len()
+    }
+
+    /// The generated bodies' indices in chunk `chunk` (counted among the generated bodies).
+    pub fn chunk_range(&self, chunk: usize) -> std::ops::Range<usize> {
+        let lead = self.lead();
+        let start = match chunk {
+            0 => 0,
+            c if lead == 0 => c * GENERATED_CHUNK,
+            c => lead + (c - 1) * GENERATED_CHUNK,
+        };
+        let end = match chunk {
+            0 if lead > 0 => lead,
+            _ => start + GENERATED_CHUNK,
+        };
+        start.min(self.spec.count)..end.min(self.spec.count)
+    }
+
+    /// The chunk holding generated body `index`.
+    pub fn chunk_of(&self, index: usize) -> usize {
+        let lead = self.lead();
+        match index.checked_sub(lead) {
+            None => 0,
+            Some(past) => usize::from(lead > 0) + past / GENERATED_CHUNK,
+        }
+    }
+
+    /// Bodies in a first chunk shortened to line up with the crowd's chunks (0 if none is).
+    fn lead(&self) -> usize {
+        (GENERATED_CHUNK - self.offset % GENERATED_CHUNK) % GENERATED_CHUNK
+    }
+
+    /// Appends chunk `chunk`'s bodies to `bodies`.
+    pub fn generate_chunk(&self, chunk: usize, bodies: &mut Vec<Body>) -> Result<()> {
+        let mut rng = SplitMix64(self.starts[chunk]);
+        for index in self.chunk_range(chunk) {
+            bodies.push(self.spec.draw_body(&mut rng, index, self.lo, self.hi)?);
+        }
+        Ok(())
     }
 }
 
@@ -186,6 +291,13 @@ struct SplitMix64(u64);
 impl SplitMix64 {
     fn new(seed: u64) -> Self {
         Self(seed)
+    }
+
+    /// Moves past `draws` draws without computing them: the state is a counter.
+    fn skip(&mut self, draws: u64) {
+        self.0 = self
+            .0
+            .wrapping_add(draws.wrapping_mul(0x9E37_79B9_7F4A_7C15));
     }
 
     fn next(&mut self) -> u64 {
@@ -223,5 +335,57 @@ impl SplitMix64 {
         let (a, b) = ((1.0 - u1).sqrt(), u1.sqrt());
         let (t2, t3) = (std::f64::consts::TAU * u2, std::f64::consts::TAU * u3);
         DQuat::from_xyzw(a * t2.sin(), a * t2.cos(), b * t3.sin(), b * t3.cos()).normalize()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every chunking, whatever the bodies before it, gives the bodies one pass over the
+    /// random stream gives, for every shape kind (each draws a different count).
+    #[test]
+    fn chunks_give_the_bodies_of_one_pass() {
+        let spec = CrowdSpec {
+            count: 2 * GENERATED_CHUNK + 77,
+            shapes: vec![
+                ShapeKind::Box,
+                ShapeKind::Sphere,
+                ShapeKind::Cylinder,
+                ShapeKind::Capsule,
+                ShapeKind::Ellipsoid,
+            ],
+            ..CrowdSpec::new(0, 9)
+        };
+        let mut rng = SplitMix64::new(spec.seed);
+        let lo = DVec3::from(spec.region[0]).min(DVec3::from(spec.region[1]));
+        let hi = DVec3::from(spec.region[0]).max(DVec3::from(spec.region[1]));
+        let one_pass: Vec<Body> = (0..spec.count)
+            .map(|i| spec.draw_body(&mut rng, i, lo, hi).unwrap())
+            .collect();
+        for offset in [
+            0,
+            5,
+            GENERATED_CHUNK - 1,
+            GENERATED_CHUNK,
+            3 * GENERATED_CHUNK + 8,
+        ] {
+            let stream = GeneratedBodies::new(&spec, offset).unwrap();
+            let mut bodies = Vec::new();
+            for chunk in 0..stream.chunk_count() {
+                let range = stream.chunk_range(chunk);
+                assert_eq!(range.start, bodies.len(), "offset {offset}, chunk {chunk}");
+                // Chunks end where the crowd's chunks do.
+                assert!(
+                    range.end == spec.count || (offset + range.end).is_multiple_of(GENERATED_CHUNK),
+                    "offset {offset}, chunk {chunk}: {range:?}"
+                );
+                assert_eq!(stream.chunk_of(range.start), chunk);
+                assert_eq!(stream.chunk_of(range.end - 1), chunk);
+                stream.generate_chunk(chunk, &mut bodies).unwrap();
+            }
+            assert_eq!(bodies, one_pass, "offset {offset}");
+        }
+        assert_eq!(spec.generate().unwrap(), one_pass);
     }
 }

@@ -7,6 +7,8 @@ mod backend;
 #[cfg(feature = "cli")]
 mod bench;
 mod body;
+mod body_masses;
+mod body_source;
 mod checkpoint;
 #[cfg(feature = "cli")]
 #[doc(hidden)]

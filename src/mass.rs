@@ -190,11 +190,21 @@ impl MassProperties {
         shape.check(&format!("{field}.shape"))?;
         check_mass(mass, field)?;
         check_moments(shape.principal_moments(mass), || format!("{field}.shape"))?;
-        let properties = Self::new(mass, shape.inertia(mass), field)?;
-        Ok(Self {
+        Self::new(mass, shape.inertia(mass), field)?;
+        Ok(Self::rebuild_from_shape(mass, shape))
+    }
+
+    /// What [`Self::from_shape`] gives for a mass and shape it has accepted, without checking
+    /// them again: how a crowd's compact store recovers a body's properties bit for bit.
+    pub(crate) fn rebuild_from_shape(mass: f64, shape: Shape) -> Self {
+        let inertia_body = shape.inertia(mass);
+        Self {
+            mass,
+            inertia_body,
+            inv_inertia_body: inertia_body.inverse(),
             shape: Some(shape),
-            ..properties
-        })
+            model_frame: ModelFrame::IDENTITY,
+        }
     }
 
     /// Mass properties of a uniform solid `shape` of the given `density` (mass per volume).

@@ -2,6 +2,7 @@
 
 use crate::backend::Backend;
 use crate::body::{Body, BodyState};
+use crate::body_source::BodySource;
 use crate::checkpoint::Checkpoint;
 use crate::cpu::CpuSimulation;
 use crate::cpu_ref::CpuRefSimulation;
@@ -12,6 +13,7 @@ use crate::error::{Error, Result};
 use std::time::Instant;
 
 use crate::gpu::{GpuChunk, GpuContext, GpuOptions, GpuSimulation, Precision, StepTimes};
+use crate::mass::MassProperties;
 use crate::validate::check_vector;
 
 mod lean_reads;
@@ -49,23 +51,58 @@ pub struct Simulation {
 impl Simulation {
     /// Integrates `crowd` with the f64 CPU reference.
     pub fn reference(crowd: &Crowd) -> Result<Self> {
-        crowd.validate()?;
-        Ok(Self::with_engine(
-            Engine::Reference(CpuRefSimulation::new(crowd)?),
+        Self::from_source(
             crowd,
-        ))
+            &BodySource::given(&crowd.bodies),
+            Backend::Reference,
+            None,
+        )
     }
 
     /// Integrates `crowd` with the fast f32 CPU path on the current rayon pool.
     pub fn fast_cpu(crowd: &Crowd) -> Result<Self> {
-        crowd.validate()?;
-        Ok(Self::with_engine(
-            Engine::FastCpu(CpuSimulation::new(crowd)?),
+        Self::from_source(
             crowd,
-        ))
+            &BodySource::given(&crowd.bodies),
+            Backend::FastCpu,
+            None,
+        )
     }
 
-    fn with_engine(engine: Engine, crowd: &Crowd) -> Self {
+    /// Integrates the bodies of `source` under the rest of `crowd` (its own `bodies` are
+    /// ignored) on `backend`, on the GPU of `ctx` or the best adapter's. The bodies go
+    /// straight into the backend's layout, chunk by chunk: a crowd generated from a recipe
+    /// is never held whole as [`Body`] values.
+    pub(crate) fn from_source(
+        crowd: &Crowd,
+        source: &BodySource,
+        backend: Backend,
+        ctx: Option<&GpuContext>,
+    ) -> Result<Self> {
+        crowd.validate_settings(source.len())?;
+        let engine = match backend {
+            Backend::Reference => Engine::Reference(CpuRefSimulation::new(crowd, source)?),
+            Backend::FastCpu => Engine::FastCpu(CpuSimulation::new(crowd, source)?),
+            Backend::Gpu | Backend::GpuF64 => {
+                let options = GpuOptions {
+                    precision: backend.gpu_precision().unwrap_or(Precision::F32),
+                    ..GpuOptions::default()
+                };
+                let opened;
+                let ctx = match ctx {
+                    Some(ctx) => ctx,
+                    None => {
+                        opened = GpuContext::new()?;
+                        &opened
+                    }
+                };
+                Engine::Gpu(Box::new(GpuSimulation::new(ctx, crowd, source, options)?))
+            }
+        };
+        Ok(Self::with_engine(engine, crowd, source.len()))
+    }
+
+    fn with_engine(engine: Engine, crowd: &Crowd, body_count: usize) -> Self {
         let adapter = match &engine {
             Engine::Gpu(sim) => sim.context().describe(),
             _ => String::new(),
@@ -82,7 +119,7 @@ impl Simulation {
                 custom_force: crowd.custom_force.clone(),
                 start_step: crowd.start_step,
             },
-            body_count: crowd.bodies.len(),
+            body_count,
             steps_taken: 0,
             readbacks: Readbacks::new(),
             external_loads: None,
@@ -172,8 +209,10 @@ impl Simulation {
 
     /// Integrates `crowd` on the GPU of `ctx` with the kernel built per `options`.
     pub fn gpu_with_options(crowd: &Crowd, ctx: &GpuContext, options: GpuOptions) -> Result<Self> {
-        let engine = Engine::Gpu(Box::new(GpuSimulation::new(ctx, crowd, options)?));
-        Ok(Self::with_engine(engine, crowd))
+        crowd.validate_settings(crowd.bodies.len())?;
+        let source = BodySource::given(&crowd.bodies);
+        let engine = Engine::Gpu(Box::new(GpuSimulation::new(ctx, crowd, &source, options)?));
+        Ok(Self::with_engine(engine, crowd, crowd.bodies.len()))
     }
 
     /// Integrates `crowd` on `backend`, opening the best GPU adapter if needed.
@@ -236,9 +275,39 @@ impl Simulation {
     /// The bodies in their current state (a GPU readback on the GPU backend).
     pub fn bodies(&self) -> Result<Vec<Body>> {
         match &self.engine {
-            Engine::Reference(sim) => Ok(sim.bodies().to_vec()),
-            Engine::FastCpu(sim) => Ok(sim.bodies()),
             Engine::Gpu(sim) => sim.bodies(),
+            _ => {
+                let mut bodies = Vec::with_capacity(self.body_count);
+                self.visit_cpu_states(|_, &mass, &state| bodies.push(Body { mass, state }));
+                Ok(bodies)
+            }
+        }
+    }
+
+    /// Hands every body's index, mass properties and state to `visit`, in crowd order, on a
+    /// CPU backend; does nothing on the GPU.
+    fn visit_cpu_states(&self, visit: impl FnMut(usize, &MassProperties, &BodyState)) {
+        match &self.engine {
+            Engine::Reference(sim) => sim.visit_states(visit),
+            Engine::FastCpu(sim) => sim.visit_states(visit),
+            Engine::Gpu(_) => {}
+        }
+    }
+
+    /// Hands every body's index, mass properties and current state to `visit`, in crowd
+    /// order (waiting for queued GPU steps, whose states are read back through the recycled
+    /// staging buffers): what the lean reads and the streamed outputs are made of. Faults
+    /// are reported as by [`bodies`](Self::bodies).
+    pub(crate) fn visit_states(
+        &mut self,
+        visit: impl FnMut(usize, &MassProperties, &BodyState),
+    ) -> Result<()> {
+        match &mut self.engine {
+            Engine::Gpu(sim) => sim.visit_states(visit),
+            _ => {
+                self.visit_cpu_states(visit);
+                Ok(())
+            }
         }
     }
 

@@ -70,6 +70,7 @@ pub fn resume(args: ResumeArgs) -> Result<ExitCode> {
     );
     super::run::drive(
         checkpoint.crowd,
+        None,
         checkpoint.external_loads,
         backend,
         &plan,

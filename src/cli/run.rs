@@ -7,9 +7,10 @@ use std::time::Instant;
 use clap::Args;
 
 use crate::atomic_file::AtomicFile;
+use crate::body_source::BodySource;
 use crate::record::{TrajectoryFormat, write_final_states};
 use crate::{
-    Backend, Crowd, Error, ExternalLoad, Integrator, Result, RunPlan, Scene, Simulation,
+    Backend, Crowd, CrowdSpec, Error, ExternalLoad, Integrator, Result, RunPlan, Scene, Simulation,
     gpu::GpuContext,
 };
 
@@ -78,7 +79,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     let started = Instant::now();
     let backend = parse_backend(&args.backend)?;
     let output = Output::claim(&args.out)?;
-    let mut scene = Scene::load(&args.scene)
+    let (mut scene, recipe) = Scene::load_with_recipe(&args.scene)
         .map_err(|e| e.within(format_args!("{}: ", args.scene.display())))?;
     if let Some(dt) = args.dt {
         if !dt.is_finite() || dt <= 0.0 {
@@ -112,10 +113,11 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         out: args.out,
         checkpoint_every,
     };
-    let recording =
-        super::recording::Recording::prepare(&args.recording, scene.crowd.bodies.len(), steps)?;
+    let body_count = scene.crowd.bodies.len() + recipe.as_ref().map_or(0, |r| r.count);
+    let recording = super::recording::Recording::prepare(&args.recording, body_count, steps)?;
     drive(
         scene.crowd,
+        recipe,
         None,
         backend,
         &plan,
@@ -126,7 +128,8 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     )
 }
 
-/// Opens `backend` on `crowd` (with a checkpoint's external `loads` if resuming), runs to
+/// Opens `backend` on `crowd`, followed by the bodies of `recipe` if any, generated straight
+/// into the backend (with a checkpoint's external `loads` if resuming), runs to
 /// `plan.end_step` writing checkpoints on the way, then writes the final states to `output`
 /// (claimed from `plan.out` before any work, so a bad path has failed already; an existing
 /// file is only replaced once the new one is complete). The summary line gives the time
@@ -135,6 +138,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn drive(
     crowd: Crowd,
+    recipe: Option<CrowdSpec>,
     loads: Option<Vec<ExternalLoad>>,
     backend: Backend,
     plan: &RunPlan,
@@ -143,21 +147,26 @@ pub(crate) fn drive(
     mut recording: super::recording::Recording,
     started: Instant,
 ) -> Result<ExitCode> {
+    let source = match &recipe {
+        Some(spec) => BodySource::with_generated(&crowd.bodies, spec)?,
+        None => BodySource::given(&crowd.bodies),
+    };
     let (mut sim, adapter) = match backend {
         Backend::Reference => (
-            Simulation::reference(&crowd)?,
+            Simulation::from_source(&crowd, &source, backend, None)?,
             "the f64 CPU reference".to_string(),
         ),
         Backend::FastCpu => (
-            Simulation::fast_cpu(&crowd)?,
+            Simulation::from_source(&crowd, &source, backend, None)?,
             format!("the f32 CPU path, {} threads", rayon::current_num_threads()),
         ),
         Backend::Gpu | Backend::GpuF64 => {
             let ctx = GpuContext::new()?;
-            let sim = Simulation::on_backend(&crowd, backend, &ctx)?;
+            let sim = Simulation::from_source(&crowd, &source, backend, Some(&ctx))?;
             (sim, ctx.describe())
         }
     };
+    drop(source);
     if let Some(loads) = loads {
         sim.set_external_loads(&loads)?;
     }
@@ -210,22 +219,32 @@ pub(crate) fn drive(
     }
     let integrated = Instant::now();
     let elapsed = (integrated - start).as_secs_f64();
-    let bodies = sim.bodies()?;
-    let (step, time) = (sim.clock_step(), sim.time());
-    write_final_states(output.file, output.format, &bodies, backend, step, time)?;
+    write_final_states(output.file, output.format, &mut sim)?;
     let recorded = recording.commit(&mut sim)?;
     let set_up = (start - started).as_secs_f64();
     let written = integrated.elapsed().as_secs_f64();
-    let body_steps = bodies.len() as f64 * steps as f64;
+    let body_steps = sim.body_count() as f64 * steps as f64;
+    let peak = match peak_memory_bytes() {
+        Some(bytes) => format!(", peak memory {:.1} MB", bytes as f64 / 1e6),
+        None => String::new(),
+    };
     eprintln!(
-        "{} bodies x {steps} steps ({}, dt = {} s) on {adapter}: {elapsed:.3} s, {}body-steps/s; wrote {}{recorded}; set-up {set_up:.3} s, integration {elapsed:.3} s, output {written:.3} s",
-        bodies.len(),
+        "{} bodies x {steps} steps ({}, dt = {} s) on {adapter}: {elapsed:.3} s, {}body-steps/s; wrote {}{recorded}; set-up {set_up:.3} s, integration {elapsed:.3} s, output {written:.3} s{peak}",
+        sim.body_count(),
         integrator,
         dt,
         super::rate(body_steps / elapsed.max(1e-9)),
         plan.out.display()
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// The process's peak resident memory (`VmHWM`, Linux only): what a run of this size needs.
+fn peak_memory_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kilobytes: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kilobytes * 1024)
 }
 
 /// `RIGID_CROWD_INJECT_DEVICE_LOSS_AT=STEP`: destroy the GPU device once the clock passes

@@ -162,15 +162,10 @@ impl ForceF32 {
     }
 }
 
-/// Packs up to eight bodies; a short last block repeats its first body in the spare lanes,
-/// which are integrated and then dropped.
-pub(crate) fn pack_block(
-    bodies: &[Body],
-    table: &ForceTable,
-    spans: &[(u32, u32)],
-    first_body: usize,
-    own: &mut Vec<LaneForce>,
-) -> (StateBlock, ConstantBlock) {
+/// Packs up to eight bodies, the crowd's from `first_body` on; a short last block repeats its
+/// first body in the spare lanes, which are integrated and then dropped. The block's own
+/// forces are none until [`ConstantBlock::take_own_forces`] finds them.
+pub(crate) fn pack_block(bodies: &[Body], first_body: usize) -> (StateBlock, ConstantBlock) {
     let body = |lane: usize| &bodies[if lane < bodies.len() { lane } else { 0 }];
     let lanes = |f: &dyn Fn(&Body) -> f64| Lanes(std::array::from_fn(|l| f(body(l)) as f32));
     let vec3 = |f: &dyn Fn(&Body) -> glam::DVec3| Vec3Lanes {
@@ -190,16 +185,6 @@ pub(crate) fn pack_block(
         angular_momentum: vec3(&|b| b.state.angular_momentum),
     };
     let inv = |f: &dyn Fn(glam::DMat3) -> f64| lanes(&|b| f(b.mass.inv_inertia_body()));
-    let first = own.len() as u32;
-    for lane in 0..bodies.len() {
-        let (start, count) = table.ranges[first_body + lane];
-        for kind in &table.forces[start as usize..(start + count) as usize] {
-            own.push(LaneForce {
-                lane,
-                force: ForceF32::new(kind, spans),
-            });
-        }
-    }
     let constants = ConstantBlock {
         mass: lanes(&|b| b.mass.mass()),
         inv_mass: lanes(&|b| b.mass.inv_mass()),
@@ -211,12 +196,55 @@ pub(crate) fn pack_block(
             inv(&|m| m.z_axis.x),
             inv(&|m| m.z_axis.y),
         ],
-        own_forces: (first, own.len() as u32 - first),
+        own_forces: (0, 0),
         bodies: std::array::from_fn(|lane| {
             (first_body + if lane < bodies.len() { lane } else { 0 }) as u32
         }),
     };
     (state, constants)
+}
+
+impl LoadBlock {
+    /// No force, no torque: every block's load until loads are set.
+    pub const ZERO: Self = {
+        let zero = Vec3Lanes {
+            x: Lanes([0.0; crate::cpu::lanes::LANES]),
+            y: Lanes([0.0; crate::cpu::lanes::LANES]),
+            z: Lanes([0.0; crate::cpu::lanes::LANES]),
+        };
+        Self {
+            force: zero,
+            torque: zero,
+        }
+    };
+}
+
+impl ConstantBlock {
+    /// Appends the block's per-body forces (from `table`) to `own` and records where they are.
+    pub fn take_own_forces(
+        &mut self,
+        table: &ForceTable,
+        spans: &[(u32, u32)],
+        own: &mut Vec<LaneForce>,
+    ) {
+        let first = own.len() as u32;
+        let body_count = table.ranges.len();
+        for lane in 0..crate::cpu::lanes::LANES {
+            let body = self.bodies[lane] as usize;
+            // Spare lanes repeat the block's first body: its forces are pushed once.
+            if body >= body_count || (lane > 0 && body == self.bodies[0] as usize) {
+                continue;
+            }
+            let (start, count) = table.ranges[body];
+            for kind in &table.forces[start as usize..(start + count) as usize] {
+                own.push(LaneForce {
+                    lane,
+                    force: ForceF32::new(kind, spans),
+                });
+            }
+        }
+        self.own_forces = (first, own.len() as u32 - first);
+    }
 }
 
 impl StateBlock {

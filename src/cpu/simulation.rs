@@ -3,6 +3,8 @@
 use rayon::prelude::*;
 
 use crate::body::{Body, BodyState};
+use crate::body_masses::{BodyMasses, MassChunk};
+use crate::body_source::{BodySource, SOURCE_CHUNK};
 use crate::cpu::block::{ConstantBlock, ForceF32, LaneForce, LoadBlock, StateBlock, pack_block};
 use crate::cpu::contact::{ContactBlock, resolve_contacts};
 use crate::cpu::derivative::{BlockForces, Derivative, DerivativeFn, derivative};
@@ -112,11 +114,11 @@ pub struct CpuSimulation {
     constants: Vec<ConstantBlock>,
     global: Vec<ForceF32>,
     own: Vec<LaneForce>,
-    /// One per block; all zero until set.
+    /// One per block once set; empty (every load zero) until then.
     loads: Vec<LoadBlock>,
     keyframes: Vec<[f32; 2]>,
     custom_force: Option<CustomForce>,
-    masses: Vec<MassProperties>,
+    masses: BodyMasses,
     /// One per block when the crowd has planes, else empty.
     contacts: Vec<ContactBlock>,
     planes: Vec<Plane>,
@@ -128,21 +130,46 @@ pub struct CpuSimulation {
 
 impl CpuSimulation {
     /// Takes a validated crowd; fails on a custom force without a Rust twin.
-    pub(crate) fn new(crowd: &Crowd) -> Result<Self> {
+    pub(crate) fn new(crowd: &Crowd, source: &BodySource) -> Result<Self> {
         if let Some(custom) = &crowd.custom_force {
             custom.closure()?;
         }
-        let table = ForceTable::new(crowd);
+        let table = ForceTable::new(crowd, source.len());
         let (keyframes, spans) = flatten_keyframes(&crowd.keyframes, |v| v as f32);
-        let mut own = Vec::new();
-        let (states, constants): (Vec<_>, Vec<_>) = crowd
-            .bodies
-            .chunks(LANES)
+        let blocks = source.len().div_ceil(LANES);
+        let mut states = zeroed_vec::<StateBlock>(blocks, source.len())?;
+        let mut constants = zeroed_vec::<ConstantBlock>(blocks, source.len())?;
+        // Each chunk of the source is packed straight into its blocks, in parallel.
+        let blocks_per_chunk = SOURCE_CHUNK / LANES;
+        let with_planes = !crowd.planes.is_empty();
+        let chunks = states
+            .par_chunks_mut(blocks_per_chunk)
+            .zip(constants.par_chunks_mut(blocks_per_chunk))
             .enumerate()
-            .map(|(block, bodies)| pack_block(bodies, &table, &spans, block * LANES, &mut own))
-            .unzip();
+            .map(|(chunk, (states, constants))| {
+                source.with_chunk(chunk, |first, bodies| {
+                    crowd.validate_bodies(first, bodies)?;
+                    let blocks = bodies.chunks(LANES).zip(states.iter_mut().zip(constants));
+                    for (b, (lanes, (state, constant))) in blocks.enumerate() {
+                        (*state, *constant) = pack_block(lanes, first + b * LANES);
+                    }
+                    let contacts = match with_planes {
+                        true => bodies.chunks(LANES).map(contact_block).collect(),
+                        false => Vec::new(),
+                    };
+                    Ok((MassChunk::of(bodies), contacts))
+                })?
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let (masses, contacts): (Vec<_>, Vec<Vec<ContactBlock>>) = chunks.into_iter().unzip();
+        let mut own = Vec::new();
+        if table.forces.len() > table.global_count {
+            for block in &mut constants {
+                block.take_own_forces(&table, &spans, &mut own);
+            }
+        }
         Ok(Self {
-            loads: vec![LoadBlock::default(); states.len()],
+            loads: Vec::new(),
             states,
             constants,
             global: table.forces[..table.global_count]
@@ -152,8 +179,8 @@ impl CpuSimulation {
             own,
             keyframes,
             custom_force: crowd.custom_force.clone(),
-            masses: crowd.bodies.iter().map(|b| b.mass).collect(),
-            contacts: contact_blocks(crowd),
+            masses: BodyMasses::from_chunks(masses),
+            contacts: contacts.concat(),
             planes: crowd.planes.clone(),
             integrator: crowd.integrator,
             dt: crowd.dt as f32,
@@ -163,6 +190,7 @@ impl CpuSimulation {
 
     /// Replaces the external loads (one per body, already validated), in f32.
     pub(crate) fn set_external_loads(&mut self, loads: &[ExternalLoad]) {
+        self.loads.resize(self.states.len(), LoadBlock::default());
         for (block, chunk) in self.loads.iter_mut().zip(loads.chunks(LANES)) {
             *block = LoadBlock::default();
             for (lane, load) in chunk.iter().enumerate() {
@@ -188,15 +216,16 @@ impl CpuSimulation {
         let (contacts, planes) = (&self.contacts[..], &self.planes[..]);
         let (keyframes, custom_force) = (&self.keyframes[..], self.custom_force.as_ref());
         let (integrator, dt, first_step) = (self.integrator, self.dt, self.step);
+        let loads = &self.loads[..];
         let clone = widest_clone();
         let fault = self
             .states
             .par_iter_mut()
             .zip(&self.constants)
-            .zip(&self.loads)
             .enumerate()
             .with_min_len(BLOCKS_PER_TASK)
-            .filter_map(|(block, ((state, constants), load))| {
+            .filter_map(|(block, (state, constants))| {
+                let load = loads.get(block).unwrap_or(&LoadBlock::ZERO);
                 let (first, count) = constants.own_forces;
                 let run = BlockRun {
                     integrator,
@@ -222,13 +251,6 @@ impl CpuSimulation {
         fault
     }
 
-    /// The bodies in their current state, widened to f64.
-    pub fn bodies(&self) -> Vec<Body> {
-        let mut bodies = Vec::with_capacity(self.masses.len());
-        self.visit_states(|_, &mass, &state| bodies.push(Body { mass, state }));
-        bodies
-    }
-
     /// Replaces body `i`'s state (validated by the caller). A short last block repeats its
     /// first body in the unused lanes (`pack_block`); they follow it, so a state left there
     /// can never fault on the body's behalf.
@@ -246,31 +268,33 @@ impl CpuSimulation {
     /// Hands every body's index, mass properties and state (widened to f64) to `visit`, in
     /// crowd order.
     pub fn visit_states(&self, mut visit: impl FnMut(usize, &MassProperties, &BodyState)) {
-        for (i, mass) in self.masses.iter().enumerate() {
+        self.masses.for_each(|i, mass| {
             visit(i, mass, &self.states[i / LANES].state(i % LANES));
-        }
+        });
     }
 }
 
-/// Each block's masses and shapes, as contact resolution needs them; empty without planes.
-/// A short last block repeats its first body, as `pack_block` does.
-fn contact_blocks(crowd: &Crowd) -> Vec<ContactBlock> {
-    if crowd.planes.is_empty() {
-        return Vec::new();
+/// The masses and shapes of a block's bodies, as contact resolution needs them. A short last
+/// block repeats its first body, as `pack_block` does.
+fn contact_block(bodies: &[Body]) -> ContactBlock {
+    ContactBlock {
+        lanes: std::array::from_fn(|lane| {
+            let body = &bodies[if lane < bodies.len() { lane } else { 0 }];
+            // `Crowd::validate_bodies` guarantees a shape on every body when there are planes.
+            let shape = body
+                .mass
+                .shape()
+                .expect("validated: bodies touching planes have shapes");
+            (body.mass, shape)
+        }),
     }
-    crowd
-        .bodies
-        .chunks(LANES)
-        .map(|bodies| ContactBlock {
-            lanes: std::array::from_fn(|lane| {
-                let body = &bodies[if lane < bodies.len() { lane } else { 0 }];
-                // `Crowd::validate` guarantees a shape on every body when there are planes.
-                let shape = body
-                    .mass
-                    .shape()
-                    .expect("validated: bodies touching planes have shapes");
-                (body.mass, shape)
-            }),
-        })
-        .collect()
+}
+
+/// `len` default values, or an error saying the crowd of `bodies` does not fit in memory.
+fn zeroed_vec<T: Clone + Default>(len: usize, bodies: usize) -> Result<Vec<T>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(len)
+        .map_err(|_| crate::Error::too_many_bodies(bodies))?;
+    v.resize(len, T::default());
+    Ok(v)
 }

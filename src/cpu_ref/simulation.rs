@@ -2,49 +2,73 @@
 
 use rayon::prelude::*;
 
-use crate::body::{Body, BodyState};
+use crate::body::BodyState;
+use crate::body_masses::BodyMasses;
+use crate::body_source::{BodySource, SOURCE_CHUNK};
 use crate::cpu_ref::contact::resolve_contacts;
 use crate::cpu_ref::derivative::ForceEnv;
 use crate::cpu_ref::integrate::integrate;
 use crate::crowd::Crowd;
 use crate::custom_force::{CustomForce, ExternalLoad};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::force::ForceKind;
 use crate::force_table::ForceTable;
 use crate::integrator::Integrator;
+use crate::mass::MassProperties;
 use crate::plane::Plane;
 
 /// A crowd integrated by the f64 CPU reference.
 #[derive(Clone, Debug)]
 pub struct CpuRefSimulation {
-    bodies: Vec<Body>,
+    states: Vec<BodyState>,
+    masses: BodyMasses,
     table: ForceTable,
     integrator: Integrator,
     dt: f64,
     planes: Vec<Plane>,
     keyframes: Vec<Vec<[f64; 2]>>,
     custom_force: Option<CustomForce>,
-    /// One per body; all zero until set.
+    /// One per body once set; empty (every load zero) until then.
     loads: Vec<ExternalLoad>,
     /// `start_step` plus the steps taken: the clock reads `step * dt`.
     step: u64,
 }
 
 impl CpuRefSimulation {
-    /// Takes a validated crowd; fails on a custom force without a Rust twin.
-    pub(crate) fn new(crowd: &Crowd) -> Result<Self> {
+    /// Takes the bodies of `source` and the rest of `crowd` (whose settings are validated;
+    /// each body is checked here); fails on a custom force without a Rust twin.
+    pub(crate) fn new(crowd: &Crowd, source: &BodySource) -> Result<Self> {
         if let Some(custom) = &crowd.custom_force {
             custom.closure()?;
         }
+        let mut states = Vec::new();
+        states
+            .try_reserve_exact(source.len())
+            .map_err(|_| Error::too_many_bodies(source.len()))?;
+        states.resize(source.len(), BodyState::default());
+        let masses = states
+            .par_chunks_mut(SOURCE_CHUNK)
+            .enumerate()
+            .map(|(chunk, states)| {
+                source.with_chunk(chunk, |first, bodies| {
+                    crowd.validate_bodies(first, bodies)?;
+                    for (state, body) in states.iter_mut().zip(bodies) {
+                        *state = body.state;
+                    }
+                    Ok(crate::body_masses::MassChunk::of(bodies))
+                })?
+            })
+            .collect::<Result<Vec<_>>>()?;
         Ok(Self {
-            bodies: crowd.bodies.clone(),
-            table: ForceTable::new(crowd),
+            states,
+            masses: BodyMasses::from_chunks(masses),
+            table: ForceTable::new(crowd, source.len()),
             integrator: crowd.integrator,
             dt: crowd.dt,
             planes: crowd.planes.clone(),
             keyframes: crowd.keyframes.clone(),
             custom_force: crowd.custom_force.clone(),
-            loads: vec![ExternalLoad::default(); crowd.bodies.len()],
+            loads: Vec::new(),
             step: crowd.start_step,
         })
     }
@@ -59,12 +83,14 @@ impl CpuRefSimulation {
         let (integrator, dt, first_step) = (self.integrator, self.dt, self.step);
         let (keyframes, custom_force) = (&self.keyframes[..], self.custom_force.as_ref());
         let planes = &self.planes[..];
+        let (masses, loads) = (&self.masses, &self.loads[..]);
         let fault = self
-            .bodies
+            .states
             .par_iter_mut()
-            .zip(&self.loads)
             .enumerate()
-            .filter_map(|(i, (body, &load))| {
+            .filter_map(|(i, body_state)| {
+                let mass = masses.get(i);
+                let load = loads.get(i).copied().unwrap_or_default();
                 let forces: Vec<&ForceKind> = table.acting_on(i).collect();
                 let env = ForceEnv {
                     body: i,
@@ -72,23 +98,23 @@ impl CpuRefSimulation {
                     keyframes,
                     custom_force,
                 };
-                let mut state = body.state;
-                let shape = body.mass.shape().filter(|_| !planes.is_empty());
+                let mut state = *body_state;
+                let shape = mass.shape().filter(|_| !planes.is_empty());
                 for step in first_step..first_step + steps {
                     // A product, not a running sum: the clock does not drift over long runs.
                     let t = step as f64 * dt;
                     let start = state;
-                    let mut next = integrate(integrator, &start, &body.mass, &forces, &env, t, dt);
+                    let mut next = integrate(integrator, &start, &mass, &forces, &env, t, dt);
                     if let Some(shape) = &shape {
-                        resolve_contacts(&start, &mut next, &body.mass, shape, planes, dt);
+                        resolve_contacts(&start, &mut next, &mass, shape, planes, dt);
                     }
                     if !next.is_finite() {
-                        body.state = start;
+                        *body_state = start;
                         return Some((i, step));
                     }
                     state = next;
                 }
-                body.state = state;
+                *body_state = state;
                 None
             })
             .min();
@@ -98,16 +124,18 @@ impl CpuRefSimulation {
 
     /// Replaces the external loads (one per body, already validated).
     pub(crate) fn set_external_loads(&mut self, loads: &[ExternalLoad]) {
-        self.loads.copy_from_slice(loads);
+        self.loads.clear();
+        self.loads.extend_from_slice(loads);
     }
 
     /// Replaces body `i`'s state (validated by the caller).
     pub fn set_state(&mut self, i: usize, state: &BodyState) {
-        self.bodies[i].state = *state;
+        self.states[i] = *state;
     }
 
-    /// The bodies in their current state.
-    pub fn bodies(&self) -> &[Body] {
-        &self.bodies
+    /// Hands every body's index, mass properties and state to `visit`, in crowd order.
+    pub fn visit_states(&self, mut visit: impl FnMut(usize, &MassProperties, &BodyState)) {
+        self.masses
+            .for_each(|i, mass| visit(i, mass, &self.states[i]));
     }
 }

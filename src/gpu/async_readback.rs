@@ -279,6 +279,7 @@ impl StagingSet {
 
 #[cfg(test)]
 mod tests {
+    use crate::body_source::BodySource;
     use crate::generate::CrowdSpec;
     use crate::gpu::{GpuContext, GpuOptions, GpuSimulation};
     use crate::{Crowd, Force, ForceKind};
@@ -294,7 +295,13 @@ mod tests {
                 angular: 0.5,
             }),
         );
-        let mut sim = GpuSimulation::new(&ctx, &crowd, GpuOptions::default()).unwrap();
+        let mut sim = GpuSimulation::new(
+            &ctx,
+            &crowd,
+            &BodySource::given(&crowd.bodies),
+            GpuOptions::default(),
+        )
+        .unwrap();
         assert_eq!(sim.chunk_count(), 11);
         let mut expected = Vec::new();
         let mut ids = Vec::new();

@@ -5,6 +5,10 @@ use std::ops::Range;
 
 use wgpu::util::DeviceExt;
 
+use rayon::prelude::*;
+
+use crate::body_masses::MassChunk;
+use crate::body_source::{BodySource, SOURCE_CHUNK};
 use crate::codes::Coded;
 use crate::crowd::Crowd;
 use crate::error::{Error, Result};
@@ -68,16 +72,22 @@ pub(crate) struct SharedInputs<'a> {
 }
 
 impl BufferChunk {
-    /// Uploads `bodies` of `crowd`, with their forces taken from `table`.
+    /// Uploads `bodies` of `source` under the settings of `crowd`, with their forces taken
+    /// from `table`. Each chunk of the source is encoded in parallel straight into the
+    /// buffers' mapped memory, and the source chunks that start here are checked and their
+    /// mass properties returned (in order): every source chunk is returned by exactly one
+    /// buffer chunk.
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         device: &wgpu::Device,
         pipeline: &wgpu::ComputePipeline,
         crowd: &Crowd,
+        source: &BodySource,
         table: &ForceTable,
         bodies: Range<usize>,
         layout: ChunkLayout,
         shared: SharedInputs,
-    ) -> Result<Self> {
+    ) -> Result<(Self, Vec<MassChunk>)> {
         let table = table.for_bodies(bodies.clone());
         let encode = Encode(layout.precision);
         let sizes = RecordSizes::of(layout.precision);
@@ -90,9 +100,6 @@ impl BufferChunk {
                 "force ranges of bodies {bodies:?} run past their force buffer"
             )));
         }
-        let own = &crowd.bodies[bodies.clone()];
-        let states = encode.states(own.iter().map(|b| &b.state), crowd.start_step);
-        let constants = encode.constants(own, &table);
         let grid = dispatch_grid(
             bodies.len() as u32,
             layout.workgroup_size,
@@ -121,12 +128,38 @@ impl BufferChunk {
         // Callers may draw the states and constants as instance data or copy them out
         // (`GpuChunk`); only the simulation writes them.
         let readable = wgpu::BufferUsages::VERTEX | wgpu::BufferUsages::COPY_SRC;
-        let states = storage(
-            "body states",
-            &states,
-            readable | wgpu::BufferUsages::COPY_DST,
+        let mapped = |label, record: usize, extra| {
+            device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(label),
+                size: (bodies.len() * record) as u64,
+                usage: wgpu::BufferUsages::STORAGE | readable | extra,
+                mapped_at_creation: true,
+            })
+        };
+        let states = mapped("body states", sizes.state, wgpu::BufferUsages::COPY_DST);
+        let constants = mapped(
+            "body constants",
+            sizes.constants,
+            wgpu::BufferUsages::empty(),
         );
-        let constants = storage("body constants", &constants, readable);
+        let map = |buffer: &wgpu::Buffer| {
+            buffer.slice(..).get_mapped_range_mut().map_err(|e| {
+                Error::Gpu(format!(
+                    "mapping a new buffer to upload bodies {bodies:?}: {e}"
+                ))
+            })
+        };
+        let masses = upload_bodies(
+            crowd,
+            source,
+            &table,
+            bodies.clone(),
+            encode,
+            map(&states)?.slice(..),
+            map(&constants)?.slice(..),
+        )?;
+        states.unmap();
+        constants.unmap();
         let forces = storage("forces", &forces, wgpu::BufferUsages::empty());
         let planes = storage(
             "planes",
@@ -156,7 +189,7 @@ impl BufferChunk {
             faults: shared.faults.clone(),
         };
         let (fused, single) = bound.bind_groups(device, &states, &loads);
-        Ok(Self {
+        let chunk = Self {
             load_bytes: sizes.load,
             fused,
             single,
@@ -165,7 +198,8 @@ impl BufferChunk {
             loads,
             grid,
             bound,
-        })
+        };
+        Ok((chunk, masses))
     }
 
     /// The chunk's buffers as callers see them.
@@ -192,6 +226,65 @@ impl BufferChunk {
         });
         (self.fused, self.single) = self.bound.bind_groups(device, &self.states, &self.loads);
     }
+}
+
+/// Encodes the states and constants of `bodies` (a range of `source`) into `states` and
+/// `constants`, each source chunk on its own rayon task, and returns the mass properties of
+/// the source chunks that start in `bodies`, after checking their bodies.
+fn upload_bodies(
+    crowd: &Crowd,
+    source: &BodySource,
+    table: &ForceTable,
+    bodies: Range<usize>,
+    encode: Encode,
+    states: wgpu::WriteOnly<'_, [u8]>,
+    constants: wgpu::WriteOnly<'_, [u8]>,
+) -> Result<Vec<MassChunk>> {
+    let sizes = RecordSizes::of(encode.0);
+    let mut pieces = Vec::new();
+    let (mut states, mut constants) = (states, constants);
+    let mut start = bodies.start;
+    while start < bodies.end {
+        let chunk = start / SOURCE_CHUNK;
+        let end = ((chunk + 1) * SOURCE_CHUNK).min(bodies.end);
+        let (state_piece, rest) = states.split_at((end - start) * sizes.state);
+        states = rest;
+        let (constant_piece, rest) = constants.split_at((end - start) * sizes.constants);
+        constants = rest;
+        pieces.push((chunk, start..end, state_piece, constant_piece));
+        start = end;
+    }
+    // Mapped memory is written, never read, and its views cannot cross threads: each batch
+    // of source chunks is encoded in parallel into buffers, then copied into place here.
+    let mut masses = Vec::new();
+    for batch in pieces.chunks_mut(2 * rayon::current_num_threads()) {
+        let encoded: Vec<(Vec<u8>, Vec<u8>, Option<MassChunk>)> = batch
+            .par_iter()
+            .map(|(chunk, range, _, _)| {
+                source.with_chunk(*chunk, |first, all| {
+                    let starts_here = first >= bodies.start;
+                    if starts_here {
+                        crowd.validate_bodies(first, all)?;
+                    }
+                    let part = &all[range.start - first..range.end - first];
+                    let mut states = vec![0; part.len() * sizes.state];
+                    let step = crowd.start_step;
+                    encode.states_into(part.iter().map(|b| &b.state), step, &mut states);
+                    let mut constants = vec![0; part.len() * sizes.constants];
+                    encode.constants_into(part, table, range.start - bodies.start, &mut constants);
+                    Ok((states, constants, starts_here.then(|| MassChunk::of(all))))
+                })?
+            })
+            .collect::<Result<_>>()?;
+        for ((_, _, state_piece, constant_piece), (states, constants, mass)) in
+            batch.iter_mut().zip(encoded)
+        {
+            state_piece.copy_from_slice(&states);
+            constant_piece.copy_from_slice(&constants);
+            masses.extend(mass);
+        }
+    }
+    Ok(masses)
 }
 
 impl BoundBuffers {
@@ -303,7 +396,7 @@ mod tests {
                 body: Some(body),
             });
         }
-        let table = ForceTable::new(&crowd);
+        let table = ForceTable::new(&crowd, crowd.bodies.len());
         let f32_sizes = RecordSizes::of(Precision::F32);
         for max_binding_bytes in [64, 64 * 7, 64 * 100, 64 * 1000, 1 << 30] {
             let chunks = plan_chunks(&table, f32_sizes, max_binding_bytes);

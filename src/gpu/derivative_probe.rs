@@ -98,7 +98,7 @@ fn kernel_step_time(precision: Precision, step: u64, dt: f64) -> f64 {
 fn on_device(ctx: &GpuContext, crowd: &Crowd, precision: Precision) -> DeviceRun {
     let device = &ctx.device;
     let encode = Encode(precision);
-    let table = ForceTable::new(crowd);
+    let table = ForceTable::new(crowd, crowd.bodies.len());
     let count = crowd.bodies.len();
     let (keyframes, spans) = encode.keyframes(&crowd.keyframes);
     let states = encode.states(crowd.bodies.iter().map(|b| &b.state), crowd.start_step);
@@ -234,7 +234,7 @@ fn read_terms<R: Real>(ctx: &GpuContext, out: &wgpu::Buffer, count: usize) -> Ve
 
 /// The reference's terms of every body of `crowd`, at the states and times the device saw.
 fn on_cpu(crowd: &Crowd, states: &[BodyState], times: &[f64]) -> Vec<Terms> {
-    let table = ForceTable::new(crowd);
+    let table = ForceTable::new(crowd, crowd.bodies.len());
     crowd
         .bodies
         .iter()

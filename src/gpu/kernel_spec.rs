@@ -269,7 +269,7 @@ mod tests {
             .with_force(Force::on_all(ForceKind::Gravity {
                 acceleration: DVec3::NEG_Z,
             }));
-        let own = KernelSpec::of(&crowd, &ForceTable::new(&crowd)).wgsl();
+        let own = KernelSpec::of(&crowd, &ForceTable::new(&crowd, crowd.bodies.len())).wgsl();
         assert!(own.contains("force_gravity("));
         assert!(own.contains("lie_rk4_step("));
         assert!(own.contains("const KERNEL_CONTACTS: bool = false;"));
@@ -297,7 +297,7 @@ mod tests {
             .with_force(gravity)
             .with_force(Force::on_body(0, thrust))
             .with_force(Force::on_body(1, thrust));
-        let spec = KernelSpec::of(&crowd, &ForceTable::new(&crowd));
+        let spec = KernelSpec::of(&crowd, &ForceTable::new(&crowd, crowd.bodies.len()));
         assert_eq!(
             spec.global_forces,
             GlobalForces::Calls(vec![ForceType::Gravity])
@@ -311,14 +311,14 @@ mod tests {
         assert!(!spec.wgsl().contains("forces[i].kind == FORCE_THRUST"));
 
         crowd.forces.push(Force::on_body(1, thrust));
-        let spec = KernelSpec::of(&crowd, &ForceTable::new(&crowd));
+        let spec = KernelSpec::of(&crowd, &ForceTable::new(&crowd, crowd.bodies.len()));
         assert!(spec.own_forces[0].repeated, "body 1 has two thrusts");
         assert!(spec.wgsl().contains("forces[i].kind == FORCE_THRUST"));
 
         crowd
             .forces
             .extend(vec![gravity; MAX_UNROLLED_GLOBAL_FORCES]);
-        let spec = KernelSpec::of(&crowd, &ForceTable::new(&crowd));
+        let spec = KernelSpec::of(&crowd, &ForceTable::new(&crowd, crowd.bodies.len()));
         assert_eq!(
             spec.global_forces,
             GlobalForces::Loops(vec![ForceType::Gravity])

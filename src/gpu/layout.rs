@@ -299,26 +299,55 @@ pub(crate) struct DispatchParams {
 
 /// The encoders of every buffer, in one precision. Each returns the bytes to upload; a
 /// binding cannot be zero-sized, so lists that may be empty hold one unused record then.
+#[derive(Clone, Copy)]
 pub(crate) struct Encode(pub Precision);
 
 impl Encode {
     pub fn states<'a>(&self, states: impl Iterator<Item = &'a BodyState>, step: u64) -> Vec<u8> {
+        let states: Vec<&BodyState> = states.collect();
+        let mut bytes = vec![0; states.len() * RecordSizes::of(self.0).state];
+        self.states_into(states.into_iter(), step, &mut bytes);
+        bytes
+    }
+
+    /// [`Self::states`] written into `out`, which holds exactly their records.
+    pub fn states_into<'a>(
+        &self,
+        states: impl Iterator<Item = &'a BodyState>,
+        step: u64,
+        out: &mut [u8],
+    ) {
         with_real!(self.0, R => {
-            let records: Vec<BodyStateGpu<R>> =
-                states.map(|s| BodyStateGpu::new(s, step)).collect();
-            bytemuck::cast_slice(&records).to_vec()
+            let size = size_of::<BodyStateGpu<R>>();
+            for (record, state) in out.chunks_exact_mut(size).zip(states) {
+                record.copy_from_slice(bytemuck::bytes_of(&BodyStateGpu::<R>::new(state, step)));
+            }
         })
     }
 
     /// The constants of `bodies`, whose forces are `table`'s.
+    #[cfg(test)]
     pub fn constants(&self, bodies: &[Body], table: &ForceTable) -> Vec<u8> {
+        let mut bytes = vec![0; bodies.len() * RecordSizes::of(self.0).constants];
+        self.constants_into(bodies, table, 0, &mut bytes);
+        bytes
+    }
+
+    /// The constants of `bodies`, the bodies of `table` from index `first` on, written into
+    /// `out`, which holds exactly their records.
+    pub fn constants_into(
+        &self,
+        bodies: &[Body],
+        table: &ForceTable,
+        first: usize,
+        out: &mut [u8],
+    ) {
         with_real!(self.0, R => {
-            let records: Vec<BodyConstantsGpu<R>> = bodies
-                .iter()
-                .enumerate()
-                .map(|(i, b)| BodyConstantsGpu::new(b, table.ranges[i], table.own_kinds(i)))
-                .collect();
-            bytemuck::cast_slice(&records).to_vec()
+            let size = size_of::<BodyConstantsGpu<R>>();
+            for ((record, body), i) in out.chunks_exact_mut(size).zip(bodies).zip(first..) {
+                let constants = BodyConstantsGpu::<R>::new(body, table.ranges[i], table.own_kinds(i));
+                record.copy_from_slice(bytemuck::bytes_of(&constants));
+            }
         })
     }
 

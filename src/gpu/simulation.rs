@@ -6,6 +6,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::body::{Body, BodyState};
+use crate::body_masses::BodyMasses;
+use crate::body_source::BodySource;
 use crate::crowd::Crowd;
 use crate::error::{Error, Result};
 use crate::force_table::ForceTable;
@@ -40,7 +42,7 @@ pub struct GpuSimulation {
     options: GpuOptions,
     pipeline: wgpu::ComputePipeline,
     chunks: Vec<BufferChunk>,
-    masses: Vec<MassProperties>,
+    masses: BodyMasses,
     in_flight: Option<InFlight>,
     /// The kernel's `Faults`: two `u32`s, `HEALTHY` until a state goes bad or the kernel
     /// meets a code it does not know.
@@ -81,15 +83,19 @@ pub struct StepTimes {
 impl GpuSimulation {
     /// Validates `crowd` and uploads it to the device of `ctx`, with the kernel built per
     /// `options`. Crowds larger than one storage binding are split into chunks of buffers.
-    pub fn new(ctx: &GpuContext, crowd: &Crowd, options: GpuOptions) -> Result<Self> {
-        crowd.validate()?;
+    pub fn new(
+        ctx: &GpuContext,
+        crowd: &Crowd,
+        source: &BodySource,
+        options: GpuOptions,
+    ) -> Result<Self> {
         options.validate(ctx.limits())?;
         let options = options.for_crowd(crowd);
         ctx.check_lost()?;
         ctx.check_precision(options.precision)?;
         let sizes = RecordSizes::of(options.precision);
-        let table = ForceTable::new(crowd);
-        check_fits(ctx, crowd.bodies.len(), &table, sizes)?;
+        let table = ForceTable::new(crowd, source.len());
+        check_fits(ctx, source.len(), &table, sizes)?;
         let device = &ctx.device;
         let validation = device.push_error_scope(wgpu::ErrorFilter::Validation);
         let spec = KernelSpec::for_crowd(crowd, &table, options.specialized);
@@ -127,7 +133,7 @@ impl GpuSimulation {
             steps_per_dispatch: options.steps_per_dispatch,
             precision: options.precision,
         };
-        let mut chunks = Vec::new();
+        let (mut chunks, mut masses) = (Vec::new(), Vec::new());
         for bodies in plan_chunks(&table, sizes, ctx.max_binding_bytes()) {
             let out_of_memory = device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
             let validation = device.push_error_scope(wgpu::ErrorFilter::Validation);
@@ -135,6 +141,7 @@ impl GpuSimulation {
                 device,
                 &pipeline,
                 crowd,
+                source,
                 &table,
                 bodies.clone(),
                 layout,
@@ -143,12 +150,14 @@ impl GpuSimulation {
             check_scope(validation, "uploading the crowd")?;
             if let Some(e) = pollster::block_on(out_of_memory.pop()) {
                 return Err(Error::CrowdTooLarge {
-                    bodies: crowd.bodies.len(),
+                    bodies: source.len(),
                     largest: bodies.start,
                     adapter: format!("{} ({})", ctx.adapter_info().name, one_line(&e.to_string())),
                 });
             }
-            chunks.push(chunk?);
+            let (chunk, chunk_masses) = chunk?;
+            chunks.push(chunk);
+            masses.extend(chunk_masses);
         }
         ctx.take_uncaptured()?;
 
@@ -157,7 +166,7 @@ impl GpuSimulation {
             options,
             pipeline,
             chunks,
-            masses: crowd.bodies.iter().map(|b| b.mass).collect(),
+            masses: BodyMasses::from_chunks(masses),
             in_flight: None,
             readback: AsyncReadback::default(),
             faults,
@@ -278,7 +287,8 @@ impl GpuSimulation {
             let bytes: Vec<u8> =
                 read_buffer(&self.ctx, &chunk.states, chunk.states.size() as usize)?;
             let states = decode_states(self.options.precision, &bytes);
-            for (&mass, (state, step)) in self.masses[chunk.bodies.clone()].iter().zip(states) {
+            for (i, (state, step)) in chunk.bodies.clone().zip(states) {
+                let mass = self.masses.get(i);
                 bodies.push(Body { mass, state });
                 steps.push(step);
             }
@@ -357,17 +367,20 @@ impl GpuSimulation {
         let mut body = 0;
         self.readback.wait_with(&self.ctx, id, &mut |bytes| {
             visit_states(precision, bytes, |state, _| {
-                visit(body, &masses[body], &state);
+                visit(body, &masses.get(body), &state);
                 body += 1;
             })
         })
     }
 
     fn with_masses(&self, states: Vec<u8>) -> Vec<Body> {
-        self.masses
-            .iter()
-            .zip(decode_states(self.options.precision, &states))
-            .map(|(&mass, (state, _))| Body { mass, state })
+        decode_states(self.options.precision, &states)
+            .into_iter()
+            .enumerate()
+            .map(|(i, (state, _))| Body {
+                mass: self.masses.get(i),
+                state,
+            })
             .collect()
     }
 

@@ -7,14 +7,17 @@ use std::io::Write;
 use crate::atomic_file::AtomicFile;
 use crate::backend::Backend;
 use crate::body::Body;
-use crate::csv::{write_body_chunks, write_states_csv};
+use crate::csv::{BatchEncoder, CSV_HEADER, encode_csv_rows};
 use crate::error::{Error, Result};
 use crate::record::columns::{TRAJECTORY_COLUMNS, state_row};
 use crate::record::format::TrajectoryFormat;
 use crate::record::npy::{self, Dtype};
 use crate::record::npz::NpzArchive;
+use crate::simulation::Simulation;
 
-/// Writes `bodies` into `file` as `format` and commits it (renames it into place).
+/// Writes the bodies of `sim` as they are now into `file` as `format` and commits it (renames
+/// it into place). The states are streamed from the simulation a batch at a time: nothing
+/// grows with the crowd but the file.
 ///
 /// - `.csv`: [`write_states_csv`].
 /// - `.npy`: one array of shape `(bodies, 19)`, the last axis the [`TRAJECTORY_COLUMNS`];
@@ -25,11 +28,14 @@ use crate::record::npz::NpzArchive;
 pub(crate) fn write_final_states(
     mut file: AtomicFile,
     format: TrajectoryFormat,
-    bodies: &[Body],
-    backend: Backend,
-    step: u64,
-    time: f64,
+    sim: &mut Simulation,
 ) -> Result<()> {
+    let (backend, step, time, count) = (
+        sim.backend(),
+        sim.clock_step(),
+        sim.time(),
+        sim.body_count(),
+    );
     let target = file.target().to_path_buf();
     let io = |e| Error::io(&target, e);
     let single = match backend {
@@ -41,30 +47,59 @@ pub(crate) fn write_final_states(
     } else {
         (Dtype::F64, 8)
     };
-    let header = npy::header(dtype, &[bodies.len(), TRAJECTORY_COLUMNS.len()]);
+    let header = npy::header(dtype, &[count, TRAJECTORY_COLUMNS.len()]);
     let file = match format {
         TrajectoryFormat::Csv => {
-            write_states_csv(file.writer(), bodies).map_err(io)?;
+            writeln!(file, "{CSV_HEADER}").map_err(io)?;
+            stream(sim, file.writer(), encode_csv_rows).map_err(|e| e.on(&target))?;
             file
         }
         TrajectoryFormat::Npy => {
             file.write_all(&header).map_err(io)?;
-            write_rows(file.writer(), bodies, single).map_err(io)?;
+            stream(sim, file.writer(), rows(single)).map_err(|e| e.on(&target))?;
             file
         }
         TrajectoryFormat::Npz => {
-            let bytes = header.len() + bodies.len() * TRAJECTORY_COLUMNS.len() * element_bytes;
+            let bytes = header.len() + count * TRAJECTORY_COLUMNS.len() * element_bytes;
             let mut archive = NpzArchive::create(file, &target, &header, bytes as u64)?;
-            write_rows(archive.states_writer(), bodies, single).map_err(io)?;
+            stream(sim, archive.states_writer(), rows(single)).map_err(|e| e.on(&target))?;
             archive.finish_with_step_and_time(step as i64, time)?
         }
     };
     file.commit()
 }
 
+/// Why streaming the states stopped: the simulation's read or the write.
+enum StreamError {
+    Read(Error),
+    Write(std::io::Error),
+}
+
+impl StreamError {
+    /// The crate error, a write error naming `target`.
+    fn on(self, target: &std::path::Path) -> Error {
+        match self {
+            StreamError::Read(e) => e,
+            StreamError::Write(e) => Error::io(target, e),
+        }
+    }
+}
+
+/// Every body of `sim`, encoded batch by batch with `encode` into `out`.
+fn stream<W: Write + ?Sized>(
+    sim: &mut Simulation,
+    out: &mut W,
+    encode: impl Fn(usize, &[Body], &mut Vec<u8>) + Sync,
+) -> std::result::Result<(), StreamError> {
+    let mut encoder = BatchEncoder::new(out, encode);
+    sim.visit_states(|_, &mass, &state| encoder.push(Body { mass, state }))
+        .map_err(StreamError::Read)?;
+    encoder.finish().map_err(StreamError::Write)
+}
+
 /// The rows of [`state_row`], little-endian, as float32 (`single`) or float64.
-fn write_rows(out: &mut impl Write, bodies: &[Body], single: bool) -> std::io::Result<()> {
-    write_body_chunks(out, bodies, |_, chunk, bytes| {
+fn rows(single: bool) -> impl Fn(usize, &[Body], &mut Vec<u8>) + Sync {
+    move |_, chunk, bytes| {
         if single {
             for body in chunk {
                 for value in state_row(body) {
@@ -78,5 +113,5 @@ fn write_rows(out: &mut impl Write, bodies: &[Body], single: bool) -> std::io::R
                 }
             }
         }
-    })
+    }
 }

@@ -28,20 +28,7 @@ impl Simulation {
     /// ```
     pub fn read_states<T: Scalar>(&mut self, mut out: StatesMut<'_, T>) -> Result<()> {
         out.check_lengths(self.body_count)?;
-        let mut put = |i: usize, mass: &_, state: &_| out.put(i, mass, state);
-        match &mut self.engine {
-            Engine::Reference(sim) => {
-                for (i, body) in sim.bodies().iter().enumerate() {
-                    put(i, &body.mass, &body.state);
-                }
-                Ok(())
-            }
-            Engine::FastCpu(sim) => {
-                sim.visit_states(put);
-                Ok(())
-            }
-            Engine::Gpu(sim) => sim.visit_states(put),
-        }
+        self.visit_states(|i, mass, state| out.put(i, mass, state))
     }
 
     /// Positions and orientations (`w, x, y, z`) only, for drawing:

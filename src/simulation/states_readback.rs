@@ -97,8 +97,10 @@ impl Simulation {
     pub fn request_states(&mut self) -> Result<StatesTicket> {
         let id = match &mut self.engine {
             Engine::Gpu(sim) => sim.request_states()?,
-            Engine::Reference(sim) => self.readbacks.store(sim.bodies().to_vec()),
-            Engine::FastCpu(sim) => self.readbacks.store(sim.bodies()),
+            Engine::Reference(_) | Engine::FastCpu(_) => {
+                let bodies = self.bodies()?;
+                self.readbacks.store(bodies)
+            }
         };
         Ok(StatesTicket {
             id,
