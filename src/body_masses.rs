@@ -1,7 +1,7 @@
 //! The mass properties of a whole crowd, held compactly on the host.
 //!
 //! A [`MassProperties`] is 240 bytes, most of it derived: a body of a closed-form shape is
-//! fully described by its mass and its shape (40 bytes), and its inertia and inverse are
+//! fully described by its mass and its shape (33 bytes), and its inertia and inverse are
 //! recomputed when asked for, with the same operations that made them, so they come back
 //! bit for bit. Only bodies whose properties are not a shape's (meshes, inertia given
 //! directly) keep the whole value.
@@ -11,49 +11,99 @@ use crate::body_source::SOURCE_CHUNK;
 use crate::mass::MassProperties;
 use crate::shape::Shape;
 
-/// How one body's mass properties are kept.
-#[derive(Clone, Debug, PartialEq)]
-enum MassRecipe {
-    /// `MassProperties::from_shape(mass, shape)`, recomputed on demand.
-    Shape { mass: f64, shape: Shape },
-    /// Anything else, as given.
-    Stored(Box<MassProperties>),
-}
+/// Which solid a body's four numbers describe, or [`STORED`].
+type Kind = u8;
 
-impl MassRecipe {
-    fn of(properties: &MassProperties) -> Self {
-        if let Some(shape) = properties.shape() {
-            let rebuilt = MassProperties::rebuild_from_shape(properties.mass(), shape);
-            if rebuilt == *properties {
-                return Self::Shape {
-                    mass: properties.mass(),
-                    shape,
-                };
-            }
-        }
-        Self::Stored(Box::new(*properties))
-    }
+/// The body's properties are not a shape's: its numbers index [`MassChunk::stored`].
+const STORED: Kind = u8::MAX;
 
-    fn properties(&self) -> MassProperties {
-        match self {
-            Self::Shape { mass, shape } => MassProperties::rebuild_from_shape(*mass, *shape),
-            Self::Stored(properties) => **properties,
-        }
+/// `shape` as a kind and up to three dimensions (unused ones zero).
+fn shape_numbers(shape: Shape) -> (Kind, [f64; 3]) {
+    match shape {
+        Shape::Box { size } => (0, size.to_array()),
+        Shape::Sphere { radius } => (1, [radius, 0.0, 0.0]),
+        Shape::Cylinder { radius, height } => (2, [radius, height, 0.0]),
+        Shape::Capsule { radius, length } => (3, [radius, length, 0.0]),
+        Shape::Ellipsoid { semi_axes } => (4, semi_axes.to_array()),
     }
 }
 
-/// The mass properties of one chunk of [`SOURCE_CHUNK`] consecutive bodies.
+/// The shape of [`shape_numbers`]' kind and dimensions.
+fn numbers_shape(kind: Kind, [a, b, c]: [f64; 3]) -> Shape {
+    match kind {
+        0 => Shape::Box {
+            size: glam::DVec3::new(a, b, c),
+        },
+        1 => Shape::Sphere { radius: a },
+        2 => Shape::Cylinder {
+            radius: a,
+            height: b,
+        },
+        3 => Shape::Capsule {
+            radius: a,
+            length: b,
+        },
+        _ => Shape::Ellipsoid {
+            semi_axes: glam::DVec3::new(a, b, c),
+        },
+    }
+}
+
+/// The mass properties of one chunk of [`SOURCE_CHUNK`] consecutive bodies: per body a kind
+/// (one byte) and four numbers, the mass and the shape's dimensions (32 bytes), from which
+/// `MassProperties::from_shape` is recomputed on demand; bodies that are not a shape's are
+/// kept whole in `stored`.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub(crate) struct MassChunk(Vec<MassRecipe>);
+pub(crate) struct MassChunk {
+    kinds: Vec<Kind>,
+    numbers: Vec<[f64; 4]>,
+    stored: Vec<MassProperties>,
+}
 
 impl MassChunk {
     /// The properties of `bodies`, in order.
     pub fn of(bodies: &[Body]) -> Self {
-        Self(bodies.iter().map(|b| MassRecipe::of(&b.mass)).collect())
+        let mut chunk = Self {
+            kinds: Vec::with_capacity(bodies.len()),
+            numbers: Vec::with_capacity(bodies.len()),
+            stored: Vec::new(),
+        };
+        for body in bodies {
+            chunk.push(&body.mass);
+        }
+        chunk
+    }
+
+    fn push(&mut self, properties: &MassProperties) {
+        if let Some(shape) = properties.shape() {
+            let mass = properties.mass();
+            if MassProperties::rebuild_from_shape(mass, shape) == *properties {
+                let (kind, [a, b, c]) = shape_numbers(shape);
+                self.kinds.push(kind);
+                self.numbers.push([mass, a, b, c]);
+                return;
+            }
+        }
+        self.kinds.push(STORED);
+        self.numbers.push([self.stored.len() as f64, 0.0, 0.0, 0.0]);
+        self.stored.push(*properties);
+    }
+
+    fn len(&self) -> usize {
+        self.kinds.len()
+    }
+
+    /// Body `i` of the chunk's mass properties, exactly as given.
+    fn get(&self, i: usize) -> MassProperties {
+        let [mass, a, b, c] = self.numbers[i];
+        match self.kinds[i] {
+            STORED => self.stored[mass as usize],
+            kind => MassProperties::rebuild_from_shape(mass, numbers_shape(kind, [a, b, c])),
+        }
     }
 }
 
-/// Every body's mass properties, in crowd order, at about 40 bytes a body: one
+/// Every body's mass properties, in crowd order, at 33 bytes a body: one
 /// [`MassChunk`] per chunk of the crowd, so it is built in parallel without a final copy.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub(crate) struct BodyMasses {
@@ -64,14 +114,8 @@ pub(crate) struct BodyMasses {
 impl BodyMasses {
     /// The chunks of a crowd in order; each but the last holds [`SOURCE_CHUNK`] bodies.
     pub fn from_chunks(chunks: Vec<MassChunk>) -> Self {
-        let count = chunks.iter().map(|c| c.0.len()).sum();
-        debug_assert!(
-            chunks
-                .iter()
-                .rev()
-                .skip(1)
-                .all(|c| c.0.len() == SOURCE_CHUNK)
-        );
+        let count = chunks.iter().map(MassChunk::len).sum();
+        debug_assert!(chunks.iter().rev().skip(1).all(|c| c.len() == SOURCE_CHUNK));
         Self { chunks, count }
     }
 
@@ -82,14 +126,17 @@ impl BodyMasses {
 
     /// Body `i`'s mass properties, exactly as given.
     pub fn get(&self, i: usize) -> MassProperties {
-        self.chunks[i / SOURCE_CHUNK].0[i % SOURCE_CHUNK].properties()
+        self.chunks[i / SOURCE_CHUNK].get(i % SOURCE_CHUNK)
     }
 
     /// Hands each body's index and mass properties to `visit`, in crowd order.
     pub fn for_each(&self, mut visit: impl FnMut(usize, &MassProperties)) {
-        let recipes = self.chunks.iter().flat_map(|c| &c.0);
-        for (i, recipe) in recipes.enumerate() {
-            visit(i, &recipe.properties());
+        let mut i = 0;
+        for chunk in &self.chunks {
+            for k in 0..chunk.len() {
+                visit(i, &chunk.get(k));
+                i += 1;
+            }
         }
     }
 }
@@ -153,16 +200,36 @@ mod tests {
             visited += 1;
         });
         assert_eq!(visited, masses.len());
-        // Shapes are kept as recipes, the rest whole.
-        let kinds: Vec<bool> = masses.chunks[0].0[..5]
+        // Shapes are kept as numbers, the rest whole.
+        let stored: Vec<bool> = masses.chunks[0].kinds[..5]
             .iter()
-            .map(|r| matches!(r, MassRecipe::Shape { .. }))
+            .map(|&k| k == STORED)
             .collect();
-        assert_eq!(kinds, [true, true, true, false, false]);
+        assert_eq!(stored, [false, false, false, true, true]);
     }
 
     #[test]
-    fn a_shape_recipe_is_forty_bytes() {
-        assert!(size_of::<MassRecipe>() <= 40, "{}", size_of::<MassRecipe>());
+    fn every_shape_kind_survives_its_numbers() {
+        let shapes = [
+            Shape::Box {
+                size: DVec3::new(0.3, 1.7, 0.9),
+            },
+            Shape::Sphere { radius: 0.31 },
+            Shape::Cylinder {
+                radius: 0.2,
+                height: 1.1,
+            },
+            Shape::Capsule {
+                radius: 0.2,
+                length: 0.5,
+            },
+            Shape::Ellipsoid {
+                semi_axes: DVec3::new(0.4, 0.5, 0.6),
+            },
+        ];
+        for shape in shapes {
+            let (kind, numbers) = shape_numbers(shape);
+            assert_eq!(numbers_shape(kind, numbers), shape);
+        }
     }
 }

@@ -16,8 +16,11 @@ pub(crate) struct ForceTable {
     pub forces: Vec<ForceKind>,
     /// How many forces at the start act on every body.
     pub global_count: usize,
-    /// For each body, `(first, count)` of its own forces in `forces`.
-    pub ranges: Vec<(u32, u32)>,
+    /// For each body, `(first, count)` of its own forces in `forces`; empty when no body has
+    /// forces of its own (the common crowd), so the table costs nothing per body then.
+    ranges: Vec<(u32, u32)>,
+    /// Number of bodies.
+    body_count: usize,
 }
 
 impl ForceTable {
@@ -39,7 +42,10 @@ impl ForceTable {
             .filter_map(|f| f.body.map(|b| (b, f.kind)))
             .collect();
         targeted.sort_by_key(|(body, kind)| (*body, kind_code(kind)));
-        let mut ranges = vec![(0u32, 0u32); body_count];
+        let mut ranges = match targeted.is_empty() {
+            true => Vec::new(),
+            false => vec![(0u32, 0u32); body_count],
+        };
         for (body, kind) in targeted {
             let range = &mut ranges[body];
             if range.1 == 0 {
@@ -52,14 +58,36 @@ impl ForceTable {
             forces,
             global_count,
             ranges,
+            body_count,
         }
+    }
+
+    /// Number of bodies.
+    pub fn body_count(&self) -> usize {
+        self.body_count
+    }
+
+    /// `(first, count)` of body `index`'s own forces in `forces` (`(0, 0)` for none).
+    pub fn range(&self, index: usize) -> (u32, u32) {
+        self.ranges.get(index).copied().unwrap_or((0, 0))
+    }
+
+    /// Whether any body has forces of its own.
+    pub fn has_own_forces(&self) -> bool {
+        !self.ranges.is_empty()
+    }
+
+    /// Each body's `(first, count)`, in order; empty when no body has forces of its own.
+    pub fn own_ranges(&self) -> &[(u32, u32)] {
+        &self.ranges
     }
 
     /// The table of the bodies in `bodies` alone, their ranges counted from the new table's
     /// start: what one GPU buffer chunk holds. Targeted forces are grouped by body, so the
     /// range's own forces are one contiguous run.
     pub fn for_bodies(&self, bodies: Range<usize>) -> Self {
-        let ranges = &self.ranges[bodies];
+        let body_count = bodies.len();
+        let ranges = self.ranges.get(bodies).unwrap_or(&[]);
         let run_start = ranges.iter().find(|r| r.1 > 0).map_or(0, |r| r.0);
         let run_end = ranges
             .iter()
@@ -79,6 +107,7 @@ impl ForceTable {
                     _ => (first - run_start + shift, count),
                 })
                 .collect(),
+            body_count,
         }
     }
 
@@ -86,7 +115,7 @@ impl ForceTable {
     ///
     /// [`ForceType::bit`]: crate::force::ForceType::bit
     pub fn own_kinds(&self, index: usize) -> u32 {
-        let (first, count) = self.ranges[index];
+        let (first, count) = self.range(index);
         self.forces[first as usize..(first + count) as usize]
             .iter()
             .fold(0, |mask, f| mask | f.force_type().bit())
@@ -94,7 +123,7 @@ impl ForceTable {
 
     /// The forces acting on body `index`.
     pub fn acting_on(&self, index: usize) -> impl Iterator<Item = &ForceKind> {
-        let (first, count) = self.ranges[index];
+        let (first, count) = self.range(index);
         let own = &self.forces[first as usize..(first + count) as usize];
         self.forces[..self.global_count].iter().chain(own)
     }
@@ -142,7 +171,7 @@ mod tests {
         let table = ForceTable::new(&crowd, crowd.bodies.len());
         for range in [0..10, 0..3, 3..8, 5..6, 8..10, 5..5] {
             let sub = table.for_bodies(range.clone());
-            assert_eq!(sub.ranges.len(), range.len());
+            assert_eq!(sub.body_count(), range.len());
             for (local, body) in range.enumerate() {
                 let whole: Vec<_> = table.acting_on(body).collect();
                 let part: Vec<_> = sub.acting_on(local).collect();

@@ -284,6 +284,22 @@ impl Simulation {
         }
     }
 
+    /// [`visit_states`](Self::visit_states) for a one-off read of the whole crowd: on the
+    /// GPU the states cross in pieces through a small staging buffer rather than through a
+    /// copy of the crowd kept for later reads.
+    pub(crate) fn stream_states(
+        &mut self,
+        visit: impl FnMut(usize, &MassProperties, &BodyState),
+    ) -> Result<()> {
+        match &mut self.engine {
+            Engine::Gpu(sim) => sim.stream_states(visit),
+            _ => {
+                self.visit_cpu_states(visit);
+                Ok(())
+            }
+        }
+    }
+
     /// Hands every body's index, mass properties and state to `visit`, in crowd order, on a
     /// CPU backend; does nothing on the GPU.
     fn visit_cpu_states(&self, visit: impl FnMut(usize, &MassProperties, &BodyState)) {

@@ -228,14 +228,14 @@ impl ConstantBlock {
         own: &mut Vec<LaneForce>,
     ) {
         let first = own.len() as u32;
-        let body_count = table.ranges.len();
+        let body_count = table.body_count();
         for lane in 0..crate::cpu::lanes::LANES {
             let body = self.bodies[lane] as usize;
             // Spare lanes repeat the block's first body: its forces are pushed once.
             if body >= body_count || (lane > 0 && body == self.bodies[0] as usize) {
                 continue;
             }
-            let (start, count) = table.ranges[body];
+            let (start, count) = table.range(body);
             for kind in &table.forces[start as usize..(start + count) as usize] {
                 own.push(LaneForce {
                     lane,

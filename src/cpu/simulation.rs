@@ -163,7 +163,7 @@ impl CpuSimulation {
             .collect::<Result<Vec<_>>>()?;
         let (masses, contacts): (Vec<_>, Vec<Vec<ContactBlock>>) = chunks.into_iter().unzip();
         let mut own = Vec::new();
-        if table.forces.len() > table.global_count {
+        if table.has_own_forces() {
             for block in &mut constants {
                 block.take_own_forces(&table, &spans, &mut own);
             }

@@ -80,6 +80,7 @@ impl BufferChunk {
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         device: &wgpu::Device,
+        queue: &wgpu::Queue,
         pipeline: &wgpu::ComputePipeline,
         crowd: &Crowd,
         source: &BodySource,
@@ -95,7 +96,7 @@ impl BufferChunk {
         let force_count = forces.len() / sizes.force;
         // The trusted kernel relies on this (see `integrate_pipeline`).
         let fits = |&(first, count): &(u32, u32)| first as usize + count as usize <= force_count;
-        if !table.ranges.iter().all(fits) || table.global_count > force_count {
+        if !table.own_ranges().iter().all(fits) || table.global_count > force_count {
             return Err(Error::Gpu(format!(
                 "force ranges of bodies {bodies:?} run past their force buffer"
             )));
@@ -128,38 +129,23 @@ impl BufferChunk {
         // Callers may draw the states and constants as instance data or copy them out
         // (`GpuChunk`); only the simulation writes them.
         let readable = wgpu::BufferUsages::VERTEX | wgpu::BufferUsages::COPY_SRC;
-        let mapped = |label, record: usize, extra| {
+        let uploaded = |label, record: usize| {
             device.create_buffer(&wgpu::BufferDescriptor {
                 label: Some(label),
                 size: (bodies.len() * record) as u64,
-                usage: wgpu::BufferUsages::STORAGE | readable | extra,
-                mapped_at_creation: true,
+                usage: wgpu::BufferUsages::STORAGE | readable | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
             })
         };
-        let states = mapped("body states", sizes.state, wgpu::BufferUsages::COPY_DST);
-        let constants = mapped(
-            "body constants",
-            sizes.constants,
-            wgpu::BufferUsages::empty(),
-        );
-        let map = |buffer: &wgpu::Buffer| {
-            buffer.slice(..).get_mapped_range_mut().map_err(|e| {
-                Error::Gpu(format!(
-                    "mapping a new buffer to upload bodies {bodies:?}: {e}"
-                ))
-            })
+        let states = uploaded("body states", sizes.state);
+        let constants = uploaded("body constants", sizes.constants);
+        let upload = Upload {
+            device,
+            queue,
+            states: &states,
+            constants: &constants,
         };
-        let masses = upload_bodies(
-            crowd,
-            source,
-            &table,
-            bodies.clone(),
-            encode,
-            map(&states)?.slice(..),
-            map(&constants)?.slice(..),
-        )?;
-        states.unmap();
-        constants.unmap();
+        let masses = upload_bodies(crowd, source, &table, bodies.clone(), encode, upload)?;
         let forces = storage("forces", &forces, wgpu::BufferUsages::empty());
         let planes = storage(
             "planes",
@@ -228,39 +214,45 @@ impl BufferChunk {
     }
 }
 
-/// Encodes the states and constants of `bodies` (a range of `source`) into `states` and
-/// `constants`, each source chunk on its own rayon task, and returns the mass properties of
-/// the source chunks that start in `bodies`, after checking their bodies.
+/// Where [`upload_bodies`] writes: a chunk's new states and constants buffers.
+struct Upload<'a> {
+    device: &'a wgpu::Device,
+    queue: &'a wgpu::Queue,
+    states: &'a wgpu::Buffer,
+    constants: &'a wgpu::Buffer,
+}
+
+/// Bytes written to the queue between waits for the device: each write is staged in memory
+/// until the copy is done, so this bounds the host memory an upload adds to the crowd's.
+const UPLOAD_FLUSH_BYTES: usize = 8 << 20;
+
+/// Encodes the states and constants of `bodies` (a range of `source`) into `upload`'s
+/// buffers, a batch of source chunks at a time (each chunk on its own rayon task), and
+/// returns the mass properties of the source chunks that start in `bodies`, after checking
+/// their bodies.
 fn upload_bodies(
     crowd: &Crowd,
     source: &BodySource,
     table: &ForceTable,
     bodies: Range<usize>,
     encode: Encode,
-    states: wgpu::WriteOnly<'_, [u8]>,
-    constants: wgpu::WriteOnly<'_, [u8]>,
+    upload: Upload,
 ) -> Result<Vec<MassChunk>> {
     let sizes = RecordSizes::of(encode.0);
     let mut pieces = Vec::new();
-    let (mut states, mut constants) = (states, constants);
     let mut start = bodies.start;
     while start < bodies.end {
         let chunk = start / SOURCE_CHUNK;
         let end = ((chunk + 1) * SOURCE_CHUNK).min(bodies.end);
-        let (state_piece, rest) = states.split_at((end - start) * sizes.state);
-        states = rest;
-        let (constant_piece, rest) = constants.split_at((end - start) * sizes.constants);
-        constants = rest;
-        pieces.push((chunk, start..end, state_piece, constant_piece));
+        pieces.push((chunk, start..end));
         start = end;
     }
-    // Mapped memory is written, never read, and its views cannot cross threads: each batch
-    // of source chunks is encoded in parallel into buffers, then copied into place here.
     let mut masses = Vec::new();
-    for batch in pieces.chunks_mut(2 * rayon::current_num_threads()) {
+    let mut staged = 0;
+    for batch in pieces.chunks(rayon::current_num_threads()) {
         let encoded: Vec<(Vec<u8>, Vec<u8>, Option<MassChunk>)> = batch
             .par_iter()
-            .map(|(chunk, range, _, _)| {
+            .map(|(chunk, range)| {
                 source.with_chunk(*chunk, |first, all| {
                     let starts_here = first >= bodies.start;
                     if starts_here {
@@ -276,12 +268,23 @@ fn upload_bodies(
                 })?
             })
             .collect::<Result<_>>()?;
-        for ((_, _, state_piece, constant_piece), (states, constants, mass)) in
-            batch.iter_mut().zip(encoded)
-        {
-            state_piece.copy_from_slice(&states);
-            constant_piece.copy_from_slice(&constants);
+        for ((_, range), (states, constants, mass)) in batch.iter().zip(encoded) {
+            let offset = (range.start - bodies.start) as u64;
+            let queue = upload.queue;
+            queue.write_buffer(upload.states, offset * sizes.state as u64, &states);
+            queue.write_buffer(
+                upload.constants,
+                offset * sizes.constants as u64,
+                &constants,
+            );
+            staged += states.len() + constants.len();
             masses.extend(mass);
+        }
+        if staged >= UPLOAD_FLUSH_BYTES {
+            upload.queue.submit([]);
+            // A failed wait shows as a lost device at the next check.
+            let _ = upload.device.poll(wgpu::PollType::wait_indefinitely());
+            staged = 0;
         }
     }
     Ok(masses)
@@ -339,7 +342,8 @@ pub(crate) fn plan_chunks(
     let mut chunks = Vec::new();
     let mut start = 0;
     let mut forces = table.global_count;
-    for (body, &(_, count)) in table.ranges.iter().enumerate() {
+    for body in 0..table.body_count() {
+        let (_, count) = table.range(body);
         let count = count as usize;
         let full = body - start == max_bodies || forces + count > max_forces;
         if full && body > start {
@@ -349,8 +353,8 @@ pub(crate) fn plan_chunks(
         }
         forces += count;
     }
-    if start < table.ranges.len() {
-        chunks.push(start..table.ranges.len());
+    if start < table.body_count() {
+        chunks.push(start..table.body_count());
     }
     chunks
 }

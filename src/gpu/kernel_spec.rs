@@ -86,7 +86,7 @@ impl KernelSpec {
         // body's forces by kind, so each run of one kind is that kind's count.
         let slot = |kind: ForceType| (kind.code() - ForceType::FIRST_CODE) as usize;
         let mut most = vec![0; ForceType::ALL.len()];
-        for &(first, count) in &table.ranges {
+        for &(first, count) in table.own_ranges() {
             let own = &table.forces[first as usize..][..count as usize];
             for run in own.chunk_by(|a, b| a.force_type() == b.force_type()) {
                 let most = &mut most[slot(run[0].force_type())];

@@ -345,7 +345,7 @@ impl Encode {
         with_real!(self.0, R => {
             let size = size_of::<BodyConstantsGpu<R>>();
             for ((record, body), i) in out.chunks_exact_mut(size).zip(bodies).zip(first..) {
-                let constants = BodyConstantsGpu::<R>::new(body, table.ranges[i], table.own_kinds(i));
+                let constants = BodyConstantsGpu::<R>::new(body, table.range(i), table.own_kinds(i));
                 record.copy_from_slice(bytemuck::bytes_of(&constants));
             }
         })

@@ -69,6 +69,9 @@ struct InFlight {
 }
 
 /// Bytes of the kernel's `Faults`.
+/// The largest staging buffer [`GpuSimulation::stream_states`] reads through.
+const STREAM_BYTES: usize = 4 << 20;
+
 const FAULTS_BYTES: u64 = 2 * size_of::<u32>() as u64;
 
 /// How long a run of steps took.
@@ -139,6 +142,7 @@ impl GpuSimulation {
             let validation = device.push_error_scope(wgpu::ErrorFilter::Validation);
             let chunk = BufferChunk::new(
                 device,
+                &ctx.queue,
                 &pipeline,
                 crowd,
                 source,
@@ -353,6 +357,38 @@ impl GpuSimulation {
         }
         let id = self.readback.request(&self.ctx, &self.chunks)?;
         self.visit_request(id, visit)
+    }
+
+    /// Hands every body's index, mass properties and current state to `visit` as
+    /// [`visit_states`](Self::visit_states) does, but through a staging buffer of at most
+    /// [`STREAM_BYTES`], reused piece after piece, instead of a copy of the whole crowd:
+    /// for a one-off read of a crowd as large as the device holds (the final output).
+    pub(crate) fn stream_states(
+        &mut self,
+        mut visit: impl FnMut(usize, &MassProperties, &BodyState),
+    ) -> Result<()> {
+        if self.fault.is_some() && self.unknown_code.is_none() {
+            self.ctx.check_lost()?;
+        } else {
+            self.finish()?;
+        }
+        let precision = self.options.precision;
+        let record_words = RecordSizes::of(precision).state / size_of::<u32>();
+        let piece_bodies = (STREAM_BYTES / (record_words * size_of::<u32>())).max(1);
+        for chunk in &self.chunks {
+            let mut body = chunk.bodies.start;
+            while body < chunk.bodies.end {
+                let count = piece_bodies.min(chunk.bodies.end - body);
+                let first_word = (body - chunk.bodies.start) * record_words;
+                let words: Vec<u32> =
+                    read_buffer_at(&self.ctx, &chunk.states, first_word, count * record_words)?;
+                visit_states(precision, bytemuck::cast_slice(&words), |state, _| {
+                    visit(body, &self.masses.get(body), &state);
+                    body += 1;
+                });
+            }
+        }
+        Ok(())
     }
 
     /// Hands the states of request `id` to `visit` as [`visit_states`](Self::visit_states)

@@ -92,7 +92,7 @@ fn stream<W: Write + ?Sized>(
     encode: impl Fn(usize, &[Body], &mut Vec<u8>) + Sync,
 ) -> std::result::Result<(), StreamError> {
     let mut encoder = BatchEncoder::new(out, encode);
-    sim.visit_states(|_, &mass, &state| encoder.push(Body { mass, state }))
+    sim.stream_states(|_, &mass, &state| encoder.push(Body { mass, state }))
         .map_err(StreamError::Read)?;
     encoder.finish().map_err(StreamError::Write)
 }
