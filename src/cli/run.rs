@@ -111,9 +111,15 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         end_step: scene.crowd.start_step + steps,
         out: args.out,
         checkpoint_every,
+        recording: None,
     };
-    let recording =
-        super::recording::Recording::prepare(&args.recording, scene.crowd.bodies.len(), steps)?;
+    let resumable = args.checkpoint.is_some();
+    let recording = super::recording::Recording::prepare(
+        &args.recording,
+        scene.crowd.bodies.len(),
+        steps,
+        resumable,
+    )?;
     drive(
         scene.crowd,
         None,
@@ -185,7 +191,11 @@ pub(crate) fn drive(
             }
             if let Some(path) = checkpoint_path {
                 let mut checkpoint = sim.checkpoint()?;
-                checkpoint.run = Some(plan.clone());
+                let recording = recording.sync(&mut sim)?;
+                checkpoint.run = Some(RunPlan {
+                    recording,
+                    ..plan.clone()
+                });
                 checkpoint.write(path)?;
                 last_checkpoint = Some(sim.clock_step());
             }
