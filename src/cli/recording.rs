@@ -14,7 +14,9 @@ use super::progress::{Progress, step_with_progress};
 pub struct RecordArgs {
     /// Also write the states every `--every` steps (and at the start) to this file: `.csv`,
     /// `.npy` (float64, shape (frames, bodies, 19)) or `.npz` (`states`, `steps`, `times`);
-    /// see docs/recording.md. Replaced only when the run succeeds.
+    /// see docs/recording.md. Replaced only when the run succeeds; with `--checkpoint`, the
+    /// file in progress (`.NAME.partial` beside it) outlives an interruption and `resume`
+    /// continues it.
     #[arg(long)]
     record: Option<PathBuf>,
     /// Steps between recorded frames (with `--record`; default 1).

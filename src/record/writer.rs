@@ -48,6 +48,10 @@ pub struct TrajectoryWriter {
     sink: Sink,
     bodies: usize,
     frames: usize,
+    /// Frames written so far.
+    written: usize,
+    /// Their steps and times, for the `.npz` archive's `steps` and `times` (16 bytes a
+    /// frame); the other formats keep none, so their memory stays flat however long the run.
     steps: Vec<i64>,
     times: Vec<f64>,
     /// One frame's bytes, reused.
@@ -60,7 +64,7 @@ impl std::fmt::Debug for TrajectoryWriter {
             .field("target", &self.target)
             .field("bodies", &self.bodies)
             .field("frames", &self.frames)
-            .field("written", &self.steps.len())
+            .field("written", &self.written)
             .finish()
     }
 }
@@ -156,8 +160,11 @@ impl TrajectoryWriter {
         };
         let file = PartialFile::reopen(&target, durable, &header(format, bodies, frames))?;
         let mut writer = Self::new(target, format, Sink::Partial(file), bodies, frames);
-        writer.steps = steps;
-        writer.times = times;
+        writer.written = steps.len();
+        if format == TrajectoryFormat::Npz {
+            writer.steps = steps;
+            writer.times = times;
+        }
         Ok(writer)
     }
 
@@ -173,7 +180,7 @@ impl TrajectoryWriter {
         };
         let durable = file.sync()?;
         Ok(TrajectoryProgress {
-            frames_written: self.steps.len() as u64,
+            frames_written: self.written as u64,
             bytes: durable.bytes,
             crc32: durable.crc32,
         })
@@ -191,8 +198,9 @@ impl TrajectoryWriter {
             format,
             bodies,
             frames,
-            steps: Vec::with_capacity(frames.min(1 << 20)),
-            times: Vec::with_capacity(frames.min(1 << 20)),
+            written: 0,
+            steps: Vec::new(),
+            times: Vec::new(),
             buffer: Vec::new(),
             target,
         }
@@ -210,7 +218,7 @@ impl TrajectoryWriter {
 
     /// Frames written so far.
     pub fn frames_written(&self) -> usize {
-        self.steps.len()
+        self.written
     }
 
     /// Appends the states of `bodies` at `step` and simulated `time`. Fails if the frame has
@@ -226,7 +234,7 @@ impl TrajectoryWriter {
                 ),
             ));
         }
-        if self.steps.len() == self.frames {
+        if self.written == self.frames {
             return Err(Error::invalid(
                 "record",
                 format!(
@@ -255,8 +263,11 @@ impl TrajectoryWriter {
             Sink::Partial(file) => file.write_all(&self.buffer),
         };
         written.map_err(|e| Error::io(&self.target, e))?;
-        self.steps.push(step as i64);
-        self.times.push(time);
+        self.written += 1;
+        if self.format == TrajectoryFormat::Npz {
+            self.steps.push(step as i64);
+            self.times.push(time);
+        }
         Ok(())
     }
 
@@ -274,10 +285,10 @@ impl TrajectoryWriter {
     /// Completes the file and renames it into place. Fails, leaving no file, unless every
     /// frame announced to [`create`](Self::create) was written.
     pub fn finish(self) -> Result<()> {
-        if self.steps.len() != self.frames {
+        if self.written != self.frames {
             return Err(Error::invalid(
                 "record",
-                format!("{} of {} frames written", self.steps.len(), self.frames),
+                format!("{} of {} frames written", self.written, self.frames),
             ));
         }
         let file = match self.sink {
