@@ -22,5 +22,6 @@ pub(crate) use columns::state_row;
 pub(crate) use final_states::write_final_states;
 pub use format::TrajectoryFormat;
 pub use recorder::{Recorder, frame_count, record_run};
+#[cfg(feature = "cli")]
 pub(crate) use writer::finished_as_synced;
 pub use writer::{TrajectoryProgress, TrajectoryWriter};

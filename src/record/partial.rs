@@ -157,6 +157,7 @@ impl PartialFile {
 
     /// The file from its start, for reading it whole into another (the `.npz` archive).
     /// [`PartialFile::remove`] removes it afterwards.
+    #[cfg(feature = "npz")]
     pub fn reader(&mut self) -> Result<impl Read + use<>> {
         self.writer()
             .flush()
@@ -166,6 +167,7 @@ impl PartialFile {
     }
 
     /// Removes the file: its contents are in the target now.
+    #[cfg(feature = "npz")]
     pub fn remove(mut self) -> Result<()> {
         if let Some(writer) = self.writer.take() {
             drop(writer.into_parts());

@@ -1,6 +1,6 @@
 //! Writing a trajectory frame by frame into a file that appears whole or not at all.
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use crate::atomic_file::AtomicFile;
@@ -316,6 +316,7 @@ impl TrajectoryWriter {
 /// bytes (the CSV or `.npy` file), or an archive whose `states` entry holds them (`.npz`;
 /// the zip records each entry's size and CRC-32). For a run resumed from its last
 /// checkpoint after it completed, or was killed right after it completed.
+#[cfg(feature = "cli")]
 pub(crate) fn finished_as_synced(path: &Path, progress: TrajectoryProgress) -> bool {
     if crate::record::partial::partial_path(path).exists() {
         return false;
@@ -353,8 +354,10 @@ pub(crate) fn finished_as_synced(path: &Path, progress: TrajectoryProgress) -> b
 }
 
 /// Feeds what is written to a CRC-32.
+#[cfg(feature = "cli")]
 struct HashWriter<'a>(&'a mut crc32fast::Hasher);
 
+#[cfg(feature = "cli")]
 impl Write for HashWriter<'_> {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         self.0.update(buf);
@@ -402,7 +405,7 @@ fn states_bytes(bodies: usize, frames: usize) -> u64 {
 /// Puts a finished file in progress in place: renamed, or for `.npz` copied into the
 /// archive as its `states` entry, then removed.
 fn finish_partial(
-    mut file: PartialFile,
+    file: PartialFile,
     format: TrajectoryFormat,
     target: &Path,
     states_bytes: u64,
@@ -413,6 +416,8 @@ fn finish_partial(
         TrajectoryFormat::Csv | TrajectoryFormat::Npy => file.commit(),
         #[cfg(feature = "npz")]
         TrajectoryFormat::Npz => {
+            use std::io::Read;
+            let mut file = file;
             let mut states = file.reader()?;
             let mut archive =
                 NpzArchive::create(AtomicFile::create(target)?, target, &[], states_bytes)?;
