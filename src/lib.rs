@@ -46,7 +46,7 @@ pub mod render;
 
 pub use backend::Backend;
 pub use body::{Body, BodyState, ModelPose};
-pub use checkpoint::{CHECKPOINT_VERSION, Checkpoint, RunPlan};
+pub use checkpoint::{CHECKPOINT_VERSION, Checkpoint, RecordingPlan, RunPlan};
 pub use compare::Deviation;
 pub use cross_check::{CrossCheck, cross_check, cross_check_crowd};
 pub use crowd::Crowd;

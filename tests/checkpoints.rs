@@ -103,11 +103,59 @@ fn a_checkpoint_round_trips_every_field() {
         end_step: 99,
         out: "final.csv".into(),
         checkpoint_every: 7,
+        recording: Some(rigid_crowd::RecordingPlan {
+            path: "trajectory.npz".into(),
+            every: 3,
+            frames: 34,
+            first_step: 1,
+            progress: rigid_crowd::record::TrajectoryProgress {
+                frames_written: 2,
+                bytes: 4096,
+                crc32: 0xdead_beef,
+            },
+        }),
     });
     let back = Checkpoint::from_bytes(&checkpoint.to_bytes()).unwrap();
     // The closure cannot travel; everything else must.
     let back = back.with_custom_force(crowd.custom_force.clone().unwrap());
     assert_eq!(back, checkpoint);
+}
+
+#[test]
+fn a_version_1_checkpoint_without_a_recording_is_still_read() {
+    let crowd = cross_check_crowd(20, 2, Integrator::Rk4, 1e-3).unwrap();
+    let mut sim = Simulation::reference(&crowd).unwrap();
+    sim.step(2).unwrap();
+    let mut checkpoint = sim.checkpoint().unwrap();
+    checkpoint.run = Some(rigid_crowd::RunPlan {
+        end_step: 40,
+        out: "final.csv".into(),
+        checkpoint_every: 0x0102_0304_0506_0708,
+        recording: None,
+    });
+    let current = checkpoint.to_bytes();
+    // Version 1 is version 2 without the run plan's recording flag, the byte after the
+    // checkpoint interval.
+    let (header, payload) = current.split_at(24);
+    let mut marker = b"final.csv".to_vec();
+    marker.extend_from_slice(&0x0102_0304_0506_0708u64.to_le_bytes());
+    let at = payload
+        .windows(marker.len())
+        .position(|w| w == marker.as_slice())
+        .expect("the run plan is in the payload")
+        + marker.len();
+    assert_eq!(payload[at], 0, "no recording");
+    let mut old = payload.to_vec();
+    old.remove(at);
+    let mut bytes = sealed(header, &old);
+    bytes[8..12].copy_from_slice(&1u32.to_le_bytes());
+    let back = Checkpoint::from_bytes(&bytes)
+        .unwrap()
+        .with_custom_force(crowd.custom_force.clone().unwrap());
+    assert_eq!(back, checkpoint);
+    // The same bytes called version 2 lack the flag: refused, not misread.
+    bytes[8..12].copy_from_slice(&2u32.to_le_bytes());
+    assert!(Checkpoint::from_bytes(&bytes).is_err());
 }
 
 fn valid_bytes() -> Vec<u8> {
@@ -353,6 +401,17 @@ fn mutated_checkpoints_with_valid_checksums_never_panic_the_reader() {
         end_step: 10,
         out: "out.csv".into(),
         checkpoint_every: 5,
+        recording: Some(rigid_crowd::RecordingPlan {
+            path: "trajectory.csv".into(),
+            every: 2,
+            frames: 6,
+            first_step: 0,
+            progress: rigid_crowd::record::TrajectoryProgress {
+                frames_written: 3,
+                bytes: 9000,
+                crc32: 0x1234_5678,
+            },
+        }),
     });
     let valid = checkpoint.to_bytes();
     let (header, payload) = valid.split_at(24);

@@ -8,7 +8,7 @@ use glam::DVec3;
 use crate::backend::Backend;
 use crate::body::{Body, BodyState};
 use crate::checkpoint::bytes::{ByteReader, ByteWriter};
-use crate::checkpoint::{Checkpoint, RunPlan};
+use crate::checkpoint::{Checkpoint, RecordingPlan, RunPlan};
 use crate::codes::Coded;
 use crate::crowd::Crowd;
 use crate::custom_force::{CustomForce, ExternalLoad};
@@ -43,6 +43,16 @@ pub(crate) fn encode(checkpoint: &Checkpoint) -> Vec<u8> {
         w.u64(run.end_step);
         w.string(&run.out.to_string_lossy());
         w.u64(run.checkpoint_every);
+        w.bool(run.recording.is_some());
+        if let Some(recording) = &run.recording {
+            w.string(&recording.path.to_string_lossy());
+            w.u64(recording.every);
+            w.u64(recording.frames);
+            w.u64(recording.first_step);
+            w.u64(recording.progress.frames_written);
+            w.u64(recording.progress.bytes);
+            w.u32(recording.progress.crc32);
+        }
     }
     w.len(crowd.keyframes.len());
     for table in &crowd.keyframes {
@@ -84,13 +94,16 @@ pub(crate) fn encode(checkpoint: &Checkpoint) -> Vec<u8> {
     w.bytes
 }
 
-pub(crate) fn decode(bytes: &[u8]) -> Result<Checkpoint> {
+/// Reads a payload of format `version` (1: the run plan has no recording).
+pub(crate) fn decode(bytes: &[u8], version: u32) -> Result<Checkpoint> {
     let mut r = ByteReader::new(bytes);
-    let version = r.u32("scene_version")?;
-    if version != SCENE_VERSION {
+    let scene_version = r.u32("scene_version")?;
+    if scene_version != SCENE_VERSION {
         return Err(Error::invalid(
             "scene_version",
-            format!("holds a version {version} scene; this build reads version {SCENE_VERSION}"),
+            format!(
+                "holds a version {scene_version} scene; this build reads version {SCENE_VERSION}"
+            ),
         ));
     }
     let backend = backend_from_tag(r.u8("backend")?)?;
@@ -99,10 +112,19 @@ pub(crate) fn decode(bytes: &[u8]) -> Result<Checkpoint> {
     let dt = r.f64("dt")?;
     let step = r.u64("step")?;
     let run = if r.bool("run")? {
+        let end_step = r.u64("run.end_step")?;
+        let out = r.string("run.out")?.into();
+        let checkpoint_every = r.u64("run.checkpoint_every")?;
+        let recording = if version >= 2 && r.bool("run.recording")? {
+            Some(decode_recording(&mut r)?)
+        } else {
+            None
+        };
         Some(RunPlan {
-            end_step: r.u64("run.end_step")?,
-            out: r.string("run.out")?.into(),
-            checkpoint_every: r.u64("run.checkpoint_every")?,
+            end_step,
+            out,
+            checkpoint_every,
+            recording,
         })
     } else {
         None
@@ -199,6 +221,36 @@ pub(crate) fn decode(bytes: &[u8]) -> Result<Checkpoint> {
         adapter,
         run,
         external_loads,
+    })
+}
+
+fn decode_recording(r: &mut ByteReader) -> Result<RecordingPlan> {
+    let path = r.string("run.recording.path")?.into();
+    let every = r.u64("run.recording.every")?;
+    if every == 0 {
+        return Err(Error::invalid("run.recording.every", "must be at least 1"));
+    }
+    let frames = r.u64("run.recording.frames")?;
+    let first_step = r.u64("run.recording.first_step")?;
+    let frames_written = r.u64("run.recording.frames_written")?;
+    if frames_written == 0 || frames_written > frames {
+        return Err(Error::invalid(
+            "run.recording.frames_written",
+            format!("{frames_written} frames written of {frames}"),
+        ));
+    }
+    let bytes = r.u64("run.recording.bytes")?;
+    let crc32 = r.u32("run.recording.crc32")?;
+    Ok(RecordingPlan {
+        path,
+        every,
+        frames,
+        first_step,
+        progress: crate::record::TrajectoryProgress {
+            frames_written,
+            bytes,
+            crc32,
+        },
     })
 }
 

@@ -19,11 +19,13 @@ use crate::backend::Backend;
 use crate::crowd::Crowd;
 use crate::custom_force::{CustomForce, ExternalLoad};
 use crate::error::{Error, Result};
+use crate::record::TrajectoryProgress;
 
 /// The first bytes of every checkpoint file.
 pub const CHECKPOINT_MAGIC: [u8; 8] = *b"RGDCRWD\n";
-/// The checkpoint format this build writes and reads.
-pub const CHECKPOINT_VERSION: u32 = 1;
+/// The checkpoint format this build writes; it reads this one and every earlier one.
+/// Version 2 added the recording in progress to the run plan ([`RunPlan::recording`]).
+pub const CHECKPOINT_VERSION: u32 = 2;
 /// Magic, version, payload length and checksum.
 const HEADER_BYTES: usize = 8 + 4 + 8 + 4;
 
@@ -56,6 +58,25 @@ pub struct RunPlan {
     pub out: PathBuf,
     /// Steps between checkpoints (0: none).
     pub checkpoint_every: u64,
+    /// The trajectory being recorded (`--record`), if any.
+    pub recording: Option<RecordingPlan>,
+}
+
+/// A trajectory recorded by a command-line run (`--record FILE --every K`), as far as it was
+/// at the checkpoint: `rigid-crowd resume` continues the file so that it ends byte for byte
+/// as an uninterrupted run's.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RecordingPlan {
+    /// Where the trajectory goes; its file in progress is `.NAME.partial` beside it.
+    pub path: PathBuf,
+    /// Steps between frames.
+    pub every: u64,
+    /// Frames the finished trajectory holds.
+    pub frames: u64,
+    /// The clock step of the first frame.
+    pub first_step: u64,
+    /// What the file in progress held at the checkpoint: every frame up to the checkpoint.
+    pub progress: TrajectoryProgress,
 }
 
 impl Checkpoint {
@@ -87,9 +108,9 @@ impl Checkpoint {
             )));
         }
         let version = u32::from_le_bytes(bytes[8..12].try_into().expect("4 bytes"));
-        if version != CHECKPOINT_VERSION {
+        if !(1..=CHECKPOINT_VERSION).contains(&version) {
             return Err(header(format!(
-                "format version {version}; this build reads version {CHECKPOINT_VERSION}"
+                "format version {version}; this build reads versions 1 to {CHECKPOINT_VERSION}"
             )));
         }
         let length = u64::from_le_bytes(bytes[12..20].try_into().expect("8 bytes"));
@@ -107,7 +128,7 @@ impl Checkpoint {
                 "corrupted: payload checksum {actual:08x} does not match the recorded {checksum:08x}"
             )));
         }
-        codec::decode(payload).map_err(|e| e.within("checkpoint "))
+        codec::decode(payload, version).map_err(|e| e.within("checkpoint "))
     }
 
     /// Writes the checkpoint to `path` atomically: to a temporary file beside it, synced,

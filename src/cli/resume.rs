@@ -55,19 +55,42 @@ pub fn resume(args: ResumeArgs) -> Result<ExitCode> {
             ));
         }
     };
+    let trajectory = recorded.as_ref().and_then(|r| r.recording.clone());
+    if let (Some(trajectory), Some(run)) = (&trajectory, &recorded) {
+        if end_step != run.end_step {
+            return Err(Error::invalid(
+                "--steps",
+                format!(
+                    "the run ends at step {}, where its recording {} ends; it cannot end at step {end_step}",
+                    run.end_step,
+                    trajectory.path.display()
+                ),
+            ));
+        }
+    }
     let output = super::run::Output::claim(&out)?;
     let plan = RunPlan {
         end_step,
         out,
         checkpoint_every: recorded.as_ref().map_or(0, |r| r.checkpoint_every),
+        recording: None,
     };
     // Keep checkpointing to the same file, so a second interruption loses no more.
     let path = (plan.checkpoint_every > 0).then_some(args.checkpoint.as_path());
-    let recording = super::recording::Recording::progress_only(
-        checkpoint.crowd.bodies.len(),
-        end_step.saturating_sub(step),
-        args.quiet,
-    );
+    let bodies = checkpoint.crowd.bodies.len();
+    let steps = end_step.saturating_sub(step);
+    // The recording continues where the checkpoint left it.
+    let recording = match &trajectory {
+        Some(trajectory) => super::recording::Recording::resume(
+            trajectory,
+            bodies,
+            step,
+            checkpoint.crowd.dt,
+            steps,
+            args.quiet,
+        )?,
+        None => super::recording::Recording::progress_only(bodies, steps, args.quiet),
+    };
     super::run::drive(
         checkpoint.crowd,
         None,

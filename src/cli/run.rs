@@ -112,9 +112,12 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         end_step: scene.crowd.start_step + steps,
         out: args.out,
         checkpoint_every,
+        recording: None,
     };
     let body_count = scene.crowd.bodies.len() + recipe.as_ref().map_or(0, |r| r.count);
-    let recording = super::recording::Recording::prepare(&args.recording, body_count, steps)?;
+    let resumable = args.checkpoint.is_some();
+    let recording =
+        super::recording::Recording::prepare(&args.recording, body_count, steps, resumable)?;
     drive(
         scene.crowd,
         recipe,
@@ -194,7 +197,11 @@ pub(crate) fn drive(
             }
             if let Some(path) = checkpoint_path {
                 let mut checkpoint = sim.checkpoint()?;
-                checkpoint.run = Some(plan.clone());
+                let recording = recording.sync(&mut sim)?;
+                checkpoint.run = Some(RunPlan {
+                    recording,
+                    ..plan.clone()
+                });
                 checkpoint.write(path)?;
                 last_checkpoint = Some(sim.clock_step());
             }

@@ -12,6 +12,7 @@ mod format;
 mod npy;
 #[cfg(feature = "npz")]
 mod npz;
+mod partial;
 mod recorder;
 mod writer;
 
@@ -21,4 +22,6 @@ pub(crate) use columns::state_row;
 pub(crate) use final_states::write_final_states;
 pub use format::TrajectoryFormat;
 pub use recorder::{Recorder, frame_count, record_run};
-pub use writer::TrajectoryWriter;
+#[cfg(feature = "cli")]
+pub(crate) use writer::finished_as_synced;
+pub use writer::{TrajectoryProgress, TrajectoryWriter};

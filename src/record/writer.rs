@@ -11,6 +11,7 @@ use crate::record::format::TrajectoryFormat;
 use crate::record::npy::{self, Dtype};
 #[cfg(feature = "npz")]
 use crate::record::npz::NpzArchive;
+use crate::record::partial::{Durable, PartialFile};
 
 /// Where the frames go, by format.
 enum Sink {
@@ -18,6 +19,21 @@ enum Sink {
     Npy(AtomicFile),
     #[cfg(feature = "npz")]
     Npz(NpzArchive),
+    /// A resumable recording's file in progress: the CSV or `.npy` file as it will be, or
+    /// for `.npz` the `states.npy` entry, put in the archive at the end.
+    Partial(PartialFile),
+}
+
+/// How far a resumable trajectory was made durable ([`TrajectoryWriter::sync`]): what a
+/// checkpoint keeps so that [`TrajectoryWriter::resume`] continues the file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TrajectoryProgress {
+    /// Frames written.
+    pub frames_written: u64,
+    /// Bytes of the file in progress.
+    pub bytes: u64,
+    /// CRC-32 of those bytes, checked before a resumed run appends.
+    pub crc32: u32,
 }
 
 /// A trajectory file being written: `frames` frames of `bodies` bodies each, in the format
@@ -28,9 +44,14 @@ enum Sink {
 /// existing file untouched). Frames are streamed, so a trajectory larger than memory is fine.
 pub struct TrajectoryWriter {
     target: PathBuf,
+    format: TrajectoryFormat,
     sink: Sink,
     bodies: usize,
     frames: usize,
+    /// Frames written so far.
+    written: usize,
+    /// Their steps and times, for the `.npz` archive's `steps` and `times` (16 bytes a
+    /// frame); the other formats keep none, so their memory stays flat however long the run.
     steps: Vec<i64>,
     times: Vec<f64>,
     /// One frame's bytes, reused.
@@ -43,7 +64,7 @@ impl std::fmt::Debug for TrajectoryWriter {
             .field("target", &self.target)
             .field("bodies", &self.bodies)
             .field("frames", &self.frames)
-            .field("written", &self.steps.len())
+            .field("written", &self.written)
             .finish()
     }
 }
@@ -54,49 +75,140 @@ impl TrajectoryWriter {
     /// naming `record`.
     pub fn create(path: impl AsRef<Path>, bodies: usize, frames: usize) -> Result<Self> {
         let target = path.as_ref().to_path_buf();
-        let format =
-            TrajectoryFormat::from_path(&target).map_err(|m| Error::invalid("record", m))?;
+        let format = format_of(&target)?;
         let mut file = AtomicFile::create(&target)?;
-        let states_header = npy::header(Dtype::F64, &[frames, bodies, TRAJECTORY_COLUMNS.len()]);
+        let header = header(format, bodies, frames);
         let io = |e| Error::io(&target, e);
         let sink = match format {
             TrajectoryFormat::Csv => {
-                writeln!(file, "step,time,body,{}", TRAJECTORY_COLUMNS.join(",")).map_err(io)?;
+                file.write_all(&header).map_err(io)?;
                 Sink::Csv(file)
             }
             TrajectoryFormat::Npy => {
-                file.write_all(&states_header).map_err(io)?;
+                file.write_all(&header).map_err(io)?;
                 Sink::Npy(file)
             }
             #[cfg(feature = "npz")]
-            TrajectoryFormat::Npz => {
-                let states_bytes = states_header.len() as u64
-                    + (frames * bodies * TRAJECTORY_COLUMNS.len() * 8) as u64;
-                Sink::Npz(NpzArchive::create(
-                    file,
-                    &target,
-                    &states_header,
-                    states_bytes,
-                )?)
-            }
+            TrajectoryFormat::Npz => Sink::Npz(NpzArchive::create(
+                file,
+                &target,
+                &header,
+                states_bytes(bodies, frames),
+            )?),
             #[cfg(not(feature = "npz"))]
-            TrajectoryFormat::Npz => {
-                return Err(Error::invalid(
-                    "record",
-                    "`.npz` needs rigid-crowd's `npz` feature, which this build lacks \
-                     (`.csv` and `.npy` need nothing)",
-                ));
-            }
+            TrajectoryFormat::Npz => unreachable!("format_of refuses .npz without the feature"),
         };
-        Ok(Self {
-            sink,
+        Ok(Self::new(target, format, sink, bodies, frames))
+    }
+
+    /// Like [`create`](Self::create), for a run that checkpoints: the file in progress,
+    /// `.NAME.partial` beside the target, outlives the process. [`sync`](Self::sync) makes
+    /// the frames so far durable and returns the [`TrajectoryProgress`] from which
+    /// [`resume`](Self::resume), in another process, continues the file. The finished file
+    /// is byte for byte the one [`create`](Self::create) writes. Dropped before it is
+    /// finished, the file in progress stays if it was ever synced (a checkpoint may name it),
+    /// and is removed if not.
+    ///
+    /// For `.npz`, the file in progress holds the `states` array; [`finish`](Self::finish)
+    /// copies it into the archive.
+    pub fn create_resumable(path: impl AsRef<Path>, bodies: usize, frames: usize) -> Result<Self> {
+        let target = path.as_ref().to_path_buf();
+        let format = format_of(&target)?;
+        let mut file = PartialFile::create(&target)?;
+        file.write_all(&header(format, bodies, frames))
+            .map_err(|e| Error::io(&target, e))?;
+        Ok(Self::new(
+            target,
+            format,
+            Sink::Partial(file),
             bodies,
             frames,
-            steps: Vec::with_capacity(frames),
-            times: Vec::with_capacity(frames),
+        ))
+    }
+
+    /// Continues a trajectory of [`create_resumable`](Self::create_resumable) (same path,
+    /// bodies and frames) from a [`sync`](Self::sync) that returned `progress`: checks that
+    /// the file in progress is the one that was synced (its length and checksum), cuts off
+    /// whatever was written after the sync and appends from there. `frames` gives the step
+    /// and time of each frame already written, in order (the `.npz` archive lists them).
+    /// Errors name the file in progress: missing, shorter than `progress`, or written by
+    /// someone else since.
+    pub fn resume(
+        path: impl AsRef<Path>,
+        bodies: usize,
+        frames: usize,
+        progress: TrajectoryProgress,
+        written: impl IntoIterator<Item = (u64, f64)>,
+    ) -> Result<Self> {
+        let target = path.as_ref().to_path_buf();
+        let format = format_of(&target)?;
+        let (steps, times): (Vec<i64>, Vec<f64>) =
+            written.into_iter().map(|(s, t)| (s as i64, t)).unzip();
+        if steps.len() as u64 != progress.frames_written || steps.len() > frames {
+            return Err(Error::invalid(
+                "record",
+                format!(
+                    "{} frames given for a trajectory of {frames} synced after {}",
+                    steps.len(),
+                    progress.frames_written
+                ),
+            ));
+        }
+        let durable = Durable {
+            bytes: progress.bytes,
+            crc32: progress.crc32,
+        };
+        let file = PartialFile::reopen(&target, durable, &header(format, bodies, frames))?;
+        let mut writer = Self::new(target, format, Sink::Partial(file), bodies, frames);
+        writer.written = steps.len();
+        if format == TrajectoryFormat::Npz {
+            writer.steps = steps;
+            writer.times = times;
+        }
+        Ok(writer)
+    }
+
+    /// Makes every frame written so far durable (flushed and synced) and returns how far
+    /// that is, for a checkpoint: see [`create_resumable`](Self::create_resumable). Fails
+    /// naming `record` for a writer made by [`create`](Self::create).
+    pub fn sync(&mut self) -> Result<TrajectoryProgress> {
+        let Sink::Partial(file) = &mut self.sink else {
+            return Err(Error::invalid(
+                "record",
+                "only a trajectory made by `create_resumable` can be synced for a checkpoint",
+            ));
+        };
+        let durable = file.sync()?;
+        Ok(TrajectoryProgress {
+            frames_written: self.written as u64,
+            bytes: durable.bytes,
+            crc32: durable.crc32,
+        })
+    }
+
+    fn new(
+        target: PathBuf,
+        format: TrajectoryFormat,
+        sink: Sink,
+        bodies: usize,
+        frames: usize,
+    ) -> Self {
+        Self {
+            sink,
+            format,
+            bodies,
+            frames,
+            written: 0,
+            steps: Vec::new(),
+            times: Vec::new(),
             buffer: Vec::new(),
             target,
-        })
+        }
+    }
+
+    /// The format of the file.
+    pub fn format(&self) -> TrajectoryFormat {
+        self.format
     }
 
     /// Where the file will appear.
@@ -106,7 +218,7 @@ impl TrajectoryWriter {
 
     /// Frames written so far.
     pub fn frames_written(&self) -> usize {
-        self.steps.len()
+        self.written
     }
 
     /// Appends the states of `bodies` at `step` and simulated `time`. Fails if the frame has
@@ -122,7 +234,7 @@ impl TrajectoryWriter {
                 ),
             ));
         }
-        if self.steps.len() == self.frames {
+        if self.written == self.frames {
             return Err(Error::invalid(
                 "record",
                 format!(
@@ -132,8 +244,8 @@ impl TrajectoryWriter {
             ));
         }
         self.buffer.clear();
-        match self.sink {
-            Sink::Csv(_) => {
+        match self.format {
+            TrajectoryFormat::Csv => {
                 for (i, body) in bodies.iter().enumerate() {
                     write!(self.buffer, "{step},{time},{i}").expect("writing to memory");
                     for value in state_row(body) {
@@ -142,18 +254,20 @@ impl TrajectoryWriter {
                     self.buffer.push(b'\n');
                 }
             }
-            #[cfg(feature = "npz")]
-            Sink::Npz(_) => self.push_binary(bodies),
-            Sink::Npy(_) => self.push_binary(bodies),
+            TrajectoryFormat::Npy | TrajectoryFormat::Npz => self.push_binary(bodies),
         }
         let written = match &mut self.sink {
             Sink::Csv(file) | Sink::Npy(file) => file.write_all(&self.buffer),
             #[cfg(feature = "npz")]
             Sink::Npz(archive) => archive.write_states(&self.buffer),
+            Sink::Partial(file) => file.write_all(&self.buffer),
         };
         written.map_err(|e| Error::io(&self.target, e))?;
-        self.steps.push(step as i64);
-        self.times.push(time);
+        self.written += 1;
+        if self.format == TrajectoryFormat::Npz {
+            self.steps.push(step as i64);
+            self.times.push(time);
+        }
         Ok(())
     }
 
@@ -171,18 +285,160 @@ impl TrajectoryWriter {
     /// Completes the file and renames it into place. Fails, leaving no file, unless every
     /// frame announced to [`create`](Self::create) was written.
     pub fn finish(self) -> Result<()> {
-        if self.steps.len() != self.frames {
+        if self.written != self.frames {
             return Err(Error::invalid(
                 "record",
-                format!("{} of {} frames written", self.steps.len(), self.frames),
+                format!("{} of {} frames written", self.written, self.frames),
             ));
         }
         let file = match self.sink {
             Sink::Csv(file) | Sink::Npy(file) => file,
             #[cfg(feature = "npz")]
             Sink::Npz(archive) => archive.finish(&self.steps, &self.times)?,
+            Sink::Partial(file) => {
+                return finish_partial(
+                    file,
+                    self.format,
+                    &self.target,
+                    states_bytes(self.bodies, self.frames),
+                    &self.steps,
+                    &self.times,
+                );
+            }
         };
         file.commit()
+    }
+}
+
+/// Whether the trajectory at `path` is already finished with exactly the contents a
+/// resumable writer had made durable at `progress`, every frame written: its file in
+/// progress is gone (a finished trajectory takes its place) and the file there holds those
+/// bytes (the CSV or `.npy` file), or an archive whose `states` entry holds them (`.npz`;
+/// the zip records each entry's size and CRC-32). For a run resumed from its last
+/// checkpoint after it completed, or was killed right after it completed.
+#[cfg(feature = "cli")]
+pub(crate) fn finished_as_synced(path: &Path, progress: TrajectoryProgress) -> bool {
+    if crate::record::partial::partial_path(path).exists() {
+        return false;
+    }
+    let Ok(format) = TrajectoryFormat::from_path(path) else {
+        return false;
+    };
+    let Ok(file) = std::fs::File::open(path) else {
+        return false;
+    };
+    match format {
+        TrajectoryFormat::Csv | TrajectoryFormat::Npy => {
+            if file.metadata().map(|m| m.len()).ok() != Some(progress.bytes) {
+                return false;
+            }
+            let mut crc = crc32fast::Hasher::new();
+            let mut reader = std::io::BufReader::with_capacity(1 << 20, file);
+            match std::io::copy(&mut reader, &mut HashWriter(&mut crc)) {
+                Ok(n) => n == progress.bytes && crc.finalize() == progress.crc32,
+                Err(_) => false,
+            }
+        }
+        #[cfg(feature = "npz")]
+        TrajectoryFormat::Npz => {
+            let Ok(mut archive) = zip::ZipArchive::new(std::io::BufReader::new(file)) else {
+                return false;
+            };
+            archive.by_name("states.npy").is_ok_and(|states| {
+                states.size() == progress.bytes && states.crc32() == progress.crc32
+            })
+        }
+        #[cfg(not(feature = "npz"))]
+        TrajectoryFormat::Npz => false,
+    }
+}
+
+/// Feeds what is written to a CRC-32.
+#[cfg(feature = "cli")]
+struct HashWriter<'a>(&'a mut crc32fast::Hasher);
+
+#[cfg(feature = "cli")]
+impl Write for HashWriter<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.update(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The format of `target` by its extension, which this build can write; errors name `record`.
+fn format_of(target: &Path) -> Result<TrajectoryFormat> {
+    let format = TrajectoryFormat::from_path(target).map_err(|m| Error::invalid("record", m))?;
+    #[cfg(not(feature = "npz"))]
+    if format == TrajectoryFormat::Npz {
+        return Err(Error::invalid(
+            "record",
+            "`.npz` needs rigid-crowd's `npz` feature, which this build lacks \
+             (`.csv` and `.npy` need nothing)",
+        ));
+    }
+    Ok(format)
+}
+
+/// The bytes a trajectory starts with: the CSV's header line, or the `states` array's
+/// `.npy` header (of the `.npy` file, or of the `.npz` archive's entry).
+fn header(format: TrajectoryFormat, bodies: usize, frames: usize) -> Vec<u8> {
+    match format {
+        TrajectoryFormat::Csv => {
+            format!("step,time,body,{}\n", TRAJECTORY_COLUMNS.join(",")).into()
+        }
+        TrajectoryFormat::Npy | TrajectoryFormat::Npz => {
+            npy::header(Dtype::F64, &[frames, bodies, TRAJECTORY_COLUMNS.len()])
+        }
+    }
+}
+
+/// Bytes of the `states` array: header and data.
+fn states_bytes(bodies: usize, frames: usize) -> u64 {
+    header(TrajectoryFormat::Npy, bodies, frames).len() as u64
+        + (frames as u64) * (bodies as u64) * (TRAJECTORY_COLUMNS.len() as u64) * 8
+}
+
+/// Puts a finished file in progress in place: renamed, or for `.npz` copied into the
+/// archive as its `states` entry, then removed.
+fn finish_partial(
+    file: PartialFile,
+    format: TrajectoryFormat,
+    target: &Path,
+    states_bytes: u64,
+    steps: &[i64],
+    times: &[f64],
+) -> Result<()> {
+    match format {
+        TrajectoryFormat::Csv | TrajectoryFormat::Npy => file.commit(),
+        #[cfg(feature = "npz")]
+        TrajectoryFormat::Npz => {
+            use std::io::Read;
+            let mut file = file;
+            let mut states = file.reader()?;
+            let mut archive =
+                NpzArchive::create(AtomicFile::create(target)?, target, &[], states_bytes)?;
+            let mut chunk = vec![0; 1 << 20];
+            loop {
+                let n = states.read(&mut chunk).map_err(|e| Error::io(target, e))?;
+                if n == 0 {
+                    break;
+                }
+                archive
+                    .write_states(&chunk[..n])
+                    .map_err(|e| Error::io(target, e))?;
+            }
+            archive.finish(steps, times)?.commit()?;
+            file.remove()
+        }
+        #[cfg(not(feature = "npz"))]
+        TrajectoryFormat::Npz => {
+            let _ = (target, states_bytes, steps, times);
+            unreachable!("format_of refuses .npz without the feature")
+        }
     }
 }
 
