@@ -120,7 +120,7 @@ where
 }
 
 /// Appends `value` in decimal.
-fn push_usize(out: &mut Vec<u8>, mut value: usize) {
+pub(crate) fn push_usize(out: &mut Vec<u8>, mut value: usize) {
     let mut digits = [0u8; 20];
     let mut start = digits.len();
     loop {
@@ -145,7 +145,7 @@ const TWO_TO_53: f64 = 9_007_199_254_740_992.0;
 /// equally near (the value lies exactly halfway, as many f32 values widened to f64 do), ryu
 /// takes the even one and std the larger. Both read back to `value`; the larger is chosen
 /// here so the text stays std's, byte for byte.
-fn push_f64(out: &mut Vec<u8>, value: f64) {
+pub(crate) fn push_f64(out: &mut Vec<u8>, value: f64) {
     if value.is_finite() {
         let mut buffer = ryu::Buffer::new();
         let text = buffer.format_finite(value).as_bytes();
