@@ -434,6 +434,39 @@ fn finish_partial(
     }
 }
 
+/// One frame's CSV rows (`step,time,body,` and the [`TRAJECTORY_COLUMNS`]) appended to `out`,
+/// the bodies formatted in parallel in chunks and joined in order: the text is std's `{}` of
+/// every number (src/csv.rs), whatever the number of threads.
+fn push_csv_frame(out: &mut Vec<u8>, step: u64, time: f64, bodies: &[Body]) {
+    use rayon::prelude::*;
+    const BODIES_PER_TASK: usize = 2048;
+    let mut prefix = Vec::new();
+    crate::csv::push_usize(&mut prefix, step as usize);
+    prefix.push(b',');
+    crate::csv::push_f64(&mut prefix, time);
+    prefix.push(b',');
+    let chunks: Vec<Vec<u8>> = bodies
+        .par_chunks(BODIES_PER_TASK)
+        .enumerate()
+        .map(|(c, chunk)| {
+            let mut text = Vec::with_capacity(chunk.len() * 512);
+            for (i, body) in (c * BODIES_PER_TASK..).zip(chunk) {
+                text.extend_from_slice(&prefix);
+                crate::csv::push_usize(&mut text, i);
+                for value in state_row(body) {
+                    text.push(b',');
+                    crate::csv::push_f64(&mut text, value);
+                }
+                text.push(b'\n');
+            }
+            text
+        })
+        .collect();
+    for chunk in chunks {
+        out.extend_from_slice(&chunk);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -468,38 +501,5 @@ mod tests {
         writer.finish().unwrap();
         assert!(std::fs::metadata(&path).unwrap().len() >= 64);
         std::fs::remove_dir_all(&dir).unwrap();
-    }
-}
-
-/// One frame's CSV rows (`step,time,body,` and the [`TRAJECTORY_COLUMNS`]) appended to `out`,
-/// the bodies formatted in parallel in chunks and joined in order: the text is std's `{}` of
-/// every number (src/csv.rs), whatever the number of threads.
-fn push_csv_frame(out: &mut Vec<u8>, step: u64, time: f64, bodies: &[Body]) {
-    use rayon::prelude::*;
-    const BODIES_PER_TASK: usize = 2048;
-    let mut prefix = Vec::new();
-    crate::csv::push_usize(&mut prefix, step as usize);
-    prefix.push(b',');
-    crate::csv::push_f64(&mut prefix, time);
-    prefix.push(b',');
-    let chunks: Vec<Vec<u8>> = bodies
-        .par_chunks(BODIES_PER_TASK)
-        .enumerate()
-        .map(|(c, chunk)| {
-            let mut text = Vec::with_capacity(chunk.len() * 512);
-            for (i, body) in (c * BODIES_PER_TASK..).zip(chunk) {
-                text.extend_from_slice(&prefix);
-                crate::csv::push_usize(&mut text, i);
-                for value in state_row(body) {
-                    text.push(b',');
-                    crate::csv::push_f64(&mut text, value);
-                }
-                text.push(b'\n');
-            }
-            text
-        })
-        .collect();
-    for chunk in chunks {
-        out.extend_from_slice(&chunk);
     }
 }
