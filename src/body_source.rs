@@ -3,7 +3,7 @@
 
 use crate::body::Body;
 use crate::error::Result;
-use crate::generate::{CrowdSpec, GENERATED_CHUNK, GeneratedBodies};
+use crate::generate::{GENERATED_CHUNK, GeneratedBodies};
 
 /// Bodies per chunk: a multiple of every backend's block of bodies.
 pub(crate) const SOURCE_CHUNK: usize = GENERATED_CHUNK;
@@ -25,8 +25,9 @@ impl<'a> BodySource<'a> {
         }
     }
 
+    #[cfg(feature = "cli")]
     /// `bodies`, then the bodies of `spec` (validated here).
-    pub fn with_generated(bodies: &'a [Body], spec: &'a CrowdSpec) -> Result<Self> {
+    pub fn with_generated(bodies: &'a [Body], spec: &'a crate::CrowdSpec) -> Result<Self> {
         Ok(Self {
             given: bodies,
             generated: Some(GeneratedBodies::new(spec, bodies.len())?),

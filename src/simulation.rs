@@ -284,6 +284,7 @@ impl Simulation {
         }
     }
 
+    #[cfg(feature = "cli")]
     /// [`visit_states`](Self::visit_states) for a one-off read of the whole crowd: on the
     /// GPU the states cross in pieces through a small staging buffer rather than through a
     /// copy of the crowd kept for later reads.

@@ -68,6 +68,7 @@ struct InFlight {
     mapped: Arc<AtomicBool>,
 }
 
+#[cfg(feature = "cli")]
 /// Bytes of the kernel's `Faults`.
 /// The largest staging buffer [`GpuSimulation::stream_states`] reads through.
 const STREAM_BYTES: usize = 4 << 20;
@@ -359,6 +360,7 @@ impl GpuSimulation {
         self.visit_request(id, visit)
     }
 
+    #[cfg(feature = "cli")]
     /// Hands every body's index, mass properties and current state to `visit` as
     /// [`visit_states`](Self::visit_states) does, but through a staging buffer of at most
     /// [`STREAM_BYTES`], reused piece after piece, instead of a copy of the whole crowd:
