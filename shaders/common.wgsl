@@ -22,7 +22,9 @@ struct BodyState {
     step_high: u32,
     /// Angular momentum L about the centre of mass.
     angular_momentum: vec3<real>,
-    _pad0: u32,
+    /// HEALTHY_STATUS, or the FAULT_* code of the rule that froze the body at this state:
+    /// the kernel leaves it alone until the host writes a new state.
+    status: u32,
 }
 
 /// Per-body constants: 64 bytes in f32, 128 in f64.
@@ -88,11 +90,11 @@ struct Params {
     first_body: u32,
     /// Planes `planes[0 .. plane_count]` every body bounces off.
     plane_count: u32,
-    _pad0: u32,
+    /// ON_FAULT_STOP or ON_FAULT_FREEZE: what a body that breaks a rule does to the run.
+    on_fault: u32,
     dt: real,
-    _pad1: real,
-    _pad2: real,
-    _pad3: real,
+    /// Squared speed, angular speed and distance limits of the envelope (infinite if unset).
+    envelope_squared: vec3<real>,
 }
 
 /// The force and torque set on one body from the host: 32 bytes in f32, 64 in f64.
@@ -104,11 +106,13 @@ struct ExternalLoad {
 }
 
 /// What the kernel found wrong, shared by every chunk and read by the host after each
-/// submission: the lowest crowd index of a body whose state became NaN or infinite, and of
-/// one that met a force or integrator code the kernel does not know. `HEALTHY` until then.
+/// submission: under ON_FAULT_STOP the lowest crowd index of a body that broke a rule, and of
+/// one that met a force or integrator code the kernel does not know (`HEALTHY` until then);
+/// under ON_FAULT_FREEZE, how many bodies were frozen.
 struct Faults {
-    first_non_finite: atomic<u32>,
+    first_fault: atomic<u32>,
     first_unknown_code: atomic<u32>,
+    frozen: atomic<u32>,
 }
 
 /// What a custom force returns: a world force and the torque about the centre of mass.

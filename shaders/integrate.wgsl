@@ -156,10 +156,6 @@ fn integrate_step(s: Motion, c: BodyConstants, env: ForceEnv, t: real, h: real) 
     return next;
 }
 
-/// `params.steps_per_dispatch` steps of one body. Every force depends only on the body's
-/// own state, so K steps can run back to back in registers: the state is read once and
-/// written once per K steps instead of per step.
-/// A 2D grid covers crowds beyond 65,535 workgroups in one dimension.
 /// Whether every component is finite (`all_finite` comes with the precision's math, see
 /// src/gpu/shader.rs).
 fn motion_is_finite(m: Motion) -> bool {
@@ -167,6 +163,37 @@ fn motion_is_finite(m: Motion) -> bool {
         && all_finite(m.orientation)
         && all_finite(vec4<real>(m.linear_momentum.yz, m.angular_momentum.xy))
         && all_finite(vec4<real>(m.angular_momentum.z, real(0.0), real(0.0), real(0.0)));
+}
+
+/// The FAULT_* code of the first rule a body's new state `next` breaks, or HEALTHY_STATUS;
+/// twin of `state_fault` in src/fault.rs. KERNEL_ENVELOPE is generated: false (no limit
+/// set) folds the envelope away.
+fn state_fault(next: Motion, c: BodyConstants) -> u32 {
+    if !motion_is_finite(next) {
+        if !all_finite(vec4<real>(next.position, real(0.0))) {
+            return FAULT_NON_FINITE_POSITION;
+        }
+        if !all_finite(next.orientation) {
+            return FAULT_NON_FINITE_ORIENTATION;
+        }
+        if !all_finite(vec4<real>(next.linear_momentum, real(0.0))) {
+            return FAULT_NON_FINITE_LINEAR_MOMENTUM;
+        }
+        return FAULT_NON_FINITE_ANGULAR_MOMENTUM;
+    }
+    if KERNEL_ENVELOPE {
+        let aux = auxiliaries(next, c);
+        if dot(aux.velocity, aux.velocity) > params.envelope_squared.x {
+            return FAULT_SPEED;
+        }
+        if dot(aux.angular_velocity, aux.angular_velocity) > params.envelope_squared.y {
+            return FAULT_ANGULAR_SPEED;
+        }
+        if dot(next.position, next.position) > params.envelope_squared.z {
+            return FAULT_DISTANCE;
+        }
+    }
+    return HEALTHY_STATUS;
 }
 
 /// What the forces on body `index` of this chunk see besides its state and the time.
@@ -190,21 +217,30 @@ fn motion_of(stored: BodyState) -> Motion {
     );
 }
 
+/// `params.steps_per_dispatch` steps of one body. Every force depends only on the body's
+/// own state, so K steps can run back to back in registers: the state is read once and
+/// written once per K steps instead of per step.
+/// A 2D grid covers crowds beyond 65,535 workgroups in one dimension.
 @compute @workgroup_size(workgroup_size)
 fn integrate(@builtin(global_invocation_id) id: vec3<u32>) {
     let index = id.y * params.row_width + id.x;
-    // After a non-finite state every dispatch is a no-op: the crowd stops within one
-    // dispatch of the fault, and the offending body keeps its last finite state.
-    if index >= params.body_count || atomicLoad(&faults.first_non_finite) != HEALTHY
+    // Under ON_FAULT_STOP, after a fault every dispatch is a no-op: the crowd stops within
+    // one dispatch of it, and the offending body keeps its last good state.
+    if index >= params.body_count || atomicLoad(&faults.first_fault) != HEALTHY
         || atomicLoad(&faults.first_unknown_code) != HEALTHY {
         return;
     }
     let stored = states[index];
+    // A frozen body keeps its last good state (and its clock) until the host resets it.
+    if stored.status != HEALTHY_STATUS {
+        return;
+    }
     let c = constants[index];
     let env = force_env(index);
     var s = motion_of(stored);
     var low = stored.step_low;
     var high = stored.step_high;
+    var status = HEALTHY_STATUS;
     for (var k = 0u; k < params.steps_per_dispatch; k++) {
         let stepped = integrate_step(s, c, env, step_time(low, high, params.dt), params.dt);
         var next = stepped;
@@ -212,8 +248,13 @@ fn integrate(@builtin(global_invocation_id) id: vec3<u32>) {
         if KERNEL_CONTACTS && params.plane_count > 0u {
             next = resolve_contacts(s, stepped, c, params.dt);
         }
-        if !motion_is_finite(next) {
-            atomicMin(&faults.first_non_finite, params.first_body + index);
+        status = state_fault(next, c);
+        if status != HEALTHY_STATUS {
+            if params.on_fault == ON_FAULT_FREEZE {
+                atomicAdd(&faults.frozen, 1u);
+            } else {
+                atomicMin(&faults.first_fault, params.first_body + index);
+            }
             break;
         }
         s = next;
@@ -230,6 +271,6 @@ fn integrate(@builtin(global_invocation_id) id: vec3<u32>) {
         s.linear_momentum,
         high,
         s.angular_momentum,
-        0u,
+        status,
     );
 }

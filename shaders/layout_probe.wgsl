@@ -44,6 +44,7 @@ fn probe() {
     put3(s.linear_momentum);
     word(s.step_high);
     put3(s.angular_momentum);
+    word(s.status);
 
     let c = probe_constants[1];
     put4(c.shape);
@@ -76,7 +77,9 @@ fn probe() {
     word(p.steps_per_dispatch);
     word(p.first_body);
     word(p.plane_count);
+    word(p.on_fault);
     put(p.dt);
+    put3(p.envelope_squared);
 
     let plane = probe_planes[1];
     put4(plane.surface);

@@ -3,6 +3,7 @@
 use crate::body::{Body, BodyState};
 use crate::custom_force::CustomForce;
 use crate::error::{Error, Result};
+use crate::fault::FaultRules;
 use crate::force::{Force, ForceKind};
 use crate::integrator::Integrator;
 use crate::plane::Plane;
@@ -30,6 +31,9 @@ pub struct Crowd {
     /// `(start_step + n) dt`. A crowd built from the bodies of a simulation that has taken
     /// `k` steps continues its time-varying forces where it left off with `start_step = k`.
     pub start_step: u64,
+    /// What happens to a body that goes non-finite or leaves the envelope: the run stops
+    /// (the default, with no envelope), or the body is frozen and the rest goes on.
+    pub fault_rules: FaultRules,
 }
 
 impl Crowd {
@@ -44,6 +48,7 @@ impl Crowd {
             keyframes: Vec::new(),
             custom_force: None,
             start_step: 0,
+            fault_rules: FaultRules::default(),
         }
     }
 
@@ -73,6 +78,12 @@ impl Crowd {
     /// Adds a force source (builder style).
     pub fn with_force(mut self, force: Force) -> Self {
         self.forces.push(force);
+        self
+    }
+
+    /// Sets the fault rules (builder style).
+    pub fn with_fault_rules(mut self, rules: FaultRules) -> Self {
+        self.fault_rules = rules;
         self
     }
 
@@ -123,7 +134,7 @@ impl Crowd {
         for (i, plane) in self.planes.iter().enumerate() {
             plane.validate(&format!("planes[{i}]"))?;
         }
-        Ok(())
+        self.fault_rules.validate("fault_rules")
     }
 
     /// The checks of [`Self::validate`] on each body of `bodies`, the crowd's bodies from

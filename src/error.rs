@@ -46,6 +46,17 @@ pub enum Error {
         /// The clock step whose integration produced the non-finite value.
         step: u64,
     },
+    /// A body left the envelope of the run's fault rules (speed, angular speed or distance)
+    /// under the `stop` policy. The body keeps its last state inside; the simulation refuses
+    /// further steps.
+    OutsideEnvelope {
+        /// Index of the first offending body (the lowest index among those caught together).
+        body: usize,
+        /// The clock step whose integration took it out.
+        step: u64,
+        /// The limit it passed.
+        fault: crate::fault::Fault,
+    },
 }
 
 impl Error {
@@ -113,6 +124,11 @@ impl fmt::Display for Error {
             Error::NonFinite { body, step } => write!(
                 f,
                 "body {body} became non-finite (NaN or infinite) in step {step}; its last finite state is kept"
+            ),
+            Error::OutsideEnvelope { body, step, fault } => write!(
+                f,
+                "body {body} passed its {} limit in step {step}; its last state inside is kept",
+                fault.name()
             ),
         }
     }

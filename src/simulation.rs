@@ -10,6 +10,7 @@ use crate::crowd::Crowd;
 use crate::crowd::check_state;
 use crate::custom_force::ExternalLoad;
 use crate::error::{Error, Result};
+use crate::fault::{Fault, FaultRules, QuarantinedBody};
 use std::time::Instant;
 
 use crate::gpu::{GpuChunk, GpuContext, GpuOptions, GpuSimulation, Precision, StepTimes};
@@ -44,8 +45,8 @@ pub struct Simulation {
     external_loads: Option<Vec<ExternalLoad>>,
     /// The adapter the GPU backend runs on (empty on the CPU).
     adapter: String,
-    /// The CPU backends' non-finite body and step, once found.
-    fault: Option<(usize, u64)>,
+    /// The CPU backends' faulty body, step and fault under `stop`, once found.
+    fault: Option<(usize, u64, Fault)>,
 }
 
 impl Simulation {
@@ -118,6 +119,7 @@ impl Simulation {
                 keyframes: crowd.keyframes.clone(),
                 custom_force: crowd.custom_force.clone(),
                 start_step: crowd.start_step,
+                fault_rules: crowd.fault_rules,
             },
             body_count,
             steps_taken: 0,
@@ -129,11 +131,11 @@ impl Simulation {
     }
 
     /// Continues the run `checkpoint` captured, on `backend` (opening the best GPU adapter
-    /// if needed), with its external loads. On the backend and adapter that wrote it, the
-    /// run continues bit for bit as if never interrupted.
+    /// if needed), with its external loads and frozen bodies. On the backend and adapter
+    /// that wrote it, the run continues bit for bit as if never interrupted.
     pub fn resume(checkpoint: &Checkpoint, backend: Backend) -> Result<Self> {
         let mut sim = Self::new(&checkpoint.crowd, backend)?;
-        sim.restore_loads(checkpoint)?;
+        sim.restore(checkpoint)?;
         Ok(sim)
     }
 
@@ -145,23 +147,69 @@ impl Simulation {
             _ => Backend::Gpu,
         };
         let mut sim = Self::on_backend(&checkpoint.crowd, backend, ctx)?;
-        sim.restore_loads(checkpoint)?;
+        sim.restore(checkpoint)?;
         Ok(sim)
     }
 
-    fn restore_loads(&mut self, checkpoint: &Checkpoint) -> Result<()> {
-        match &checkpoint.external_loads {
-            Some(loads) => self.set_external_loads(loads),
-            None => Ok(()),
+    /// What a checkpoint holds besides the crowd: the external loads and the frozen bodies.
+    fn restore(&mut self, checkpoint: &Checkpoint) -> Result<()> {
+        if let Some(loads) = &checkpoint.external_loads {
+            self.set_external_loads(loads)?;
         }
+        self.freeze(&checkpoint.quarantined)
+    }
+
+    /// Freezes each body of `bodies` at its state, with the step and fault that froze it, as
+    /// if the run had frozen it: for a run continued from a checkpoint. Errors name the
+    /// offending entry: an index past the crowd, or a state that is not finite.
+    pub(crate) fn freeze(&mut self, bodies: &[QuarantinedBody]) -> Result<()> {
+        for (k, q) in bodies.iter().enumerate() {
+            if q.body >= self.body_count {
+                return Err(Error::invalid(
+                    format!("quarantined[{k}].body"),
+                    format!(
+                        "body {} is past the crowd of {} bodies",
+                        q.body, self.body_count
+                    ),
+                ));
+            }
+            check_state(&q.state, &format!("quarantined[{k}].state"))?;
+        }
+        match &mut self.engine {
+            Engine::Reference(sim) => sim.freeze(bodies),
+            Engine::FastCpu(sim) => sim.freeze(bodies),
+            Engine::Gpu(sim) => sim.freeze(bodies)?,
+        }
+        Ok(())
+    }
+
+    /// The bodies frozen so far under [`OnFault::Freeze`](crate::OnFault::Freeze), in crowd
+    /// order: each with the clock step of its last good state, the rule its next state broke,
+    /// and that last good state, which it keeps until [`set_states`](Self::set_states) gives
+    /// it a new one. Waits for queued GPU steps; on the GPU the crowd is read (in pieces)
+    /// only once the kernel has counted a frozen body. Empty under `stop`, whose fault is an
+    /// error instead.
+    pub fn quarantined(&mut self) -> Result<Vec<QuarantinedBody>> {
+        match &mut self.engine {
+            Engine::Reference(sim) => Ok(sim.quarantined()),
+            Engine::FastCpu(sim) => Ok(sim.quarantined()),
+            Engine::Gpu(sim) => sim.quarantined(),
+        }
+    }
+
+    /// How this run treats bodies that go wrong (the crowd's [`Crowd::fault_rules`]).
+    pub fn fault_rules(&self) -> FaultRules {
+        self.settings.fault_rules
     }
 
     /// Everything needed to continue this run (waits for queued GPU steps and reads the
     /// states back); write it with [`Checkpoint::write`]. Fails, writing nothing, once a
-    /// state has gone non-finite: a checkpoint only ever holds a healthy crowd.
+    /// body has stopped the run: a checkpoint only ever holds a healthy crowd and the bodies
+    /// frozen under `freeze`.
     pub fn checkpoint(&mut self) -> Result<Checkpoint> {
         self.finish()?;
         let bodies = self.bodies()?;
+        let quarantined = self.quarantined()?;
         Ok(Checkpoint {
             crowd: Crowd {
                 bodies,
@@ -172,6 +220,7 @@ impl Simulation {
             adapter: self.adapter.clone(),
             run: None,
             external_loads: self.external_loads.clone(),
+            quarantined,
         })
     }
 
@@ -235,15 +284,15 @@ impl Simulation {
 
     /// Advances every body by `steps` steps. On the GPU this only queues the work.
     ///
-    /// A body whose state turns NaN or infinite fails the run with [`Error::NonFinite`]
-    /// naming it and the clock step of its last finite state, which it keeps for
-    /// inspection (through [`Simulation::bodies`]); every later step fails the same way. On
-    /// the GPU the fault surfaces when its submission completes: at a later `step`, or at
-    /// [`Simulation::finish`].
+    /// Under the default fault rules, a body whose state turns NaN or infinite fails the run
+    /// with [`Error::NonFinite`] naming it and the clock step of its last finite state, which
+    /// it keeps for inspection (through [`Simulation::bodies`]); one that leaves the
+    /// envelope fails it with [`Error::OutsideEnvelope`]; every later step fails the same
+    /// way. On the GPU the fault surfaces when its submission completes: at a later `step`,
+    /// or at [`Simulation::finish`]. Under [`OnFault::Freeze`](crate::OnFault::Freeze) such a
+    /// body is frozen instead (see [`quarantined`](Self::quarantined)) and the rest go on.
     pub fn step(&mut self, steps: u64) -> Result<()> {
-        if let Some((body, step)) = self.fault {
-            return Err(Error::NonFinite { body, step });
-        }
+        self.check_stopped()?;
         let fault = match &mut self.engine {
             Engine::Reference(sim) => sim.step(steps),
             Engine::FastCpu(sim) => sim.step(steps),
@@ -253,19 +302,22 @@ impl Simulation {
             }
         };
         self.steps_taken += steps;
-        if let Some((body, step)) = fault {
-            self.fault = Some((body, step));
-            return Err(Error::NonFinite { body, step });
+        self.fault = fault;
+        self.check_stopped()
+    }
+
+    /// The error of the body that stopped the run, if one did.
+    fn check_stopped(&self) -> Result<()> {
+        match self.fault {
+            Some((body, step, fault)) => Err(FaultRules::stop_error(body, step, fault)),
+            None => Ok(()),
         }
-        Ok(())
     }
 
     /// Waits until all queued steps are done (a no-op on the CPU backends); use before timing.
-    /// Fails with [`Error::NonFinite`] once a state has gone non-finite.
+    /// Fails as [`step`](Self::step) does once a body has stopped the run.
     pub fn finish(&mut self) -> Result<()> {
-        if let Some((body, step)) = self.fault {
-            return Err(Error::NonFinite { body, step });
-        }
+        self.check_stopped()?;
         match &mut self.engine {
             Engine::Reference(_) | Engine::FastCpu(_) => Ok(()),
             Engine::Gpu(sim) => sim.finish(),
@@ -393,8 +445,9 @@ impl Simulation {
     /// per run of consecutive indices, after the steps already queued). A later entry for the
     /// same body wins. Errors name the offending entry, and nothing is changed: an index past
     /// the crowd, a length mismatch, or a state that is not finite or out of range. The
-    /// orientation is normalized, as for any input. A body already reported non-finite stays
-    /// reported: this does not clear a fault.
+    /// orientation is normalized, as for any input. A body frozen under `freeze` rejoins the
+    /// integration with its new state, its clock at the crowd's. Under `stop`, a body already
+    /// reported stays reported: this does not clear the run's fault.
     pub fn set_states(&mut self, indices: &[usize], states: &[BodyState]) -> Result<()> {
         if indices.len() != states.len() {
             return Err(Error::invalid(

@@ -213,6 +213,7 @@ pub(crate) fn decode(bytes: &[u8], version: u32) -> Result<Checkpoint> {
         keyframes,
         custom_force,
         start_step: step,
+        fault_rules: crate::fault::FaultRules::default(),
     };
     crowd.validate()?;
     Ok(Checkpoint {
@@ -221,6 +222,7 @@ pub(crate) fn decode(bytes: &[u8], version: u32) -> Result<Checkpoint> {
         adapter,
         run,
         external_loads,
+        quarantined: Vec::new(),
     })
 }
 

@@ -47,6 +47,9 @@ pub struct Checkpoint {
     pub run: Option<RunPlan>,
     /// The external loads in force at the checkpoint, if any were set.
     pub external_loads: Option<Vec<ExternalLoad>>,
+    /// The bodies frozen under the `freeze` policy, in crowd order: a resumed run keeps them
+    /// frozen at their last good state, with the step and fault that froze them.
+    pub quarantined: Vec<crate::fault::QuarantinedBody>,
 }
 
 /// The rest of a command-line run: where it stops and where it writes.

@@ -2,7 +2,8 @@
 //! the block), so each arithmetic operation runs on eight bodies at once.
 
 use crate::body::{Body, BodyState};
-use crate::cpu::lanes::{Lanes, QuatLanes, Vec3Lanes};
+use crate::cpu::faults::LaneMask;
+use crate::cpu::lanes::{LANES, Lanes, QuatLanes, Vec3Lanes};
 use crate::force::ForceKind;
 use crate::force_table::ForceTable;
 
@@ -248,19 +249,33 @@ impl ConstantBlock {
 }
 
 impl StateBlock {
-    /// The first lane holding a NaN or an infinity. `x * 0` is 0 for a finite `x` and NaN
-    /// otherwise, so one running sum per lane checks all thirteen components.
-    #[inline(always)]
-    pub fn first_non_finite_lane(&self) -> Option<usize> {
-        let (p, q) = (&self.position, &self.orientation);
-        let (m, l) = (&self.linear_momentum, &self.angular_momentum);
-        let components = [
-            p.x, p.y, p.z, q.w, q.x, q.y, q.z, m.x, m.y, m.z, l.x, l.y, l.z,
+    /// Every component of the lanes in `lanes` put back to `previous`'s: frozen bodies
+    /// stay where they were while the rest of the block moves on.
+    pub fn keep_lanes(&mut self, previous: &StateBlock, lanes: LaneMask) {
+        let (p, q) = (&mut self.position, &mut self.orientation);
+        let (m, l) = (&mut self.linear_momentum, &mut self.angular_momentum);
+        let (pp, pq) = (&previous.position, &previous.orientation);
+        let (pm, pl) = (&previous.linear_momentum, &previous.angular_momentum);
+        let pairs = [
+            (&mut p.x, pp.x),
+            (&mut p.y, pp.y),
+            (&mut p.z, pp.z),
+            (&mut q.w, pq.w),
+            (&mut q.x, pq.x),
+            (&mut q.y, pq.y),
+            (&mut q.z, pq.z),
+            (&mut m.x, pm.x),
+            (&mut m.y, pm.y),
+            (&mut m.z, pm.z),
+            (&mut l.x, pl.x),
+            (&mut l.y, pl.y),
+            (&mut l.z, pl.z),
         ];
-        let sum = components
-            .into_iter()
-            .fold(Lanes::splat(0.0), |sum, v| sum + v * 0.0);
-        sum.0.iter().position(|&x| x != 0.0)
+        for (now, before) in pairs {
+            for lane in (0..LANES).filter(|lane| lanes & (1 << lane) != 0) {
+                now.0[lane] = before.0[lane];
+            }
+        }
     }
 
     /// Puts `s` (rounded to f32) into lane `lane`.

@@ -4,6 +4,7 @@
 mod block;
 mod contact;
 mod derivative;
+mod faults;
 mod integrate;
 mod lanes;
 mod simulation;

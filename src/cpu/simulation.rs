@@ -1,5 +1,7 @@
 //! The fast CPU backend: f32, eight bodies per block, blocks spread over every core.
 
+use std::collections::BTreeMap;
+
 use rayon::prelude::*;
 
 use crate::body::{Body, BodyState};
@@ -8,11 +10,13 @@ use crate::body_source::{BodySource, SOURCE_CHUNK};
 use crate::cpu::block::{ConstantBlock, ForceF32, LaneForce, LoadBlock, StateBlock, pack_block};
 use crate::cpu::contact::{ContactBlock, resolve_contacts};
 use crate::cpu::derivative::{BlockForces, Derivative, DerivativeFn, derivative};
+use crate::cpu::faults::{LaneMask, broken_lanes, lane_fault};
 use crate::cpu::integrate::{integrate_step, step_time};
 use crate::cpu::lanes::LANES;
 use crate::crowd::Crowd;
 use crate::custom_force::{CustomForce, ExternalLoad};
 use crate::error::Result;
+use crate::fault::{Fault, OnFault, QuarantinedBody};
 use crate::force_table::{ForceTable, flatten_keyframes};
 use crate::integrator::Integrator;
 use crate::mass::MassProperties;
@@ -30,15 +34,27 @@ struct BlockRun<'a> {
     steps: u64,
     /// The block's shapes and the planes, when the crowd has planes.
     contacts: Option<(&'a ContactBlock, &'a [Plane])>,
+    /// The squared envelope limits, when any is set.
+    envelope_squared: Option<&'a [f32; 3]>,
+    /// Whether a lane that breaks a rule is frozen (else the block stops).
+    freeze: bool,
+    /// The lanes frozen before the run.
+    frozen: LaneMask,
 }
 
 impl BlockRun<'_> {
     /// The lane code, written once and inlined into each SIMD clone below; `derivative` is
-    /// the same clone's derivative. A step that leaves any lane non-finite is not taken:
-    /// the block stops at its last finite state, and the lane and step are returned.
+    /// the same clone's derivative. Under `stop`, a step that leaves any lane breaking a
+    /// rule is not taken: the block stops at its last good state. Under `freeze` only those
+    /// lanes stay at their last good state, for the rest of the run.
     #[inline(always)]
     fn run(&self, state: &StateBlock, derivative: DerivativeFn) -> BlockOutcome {
         let mut s = *state;
+        let mut outcome = BlockOutcome {
+            state: s,
+            frozen: self.frozen,
+            faults: [None; LANES],
+        };
         for step in self.first_step..self.first_step + self.steps {
             let t = step_time(step, self.dt);
             let mut next = integrate_step(
@@ -53,18 +69,36 @@ impl BlockRun<'_> {
             if let Some((block, planes)) = self.contacts {
                 resolve_contacts(&s, &mut next, block, planes, self.dt as f64);
             }
-            if let Some(lane) = next.first_non_finite_lane() {
-                return (s, Some((lane, step)));
+            let broken =
+                broken_lanes(&next, self.constants, self.envelope_squared) & !outcome.frozen;
+            if broken != 0 {
+                for lane in (0..LANES).filter(|lane| broken & (1 << lane) != 0) {
+                    let fault = lane_fault(&next, self.constants, self.envelope_squared, lane);
+                    outcome.faults[lane] = Some((step, fault));
+                }
+                if !self.freeze {
+                    outcome.state = s;
+                    return outcome;
+                }
+                outcome.frozen |= broken;
+            }
+            if outcome.frozen != 0 {
+                next.keep_lanes(&s, outcome.frozen);
             }
             s = next;
         }
-        (s, None)
+        outcome.state = s;
+        outcome
     }
 }
 
-/// A block's state after a run, and the lane and clock step of a non-finite state if the
-/// run stopped at one.
-type BlockOutcome = (StateBlock, Option<(usize, u64)>);
+/// A block's state after a run, its frozen lanes, and the clock step of the last good state
+/// and the fault of each lane that broke a rule in the run.
+struct BlockOutcome {
+    state: StateBlock,
+    frozen: LaneMask,
+    faults: [Option<(u64, Fault)>; LANES],
+}
 
 /// A clone of [`BlockRun::run`] compiled for one instruction set.
 type BlockClone = fn(&BlockRun, &StateBlock) -> BlockOutcome;
@@ -126,10 +160,19 @@ pub struct CpuSimulation {
     dt: f32,
     /// `start_step` plus the steps taken.
     step: u64,
+    on_fault: OnFault,
+    /// The squared speed, angular speed and distance limits, when any is set.
+    envelope_squared: Option<[f32; 3]>,
+    /// Each block's frozen lanes.
+    frozen_lanes: Vec<LaneMask>,
+    /// The frozen bodies: the clock step of each one's last good state (which `states`
+    /// keeps) and the fault that froze it.
+    frozen: BTreeMap<usize, (u64, Fault)>,
 }
 
 impl CpuSimulation {
-    /// Takes a validated crowd; fails on a custom force without a Rust twin.
+    /// Takes the bodies of `source` and the rest of `crowd` (whose settings are validated;
+    /// each body is checked here); fails on a custom force without a Rust twin.
     pub(crate) fn new(crowd: &Crowd, source: &BodySource) -> Result<Self> {
         if let Some(custom) = &crowd.custom_force {
             custom.closure()?;
@@ -139,6 +182,7 @@ impl CpuSimulation {
         let blocks = source.len().div_ceil(LANES);
         let mut states = zeroed_vec::<StateBlock>(blocks, source.len())?;
         let mut constants = zeroed_vec::<ConstantBlock>(blocks, source.len())?;
+        let frozen_lanes = zeroed_vec::<LaneMask>(blocks, source.len())?;
         // Each chunk of the source is packed straight into its blocks, in parallel.
         let blocks_per_chunk = SOURCE_CHUNK / LANES;
         let with_planes = !crowd.planes.is_empty();
@@ -185,6 +229,14 @@ impl CpuSimulation {
             integrator: crowd.integrator,
             dt: crowd.dt as f32,
             step: crowd.start_step,
+            on_fault: crowd.fault_rules.on_fault,
+            envelope_squared: crowd
+                .fault_rules
+                .envelope
+                .is_set()
+                .then(|| crowd.fault_rules.envelope.squared_limits(|v| v as f32)),
+            frozen_lanes,
+            frozen: BTreeMap::new(),
         })
     }
 
@@ -209,22 +261,27 @@ impl CpuSimulation {
     /// Advances every body by `steps` steps on the current rayon pool. Each block runs all
     /// its steps before the next starts, so its state stays in registers and L1.
     ///
-    /// A block whose state would turn NaN or infinite stops at its last finite state; the
-    /// lowest such body and the clock step of its last finite state are returned.
-    pub fn step(&mut self, steps: u64) -> Option<(usize, u64)> {
+    /// A body whose new state would break a fault rule (turn NaN or infinite, or leave the
+    /// envelope) stops at its last good state: under `stop` with its whole block, and the
+    /// lowest such body, the clock step of its last good state and the fault are returned;
+    /// under `freeze` alone, frozen there and left out of later steps.
+    pub fn step(&mut self, steps: u64) -> Option<(usize, u64, Fault)> {
         let (global, own) = (&self.global[..], &self.own[..]);
         let (contacts, planes) = (&self.contacts[..], &self.planes[..]);
         let (keyframes, custom_force) = (&self.keyframes[..], self.custom_force.as_ref());
         let (integrator, dt, first_step) = (self.integrator, self.dt, self.step);
         let loads = &self.loads[..];
+        let envelope_squared = self.envelope_squared.as_ref();
+        let freeze = self.on_fault == OnFault::Freeze;
         let clone = widest_clone();
-        let fault = self
+        let faults: Vec<(usize, u64, Fault)> = self
             .states
             .par_iter_mut()
+            .zip(self.frozen_lanes.par_iter_mut())
             .zip(&self.constants)
             .enumerate()
             .with_min_len(BLOCKS_PER_TASK)
-            .filter_map(|(block, (state, constants))| {
+            .flat_map_iter(|(block, ((state, frozen), constants))| {
                 let load = loads.get(block).unwrap_or(&LoadBlock::ZERO);
                 let (first, count) = constants.own_forces;
                 let run = BlockRun {
@@ -241,28 +298,78 @@ impl CpuSimulation {
                     first_step,
                     steps,
                     contacts: contacts.get(block).map(|c| (c, planes)),
+                    envelope_squared,
+                    freeze,
+                    frozen: *frozen,
                 };
-                let (end, fault) = clone(&run, state);
-                *state = end;
-                fault.map(|(lane, step)| (constants.bodies[lane] as usize, step))
+                let outcome = clone(&run, state);
+                (*state, *frozen) = (outcome.state, outcome.frozen);
+                let found = outcome.faults.into_iter().enumerate();
+                found.filter_map(|(lane, fault)| {
+                    fault.map(|(step, fault)| (constants.bodies[lane] as usize, step, fault))
+                })
             })
-            .min();
+            .collect();
         self.step += steps;
-        fault
-    }
-
-    /// Replaces body `i`'s state (validated by the caller). A short last block repeats its
-    /// first body in the unused lanes (`pack_block`); they follow it, so a state left there
-    /// can never fault on the body's behalf.
-    pub fn set_state(&mut self, i: usize, state: &BodyState) {
-        let (block, lane) = (i / LANES, i % LANES);
-        let used = (self.masses.len() - block * LANES).min(LANES);
-        self.states[block].set(lane, state);
-        if lane == 0 {
-            for padding in used..LANES {
-                self.states[block].set(padding, state);
+        match self.on_fault {
+            OnFault::Stop => faults.into_iter().min_by_key(|&(body, ..)| body),
+            OnFault::Freeze => {
+                let found = faults
+                    .into_iter()
+                    .map(|(body, step, fault)| (body, (step, fault)));
+                self.frozen.extend(found);
+                None
             }
         }
+    }
+
+    /// The frozen bodies, in crowd order.
+    pub(crate) fn quarantined(&self) -> Vec<QuarantinedBody> {
+        self.frozen
+            .iter()
+            .map(|(&body, &(step, fault))| QuarantinedBody {
+                body,
+                step,
+                fault,
+                state: self.states[body / LANES].state(body % LANES),
+            })
+            .collect()
+    }
+
+    /// Freezes each body of `bodies` at its given state, step and fault (validated).
+    pub(crate) fn freeze(&mut self, bodies: &[QuarantinedBody]) {
+        for q in bodies {
+            self.set_state(q.body, &q.state);
+            self.frozen.insert(q.body, (q.step, q.fault));
+            let (block, lane) = (q.body / LANES, q.body % LANES);
+            self.frozen_lanes[block] |= self.lanes_of(block, lane);
+        }
+    }
+
+    /// Lane `lane` of block `block`, and the spare lanes of a short last block when `lane`
+    /// is 0 (they repeat its first body).
+    fn lanes_of(&self, block: usize, lane: usize) -> LaneMask {
+        let used = (self.masses.len() - block * LANES).min(LANES);
+        match lane {
+            0 => (0..LANES)
+                .filter(|&l| l == 0 || l >= used)
+                .fold(0, |mask, l| mask | (1 << l)),
+            _ => 1 << lane,
+        }
+    }
+
+    /// Replaces body `i`'s state (validated by the caller); a frozen body rejoins the
+    /// integration. A short last block repeats its first body in the unused lanes
+    /// (`pack_block`); they follow it, so a state left there can never fault on the body's
+    /// behalf.
+    pub fn set_state(&mut self, i: usize, state: &BodyState) {
+        let (block, lane) = (i / LANES, i % LANES);
+        let lanes = self.lanes_of(block, lane);
+        for l in (0..LANES).filter(|l| lanes & (1 << l) != 0) {
+            self.states[block].set(l, state);
+        }
+        self.frozen_lanes[block] &= !lanes;
+        self.frozen.remove(&i);
     }
 
     /// Hands every body's index, mass properties and state (widened to f64) to `visit`, in

@@ -1,16 +1,19 @@
 //! The CPU reference backend: integrates every body in f64, bodies in parallel.
 
+use std::collections::BTreeMap;
+
 use rayon::prelude::*;
 
 use crate::body::BodyState;
 use crate::body_masses::BodyMasses;
 use crate::body_source::{BodySource, SOURCE_CHUNK};
 use crate::cpu_ref::contact::resolve_contacts;
-use crate::cpu_ref::derivative::ForceEnv;
+use crate::cpu_ref::derivative::{ForceEnv, auxiliaries};
 use crate::cpu_ref::integrate::integrate;
 use crate::crowd::Crowd;
 use crate::custom_force::{CustomForce, ExternalLoad};
 use crate::error::{Error, Result};
+use crate::fault::{Fault, OnFault, QuarantinedBody, state_fault};
 use crate::force::ForceKind;
 use crate::force_table::ForceTable;
 use crate::integrator::Integrator;
@@ -32,6 +35,12 @@ pub struct CpuRefSimulation {
     loads: Vec<ExternalLoad>,
     /// `start_step` plus the steps taken: the clock reads `step * dt`.
     step: u64,
+    on_fault: OnFault,
+    /// The squared speed, angular speed and distance limits (infinite where unset).
+    envelope_squared: [f64; 3],
+    /// The frozen bodies: the clock step of each one's last good state (which `states`
+    /// keeps) and the fault that froze it.
+    frozen: BTreeMap<usize, (u64, Fault)>,
 }
 
 impl CpuRefSimulation {
@@ -70,25 +79,34 @@ impl CpuRefSimulation {
             custom_force: crowd.custom_force.clone(),
             loads: Vec::new(),
             step: crowd.start_step,
+            on_fault: crowd.fault_rules.on_fault,
+            envelope_squared: crowd.fault_rules.envelope.squared_limits(|v| v),
+            frozen: BTreeMap::new(),
         })
     }
 
     /// Advances every body by `steps` steps. Bodies are independent, so each runs all its
     /// steps before the next body starts (one body's state stays in cache).
     ///
-    /// A body whose state would turn NaN or infinite stops at its last finite state; the
-    /// lowest such body and the clock step of its last finite state are returned.
-    pub fn step(&mut self, steps: u64) -> Option<(usize, u64)> {
+    /// A body whose new state would break a fault rule (turn NaN or infinite, or leave the
+    /// envelope) stops at its last good state. Under `stop` the lowest such body, the clock
+    /// step of its last good state and the fault are returned; under `freeze` the bodies
+    /// are frozen there and left out of later steps.
+    pub fn step(&mut self, steps: u64) -> Option<(usize, u64, Fault)> {
         let table = &self.table;
         let (integrator, dt, first_step) = (self.integrator, self.dt, self.step);
         let (keyframes, custom_force) = (&self.keyframes[..], self.custom_force.as_ref());
         let planes = &self.planes[..];
         let (masses, loads) = (&self.masses, &self.loads[..]);
-        let fault = self
+        let (frozen, envelope_squared) = (&self.frozen, &self.envelope_squared);
+        let faults: Vec<(usize, u64, Fault)> = self
             .states
             .par_iter_mut()
             .enumerate()
             .filter_map(|(i, body_state)| {
+                if !frozen.is_empty() && frozen.contains_key(&i) {
+                    return None;
+                }
                 let mass = masses.get(i);
                 let load = loads.get(i).copied().unwrap_or_default();
                 let forces: Vec<&ForceKind> = table.acting_on(i).collect();
@@ -108,18 +126,52 @@ impl CpuRefSimulation {
                     if let Some(shape) = &shape {
                         resolve_contacts(&start, &mut next, &mass, shape, planes, dt);
                     }
-                    if !next.is_finite() {
+                    let motion = || {
+                        let aux = auxiliaries(&next, &mass);
+                        (aux.velocity, aux.angular_velocity)
+                    };
+                    if let Some(fault) = state_fault(envelope_squared, &next, motion) {
                         *body_state = start;
-                        return Some((i, step));
+                        return Some((i, step, fault));
                     }
                     state = next;
                 }
                 *body_state = state;
                 None
             })
-            .min();
+            .collect();
         self.step += steps;
-        fault
+        match self.on_fault {
+            OnFault::Stop => faults.into_iter().min_by_key(|&(body, ..)| body),
+            OnFault::Freeze => {
+                let found = faults
+                    .into_iter()
+                    .map(|(body, step, fault)| (body, (step, fault)));
+                self.frozen.extend(found);
+                None
+            }
+        }
+    }
+
+    /// The frozen bodies, in crowd order.
+    pub(crate) fn quarantined(&self) -> Vec<QuarantinedBody> {
+        self.frozen
+            .iter()
+            .map(|(&body, &(step, fault))| QuarantinedBody {
+                body,
+                step,
+                fault,
+                state: self.states[body],
+            })
+            .collect()
+    }
+
+    /// Freezes each body of `bodies` at its given state, step and fault (validated).
+    pub(crate) fn freeze(&mut self, bodies: &[QuarantinedBody]) {
+        for q in bodies {
+            self.states[q.body] = q.state;
+            self.frozen.insert(q.body, (q.step, q.fault));
+        }
     }
 
     /// Replaces the external loads (one per body, already validated).
@@ -128,9 +180,11 @@ impl CpuRefSimulation {
         self.loads.extend_from_slice(loads);
     }
 
-    /// Replaces body `i`'s state (validated by the caller).
+    /// Replaces body `i`'s state (validated by the caller); a frozen body rejoins the
+    /// integration.
     pub fn set_state(&mut self, i: usize, state: &BodyState) {
         self.states[i] = *state;
+        self.frozen.remove(&i);
     }
 
     /// Hands every body's index, mass properties and state to `visit`, in crowd order.

@@ -116,6 +116,7 @@ impl BufferChunk {
                 first_body: bodies.start as u32,
                 plane_count: crowd.planes.len() as u32,
                 dt: crowd.dt,
+                fault_rules: crowd.fault_rules,
             })
         };
 

@@ -113,6 +113,7 @@ fn on_device(ctx: &GpuContext, crowd: &Crowd, precision: Precision) -> DeviceRun
         first_body: 0,
         plane_count: 0,
         dt: crowd.dt,
+        fault_rules: crowd.fault_rules,
     });
 
     let (kernel, _) = integrate_source(

@@ -43,7 +43,8 @@ pub(crate) struct BodyStateGpu<R: Real> {
     pub step_high: u32,
     pub pad1: R::Pad4,
     pub angular_momentum: [R; 3],
-    pub pad2: u32,
+    /// `HEALTHY_STATUS`, or the code of the [`Fault`](crate::Fault) that froze the body.
+    pub status: u32,
     pub pad3: R::Pad4,
 }
 plain_record!(BodyStateGpu);
@@ -104,9 +105,11 @@ pub(crate) struct ParamsGpu<R: Real> {
     pub steps_per_dispatch: u32,
     pub first_body: u32,
     pub plane_count: u32,
-    pub pad0: u32,
+    /// The code of the run's [`OnFault`](crate::OnFault) policy.
+    pub on_fault: u32,
     pub dt: R,
-    pub pad1: [R; 3],
+    /// Squared speed, angular speed and distance limits (infinite where unset).
+    pub envelope_squared: [R; 3],
 }
 plain_record!(ParamsGpu);
 
@@ -188,6 +191,14 @@ impl<R: Real> BodyStateGpu<R> {
             step_high: (step / STEPS_PER_OVERFLOW) as u32,
             angular_momentum: real3(s.angular_momentum),
             ..Self::default()
+        }
+    }
+
+    /// The record of `s` frozen by `fault` with its clock at `step`, its last good step.
+    pub fn quarantined(s: &BodyState, step: u64, fault: crate::fault::Fault) -> Self {
+        Self {
+            status: fault.code(),
+            ..Self::new(s, step)
         }
     }
 
@@ -295,6 +306,7 @@ pub(crate) struct DispatchParams {
     pub first_body: u32,
     pub plane_count: u32,
     pub dt: f64,
+    pub fault_rules: crate::fault::FaultRules,
 }
 
 /// The encoders of every buffer, in one precision. Each returns the bytes to upload; a
@@ -303,6 +315,18 @@ pub(crate) struct DispatchParams {
 pub(crate) struct Encode(pub Precision);
 
 impl Encode {
+    /// The record of a body frozen by `fault` at `state`, its clock at `step`.
+    pub fn frozen_state(
+        &self,
+        state: &BodyState,
+        step: u64,
+        fault: crate::fault::Fault,
+    ) -> Vec<u8> {
+        with_real!(self.0, R => {
+            bytemuck::bytes_of(&BodyStateGpu::<R>::quarantined(state, step, fault)).to_vec()
+        })
+    }
+
     pub fn states<'a>(&self, states: impl Iterator<Item = &'a BodyState>, step: u64) -> Vec<u8> {
         let states: Vec<&BodyState> = states.collect();
         let mut bytes = vec![0; states.len() * RecordSizes::of(self.0).state];
@@ -394,8 +418,10 @@ impl Encode {
                 steps_per_dispatch: p.steps_per_dispatch,
                 first_body: p.first_body,
                 plane_count: p.plane_count,
+                on_fault: p.fault_rules.on_fault.code(),
                 dt: R::from_f64(p.dt),
-                ..ParamsGpu::default()
+                envelope_squared: p.fault_rules.envelope.squared_limits(R::from_f64),
+
             };
             bytemuck::bytes_of(&record).to_vec()
         })
@@ -419,6 +445,25 @@ pub(crate) fn decode_states(precision: Precision, bytes: &[u8]) -> Vec<(BodyStat
     let mut states = Vec::with_capacity(bytes.len() / RecordSizes::of(precision).state);
     visit_states(precision, bytes, |state, step| states.push((state, step)));
     states
+}
+
+/// The status word of each state record of `precision` in `bytes`, with its clock step,
+/// for the records whose status is not `HEALTHY_STATUS`: `(record index, step, status)`.
+pub(crate) fn frozen_records(
+    precision: Precision,
+    bytes: &[u8],
+) -> Vec<(usize, BodyState, u64, u32)> {
+    with_real!(precision, R => {
+        bytes
+            .chunks_exact(size_of::<BodyStateGpu<R>>())
+            .enumerate()
+            .filter_map(|(i, record)| {
+                let record: BodyStateGpu<R> = bytemuck::pod_read_unaligned(record);
+                (record.status != crate::fault::HEALTHY_STATUS)
+                    .then(|| (i, record.to_state(), record.step(), record.status))
+            })
+            .collect()
+    })
 }
 
 /// Hands each `BodyStateGpu` record of `bytes` to `visit` as its f64 state and clock step,
@@ -507,6 +552,7 @@ mod tests {
             linear_momentum: f.reals(),
             step_high: f.word(),
             angular_momentum: f.reals(),
+            status: f.word(),
             ..Default::default()
         };
         let constants = BodyConstantsGpu::<R> {
@@ -537,8 +583,9 @@ mod tests {
             steps_per_dispatch: f.word(),
             first_body: f.word(),
             plane_count: f.word(),
+            on_fault: f.word(),
             dt: f.real(),
-            ..Default::default()
+            envelope_squared: f.reals(),
         };
         let plane = PlaneGpu::<R> {
             surface: f.reals(),

@@ -5,6 +5,7 @@
 //! one that returns zero) goes last.
 
 use crate::codes::wgsl_constants;
+use crate::fault::{Fault, HEALTHY_STATUS, OnFault};
 use crate::force::ForceType;
 use crate::gpu::kernel_spec::KernelSpec;
 use crate::gpu::precision::Precision;
@@ -30,7 +31,7 @@ velocity: vec3<real>, angular_velocity: vec3<real>, mass: real, time: real, body
 }
 ";
 
-/// `first_non_finite` and `first_unknown_code` while nothing went wrong.
+/// `first_fault` and `first_unknown_code` while nothing went wrong.
 pub(crate) const HEALTHY: u32 = u32::MAX;
 
 /// The prelude of every module in `precision`: the `real` alias, the generated constants
@@ -61,13 +62,25 @@ pub(crate) fn prelude(precision: Precision) -> String {
 }
 
 /// The constants the storage layout's fields refer to: force kinds (`own_kinds` bits),
-/// shape kinds and the step clock's split.
+/// shape kinds, the step clock's split, and the status word's fault codes and policies.
 pub(crate) fn layout_constants() -> String {
+    let policies: String = OnFault::ALL
+        .iter()
+        .map(|p| {
+            format!(
+                "const ON_FAULT_{}: u32 = {}u;\n",
+                p.name().to_uppercase(),
+                p.code()
+            )
+        })
+        .collect();
     format!(
         "{forces}const SHAPE_NONE: u32 = {NO_SHAPE_CODE}u;\n{shapes}\
-         const STEPS_PER_OVERFLOW: u32 = {steps}u;\n",
+         const STEPS_PER_OVERFLOW: u32 = {steps}u;\n\
+         const HEALTHY_STATUS: u32 = {HEALTHY_STATUS}u;\n{faults}{policies}",
         forces = wgsl_constants::<ForceType>(),
         shapes = wgsl_constants::<ShapeKind>(),
+        faults = wgsl_constants::<Fault>(),
         steps = crate::cpu::STEPS_PER_OVERFLOW,
     )
 }
@@ -152,6 +165,8 @@ mod tests {
                     "SHAPE_",
                     "STEPS_PER_OVERFLOW",
                     "HEALTHY",
+                    "FAULT_",
+                    "ON_FAULT_",
                 ] {
                     assert!(
                         !line.starts_with(&format!("const {prefix}")),

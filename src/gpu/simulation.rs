@@ -14,12 +14,13 @@ use crate::force_table::ForceTable;
 use wgpu::util::DeviceExt;
 
 use crate::custom_force::ExternalLoad;
+use crate::fault::{Fault, FaultRules, QuarantinedBody};
 use crate::gpu::async_readback::AsyncReadback;
 use crate::gpu::buffers::GpuChunk;
 use crate::gpu::chunk::{BufferChunk, ChunkLayout, SharedInputs, plan_chunks};
 use crate::gpu::context::{GpuContext, one_line};
 use crate::gpu::kernel_spec::KernelSpec;
-use crate::gpu::layout::{Encode, RecordSizes, decode_states, visit_states};
+use crate::gpu::layout::{Encode, RecordSizes, decode_states, frozen_records, visit_states};
 use crate::gpu::options::GpuOptions;
 use crate::gpu::pipeline::integrate_pipeline;
 use crate::gpu::readback::{read_buffer, read_buffer_at};
@@ -44,16 +45,19 @@ pub struct GpuSimulation {
     chunks: Vec<BufferChunk>,
     masses: BodyMasses,
     in_flight: Option<InFlight>,
-    /// The kernel's `Faults`: two `u32`s, `HEALTHY` until a state goes bad or the kernel
-    /// meets a code it does not know.
+    /// The kernel's `Faults`: two `u32`s, `HEALTHY` until a state goes bad (under `stop`) or
+    /// the kernel meets a code it does not know, then the count of bodies frozen.
     faults: wgpu::Buffer,
     /// Where each submission copies the faults: one per submission in flight, so reading one
     /// never waits for the other.
     flag_staging: [wgpu::Buffer; 2],
     next_staging: usize,
-    /// The body and step of the non-finite state found, once one is: every later step
-    /// fails with it.
-    fault: Option<(usize, u64)>,
+    /// The body, step and fault that stopped the run, once one did: every later step fails
+    /// with it.
+    fault: Option<(usize, u64, Fault)>,
+    /// Whether a completed submission had frozen a body (under `freeze`): only then is the
+    /// crowd searched for them.
+    any_frozen: bool,
     /// The body that met a force or integrator code the kernel does not know, once one did.
     unknown_code: Option<usize>,
     /// Outstanding non-blocking state requests (src/gpu/async_readback.rs).
@@ -68,12 +72,15 @@ struct InFlight {
     mapped: Arc<AtomicBool>,
 }
 
-#[cfg(feature = "cli")]
-/// Bytes of the kernel's `Faults`.
-/// The largest staging buffer [`GpuSimulation::stream_states`] reads through.
+/// The largest staging buffer a one-off read of the crowd ([`GpuSimulation::stream_states`],
+/// the search for frozen bodies) goes through.
 const STREAM_BYTES: usize = 4 << 20;
 
-const FAULTS_BYTES: u64 = 2 * size_of::<u32>() as u64;
+/// Bytes of the kernel's `Faults`.
+const FAULTS_BYTES: u64 = 3 * size_of::<u32>() as u64;
+
+/// The kernel's `Faults` before anything went wrong.
+const NO_FAULTS: [u32; 3] = [HEALTHY, HEALTHY, 0];
 
 /// How long a run of steps took.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -113,7 +120,7 @@ impl GpuSimulation {
         });
         let faults = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
             label: Some("faults"),
-            contents: bytemuck::bytes_of(&[HEALTHY; 2]),
+            contents: bytemuck::bytes_of(&NO_FAULTS),
             usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
         });
         let staging = || {
@@ -178,6 +185,7 @@ impl GpuSimulation {
             flag_staging,
             next_staging: 0,
             fault: None,
+            any_frozen: false,
             unknown_code: None,
         })
     }
@@ -224,7 +232,7 @@ impl GpuSimulation {
             return Err(unknown_code_error(body));
         }
         match self.fault {
-            Some((body, step)) => Err(Error::NonFinite { body, step }),
+            Some((body, step, fault)) => Err(FaultRules::stop_error(body, step, fault)),
             None => Ok(()),
         }
     }
@@ -244,7 +252,7 @@ impl GpuSimulation {
                         .gpu_error(one_line(&format!("waiting for the flag: {e}")))
                 })?;
         }
-        let [flag, unknown_code]: [u32; 2] = {
+        let [flag, unknown_code, frozen]: [u32; 3] = {
             let view = staging.slice(..).get_mapped_range().map_err(|e| {
                 self.ctx
                     .gpu_error(one_line(&format!("reading the flag: {e}")))
@@ -252,6 +260,7 @@ impl GpuSimulation {
             bytemuck::pod_read_unaligned(&view[..FAULTS_BYTES as usize])
         };
         staging.unmap();
+        self.any_frozen |= frozen != 0;
         if unknown_code != HEALTHY {
             self.unknown_code = Some(unknown_code as usize);
             return self.check_fault();
@@ -259,12 +268,19 @@ impl GpuSimulation {
         if flag == HEALTHY {
             return Ok(());
         }
-        let body = flag as usize;
+        self.fault = Some(self.stopped_body(flag as usize)?);
+        self.check_fault()
+    }
+
+    /// The step and fault of `body`, which the kernel flagged under `stop`: its record holds
+    /// its last good state, clock and the fault's code.
+    fn stopped_body(&self, body: usize) -> Result<(usize, u64, Fault)> {
+        let flagged = || Error::Gpu(format!("the kernel flagged body {body}, past the crowd"));
         let chunk = self
             .chunks
             .iter()
             .find(|c| c.bodies.contains(&body))
-            .ok_or_else(|| Error::Gpu(format!("the kernel flagged body {body}, past the crowd")))?;
+            .ok_or_else(flagged)?;
         let bytes = self.sizes().state;
         let record: Vec<u8> = read_buffer_at(
             &self.ctx,
@@ -272,9 +288,15 @@ impl GpuSimulation {
             (body - chunk.bodies.start) * bytes,
             bytes,
         )?;
-        let (_, step) = decode_states(self.options.precision, &record)[0];
-        self.fault = Some((body, step));
-        self.check_fault()
+        let frozen = frozen_records(self.options.precision, &record);
+        let (_, _, step, status) = frozen.first().ok_or_else(|| {
+            Error::Gpu(format!(
+                "the kernel flagged body {body} but left it healthy"
+            ))
+        })?;
+        let fault = Fault::from_code(*status)
+            .ok_or_else(|| Error::Gpu(format!("body {body} has the unknown status {status}")))?;
+        Ok((body, *step, fault))
     }
 
     /// Reads the states back (waiting for queued steps) and pairs them with the constants.
@@ -287,15 +309,13 @@ impl GpuSimulation {
             return Err(unknown_code_error(body));
         }
         let mut bodies = Vec::with_capacity(self.masses.len());
-        let mut steps = Vec::with_capacity(self.masses.len());
         for chunk in &self.chunks {
             let bytes: Vec<u8> =
                 read_buffer(&self.ctx, &chunk.states, chunk.states.size() as usize)?;
             let states = decode_states(self.options.precision, &bytes);
-            for (i, (state, step)) in chunk.bodies.clone().zip(states) {
+            for (i, (state, _)) in chunk.bodies.clone().zip(states) {
                 let mass = self.masses.get(i);
                 bodies.push(Body { mass, state });
-                steps.push(step);
             }
         }
         if self.fault.is_some() {
@@ -307,11 +327,8 @@ impl GpuSimulation {
             return Err(unknown_code_error(words[1] as usize));
         }
         if words[0] != HEALTHY {
-            let body = words[0] as usize;
-            let step = *steps.get(body).ok_or_else(|| {
-                Error::Gpu(format!("the kernel flagged body {body}, past the crowd"))
-            })?;
-            return Err(Error::NonFinite { body, step });
+            let (body, step, fault) = self.stopped_body(words[0] as usize)?;
+            return Err(FaultRules::stop_error(body, step, fault));
         }
         Ok(bodies)
     }
@@ -349,13 +366,7 @@ impl GpuSimulation {
         &mut self,
         visit: impl FnMut(usize, &MassProperties, &BodyState),
     ) -> Result<()> {
-        if self.fault.is_some() && self.unknown_code.is_none() {
-            // Reported already: the states stay readable, the faulty body's its last finite.
-            self.ctx.check_lost()?;
-        } else {
-            // Completes every submission, reporting a state gone non-finite in any of them.
-            self.finish()?;
-        }
+        self.settle()?;
         let id = self.readback.request(&self.ctx, &self.chunks)?;
         self.visit_request(id, visit)
     }
@@ -369,13 +380,32 @@ impl GpuSimulation {
         &mut self,
         mut visit: impl FnMut(usize, &MassProperties, &BodyState),
     ) -> Result<()> {
-        if self.fault.is_some() && self.unknown_code.is_none() {
-            self.ctx.check_lost()?;
-        } else {
-            self.finish()?;
-        }
+        self.settle()?;
         let precision = self.options.precision;
-        let record_words = RecordSizes::of(precision).state / size_of::<u32>();
+        self.read_in_pieces(|first, bytes| {
+            let mut body = first;
+            visit_states(precision, bytes, |state, _| {
+                visit(body, &self.masses.get(body), &state);
+                body += 1;
+            });
+        })
+    }
+
+    /// Waits for queued steps, reporting a fault in any of them; once one was reported the
+    /// states stay readable (the faulty body's at its last good state).
+    fn settle(&mut self) -> Result<()> {
+        if self.fault.is_some() && self.unknown_code.is_none() {
+            self.ctx.check_lost()
+        } else {
+            self.finish()
+        }
+    }
+
+    /// Hands the state records of the whole crowd to `visit` in crowd order, in pieces of at
+    /// most [`STREAM_BYTES`] through a reused staging buffer, each with the crowd index of
+    /// its first body.
+    fn read_in_pieces(&self, mut visit: impl FnMut(usize, &[u8])) -> Result<()> {
+        let record_words = self.sizes().state / size_of::<u32>();
         let piece_bodies = (STREAM_BYTES / (record_words * size_of::<u32>())).max(1);
         for chunk in &self.chunks {
             let mut body = chunk.bodies.start;
@@ -384,13 +414,62 @@ impl GpuSimulation {
                 let first_word = (body - chunk.bodies.start) * record_words;
                 let words: Vec<u32> =
                     read_buffer_at(&self.ctx, &chunk.states, first_word, count * record_words)?;
-                visit_states(precision, bytemuck::cast_slice(&words), |state, _| {
-                    visit(body, &self.masses.get(body), &state);
-                    body += 1;
-                });
+                visit(body, bytemuck::cast_slice(&words));
+                body += count;
             }
         }
         Ok(())
+    }
+
+    /// The bodies frozen under `freeze`, in crowd order, with the step and fault that froze
+    /// them and their last good state. Waits for queued steps; the crowd is searched only
+    /// once the kernel has counted a frozen body.
+    pub(crate) fn quarantined(&mut self) -> Result<Vec<QuarantinedBody>> {
+        self.settle()?;
+        let mut found = Vec::new();
+        if !self.any_frozen {
+            return Ok(found);
+        }
+        let precision = self.options.precision;
+        let mut unknown = None;
+        self.read_in_pieces(|first, bytes| {
+            for (i, state, step, status) in frozen_records(precision, bytes) {
+                match Fault::from_code(status) {
+                    Some(fault) => found.push(QuarantinedBody {
+                        body: first + i,
+                        step,
+                        fault,
+                        state,
+                    }),
+                    None => unknown = Some((first + i, status)),
+                }
+            }
+        })?;
+        match unknown {
+            Some((body, status)) => Err(Error::Gpu(format!(
+                "body {body} has the unknown status {status}"
+            ))),
+            None => Ok(found),
+        }
+    }
+
+    /// Freezes each body of `bodies` at its given state, clock step and fault, as the kernel
+    /// would have: for a run continued from a checkpoint. One small write per body.
+    pub(crate) fn freeze(&mut self, bodies: &[QuarantinedBody]) -> Result<()> {
+        self.ctx.check_lost()?;
+        let record = self.sizes().state;
+        for q in bodies {
+            let chunk = self
+                .chunks
+                .iter()
+                .find(|c| c.bodies.contains(&q.body))
+                .ok_or_else(|| Error::Gpu(format!("body {} is in no chunk", q.body)))?;
+            let bytes = Encode(self.options.precision).frozen_state(&q.state, q.step, q.fault);
+            let offset = ((q.body - chunk.bodies.start) * record) as u64;
+            self.ctx.queue.write_buffer(&chunk.states, offset, &bytes);
+        }
+        self.any_frozen |= !bodies.is_empty();
+        self.ctx.take_uncaptured()
     }
 
     /// Hands the states of request `id` to `visit` as [`visit_states`](Self::visit_states)
