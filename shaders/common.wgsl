@@ -94,7 +94,9 @@ struct Params {
     on_fault: u32,
     dt: real,
     /// Squared speed, angular speed and distance limits of the envelope (infinite if unset).
-    envelope_squared: vec3<real>,
+    max_speed_squared: real,
+    max_angular_speed_squared: real,
+    max_distance_squared: real,
 }
 
 /// The force and torque set on one body from the host: 32 bytes in f32, 64 in f64.

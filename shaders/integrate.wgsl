@@ -183,13 +183,13 @@ fn state_fault(next: Motion, c: BodyConstants) -> u32 {
     }
     if KERNEL_ENVELOPE {
         let aux = auxiliaries(next, c);
-        if dot(aux.velocity, aux.velocity) > params.envelope_squared.x {
+        if dot(aux.velocity, aux.velocity) > params.max_speed_squared {
             return FAULT_SPEED;
         }
-        if dot(aux.angular_velocity, aux.angular_velocity) > params.envelope_squared.y {
+        if dot(aux.angular_velocity, aux.angular_velocity) > params.max_angular_speed_squared {
             return FAULT_ANGULAR_SPEED;
         }
-        if dot(next.position, next.position) > params.envelope_squared.z {
+        if dot(next.position, next.position) > params.max_distance_squared {
             return FAULT_DISTANCE;
         }
     }

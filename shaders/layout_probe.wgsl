@@ -79,7 +79,9 @@ fn probe() {
     word(p.plane_count);
     word(p.on_fault);
     put(p.dt);
-    put3(p.envelope_squared);
+    put(p.max_speed_squared);
+    put(p.max_angular_speed_squared);
+    put(p.max_distance_squared);
 
     let plane = probe_planes[1];
     put4(plane.surface);
