@@ -380,3 +380,73 @@ fn under_stop_the_first_fault_ends_the_run_naming_the_body_and_the_rule() {
         assert!(sim.quarantined().unwrap().is_empty(), "{name}");
     }
 }
+
+/// A `.npz` recording of a `freeze` run carries each body's status in every frame: 0 while
+/// healthy, the fault's code from the first frame after it froze; the frozen body's recorded
+/// state stays its last good one.
+#[test]
+fn a_recording_carries_each_bodys_status_frame_by_frame() {
+    use rigid_crowd::record::{TrajectoryWriter, frame_count, record_run};
+    use std::io::Read;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("frozen.npz");
+    let every = 10;
+    for backend in [Backend::FastCpu, Backend::Gpu] {
+        let (full, _) = crowd(Integrator::Rk4, OnFault::Freeze, &FAULTY);
+        let mut sim = open(&full, backend);
+        let frames = frame_count(STEPS, every);
+        let mut writer = TrajectoryWriter::create(&path, BODIES, frames).unwrap();
+        let mut recorded = Vec::new();
+        record_run(
+            &mut sim,
+            STEPS,
+            every,
+            |step, time, bodies| {
+                recorded.push(bodies.iter().map(|b| bits(&b.state)).collect::<Vec<_>>());
+                writer.write_frame(step, time, bodies)
+            },
+            |_| {},
+        )
+        .unwrap();
+        let quarantined = sim.quarantined().unwrap();
+        writer.set_quarantined(&quarantined, START);
+        writer.finish().unwrap();
+
+        let mut archive = zip::ZipArchive::new(std::fs::File::open(&path).unwrap()).unwrap();
+        let mut bytes = Vec::new();
+        archive
+            .by_name("status.npy")
+            .unwrap()
+            .read_to_end(&mut bytes)
+            .unwrap();
+        let header_len = u16::from_le_bytes([bytes[8], bytes[9]]) as usize;
+        let header = std::str::from_utf8(&bytes[10..10 + header_len]).unwrap();
+        assert!(header.contains("'descr': '|u1'"), "{header}");
+        assert!(
+            header.contains(&format!("'shape': ({frames}, {BODIES})")),
+            "{header}"
+        );
+        let status = &bytes[10 + header_len..];
+        assert_eq!(status.len(), frames * BODIES);
+        for frame in 0..frames {
+            let clock = START + frame as u64 * every;
+            for body in 0..BODIES {
+                let code = status[frame * BODIES + body];
+                match quarantined.iter().find(|q| q.body == body) {
+                    Some(q) if clock > q.step => {
+                        assert_eq!(code as u32, q.fault.code(), "body {body} frame {frame}");
+                        assert_eq!(recorded[frame][body], bits(&q.state), "body {body}");
+                    }
+                    _ => assert_eq!(code, 0, "{}: body {body} frame {frame}", backend.name()),
+                }
+            }
+        }
+        // The four froze at different frames, and every frame after that shows it.
+        let frozen_frames = |body: usize| {
+            (0..frames)
+                .filter(|f| status[f * BODIES + body] != 0)
+                .count()
+        };
+        assert!(FAULTY.iter().all(|&body| frozen_frames(body) > 0));
+    }
+}

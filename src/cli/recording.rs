@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use crate::record::{
     Recorder, TrajectoryFormat, TrajectoryWriter, finished_as_synced, frame_count,
 };
-use crate::{Error, RecordingPlan, Result, Simulation};
+use crate::{Error, OnFault, RecordingPlan, Result, Simulation};
 use clap::Args;
 
 use super::progress::{Progress, step_with_progress};
@@ -234,6 +234,10 @@ impl Recording {
             writer.frames_written(),
             writer.target().display()
         );
+        if sim.fault_rules().on_fault == OnFault::Freeze {
+            let first_step = self.first_step.unwrap_or_else(|| sim.clock_step());
+            writer.set_quarantined(&sim.quarantined()?, first_step);
+        }
         writer.finish()?;
         Ok(note)
     }

@@ -15,6 +15,9 @@ pub(crate) enum Dtype {
     /// `<i8`: little-endian int64.
     #[cfg_attr(not(feature = "npz"), allow(dead_code))] // the .npz archive's steps
     I64,
+    /// `|u1`: one byte (the `.npz` archive's per-body status).
+    #[cfg_attr(not(feature = "npz"), allow(dead_code))]
+    U8,
 }
 
 /// The `.npy` header for a C-ordered array of `shape`: magic, version 1.0, header length
@@ -24,6 +27,7 @@ pub(crate) fn header(dtype: Dtype, shape: &[usize]) -> Vec<u8> {
         Dtype::F32 => "<f4",
         Dtype::F64 => "<f8",
         Dtype::I64 => "<i8",
+        Dtype::U8 => "|u1",
     };
     let shape = match shape {
         [one] => format!("({one},)"),

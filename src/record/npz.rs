@@ -13,6 +13,7 @@ use zip::write::SimpleFileOptions;
 use crate::atomic_file::AtomicFile;
 use crate::error::{Error, Result};
 use crate::record::npy;
+use crate::record::writer::FrameStatus;
 
 /// An archive being written into its temporary file, inside its `states.npy` entry until
 /// [`NpzArchive::finish`]. Dropped unfinished (an error elsewhere), it writes nothing more
@@ -138,10 +139,19 @@ impl NpzArchive {
 
     /// Adds the `steps` and `times` entries and closes the archive, handing back the file
     /// to commit.
-    pub fn finish(mut self, steps: &[i64], times: &[f64]) -> Result<AtomicFile> {
+    pub fn finish(
+        mut self,
+        steps: &[i64],
+        times: &[f64],
+        status: Option<&FrameStatus>,
+    ) -> Result<AtomicFile> {
         let bytes = 128 + 8 * steps.len() as u64;
         self.add_entry("steps.npy", bytes, |out| npy::write_i64s(out, steps))?;
         self.add_entry("times.npy", bytes, |out| npy::write_f64s(out, times))?;
+        if let Some(status) = status {
+            let bytes = 128 + (steps.len() * status.bodies) as u64;
+            self.add_entry("status.npy", bytes, |out| status.write(out, steps))?;
+        }
         self.close()
     }
 

@@ -6,12 +6,46 @@ use std::path::{Path, PathBuf};
 use crate::atomic_file::AtomicFile;
 use crate::body::Body;
 use crate::error::{Error, Result};
+use crate::fault::QuarantinedBody;
 use crate::record::columns::{TRAJECTORY_COLUMNS, state_row};
 use crate::record::format::TrajectoryFormat;
 use crate::record::npy::{self, Dtype};
 #[cfg(feature = "npz")]
 use crate::record::npz::NpzArchive;
 use crate::record::partial::{Durable, PartialFile};
+
+/// The `status` entry of a trajectory recorded under the `freeze` fault policy: per frame and
+/// body, 0 while the body is healthy and its [`Fault`](crate::Fault)'s code once it is frozen.
+/// A body frozen after clock step `s` (its last good state) is frozen in every frame after
+/// `s`; the recording's bodies are never reset, so the final list of frozen bodies gives
+/// every frame's status.
+pub(crate) struct FrameStatus {
+    pub bodies: usize,
+    /// The clock step of the recording's step 0.
+    pub first_clock_step: u64,
+    /// Each frozen body: its index, the clock step of its last good state, its fault code.
+    pub frozen: Vec<(usize, u64, u8)>,
+}
+
+impl FrameStatus {
+    /// The `(frames, bodies)` uint8 array, one frame's row at a time.
+    #[cfg_attr(not(feature = "npz"), allow(dead_code))]
+    pub(crate) fn write(&self, out: &mut impl Write, steps: &[i64]) -> std::io::Result<()> {
+        out.write_all(&npy::header(npy::Dtype::U8, &[steps.len(), self.bodies]))?;
+        let mut row = vec![0u8; self.bodies];
+        for &step in steps {
+            let clock = self.first_clock_step + step as u64;
+            row.fill(0);
+            for &(body, last_good, code) in &self.frozen {
+                if clock > last_good {
+                    row[body] = code;
+                }
+            }
+            out.write_all(&row)?;
+        }
+        Ok(())
+    }
+}
 
 /// Where the frames go, by format.
 enum Sink {
@@ -56,6 +90,8 @@ pub struct TrajectoryWriter {
     times: Vec<f64>,
     /// One frame's bytes, reused.
     buffer: Vec<u8>,
+    /// The frozen bodies, for the `.npz` archive's `status` entry (a `freeze` run's).
+    status: Option<FrameStatus>,
 }
 
 impl std::fmt::Debug for TrajectoryWriter {
@@ -202,6 +238,7 @@ impl TrajectoryWriter {
             steps: Vec::new(),
             times: Vec::new(),
             buffer: Vec::new(),
+            status: None,
             target,
         }
     }
@@ -274,6 +311,23 @@ impl TrajectoryWriter {
         }
     }
 
+    /// Records which bodies the run froze (under the `freeze` fault policy), each after the
+    /// clock step of its last good state, `first_clock_step` being the clock step of the
+    /// recording's step 0: a `.npz` trajectory then gets a `status` entry, `(frames, bodies)`
+    /// uint8, 0 for a healthy body and the [`Fault`](crate::Fault)'s code from the first
+    /// frame after it froze. The other formats carry no status (the run's list of frozen
+    /// bodies gives it). Call before [`finish`](Self::finish).
+    pub fn set_quarantined(&mut self, quarantined: &[QuarantinedBody], first_clock_step: u64) {
+        self.status = Some(FrameStatus {
+            bodies: self.bodies,
+            first_clock_step,
+            frozen: quarantined
+                .iter()
+                .map(|q| (q.body, q.step, q.fault.code() as u8))
+                .collect(),
+        });
+    }
+
     /// Completes the file and renames it into place. Fails, leaving no file, unless every
     /// frame announced to [`create`](Self::create) was written.
     pub fn finish(self) -> Result<()> {
@@ -286,7 +340,7 @@ impl TrajectoryWriter {
         let file = match self.sink {
             Sink::Csv(file) | Sink::Npy(file) => file,
             #[cfg(feature = "npz")]
-            Sink::Npz(archive) => archive.finish(&self.steps, &self.times)?,
+            Sink::Npz(archive) => archive.finish(&self.steps, &self.times, self.status.as_ref())?,
             Sink::Partial(file) => {
                 return finish_partial(
                     file,
@@ -295,6 +349,7 @@ impl TrajectoryWriter {
                     states_bytes(self.bodies, self.frames),
                     &self.steps,
                     &self.times,
+                    self.status.as_ref(),
                 );
             }
         };
@@ -403,6 +458,7 @@ fn finish_partial(
     states_bytes: u64,
     steps: &[i64],
     times: &[f64],
+    status: Option<&FrameStatus>,
 ) -> Result<()> {
     match format {
         TrajectoryFormat::Csv | TrajectoryFormat::Npy => file.commit(),
@@ -423,12 +479,12 @@ fn finish_partial(
                     .write_states(&chunk[..n])
                     .map_err(|e| Error::io(target, e))?;
             }
-            archive.finish(steps, times)?.commit()?;
+            archive.finish(steps, times, status)?.commit()?;
             file.remove()
         }
         #[cfg(not(feature = "npz"))]
         TrajectoryFormat::Npz => {
-            let _ = (target, states_bytes, steps, times);
+            let _ = (target, states_bytes, steps, times, status);
             unreachable!("format_of refuses .npz without the feature")
         }
     }
