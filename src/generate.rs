@@ -348,13 +348,7 @@ mod tests {
     fn chunks_give_the_bodies_of_one_pass() {
         let spec = CrowdSpec {
             count: 2 * GENERATED_CHUNK + 77,
-            shapes: vec![
-                ShapeKind::Box,
-                ShapeKind::Sphere,
-                ShapeKind::Cylinder,
-                ShapeKind::Capsule,
-                ShapeKind::Ellipsoid,
-            ],
+            shapes: ShapeKind::EVERY.to_vec(),
             ..CrowdSpec::new(0, 9)
         };
         let mut rng = SplitMix64::new(spec.seed);

@@ -66,14 +66,19 @@ pub enum Shape {
     },
 }
 
-impl Coded for ShapeKind {
-    const ALL: &'static [Self] = &[
+impl ShapeKind {
+    /// Every kind of solid, in code order.
+    pub const EVERY: [ShapeKind; 5] = [
         ShapeKind::Box,
         ShapeKind::Sphere,
         ShapeKind::Cylinder,
         ShapeKind::Capsule,
         ShapeKind::Ellipsoid,
     ];
+}
+
+impl Coded for ShapeKind {
+    const ALL: &'static [Self] = &Self::EVERY;
     const WGSL_PREFIX: &'static str = "SHAPE";
     const FIRST_CODE: u32 = 1;
 

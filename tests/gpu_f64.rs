@@ -25,13 +25,7 @@ fn f64_against_reference(crowd: &Crowd, steps: u64) -> Deviation {
 fn every_shape(count: usize, seed: u64, integrator: Integrator, dt: f64) -> Crowd {
     let mut crowd = cross_check_crowd(count, seed, integrator, dt).unwrap();
     let spec = CrowdSpec {
-        shapes: vec![
-            ShapeKind::Box,
-            ShapeKind::Sphere,
-            ShapeKind::Cylinder,
-            ShapeKind::Capsule,
-            ShapeKind::Ellipsoid,
-        ],
+        shapes: ShapeKind::EVERY.to_vec(),
         ..CrowdSpec::new(count, seed)
     };
     for (body, generated) in crowd.bodies.iter_mut().zip(spec.generate().unwrap()) {
@@ -116,13 +110,7 @@ fn bodies_falling_onto_planes_agree_within_the_contact_tolerance() {
     let spec = CrowdSpec {
         region: [[-2.0, -2.0, 0.5], [2.0, 2.0, 3.0]],
         size: [0.1, 0.3],
-        shapes: vec![
-            ShapeKind::Box,
-            ShapeKind::Sphere,
-            ShapeKind::Cylinder,
-            ShapeKind::Capsule,
-            ShapeKind::Ellipsoid,
-        ],
+        shapes: ShapeKind::EVERY.to_vec(),
         ..CrowdSpec::new(300, 43)
     };
     let crowd = Crowd::new(spec.generate().unwrap(), 1e-3)

@@ -129,12 +129,9 @@ impl Recorder {
     pub fn finish(
         mut self,
         sim: &mut Simulation,
-        mut on_frame: impl FnMut(u64, f64, &[Body]) -> Result<()>,
+        on_frame: impl FnMut(u64, f64, &[Body]) -> Result<()>,
     ) -> Result<()> {
-        match self.pending.take() {
-            Some(ticket) => self.deliver(sim, ticket, &mut on_frame),
-            None => Ok(()),
-        }
+        self.flush(sim, on_frame)
     }
 
     fn deliver(
