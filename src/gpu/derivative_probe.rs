@@ -34,7 +34,7 @@ use crate::gpu::kernel_spec::KernelSpec;
 use crate::gpu::layout::{DispatchParams, Encode, decode_states};
 use crate::gpu::precision::{Precision, Real, with_real};
 use crate::gpu::readback::read_buffer;
-use crate::gpu::shader::{HEALTHY, integrate_source};
+use crate::gpu::shader::{NO_FAULTS, integrate_source};
 use crate::integrator::Integrator;
 use crate::simulation::Simulation;
 
@@ -159,7 +159,7 @@ fn on_device(ctx: &GpuContext, crowd: &Crowd, precision: Precision) -> DeviceRun
     let loads = init("probe loads", &encode.no_loads(), storage);
     let faults = init(
         "probe faults",
-        bytemuck::cast_slice(&[HEALTHY, HEALTHY]),
+        bytemuck::cast_slice(&NO_FAULTS),
         storage | wgpu::BufferUsages::COPY_SRC,
     );
     let out_records = 5 * count;
@@ -206,10 +206,10 @@ fn on_device(ctx: &GpuContext, crowd: &Crowd, precision: Precision) -> DeviceRun
     }
     ctx.queue.submit([encoder.finish()]);
     let terms = with_real!(precision, R => read_terms::<R>(ctx, &out, count));
-    let faults: Vec<u32> = read_buffer(ctx, &faults, 2).unwrap();
+    let faults: Vec<u32> = read_buffer(ctx, &faults, NO_FAULTS.len()).unwrap();
     assert_eq!(
         faults,
-        [HEALTHY, HEALTHY],
+        NO_FAULTS,
         "{precision:?}: the probe raised a fault (unknown force code?)"
     );
     DeviceRun {
