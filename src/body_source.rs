@@ -12,6 +12,9 @@ pub(crate) const SOURCE_CHUNK: usize = GENERATED_CHUNK;
 pub(crate) struct BodySource<'a> {
     given: &'a [Body],
     generated: Option<GeneratedBodies<'a>>,
+    /// The crowd index of this source's first body: a multiple of [`SOURCE_CHUNK`], not 0
+    /// for one shard of a crowd ([`BodySource::shard`]).
+    start: usize,
     count: usize,
 }
 
@@ -21,6 +24,7 @@ impl<'a> BodySource<'a> {
         Self {
             given: bodies,
             generated: None,
+            start: 0,
             count: bodies.len(),
         }
     }
@@ -31,6 +35,7 @@ impl<'a> BodySource<'a> {
         Ok(Self {
             given: bodies,
             generated: Some(GeneratedBodies::new(spec, bodies.len())?),
+            start: 0,
             count: bodies.len() + spec.count,
         })
     }
@@ -47,10 +52,10 @@ impl<'a> BodySource<'a> {
         chunk: usize,
         visit: impl FnOnce(usize, &[Body]) -> T,
     ) -> Result<T> {
-        let first = chunk * SOURCE_CHUNK;
-        let end = (first + SOURCE_CHUNK).min(self.count);
+        let first = self.start + chunk * SOURCE_CHUNK;
+        let end = (first + SOURCE_CHUNK).min(self.start + self.count);
         if end <= self.given.len() {
-            return Ok(visit(first, &self.given[first..end]));
+            return Ok(visit(first - self.start, &self.given[first..end]));
         }
         let mut bodies = Vec::with_capacity(end - first);
         bodies.extend_from_slice(&self.given[first.min(self.given.len())..]);
@@ -62,6 +67,38 @@ impl<'a> BodySource<'a> {
         let last_generated = end - 1 - self.given.len();
         generated.generate_chunk(generated.chunk_of(last_generated), &mut bodies)?;
         debug_assert_eq!(bodies.len(), end - first);
-        Ok(visit(first, &bodies))
+        Ok(visit(first - self.start, &bodies))
+    }
+
+    /// The bodies `range` (of this source, which starts the crowd) as a source of their own,
+    /// counted from 0, when `range.start` is a multiple of [`SOURCE_CHUNK`] so that the
+    /// chunks line up; else `None` (see [`BodySource::collect_range`]).
+    pub fn shard(&self, range: std::ops::Range<usize>) -> Option<BodySource<'a>> {
+        debug_assert!(self.start == 0 && range.end <= self.count);
+        range
+            .start
+            .is_multiple_of(SOURCE_CHUNK)
+            .then(|| BodySource {
+                given: self.given,
+                generated: self.generated.clone(),
+                start: range.start,
+                count: range.len(),
+            })
+    }
+
+    /// The bodies `range` as values: for a shard that does not start on a chunk boundary
+    /// (only in crowds too small to split on them).
+    pub fn collect_range(&self, range: std::ops::Range<usize>) -> Result<Vec<Body>> {
+        let mut bodies = Vec::with_capacity(range.len());
+        for chunk in range.start / SOURCE_CHUNK..range.end.div_ceil(SOURCE_CHUNK) {
+            self.with_chunk(chunk, |first, chunk_bodies| {
+                for (i, body) in (first..).zip(chunk_bodies) {
+                    if range.contains(&i) {
+                        bodies.push(body.clone());
+                    }
+                }
+            })?;
+        }
+        Ok(bodies)
     }
 }

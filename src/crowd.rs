@@ -93,6 +93,31 @@ impl Crowd {
         self
     }
 
+    /// Everything but the bodies, for the bodies `range` of the crowd integrated on their
+    /// own (one shard of a crowd spread over several devices): the forces on every body, and
+    /// the own forces of those bodies, renumbered from the first, in their order.
+    pub(crate) fn shard_settings(&self, range: std::ops::Range<usize>) -> Crowd {
+        let forces = self.forces.iter().filter_map(|force| match force.body {
+            None => Some(*force),
+            Some(body) if range.contains(&body) => Some(Force {
+                body: Some(body - range.start),
+                ..*force
+            }),
+            Some(_) => None,
+        });
+        Crowd {
+            bodies: Vec::new(),
+            forces: forces.collect(),
+            integrator: self.integrator,
+            dt: self.dt,
+            planes: self.planes.clone(),
+            keyframes: self.keyframes.clone(),
+            custom_force: self.custom_force.clone(),
+            start_step: self.start_step,
+            fault_rules: self.fault_rules,
+        }
+    }
+
     /// Checks what the types alone cannot: `dt`, force parameters and force targets.
     pub fn validate(&self) -> Result<()> {
         self.validate_settings(self.bodies.len())?;

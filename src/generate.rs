@@ -206,6 +206,7 @@ pub(crate) const GENERATED_CHUNK: usize = 1 << 14;
 /// A recipe's bodies cut into chunks that can be generated independently, in parallel, and
 /// come out exactly as [`CrowdSpec::generate`] would give them. One pass over the random
 /// stream, which draws only each body's shape, finds where each chunk starts in it.
+#[derive(Clone)]
 pub(crate) struct GeneratedBodies<'a> {
     spec: &'a CrowdSpec,
     /// The random stream's state at the start of each chunk.

@@ -13,7 +13,7 @@ use crate::error::{Error, Result};
 use crate::fault::{Fault, FaultRules, QuarantinedBody};
 use std::time::Instant;
 
-use crate::gpu::{GpuChunk, GpuContext, GpuOptions, GpuSimulation, Precision, StepTimes};
+use crate::gpu::{GpuChunk, GpuContext, GpuOptions, GpuShards, Precision, StepTimes};
 use crate::mass::MassProperties;
 use crate::validate::check_vector;
 
@@ -27,7 +27,7 @@ enum Engine {
     Reference(CpuRefSimulation),
     FastCpu(CpuSimulation),
     // Boxed: the GPU side holds many wgpu handles, the CPU side a few vectors.
-    Gpu(Box<GpuSimulation>),
+    Gpu(Box<GpuShards>),
 }
 
 /// A crowd being integrated on one backend.
@@ -56,7 +56,7 @@ impl Simulation {
             crowd,
             &BodySource::given(&crowd.bodies),
             Backend::Reference,
-            None,
+            &[],
         )
     }
 
@@ -66,19 +66,20 @@ impl Simulation {
             crowd,
             &BodySource::given(&crowd.bodies),
             Backend::FastCpu,
-            None,
+            &[],
         )
     }
 
     /// Integrates the bodies of `source` under the rest of `crowd` (its own `bodies` are
-    /// ignored) on `backend`, on the GPU of `ctx` or the best adapter's. The bodies go
-    /// straight into the backend's layout, chunk by chunk: a crowd generated from a recipe
-    /// is never held whole as [`Body`] values.
+    /// ignored) on `backend`, on the GPUs of `devices` (split in contiguous shards over
+    /// several) or, if none is given, on the best adapter's. The bodies go straight into the
+    /// backend's layout, chunk by chunk: a crowd generated from a recipe is never held whole
+    /// as [`Body`] values.
     pub(crate) fn from_source(
         crowd: &Crowd,
         source: &BodySource,
         backend: Backend,
-        ctx: Option<&GpuContext>,
+        devices: &[GpuContext],
     ) -> Result<Self> {
         crowd.validate_settings(source.len())?;
         let engine = match backend {
@@ -90,14 +91,14 @@ impl Simulation {
                     ..GpuOptions::default()
                 };
                 let opened;
-                let ctx = match ctx {
-                    Some(ctx) => ctx,
-                    None => {
-                        opened = GpuContext::new()?;
-                        &opened
+                let devices = match devices {
+                    [] => {
+                        opened = [GpuContext::new()?];
+                        &opened[..]
                     }
+                    given => given,
                 };
-                Engine::Gpu(Box::new(GpuSimulation::new(ctx, crowd, source, options)?))
+                Engine::Gpu(Box::new(GpuShards::new(devices, crowd, source, options)?))
             }
         };
         Ok(Self::with_engine(engine, crowd, source.len()))
@@ -260,8 +261,26 @@ impl Simulation {
     pub fn gpu_with_options(crowd: &Crowd, ctx: &GpuContext, options: GpuOptions) -> Result<Self> {
         crowd.validate_settings(crowd.bodies.len())?;
         let source = BodySource::given(&crowd.bodies);
-        let engine = Engine::Gpu(Box::new(GpuSimulation::new(ctx, crowd, &source, options)?));
+        let devices = std::slice::from_ref(ctx);
+        let engine = Engine::Gpu(Box::new(GpuShards::new(devices, crowd, &source, options)?));
         Ok(Self::with_engine(engine, crowd, crowd.bodies.len()))
+    }
+
+    /// Integrates `crowd` on the GPU backend `backend` (`gpu` or `gpu-f64`) spread over the
+    /// devices of `devices` (see [`GpuContext::open_devices`]): contiguous shards of bodies,
+    /// sized by each device's memory, the first bodies on the first device. Every index the
+    /// simulation hands out or takes is a crowd index, and the results are bit for bit those
+    /// of one device. A CPU backend ignores `devices`.
+    pub fn on_devices(crowd: &Crowd, backend: Backend, devices: &[GpuContext]) -> Result<Self> {
+        Self::from_source(crowd, &BodySource::given(&crowd.bodies), backend, devices)
+    }
+
+    /// How many GPU devices the crowd is spread over (0 on the CPU backends).
+    pub fn device_count(&self) -> usize {
+        match &self.engine {
+            Engine::Gpu(sim) => sim.device_count(),
+            _ => 0,
+        }
     }
 
     /// Integrates `crowd` on `backend`, opening the best GPU adapter if needed.
@@ -403,7 +422,7 @@ impl Simulation {
     /// backends.
     pub fn gpu_chunks(&self) -> Vec<GpuChunk<'_>> {
         match &self.engine {
-            Engine::Gpu(sim) => sim.chunks().collect(),
+            Engine::Gpu(sim) => sim.chunks(),
             _ => Vec::new(),
         }
     }

@@ -156,16 +156,17 @@ pub(crate) fn drive(
     };
     let (mut sim, adapter) = match backend {
         Backend::Reference => (
-            Simulation::from_source(&crowd, &source, backend, None)?,
+            Simulation::from_source(&crowd, &source, backend, &[])?,
             "the f64 CPU reference".to_string(),
         ),
         Backend::FastCpu => (
-            Simulation::from_source(&crowd, &source, backend, None)?,
+            Simulation::from_source(&crowd, &source, backend, &[])?,
             format!("the f32 CPU path, {} threads", rayon::current_num_threads()),
         ),
         Backend::Gpu | Backend::GpuF64 => {
             let ctx = GpuContext::new()?;
-            let sim = Simulation::from_source(&crowd, &source, backend, Some(&ctx))?;
+            let sim =
+                Simulation::from_source(&crowd, &source, backend, std::slice::from_ref(&ctx))?;
             (sim, ctx.describe())
         }
     };

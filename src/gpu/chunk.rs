@@ -67,8 +67,11 @@ pub(crate) struct SharedInputs<'a> {
     pub keyframes: &'a wgpu::Buffer,
     /// `(first, count)` of each keyframe table in `keyframes`.
     pub spans: &'a [(u32, u32)],
-    /// The kernel's `Faults` (two `u32`s).
+    /// The kernel's `Faults`.
     pub faults: &'a wgpu::Buffer,
+    /// The crowd index of the simulation's first body: not 0 for a shard of a crowd spread
+    /// over several devices (a custom force and the fault flag see crowd indices).
+    pub first_body: usize,
 }
 
 impl BufferChunk {
@@ -113,7 +116,7 @@ impl BufferChunk {
                 integrator: crowd.integrator.code(),
                 row_width: grid.0 * layout.workgroup_size,
                 steps_per_dispatch,
-                first_body: bodies.start as u32,
+                first_body: (shared.first_body + bodies.start) as u32,
                 plane_count: crowd.planes.len() as u32,
                 dt: crowd.dt,
                 fault_rules: crowd.fault_rules,

@@ -128,7 +128,69 @@ fn choose_adapter(
         .map_err(|e| Error::NoAdapter(format!("no GPU adapter found ({e}): {NO_ADAPTER_HINT}")))
 }
 
+/// How many devices to spread a crowd over (`--devices N|all`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DeviceCount {
+    /// One device on every adapter (software adapters only when there is no other).
+    All,
+    /// This many, opened round-robin over the adapters: on a machine with one adapter, all
+    /// on it.
+    Count(usize),
+}
+
+impl std::str::FromStr for DeviceCount {
+    type Err = String;
+
+    fn from_str(text: &str) -> std::result::Result<Self, String> {
+        match text {
+            "all" => Ok(DeviceCount::All),
+            n => match n.parse::<usize>() {
+                Ok(0) | Err(_) => Err(format!(
+                    "expected a count of at least 1 or `all` (got `{n}`)"
+                )),
+                Ok(n) => Ok(DeviceCount::Count(n)),
+            },
+        }
+    }
+}
+
+/// The adapters devices are opened on, best first: `WGPU_ADAPTER_NAME`'s if set, hardware
+/// before software.
+fn device_adapters(instance: &wgpu::Instance) -> Result<Vec<wgpu::Adapter>> {
+    let mut adapters = pollster::block_on(instance.enumerate_adapters(backends()));
+    if let Ok(wanted) = std::env::var("WGPU_ADAPTER_NAME") {
+        let wanted = wanted.to_lowercase();
+        adapters.retain(|a| a.get_info().name.to_lowercase().contains(&wanted));
+    }
+    let software = |a: &wgpu::Adapter| a.get_info().device_type == wgpu::DeviceType::Cpu;
+    adapters.sort_by_key(software);
+    if adapters.iter().any(|a| !software(a)) {
+        adapters.retain(|a| !software(a));
+    }
+    if adapters.is_empty() {
+        return Err(Error::NoAdapter(format!(
+            "no GPU adapter found: {NO_ADAPTER_HINT}"
+        )));
+    }
+    Ok(adapters)
+}
+
 impl GpuContext {
+    /// Opens the devices a crowd spread over several is integrated on (see
+    /// [`Simulation::on_devices`](crate::Simulation::on_devices)): `count` of them
+    /// round-robin over the adapters, or one per adapter.
+    pub fn open_devices(count: DeviceCount) -> Result<Vec<GpuContext>> {
+        let instance = new_instance();
+        let adapters = device_adapters(&instance)?;
+        let count = match count {
+            DeviceCount::All => adapters.len(),
+            DeviceCount::Count(n) => n,
+        };
+        (0..count)
+            .map(|i| Self::open(adapters[i % adapters.len()].clone()))
+            .collect()
+    }
+
     /// Opens the best adapter (see [`list_adapters`]) with its full limits.
     pub fn new() -> Result<Self> {
         let instance = new_instance();

@@ -17,16 +17,18 @@ mod pipeline_cache;
 mod precision;
 mod readback;
 pub(crate) mod shader;
+mod shards;
 mod simulation;
 mod timing;
 
 pub use buffers::{GpuChunk, LAYOUT_VERSION, layout_wgsl};
 #[cfg(feature = "cli")]
 pub(crate) use context::NO_ADAPTER_HINT;
-pub use context::{AdapterSummary, GpuContext, MEMORY_BUDGET_VAR, list_adapters};
+pub use context::{AdapterSummary, DeviceCount, GpuContext, MEMORY_BUDGET_VAR, list_adapters};
 pub use options::GpuOptions;
 pub use precision::Precision;
 pub(crate) use readback::read_buffer;
+pub(crate) use shards::GpuShards;
 pub(crate) use simulation::GpuSimulation;
 pub use simulation::StepTimes;
 pub(crate) use simulation::check_scope;

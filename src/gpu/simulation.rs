@@ -24,7 +24,7 @@ use crate::gpu::layout::{Encode, RecordSizes, decode_states, frozen_records, vis
 use crate::gpu::options::GpuOptions;
 use crate::gpu::pipeline::integrate_pipeline;
 use crate::gpu::readback::{read_buffer, read_buffer_at};
-use crate::gpu::shader::HEALTHY;
+use crate::gpu::shader::{HEALTHY, NO_FAULTS};
 use crate::gpu::timing::PassTimer;
 use crate::mass::MassProperties;
 
@@ -62,6 +62,10 @@ pub struct GpuSimulation {
     unknown_code: Option<usize>,
     /// Outstanding non-blocking state requests (src/gpu/async_readback.rs).
     pub(super) readback: AsyncReadback,
+    /// The crowd index of body 0 here: not 0 for one shard of a crowd spread over several
+    /// devices (src/gpu/shards.rs). The kernel sees crowd indices; everything else here
+    /// counts from this simulation's first body.
+    first_body: usize,
 }
 
 /// A submitted command buffer and the staging buffer its copy of the flag lands in.
@@ -77,10 +81,7 @@ struct InFlight {
 const STREAM_BYTES: usize = 4 << 20;
 
 /// Bytes of the kernel's `Faults`.
-const FAULTS_BYTES: u64 = 3 * size_of::<u32>() as u64;
-
-/// The kernel's `Faults` before anything went wrong.
-const NO_FAULTS: [u32; 3] = [HEALTHY, HEALTHY, 0];
+const FAULTS_BYTES: u64 = size_of::<[u32; 3]>() as u64;
 
 /// How long a run of steps took.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -99,6 +100,19 @@ impl GpuSimulation {
         crowd: &Crowd,
         source: &BodySource,
         options: GpuOptions,
+    ) -> Result<Self> {
+        Self::shard(ctx, crowd, source, options, 0)
+    }
+
+    /// [`new`](Self::new) for the bodies of `source`, which are the crowd's from index
+    /// `first_body` on (`crowd`'s own forces numbered from that body), on one of several
+    /// devices.
+    pub(crate) fn shard(
+        ctx: &GpuContext,
+        crowd: &Crowd,
+        source: &BodySource,
+        options: GpuOptions,
+        first_body: usize,
     ) -> Result<Self> {
         options.validate(ctx.limits())?;
         let options = options.for_crowd(crowd);
@@ -136,6 +150,7 @@ impl GpuSimulation {
             keyframes: &keyframes,
             spans: &spans,
             faults: &faults,
+            first_body,
         };
 
         let layout = ChunkLayout {
@@ -187,6 +202,7 @@ impl GpuSimulation {
             fault: None,
             any_frozen: false,
             unknown_code: None,
+            first_body,
         })
     }
 
@@ -268,7 +284,7 @@ impl GpuSimulation {
         if flag == HEALTHY {
             return Ok(());
         }
-        self.fault = Some(self.stopped_body(flag as usize)?);
+        self.fault = Some(self.stopped_body(flag as usize - self.first_body)?);
         self.check_fault()
     }
 
@@ -327,7 +343,7 @@ impl GpuSimulation {
             return Err(unknown_code_error(words[1] as usize));
         }
         if words[0] != HEALTHY {
-            let (body, step, fault) = self.stopped_body(words[0] as usize)?;
+            let (body, step, fault) = self.stopped_body(words[0] as usize - self.first_body)?;
             return Err(FaultRules::stop_error(body, step, fault));
         }
         Ok(bodies)
@@ -568,7 +584,20 @@ impl GpuSimulation {
 
     /// Each chunk's crowd indices and buffers, in crowd order.
     pub(crate) fn chunks(&self) -> impl Iterator<Item = GpuChunk<'_>> {
-        self.chunks.iter().map(BufferChunk::public)
+        self.chunks.iter().map(|chunk| {
+            let public = chunk.public();
+            GpuChunk {
+                bodies: public.bodies.start + self.first_body..public.bodies.end + self.first_body,
+                ..public
+            }
+        })
+    }
+
+    /// The steps of each submission a long `step(n)` makes: a crowd spread over several
+    /// devices steps each by this much in turn, so that every device stays busy.
+    pub(crate) fn steps_per_submission(&self) -> u64 {
+        let fuse = self.options.steps_per_dispatch as u64;
+        dispatches_per_submission(fuse, self.masses.len()) * fuse
     }
 
     fn plan(&self, steps: u64) -> Vec<(u64, u64)> {
@@ -714,9 +743,7 @@ pub(crate) fn check_scope(scope: wgpu::ErrorScopeGuard, doing: &str) -> Result<(
 /// The dispatches of `steps` steps, grouped by submission: `(fused, single)` dispatch counts
 /// per command buffer, each fused dispatch taking `steps_per_dispatch` steps.
 fn submission_plan(steps: u64, steps_per_dispatch: u64, bodies: usize) -> Vec<(u64, u64)> {
-    let per_dispatch = bodies.max(1) as u64 * steps_per_dispatch;
-    let per_submission =
-        (BODY_STEPS_PER_SUBMISSION / per_dispatch).clamp(1, MAX_DISPATCHES_PER_SUBMISSION);
+    let per_submission = dispatches_per_submission(steps_per_dispatch, bodies);
     let (mut fused, mut single) = (steps / steps_per_dispatch, steps % steps_per_dispatch);
     let mut plan = Vec::new();
     while fused + single > 0 {
@@ -727,6 +754,13 @@ fn submission_plan(steps: u64, steps_per_dispatch: u64, bodies: usize) -> Vec<(u
         single -= s;
     }
     plan
+}
+
+/// Dispatches per command buffer for a crowd of `bodies`: about
+/// [`BODY_STEPS_PER_SUBMISSION`] body-steps, at most [`MAX_DISPATCHES_PER_SUBMISSION`].
+fn dispatches_per_submission(steps_per_dispatch: u64, bodies: usize) -> u64 {
+    let per_dispatch = bodies.max(1) as u64 * steps_per_dispatch;
+    (BODY_STEPS_PER_SUBMISSION / per_dispatch).clamp(1, MAX_DISPATCHES_PER_SUBMISSION)
 }
 
 #[cfg(test)]

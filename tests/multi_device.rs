@@ -1,0 +1,212 @@
+//! One crowd on several devices (lavapipe opened two or three times): the results do not
+//! depend on the sharding, bit for bit, and every index is a crowd index.
+
+mod common;
+
+use rigid_crowd::glam::DVec3;
+use rigid_crowd::gpu::{DeviceCount, GpuContext};
+use rigid_crowd::{
+    Backend, Body, BodyState, Crowd, CustomForce, CustomForceInput, Envelope, Error, ExternalLoad,
+    Fault, FaultRules, Force, ForceKind, Integrator, OnFault, Plane, Simulation, cross_check_crowd,
+};
+use std::sync::OnceLock;
+
+/// Three devices, opened once for the whole binary; a run on `n` uses the first `n`.
+fn devices() -> &'static [GpuContext] {
+    static DEVICES: OnceLock<Vec<GpuContext>> = OnceLock::new();
+    DEVICES.get_or_init(|| {
+        GpuContext::open_devices(DeviceCount::Count(3))
+            .unwrap_or_else(|e| panic!("GPU tests need an adapter: {e}"))
+    })
+}
+
+const GPU_BACKENDS: [Backend; 2] = [Backend::Gpu, Backend::GpuF64];
+
+fn bits(bodies: &[Body]) -> Vec<u64> {
+    common::state_bits(bodies)
+}
+
+/// A force that depends on the body's crowd index: a shard that numbered its bodies from 0
+/// would push them differently.
+fn indexed_force() -> CustomForce {
+    const WGSL: &str = "\
+fn custom_force(position: vec3<real>, orientation: vec4<real>, velocity: vec3<real>,
+                angular_velocity: vec3<real>, mass: real, time: real, body: u32) -> Load {
+    return Load(vec3<real>(real(body % 7u), real(0.0), real(0.0)) * mass,
+                vec3<real>(real(0.0), real(0.01) * real(body % 5u), real(0.0)));
+}
+";
+    CustomForce::new(WGSL, |input: &CustomForceInput| ExternalLoad {
+        force: DVec3::new((input.body % 7) as f64, 0.0, 0.0) * input.mass,
+        torque: DVec3::new(0.0, 0.01 * (input.body % 5) as f64, 0.0),
+    })
+}
+
+/// Seeded boxes and spheres under gravity and drag, with a custom force that reads the
+/// body's index and own forces on bodies spread through the crowd; a floor when `contacts`.
+fn crowd(count: usize, integrator: Integrator, contacts: bool) -> Crowd {
+    let mut crowd = cross_check_crowd(count, 17, integrator, 1.0 / 128.0)
+        .unwrap()
+        .with_custom_force(indexed_force())
+        .with_force(Force::on_all(ForceKind::Custom));
+    for body in (0..count).step_by(count / 5 + 1) {
+        crowd = crowd.with_force(Force::on_body(
+            body,
+            ForceKind::Spring {
+                anchor: DVec3::new(0.0, 1.0, 0.0),
+                attach: DVec3::new(0.05, 0.0, 0.0),
+                stiffness: 3.0,
+                damping: 0.1,
+            },
+        ));
+    }
+    if contacts {
+        crowd = crowd.with_plane(Plane::ground(0.5, 0.4));
+    }
+    crowd
+}
+
+fn run(crowd: &Crowd, backend: Backend, count: usize, steps: u64) -> Simulation {
+    let mut sim = Simulation::on_devices(crowd, backend, &devices()[..count]).unwrap();
+    assert_eq!(sim.device_count(), count);
+    sim.step(steps / 2).unwrap();
+    sim.step(steps - steps / 2).unwrap();
+    sim.finish().unwrap();
+    sim
+}
+
+#[test]
+fn two_or_three_devices_give_the_bits_of_one_for_every_integrator() {
+    for backend in GPU_BACKENDS {
+        for integrator in Integrator::ALL {
+            let crowd = crowd(97, integrator, false);
+            let one = bits(&run(&crowd, backend, 1, 40).bodies().unwrap());
+            for devices in [2, 3] {
+                let many = bits(&run(&crowd, backend, devices, 40).bodies().unwrap());
+                assert_eq!(
+                    many,
+                    one,
+                    "{} {} on {devices} devices",
+                    backend.name(),
+                    integrator.name()
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn a_contact_scene_on_several_devices_matches_one() {
+    for backend in GPU_BACKENDS {
+        let crowd = crowd(64, Integrator::Rk4, true);
+        let one = bits(&run(&crowd, backend, 1, 200).bodies().unwrap());
+        let three = bits(&run(&crowd, backend, 3, 200).bodies().unwrap());
+        assert_eq!(three, one, "{}", backend.name());
+    }
+}
+
+/// A crowd larger than three source chunks is cut on chunk boundaries (the path a generated
+/// crowd of millions takes); the non-blocking reads see every device.
+#[test]
+fn a_large_crowd_is_cut_on_chunk_boundaries_and_read_whole() {
+    let crowd = crowd(3 * 16384 + 500, Integrator::Rk4, false);
+    let one = run(&crowd, Backend::Gpu, 1, 4);
+    let mut three = run(&crowd, Backend::Gpu, 3, 4);
+    let expected = bits(&one.bodies().unwrap());
+    assert_eq!(bits(&three.bodies().unwrap()), expected);
+    let first = three.request_states().unwrap();
+    three.step(2).unwrap();
+    let second = three.request_states().unwrap();
+    // Redeemed out of order, one polled until it lands.
+    let later = three.wait_states(second).unwrap();
+    let now = loop {
+        if let Some(bodies) = three.try_states(&first).unwrap() {
+            break bodies;
+        }
+    };
+    assert_eq!(bits(&now), expected);
+    let mut reference = run(&crowd, Backend::Gpu, 1, 6);
+    reference.finish().unwrap();
+    assert_eq!(bits(&later), bits(&reference.bodies().unwrap()));
+}
+
+#[test]
+fn faults_resets_and_loads_use_crowd_indices() {
+    let count = 30;
+    // Body 25 (on the third device) is launched far faster than the others.
+    let mut base = crowd(count, Integrator::Rk4, false);
+    let launched = &mut base.bodies[25];
+    launched.state.linear_momentum = DVec3::new(400.0, 0.0, 0.0) * launched.mass.mass();
+    let envelope = Envelope {
+        max_speed: Some(100.0),
+        ..Envelope::default()
+    };
+    for on_fault in [OnFault::Freeze, OnFault::Stop] {
+        let crowd = base
+            .clone()
+            .with_fault_rules(FaultRules { on_fault, envelope });
+        let mut sims: Vec<Simulation> = [1, 3]
+            .iter()
+            .map(|&n| Simulation::on_devices(&crowd, Backend::Gpu, &devices()[..n]).unwrap())
+            .collect();
+        let mut outcomes = Vec::new();
+        for sim in &mut sims {
+            let loads: Vec<ExternalLoad> = (0..count)
+                .map(|i| ExternalLoad {
+                    force: DVec3::new(0.0, i as f64 * 0.1, 0.0),
+                    torque: DVec3::ZERO,
+                })
+                .collect();
+            sim.set_external_loads(&loads).unwrap();
+            let stepped = sim.step(60).and_then(|()| sim.finish());
+            outcomes.push((
+                stepped.map_err(|e| e.to_string()),
+                sim.quarantined().unwrap(),
+            ));
+        }
+        assert_eq!(outcomes[1], outcomes[0], "{on_fault:?}");
+        match on_fault {
+            OnFault::Freeze => {
+                let frozen = &outcomes[0].1;
+                assert_eq!(frozen.len(), 1);
+                assert_eq!((frozen[0].body, frozen[0].fault), (25, Fault::Speed));
+                // A reset on the third device, by crowd index, rejoins.
+                let fresh = BodyState {
+                    linear_momentum: DVec3::ZERO,
+                    ..frozen[0].state
+                };
+                for sim in &mut sims {
+                    sim.set_states(&[25], &[fresh]).unwrap();
+                    sim.step(5).unwrap();
+                    assert!(sim.quarantined().unwrap().is_empty());
+                }
+                assert_eq!(
+                    bits(&sims[1].bodies().unwrap()),
+                    bits(&sims[0].bodies().unwrap())
+                );
+            }
+            OnFault::Stop => match &outcomes[0].0 {
+                Err(message) => assert!(message.starts_with("body 25 passed"), "{message}"),
+                Ok(()) => panic!("the run should have stopped"),
+            },
+        }
+    }
+}
+
+#[test]
+fn a_crowd_smaller_than_the_devices_is_refused() {
+    let crowd = crowd(2, Integrator::Rk4, false);
+    match Simulation::on_devices(&crowd, Backend::Gpu, devices()) {
+        Err(Error::Invalid { field, message }) => {
+            assert_eq!(field, "devices");
+            assert!(
+                message.contains("2 bodies") && message.contains("3 devices"),
+                "{message}"
+            );
+        }
+        other => panic!(
+            "expected an error naming devices, got {:?}",
+            other.map(|_| ())
+        ),
+    }
+}
