@@ -259,11 +259,7 @@ impl Simulation {
 
     /// Integrates `crowd` on the GPU of `ctx` with the kernel built per `options`.
     pub fn gpu_with_options(crowd: &Crowd, ctx: &GpuContext, options: GpuOptions) -> Result<Self> {
-        crowd.validate_settings(crowd.bodies.len())?;
-        let source = BodySource::given(&crowd.bodies);
-        let devices = std::slice::from_ref(ctx);
-        let engine = Engine::Gpu(Box::new(GpuShards::new(devices, crowd, &source, options)?));
-        Ok(Self::with_engine(engine, crowd, crowd.bodies.len()))
+        Self::gpu_on_devices(crowd, std::slice::from_ref(ctx), options)
     }
 
     /// Integrates `crowd` on the GPU backend `backend` (`gpu` or `gpu-f64`) spread over the
@@ -273,6 +269,19 @@ impl Simulation {
     /// of one device. A CPU backend ignores `devices`.
     pub fn on_devices(crowd: &Crowd, backend: Backend, devices: &[GpuContext]) -> Result<Self> {
         Self::from_source(crowd, &BodySource::given(&crowd.bodies), backend, devices)
+    }
+
+    /// [`on_devices`](Self::on_devices) with the kernel built per `options` (whose precision
+    /// picks `gpu` or `gpu-f64`).
+    pub fn gpu_on_devices(
+        crowd: &Crowd,
+        devices: &[GpuContext],
+        options: GpuOptions,
+    ) -> Result<Self> {
+        crowd.validate_settings(crowd.bodies.len())?;
+        let source = BodySource::given(&crowd.bodies);
+        let engine = Engine::Gpu(Box::new(GpuShards::new(devices, crowd, &source, options)?));
+        Ok(Self::with_engine(engine, crowd, crowd.bodies.len()))
     }
 
     /// How many GPU devices the crowd is spread over (0 on the CPU backends).

@@ -51,6 +51,9 @@ pub struct BenchPlan {
     pub cpu_threads: Vec<usize>,
     /// What the crowd feels.
     pub workload: Workload,
+    /// GPU device counts; one row each (the crowd split over that many devices). With more
+    /// than one count, every GPU row is timed by the host's wall clock, the same for all.
+    pub devices: Vec<usize>,
 }
 
 /// One row of the benchmark table.
@@ -89,6 +92,11 @@ pub struct Measurement {
     pub speedup_over_cpu_ref: Option<f64>,
     /// Body-steps per second over the `cpu` row of the same size (best thread count).
     pub speedup_over_cpu: Option<f64>,
+    /// GPU devices the crowd was split over (1 on the CPU).
+    pub devices: usize,
+    /// With several devices: body-steps per second over the devices times those of the
+    /// same variant on one device, measured in the same run.
+    pub parallel_efficiency: Option<f64>,
 }
 
 /// The copy bandwidth measured for one crowd size.
@@ -159,9 +167,10 @@ impl BenchPlan {
     /// Runs every configuration; `on_row` sees each row as soon as it is measured.
     pub fn run(
         &self,
-        ctx: Option<&GpuContext>,
+        gpus: &[GpuContext],
         mut on_row: impl FnMut(&Measurement),
     ) -> Result<BenchReport> {
+        let ctx = gpus.first();
         if self.repeats == 0 {
             return Err(Error::invalid("--repeats", "must be at least 1"));
         }
@@ -206,9 +215,26 @@ impl BenchPlan {
                                 precision,
                                 ..*options
                             };
-                            let row = self.measure_gpu(&crowd, ctx, options, copy)?;
-                            on_row(&row);
-                            report.rows.push(row);
+                            let mut one_device = None;
+                            for &devices in &self.devices {
+                                let devices = gpus.get(..devices).ok_or_else(|| {
+                                    Error::invalid(
+                                        "--devices",
+                                        format!("{devices} devices asked for, {} open", gpus.len()),
+                                    )
+                                })?;
+                                let mut row = self.measure_gpu(&crowd, devices, options, copy)?;
+                                match devices.len() {
+                                    1 => one_device = Some(row.body_steps_per_second),
+                                    n => {
+                                        row.parallel_efficiency = one_device.map(|one| {
+                                            row.body_steps_per_second / (n as f64 * one)
+                                        });
+                                    }
+                                }
+                                on_row(&row);
+                                report.rows.push(row);
+                            }
                         }
                     }
                 }
@@ -253,33 +279,40 @@ impl BenchPlan {
     fn measure_gpu(
         &self,
         crowd: &crate::crowd::Crowd,
-        ctx: &GpuContext,
+        devices: &[GpuContext],
         options: GpuOptions,
         copy_bytes_per_second: f64,
     ) -> Result<Measurement> {
-        let mut sim = Simulation::gpu_with_options(crowd, ctx, options)?;
+        let mut sim = Simulation::gpu_on_devices(crowd, devices, options)?;
         sim.timed_steps(self.steps)?; // warm-up: pipeline, first touch of the buffers
         let mut runs = Vec::with_capacity(self.repeats);
         let mut clock = "timestamp";
+        // Rows on different device counts are compared, so all take the same clock.
+        let wall_only = self.devices.iter().any(|&n| n > 1);
         for _ in 0..self.repeats {
             let times = sim.timed_steps(self.steps)?;
             runs.push(match times.device {
-                Some(device) => device.as_secs_f64(),
-                None => {
+                Some(device) if !wall_only => device.as_secs_f64(),
+                _ => {
                     clock = "wall";
                     times.wall.as_secs_f64()
                 }
             });
         }
+        let mut variant = describe_options(sim.gpu_options().unwrap_or(&options));
+        if devices.len() > 1 {
+            variant += &format!(", {} devices", devices.len());
+        }
         let mut row = self.row(
             Backend::gpu(options.precision),
-            describe_options(sim.gpu_options().unwrap_or(&options)),
-            ctx.describe(),
+            variant,
+            devices[0].describe(),
             crowd.bodies.len(),
             runs,
             clock,
         );
         let moved = bytes_per_body_step(options.precision) / options.steps_per_dispatch as f64;
+        row.devices = devices.len();
         row.fraction_of_copy_bandwidth =
             Some(moved * row.body_steps_per_second / copy_bytes_per_second);
         // The operation count is of the gravity-and-drag step.
@@ -325,6 +358,8 @@ impl BenchPlan {
             flop_per_byte: None,
             speedup_over_cpu_ref: None,
             speedup_over_cpu: None,
+            devices: 1,
+            parallel_efficiency: None,
         }
     }
 }
@@ -377,9 +412,10 @@ mod tests {
             gpu_variants: vec![],
             cpu_threads: vec![1, 2],
             workload: Workload::GravityDrag,
+            devices: vec![1],
         };
         let mut seen = 0;
-        let report = plan.run(None, |_| seen += 1).unwrap();
+        let report = plan.run(&[], |_| seen += 1).unwrap();
         assert_eq!(report.rows.len(), 8);
         assert_eq!(seen, 8);
         for row in &report.rows {

@@ -10,7 +10,7 @@ use crate::bench::plot::{Series, throughput_svg};
 use crate::bench::{
     BenchPlan, BenchReport, FLOP_PER_BODY_STEP, Measurement, Workload, arithmetic_intensity,
 };
-use crate::gpu::{GpuContext, GpuOptions};
+use crate::gpu::{DeviceCount, GpuContext, GpuOptions};
 use crate::{Backend, Error, Result};
 use clap::Args;
 
@@ -55,6 +55,12 @@ pub struct BenchArgs {
     /// Also write a log-log plot of body-steps/s against bodies (SVG).
     #[arg(long)]
     plot: Option<PathBuf>,
+    /// GPU device counts, one row each (`1,2`), or `all` (one and every adapter's): the
+    /// crowd is split over that many devices, opened round-robin over the adapters; a count
+    /// above one also reports its parallel efficiency against one device, and every GPU row
+    /// is then timed by the host's wall clock.
+    #[arg(long, default_value = "1")]
+    devices: String,
     /// Also time the GPU recording every K steps against unrecorded (wall clock both),
     /// for each size and GPU variant; see docs/recording.md.
     #[arg(long)]
@@ -162,7 +168,36 @@ fn plan(args: &BenchArgs) -> Result<BenchPlan> {
             .workload
             .parse()
             .map_err(|e: String| Error::invalid("--workload", e))?,
+        // `all` is known once the adapters are open (see `open_gpus`).
+        devices: match args.devices.as_str() {
+            "all" => vec![1],
+            text => list("--devices", text, |part| {
+                part.parse::<usize>()
+                    .ok()
+                    .filter(|&n| n > 0)
+                    .map(|n| vec![n])
+            })?,
+        },
     })
+}
+
+/// The devices the GPU rows run on: one (the best adapter's) unless more are asked for,
+/// then the most asked for, or every adapter's for `all` (which adds that count's rows).
+fn open_gpus(args: &BenchArgs, plan: &mut BenchPlan) -> Result<Vec<GpuContext>> {
+    if !plan.backends.iter().any(|b| b.gpu_precision().is_some()) {
+        return Ok(Vec::new());
+    }
+    if args.devices == "all" {
+        let gpus = GpuContext::open_devices(DeviceCount::All)?;
+        if gpus.len() > 1 {
+            plan.devices.push(gpus.len());
+        }
+        return Ok(gpus);
+    }
+    match plan.devices.iter().max() {
+        Some(&most) if most > 1 => GpuContext::open_devices(DeviceCount::Count(most)),
+        _ => Ok(vec![GpuContext::new()?]),
+    }
 }
 
 /// What the GPU rows' kernels do per byte they move, so a figure for another adapter can be
@@ -188,7 +223,7 @@ fn intensity_line(plan: &BenchPlan) -> String {
     )
 }
 
-const HEADER: &str = "backend  prec variant                        bodies  steps    time (s) clock      body-steps/s   eff GB/s  copy frac  GFLOP/s  x cpu-ref    x cpu";
+const HEADER: &str = "backend  prec variant                        bodies  steps    time (s) clock      body-steps/s   eff GB/s  copy frac  GFLOP/s  x cpu-ref    x cpu  par eff";
 
 fn optional(value: Option<f64>, width: usize, digits: usize) -> String {
     match value {
@@ -199,7 +234,7 @@ fn optional(value: Option<f64>, width: usize, digits: usize) -> String {
 
 fn table_row(r: &Measurement) -> String {
     format!(
-        "{:<8} {:<4} {:<28} {:>9} {:>6} {:>11.4} {:<9} {:>14} {:>10.2} {} {} {} {}",
+        "{:<8} {:<4} {:<28} {:>9} {:>6} {:>11.4} {:<9} {:>14} {:>10.2} {} {} {} {} {}",
         r.backend,
         r.precision,
         r.variant,
@@ -213,6 +248,7 @@ fn table_row(r: &Measurement) -> String {
         optional(r.gflop_per_second, 8, 1),
         optional(r.speedup_over_cpu_ref, 10, 2),
         optional(r.speedup_over_cpu, 8, 2),
+        optional(r.parallel_efficiency, 8, 2),
     )
 }
 
@@ -245,12 +281,9 @@ fn commit(mut out: AtomicFile, contents: &[u8]) -> Result<()> {
 pub fn bench(args: BenchArgs) -> Result<ExitCode> {
     let mut plan = plan(&args)?;
     super::bench_recording::check(args.record_every, &plan)?;
-    let ctx = if plan.backends.iter().any(|b| b.gpu_precision().is_some()) {
-        Some(GpuContext::new()?)
-    } else {
-        None
-    };
-    if let Some(ctx) = &ctx
+    let gpus = open_gpus(&args, &mut plan)?;
+    let ctx = gpus.first();
+    if let Some(ctx) = ctx
         && !ctx.supports_f64()
         && args.backends == DEFAULT_BACKENDS
     {
@@ -272,8 +305,8 @@ pub fn bench(args: BenchArgs) -> Result<ExitCode> {
         plan.workload.describe()
     );
     println!("cpu: {}", crate::bench::cpu_description());
-    if let Some(ctx) = &ctx {
-        let clock = if ctx.has_timestamps() {
+    if let Some(ctx) = ctx {
+        let clock = if ctx.has_timestamps() && plan.devices == [1] {
             "timestamp queries"
         } else {
             "submit-and-wait wall clock (no timestamp queries)"
@@ -285,9 +318,7 @@ pub fn bench(args: BenchArgs) -> Result<ExitCode> {
     }
     // Each row appears on stderr as it is measured; the table with speed-ups (against the
     // fastest cpu-ref and cpu rows of the same size) follows on stdout.
-    let mut report = plan.run(ctx.as_ref(), |row| {
-        eprintln!("measured: {}", table_row(row))
-    })?;
+    let mut report = plan.run(&gpus, |row| eprintln!("measured: {}", table_row(row)))?;
     println!("{HEADER}");
     for row in &report.rows {
         println!("{}", table_row(row));
@@ -301,7 +332,7 @@ pub fn bench(args: BenchArgs) -> Result<ExitCode> {
             copy.gb_per_second
         );
     }
-    if let (Some(every), Some(ctx)) = (args.record_every, &ctx) {
+    if let (Some(every), Some(ctx)) = (args.record_every, ctx) {
         report.recording = super::bench_recording::measure(ctx, &plan, every)?;
     }
     if let Some(out) = json_out {

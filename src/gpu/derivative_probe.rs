@@ -208,8 +208,7 @@ fn on_device(ctx: &GpuContext, crowd: &Crowd, precision: Precision) -> DeviceRun
     let terms = with_real!(precision, R => read_terms::<R>(ctx, &out, count));
     let faults: Vec<u32> = read_buffer(ctx, &faults, NO_FAULTS.len()).unwrap();
     assert_eq!(
-        faults,
-        NO_FAULTS,
+        faults, NO_FAULTS,
         "{precision:?}: the probe raised a fault (unknown force code?)"
     );
     DeviceRun {
