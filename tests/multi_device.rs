@@ -210,3 +210,66 @@ fn a_crowd_smaller_than_the_devices_is_refused() {
         ),
     }
 }
+
+/// From the command line: a run on two devices, checkpointed, cut short and resumed on three,
+/// writes the file one device writes.
+#[test]
+fn the_command_line_splits_runs_and_resumes_over_any_device_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+    let scene = "scenes/floor.json";
+    let run = |extra: &[&str]| {
+        let mut args = vec!["run", scene, "--steps", "60"];
+        args.extend_from_slice(extra);
+        let output = common::rigid_crowd(&args, &[]);
+        assert!(output.status.success(), "{extra:?}: {output:?}");
+    };
+    let one = path("one.csv");
+    run(&["--out", &one]);
+    let two = path("two.csv");
+    run(&["--out", &two, "--devices", "2"]);
+    assert_eq!(std::fs::read(&two).unwrap(), std::fs::read(&one).unwrap());
+    // A run of the first 20 steps on two devices, checkpointed, continued for 40 on three.
+    let ckpt = path("run.ckpt");
+    let first_part = path("first.csv");
+    let output = common::rigid_crowd(
+        &[
+            "run",
+            scene,
+            "--steps",
+            "20",
+            "--out",
+            &first_part,
+            "--devices",
+            "2",
+            "--checkpoint",
+            &ckpt,
+        ],
+        &[],
+    );
+    assert!(output.status.success(), "{output:?}");
+    let resumed = path("resumed.csv");
+    let output = common::rigid_crowd(
+        &[
+            "resume",
+            &ckpt,
+            "--steps",
+            "40",
+            "--out",
+            &resumed,
+            "--devices",
+            "3",
+            "--quiet",
+        ],
+        &[],
+    );
+    assert!(output.status.success(), "{output:?}");
+    assert_eq!(
+        std::fs::read(&resumed).unwrap(),
+        std::fs::read(&one).unwrap()
+    );
+    let refused = common::rigid_crowd(&["run", scene, "--out", &one, "--devices", "0"], &[]);
+    assert_eq!(refused.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(stderr.contains("--devices"), "{stderr}");
+}

@@ -25,6 +25,9 @@ pub struct ResumeArgs {
     /// No progress bar (it is also off when stderr is not a terminal).
     #[arg(long)]
     quiet: bool,
+    /// GPU devices to split the crowd over, as for `run` (any count continues bit for bit).
+    #[arg(long, default_value = "1")]
+    devices: String,
 }
 
 pub fn resume(args: ResumeArgs) -> Result<ExitCode> {
@@ -91,15 +94,13 @@ pub fn resume(args: ResumeArgs) -> Result<ExitCode> {
         )?,
         None => super::recording::Recording::progress_only(bodies, steps, args.quiet),
     };
-    super::run::drive(
-        checkpoint.crowd,
-        None,
-        checkpoint.external_loads,
+    let start = super::run::RunStart {
+        crowd: checkpoint.crowd,
+        recipe: None,
+        loads: checkpoint.external_loads,
+        quarantined: checkpoint.quarantined,
         backend,
-        &plan,
-        output,
-        path,
-        recording,
-        started,
-    )
+        devices: super::run::parse_devices(&args.devices)?,
+    };
+    super::run::drive(start, &plan, output, path, recording, started)
 }

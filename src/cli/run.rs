@@ -10,8 +10,9 @@ use crate::atomic_file::AtomicFile;
 use crate::body_source::BodySource;
 use crate::record::{TrajectoryFormat, write_final_states};
 use crate::{
-    Backend, Crowd, CrowdSpec, Error, ExternalLoad, Integrator, Result, RunPlan, Scene, Simulation,
-    gpu::GpuContext,
+    Backend, Crowd, CrowdSpec, Error, ExternalLoad, Integrator, QuarantinedBody, Result, RunPlan,
+    Scene, Simulation,
+    gpu::{DeviceCount, GpuContext},
 };
 
 #[derive(Args, Debug)]
@@ -44,8 +45,29 @@ pub struct RunArgs {
     /// Steps between checkpoints (default: a tenth of the run).
     #[arg(long)]
     checkpoint_every: Option<u64>,
+    /// GPU devices to split the crowd over: a count (opened round-robin over the adapters;
+    /// on a machine with one adapter, all on it) or `all` (one per adapter). Results are bit
+    /// for bit those of one device.
+    #[arg(long, default_value = "1")]
+    devices: String,
     #[command(flatten)]
     recording: super::recording::RecordArgs,
+}
+
+/// What a run starts from: a scene's crowd (and recipe), or a checkpoint's crowd with its
+/// external loads and frozen bodies; and where it runs.
+pub(crate) struct RunStart {
+    pub crowd: Crowd,
+    pub recipe: Option<CrowdSpec>,
+    pub loads: Option<Vec<ExternalLoad>>,
+    pub quarantined: Vec<QuarantinedBody>,
+    pub backend: Backend,
+    pub devices: DeviceCount,
+}
+
+/// `--devices`: a count of at least 1 or `all`.
+pub(crate) fn parse_devices(text: &str) -> Result<DeviceCount> {
+    text.parse().map_err(|m| Error::invalid("--devices", m))
 }
 
 pub(crate) fn parse_backend(name: &str) -> Result<Backend> {
@@ -118,11 +140,16 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     let resumable = args.checkpoint.is_some();
     let recording =
         super::recording::Recording::prepare(&args.recording, body_count, steps, resumable)?;
-    drive(
-        scene.crowd,
+    let start = RunStart {
+        crowd: scene.crowd,
         recipe,
-        None,
+        loads: None,
+        quarantined: Vec::new(),
         backend,
+        devices: parse_devices(&args.devices)?,
+    };
+    drive(
+        start,
         &plan,
         output,
         args.checkpoint.as_deref(),
@@ -131,25 +158,30 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     )
 }
 
-/// Opens `backend` on `crowd`, followed by the bodies of `recipe` if any, generated straight
-/// into the backend (with a checkpoint's external `loads` if resuming), runs to
+/// Opens the backend of `start` on its crowd, followed by the bodies of its recipe if any,
+/// generated straight into the backend (with a checkpoint's external loads and frozen bodies
+/// if resuming), runs to
 /// `plan.end_step` writing checkpoints on the way, then writes the final states to `output`
 /// (claimed from `plan.out` before any work, so a bad path has failed already; an existing
 /// file is only replaced once the new one is complete). The summary line gives the time
 /// since `started` in three phases: set-up, integration, output. The crowd is dropped once
 /// the simulation holds it, so the host keeps one copy of the bodies, not two.
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn drive(
-    crowd: Crowd,
-    recipe: Option<CrowdSpec>,
-    loads: Option<Vec<ExternalLoad>>,
-    backend: Backend,
+    start: RunStart,
     plan: &RunPlan,
     output: Output,
     checkpoint_path: Option<&Path>,
     mut recording: super::recording::Recording,
     started: Instant,
 ) -> Result<ExitCode> {
+    let RunStart {
+        crowd,
+        recipe,
+        loads,
+        quarantined,
+        backend,
+        devices,
+    } = start;
     let source = match &recipe {
         Some(spec) => BodySource::with_generated(&crowd.bodies, spec)?,
         None => BodySource::given(&crowd.bodies),
@@ -164,16 +196,23 @@ pub(crate) fn drive(
             format!("the f32 CPU path, {} threads", rayon::current_num_threads()),
         ),
         Backend::Gpu | Backend::GpuF64 => {
-            let ctx = GpuContext::new()?;
-            let sim =
-                Simulation::from_source(&crowd, &source, backend, std::slice::from_ref(&ctx))?;
-            (sim, ctx.describe())
+            let gpus = match devices {
+                DeviceCount::Count(1) => vec![GpuContext::new()?],
+                more => GpuContext::open_devices(more)?,
+            };
+            let sim = Simulation::from_source(&crowd, &source, backend, &gpus)?;
+            let adapter = match gpus.len() {
+                1 => gpus[0].describe(),
+                n => format!("{n} devices of {}", gpus[0].describe()),
+            };
+            (sim, adapter)
         }
     };
     drop(source);
     if let Some(loads) = loads {
         sim.set_external_loads(&loads)?;
     }
+    sim.freeze(&quarantined)?;
     let (integrator, dt) = (crowd.integrator, crowd.dt);
     drop(crowd);
     #[cfg(feature = "fault-injection")]
