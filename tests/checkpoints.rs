@@ -121,8 +121,12 @@ fn a_checkpoint_round_trips_every_field() {
     assert_eq!(back, checkpoint);
 }
 
+/// Bytes of the format-3 trailer of a checkpoint with the default fault rules and no frozen
+/// body: the policy, three absent limits, an empty list.
+const DEFAULT_FAULT_TRAILER: usize = 1 + 3 * (1 + 8) + 8;
+
 #[test]
-fn a_version_1_checkpoint_without_a_recording_is_still_read() {
+fn version_1_and_2_checkpoints_are_still_read() {
     let crowd = cross_check_crowd(20, 2, Integrator::Rk4, 1e-3).unwrap();
     let mut sim = Simulation::reference(&crowd).unwrap();
     sim.step(2).unwrap();
@@ -134,9 +138,17 @@ fn a_version_1_checkpoint_without_a_recording_is_still_read() {
         recording: None,
     });
     let current = checkpoint.to_bytes();
+    // Version 2 is version 3 without the fault rules and frozen bodies at the end.
+    let (header, payload) = current.split_at(24);
+    let payload = &payload[..payload.len() - DEFAULT_FAULT_TRAILER];
+    let mut bytes = sealed(header, payload);
+    bytes[8..12].copy_from_slice(&2u32.to_le_bytes());
+    let back = Checkpoint::from_bytes(&bytes)
+        .unwrap()
+        .with_custom_force(crowd.custom_force.clone().unwrap());
+    assert_eq!(back, checkpoint);
     // Version 1 is version 2 without the run plan's recording flag, the byte after the
     // checkpoint interval.
-    let (header, payload) = current.split_at(24);
     let mut marker = b"final.csv".to_vec();
     marker.extend_from_slice(&0x0102_0304_0506_0708u64.to_le_bytes());
     let at = payload

@@ -450,3 +450,43 @@ fn a_recording_carries_each_bodys_status_frame_by_frame() {
         assert!(FAULTY.iter().all(|&body| frozen_frames(body) > 0));
     }
 }
+
+/// A checkpoint keeps the rules and the frozen bodies: a run resumed from it freezes the
+/// rest at the same steps and ends bit for bit as the uninterrupted run.
+#[test]
+fn a_resumed_run_keeps_its_frozen_bodies_and_rules() {
+    use rigid_crowd::Checkpoint;
+    for backend in Backend::ALL {
+        let name = backend.name();
+        let (full, _) = crowd(Integrator::Rk4, OnFault::Freeze, &FAULTY);
+        let mut whole = open(&full, backend);
+        run(&mut whole, STEPS);
+        let mut first = open(&full, backend);
+        run(&mut first, 50);
+        let saved = first.checkpoint().unwrap();
+        assert_eq!(saved.quarantined.len(), 2, "{name}: frozen by step 50");
+        let mut read = Checkpoint::from_bytes(&saved.to_bytes()).unwrap();
+        assert_eq!(read.crowd.fault_rules, full.fault_rules, "{name}");
+        assert_eq!(read.quarantined, saved.quarantined, "{name}");
+        read.crowd = read.crowd.with_custom_force(custom_force());
+        let mut resumed = match backend {
+            Backend::Gpu | Backend::GpuF64 => Simulation::resume_on_gpu(&read, common::gpu()),
+            _ => Simulation::resume(&read, backend),
+        }
+        .unwrap();
+        run(&mut resumed, STEPS - 50);
+        assert_eq!(
+            resumed.quarantined().unwrap(),
+            whole.quarantined().unwrap(),
+            "{name}"
+        );
+        let bits_of = |sim: &Simulation| -> Vec<[u64; 13]> {
+            sim.bodies()
+                .unwrap()
+                .iter()
+                .map(|b| bits(&b.state))
+                .collect()
+        };
+        assert_eq!(bits_of(&resumed), bits_of(&whole), "{name}");
+    }
+}

@@ -3,6 +3,7 @@
 //! Every value is stored with its exact bits, so a resumed run starts from the very state the
 //! interrupted one had.
 
+use crate::fault::{Envelope, Fault, FaultRules, OnFault, QuarantinedBody};
 use glam::DVec3;
 
 use crate::backend::Backend;
@@ -28,6 +29,8 @@ const BODY_BYTES: usize = 8 + 72 + 1 + 24 + 24 + 32 + 104;
 const LOAD_BYTES: usize = 48;
 /// A `None` force target.
 const EVERY_BODY: u64 = u64::MAX;
+/// Bytes of one frozen body: index, step, fault code, state.
+const FROZEN_BYTES: usize = 8 + 8 + 4 + 104;
 
 pub(crate) fn encode(checkpoint: &Checkpoint) -> Vec<u8> {
     let mut w = ByteWriter::default();
@@ -91,10 +94,29 @@ pub(crate) fn encode(checkpoint: &Checkpoint) -> Vec<u8> {
             w.vec3(load.torque);
         }
     }
+    let rules = &crowd.fault_rules;
+    w.u8(rules.on_fault.code() as u8);
+    let envelope = &rules.envelope;
+    for limit in [
+        envelope.max_speed,
+        envelope.max_angular_speed,
+        envelope.max_distance,
+    ] {
+        w.bool(limit.is_some());
+        w.f64(limit.unwrap_or(0.0));
+    }
+    w.len(checkpoint.quarantined.len());
+    for q in &checkpoint.quarantined {
+        w.u64(q.body as u64);
+        w.u64(q.step);
+        w.u32(q.fault.code());
+        encode_state(&mut w, &q.state);
+    }
     w.bytes
 }
 
-/// Reads a payload of format `version` (1: the run plan has no recording).
+/// Reads a payload of format `version` (1: the run plan has no recording; 1 and 2: no fault
+/// rules and no frozen bodies).
 pub(crate) fn decode(bytes: &[u8], version: u32) -> Result<Checkpoint> {
     let mut r = ByteReader::new(bytes);
     let scene_version = r.u32("scene_version")?;
@@ -198,6 +220,13 @@ pub(crate) fn decode(bytes: &[u8], version: u32) -> Result<Checkpoint> {
     } else {
         None
     };
+    let (fault_rules, quarantined) = match version {
+        ..=2 => (FaultRules::default(), Vec::new()),
+        _ => (
+            decode_fault_rules(&mut r)?,
+            decode_quarantined(&mut r, bodies.len())?,
+        ),
+    };
     if r.remaining() != 0 {
         return Err(Error::invalid(
             "checkpoint",
@@ -213,7 +242,7 @@ pub(crate) fn decode(bytes: &[u8], version: u32) -> Result<Checkpoint> {
         keyframes,
         custom_force,
         start_step: step,
-        fault_rules: crate::fault::FaultRules::default(),
+        fault_rules,
     };
     crowd.validate()?;
     Ok(Checkpoint {
@@ -222,7 +251,7 @@ pub(crate) fn decode(bytes: &[u8], version: u32) -> Result<Checkpoint> {
         adapter,
         run,
         external_loads,
-        quarantined: Vec::new(),
+        quarantined,
     })
 }
 
@@ -276,11 +305,78 @@ fn encode_body(w: &mut ByteWriter, body: &Body) {
     let frame = mass.model_frame();
     w.vec3(frame.offset);
     w.quat(frame.rotation);
-    let s = &body.state;
+    encode_state(w, &body.state);
+}
+
+fn encode_state(w: &mut ByteWriter, s: &BodyState) {
     w.vec3(s.position);
     w.quat(s.orientation);
     w.vec3(s.linear_momentum);
     w.vec3(s.angular_momentum);
+}
+
+fn decode_state(r: &mut ByteReader, field: &str) -> Result<BodyState> {
+    Ok(BodyState {
+        position: r.vec3(field)?,
+        orientation: r.quat(field)?,
+        linear_momentum: r.vec3(field)?,
+        angular_momentum: r.vec3(field)?,
+    })
+}
+
+/// The fault rules (format 3; earlier formats had none: `stop`, no envelope).
+fn decode_fault_rules(r: &mut ByteReader) -> Result<FaultRules> {
+    let code = r.u8("fault_rules.on_fault")?;
+    let on_fault = *OnFault::ALL.get(code as usize).ok_or_else(|| {
+        Error::invalid(
+            "fault_rules.on_fault",
+            format!("unknown policy code {code}"),
+        )
+    })?;
+    let mut limit = |name: &str| -> Result<Option<f64>> {
+        let field = format!("fault_rules.{name}");
+        let present = r.bool(&field)?;
+        let value = r.f64(&field)?;
+        Ok(present.then_some(value))
+    };
+    let envelope = Envelope {
+        max_speed: limit("max_speed")?,
+        max_angular_speed: limit("max_angular_speed")?,
+        max_distance: limit("max_distance")?,
+    };
+    Ok(FaultRules { on_fault, envelope })
+}
+
+/// The frozen bodies (format 3), each checked against the crowd of `bodies` bodies.
+fn decode_quarantined(r: &mut ByteReader, bodies: usize) -> Result<Vec<QuarantinedBody>> {
+    let n = r.count(FROZEN_BYTES, "quarantined")?;
+    let mut out = Vec::with_capacity(n);
+    for i in 0..n {
+        let field = format!("quarantined[{i}]");
+        let body = r.index(&format!("{field}.body"))?;
+        if body >= bodies {
+            return Err(Error::invalid(
+                format!("{field}.body"),
+                format!("body {body} is past the crowd of {bodies} bodies"),
+            ));
+        }
+        let step = r.u64(&format!("{field}.step"))?;
+        let code = r.u32(&format!("{field}.fault"))?;
+        let fault = Fault::from_code(code).ok_or_else(|| {
+            Error::invalid(
+                format!("{field}.fault"),
+                format!("unknown fault code {code}"),
+            )
+        })?;
+        let state = decode_state(r, &format!("{field}.state"))?;
+        out.push(QuarantinedBody {
+            body,
+            step,
+            fault,
+            state,
+        });
+    }
+    Ok(out)
 }
 
 fn decode_body(r: &mut ByteReader, field: &str) -> Result<Body> {
@@ -320,13 +416,7 @@ fn decode_body(r: &mut ByteReader, field: &str) -> Result<Body> {
     // Rebuilt, not trusted: the inverse inertia is recomputed (bit for bit what the
     // original computed) and the mass and inertia are checked again.
     let properties = MassProperties::new(mass, inertia, field)?.with_geometry(shape, model_frame);
-    let state_field = format!("{field}.state");
-    let state = BodyState {
-        position: r.vec3(&state_field)?,
-        orientation: r.quat(&state_field)?,
-        linear_momentum: r.vec3(&state_field)?,
-        angular_momentum: r.vec3(&state_field)?,
-    };
+    let state = decode_state(r, &format!("{field}.state"))?;
     Ok(Body {
         mass: properties,
         state,
@@ -392,4 +482,76 @@ fn integrator_tag(integrator: Integrator) -> u8 {
 fn integrator_from_tag(tag: u8) -> Result<Integrator> {
     Integrator::from_code(tag as u32)
         .ok_or_else(|| Error::invalid("integrator", format!("unknown integrator tag {tag}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checkpoint::CHECKPOINT_VERSION;
+    use glam::DQuat;
+
+    fn frozen_checkpoint() -> Checkpoint {
+        let mass = MassProperties::from_shape(2.0, Shape::Sphere { radius: 0.5 }, "b").unwrap();
+        let body = |x: f64| Body {
+            mass: mass.clone(),
+            state: BodyState {
+                position: DVec3::new(x, 0.0, 0.0),
+                orientation: DQuat::IDENTITY,
+                linear_momentum: DVec3::new(0.0, 1.0, 0.0),
+                angular_momentum: DVec3::ZERO,
+            },
+        };
+        let rules = FaultRules {
+            on_fault: OnFault::Freeze,
+            envelope: Envelope {
+                max_speed: Some(3.5),
+                max_angular_speed: None,
+                max_distance: Some(1e6),
+            },
+        };
+        Checkpoint {
+            crowd: Crowd::new(vec![body(0.0), body(1.0), body(2.0)], 0.01).with_fault_rules(rules),
+            backend: Backend::Reference,
+            adapter: String::new(),
+            run: None,
+            external_loads: None,
+            quarantined: vec![QuarantinedBody {
+                body: 2,
+                step: 41,
+                fault: Fault::Speed,
+                state: body(2.5).state,
+            }],
+        }
+    }
+
+    #[test]
+    fn fault_rules_and_frozen_bodies_survive_the_round_trip() {
+        let checkpoint = frozen_checkpoint();
+        let back = decode(&encode(&checkpoint), CHECKPOINT_VERSION).unwrap();
+        assert_eq!(back, checkpoint);
+    }
+
+    #[test]
+    fn a_frozen_body_with_an_unknown_fault_or_past_the_crowd_is_refused_by_name() {
+        let bytes = encode(&frozen_checkpoint());
+        // The last record: index, step, fault code, then the 104 bytes of its state.
+        let code_at = bytes.len() - 104 - 4;
+        let mut unknown = bytes.clone();
+        unknown[code_at..code_at + 4].copy_from_slice(&99u32.to_le_bytes());
+        let message = decode(&unknown, CHECKPOINT_VERSION)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            message.starts_with("quarantined[0].fault: unknown fault code 99"),
+            "{message}"
+        );
+        let mut past = bytes.clone();
+        let body_at = code_at - 16;
+        past[body_at..body_at + 8].copy_from_slice(&3u64.to_le_bytes());
+        let message = decode(&past, CHECKPOINT_VERSION).unwrap_err().to_string();
+        assert!(
+            message.starts_with("quarantined[0].body: body 3 is past"),
+            "{message}"
+        );
+    }
 }

@@ -5,7 +5,8 @@
 //! payload length (`u64`) and the payload's CRC-32 (`u32`), then the payload: the scene
 //! version, the backend and adapter that wrote it, the integrator, `dt`, the clock's step,
 //! the run plan, keyframes, planes, the custom force's WGSL, forces, every body (mass,
-//! inertia, shape, model frame, state) and the external loads. Floating-point values are
+//! inertia, shape, model frame, state), the external loads, the fault rules and the frozen
+//! bodies (index, step, fault, last good state). Floating-point values are
 //! stored as their exact bits, so a run resumed from a checkpoint continues bit for bit.
 
 mod bytes;
@@ -24,8 +25,9 @@ use crate::record::TrajectoryProgress;
 /// The first bytes of every checkpoint file.
 pub const CHECKPOINT_MAGIC: [u8; 8] = *b"RGDCRWD\n";
 /// The checkpoint format this build writes; it reads this one and every earlier one.
-/// Version 2 added the recording in progress to the run plan ([`RunPlan::recording`]).
-pub const CHECKPOINT_VERSION: u32 = 2;
+/// Version 2 added the recording in progress to the run plan ([`RunPlan::recording`]);
+/// version 3 the fault rules and the frozen bodies ([`Checkpoint::quarantined`]).
+pub const CHECKPOINT_VERSION: u32 = 3;
 /// Magic, version, payload length and checksum.
 const HEADER_BYTES: usize = 8 + 4 + 8 + 4;
 
