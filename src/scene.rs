@@ -10,6 +10,7 @@ use crate::body::Body;
 use crate::crowd::Crowd;
 use crate::custom_force::CustomForce;
 use crate::error::{Error, Result};
+use crate::fault::{Envelope, FaultRules, OnFault};
 use crate::force::{Force, ForceKind};
 use crate::generate::CrowdSpec;
 use crate::integrator::Integrator;
@@ -51,6 +52,40 @@ struct SceneFile {
     planes: Vec<PlaneSpec>,
     #[serde(default)]
     start_step: u64,
+    #[serde(default)]
+    fault_rules: Option<FaultRulesSpec>,
+}
+
+/// `"fault_rules": {"on_fault": "freeze", "max_speed": 50}`: every key optional.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FaultRulesSpec {
+    #[serde(default)]
+    on_fault: Option<String>,
+    #[serde(default)]
+    max_speed: Option<f64>,
+    #[serde(default)]
+    max_angular_speed: Option<f64>,
+    #[serde(default)]
+    max_distance: Option<f64>,
+}
+
+impl FaultRulesSpec {
+    /// The rules (checked with the crowd's other settings).
+    fn to_rules(&self) -> Result<FaultRules> {
+        let on_fault = match &self.on_fault {
+            Some(name) => OnFault::parse(name, "fault_rules.on_fault")?,
+            None => OnFault::default(),
+        };
+        Ok(FaultRules {
+            on_fault,
+            envelope: Envelope {
+                max_speed: self.max_speed,
+                max_angular_speed: self.max_angular_speed,
+                max_distance: self.max_distance,
+            },
+        })
+    }
 }
 
 /// A static plane: the surface through `point` with outward `normal`.
@@ -313,6 +348,9 @@ impl SceneFile {
         }
         let mut crowd = Crowd::new(bodies, self.dt).with_integrator(integrator);
         crowd.start_step = self.start_step;
+        if let Some(rules) = &self.fault_rules {
+            crowd.fault_rules = rules.to_rules()?;
+        }
         crowd.planes = self
             .planes
             .iter()

@@ -198,6 +198,16 @@ impl Simulation {
         }
     }
 
+    /// Body `body`'s mass properties (an index below the body count).
+    #[cfg(feature = "cli")]
+    pub(crate) fn mass(&self, body: usize) -> MassProperties {
+        match &self.engine {
+            Engine::Reference(sim) => sim.mass(body),
+            Engine::FastCpu(sim) => sim.mass(body),
+            Engine::Gpu(sim) => sim.mass(body),
+        }
+    }
+
     /// How this run treats bodies that go wrong (the crowd's [`Crowd::fault_rules`]).
     pub fn fault_rules(&self) -> FaultRules {
         self.settings.fault_rules

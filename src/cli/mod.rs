@@ -9,6 +9,7 @@ mod demo;
 mod info;
 mod integrators;
 mod progress;
+mod quarantine_report;
 mod recording;
 mod render;
 mod resume;

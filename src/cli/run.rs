@@ -6,8 +6,10 @@ use std::time::Instant;
 
 use clap::Args;
 
+use super::quarantine_report::QuarantineReport;
 use crate::atomic_file::AtomicFile;
 use crate::body_source::BodySource;
+use crate::fault::{FaultRules, OnFault};
 use crate::record::{TrajectoryFormat, write_final_states};
 use crate::{
     Backend, Crowd, CrowdSpec, Error, ExternalLoad, Integrator, QuarantinedBody, Result, RunPlan,
@@ -45,6 +47,21 @@ pub struct RunArgs {
     /// Steps between checkpoints (default: a tenth of the run).
     #[arg(long)]
     checkpoint_every: Option<u64>,
+    /// What a body whose state turns NaN or infinite, or leaves the envelope
+    /// (`--max-speed`, `--max-angular-speed`, `--max-distance`), does: `stop` the run (the
+    /// default) or `freeze` it alone at its last good state and go on; the frozen bodies are
+    /// listed in `OUT.quarantine.json` beside `--out`. Overrides the scene's `fault_rules`.
+    #[arg(long)]
+    on_fault: Option<String>,
+    /// The envelope's largest speed |v| (m/s).
+    #[arg(long, allow_negative_numbers = true)]
+    max_speed: Option<f64>,
+    /// The envelope's largest angular speed |omega| (rad/s).
+    #[arg(long, allow_negative_numbers = true)]
+    max_angular_speed: Option<f64>,
+    /// The envelope's largest distance |x| of a centre of mass from the origin (m).
+    #[arg(long, allow_negative_numbers = true)]
+    max_distance: Option<f64>,
     /// GPU devices to split the crowd over: a count (opened round-robin over the adapters;
     /// on a machine with one adapter, all on it) or `all` (one per adapter). Results are bit
     /// for bit those of one device.
@@ -63,6 +80,38 @@ pub(crate) struct RunStart {
     pub quarantined: Vec<QuarantinedBody>,
     pub backend: Backend,
     pub devices: DeviceCount,
+}
+
+/// `--on-fault` and the envelope's flags, over the scene's rules.
+fn apply_fault_flags(args: &RunArgs, rules: &mut FaultRules) -> Result<()> {
+    if let Some(name) = &args.on_fault {
+        rules.on_fault = OnFault::parse(name, "--on-fault")?;
+    }
+    let envelope = &mut rules.envelope;
+    for (flag, given, limit) in [
+        ("--max-speed", args.max_speed, &mut envelope.max_speed),
+        (
+            "--max-angular-speed",
+            args.max_angular_speed,
+            &mut envelope.max_angular_speed,
+        ),
+        (
+            "--max-distance",
+            args.max_distance,
+            &mut envelope.max_distance,
+        ),
+    ] {
+        if let Some(value) = given {
+            if !value.is_finite() || value <= 0.0 {
+                return Err(Error::invalid(
+                    flag,
+                    format!("must be a finite number > 0 (got {value})"),
+                ));
+            }
+            *limit = Some(value);
+        }
+    }
+    Ok(())
 }
 
 /// `--devices`: a count of at least 1 or `all`.
@@ -117,6 +166,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
             .parse::<Integrator>()
             .map_err(|m| Error::invalid("--integrator", m))?;
     }
+    apply_fault_flags(&args, &mut scene.crowd.fault_rules)?;
     let steps = args.steps.unwrap_or(scene.steps);
     let checkpoint_every = match (&args.checkpoint, args.checkpoint_every) {
         (None, Some(_)) => {
@@ -182,6 +232,7 @@ pub(crate) fn drive(
         backend,
         devices,
     } = start;
+    let report = QuarantineReport::claim(&plan.out, crowd.fault_rules)?;
     let source = match &recipe {
         Some(spec) => BodySource::with_generated(&crowd.bodies, spec)?,
         None => BodySource::given(&crowd.bodies),
@@ -283,6 +334,9 @@ pub(crate) fn drive(
         super::rate(body_steps / elapsed.max(1e-9)),
         plan.out.display()
     );
+    if let Some(report) = report {
+        eprintln!("{}", report.write(&mut sim)?);
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -323,6 +323,12 @@ impl CpuSimulation {
         }
     }
 
+    /// Body `i`'s mass properties.
+    #[cfg(feature = "cli")]
+    pub(crate) fn mass(&self, i: usize) -> MassProperties {
+        self.masses.get(i)
+    }
+
     /// The frozen bodies, in crowd order.
     pub(crate) fn quarantined(&self) -> Vec<QuarantinedBody> {
         self.frozen

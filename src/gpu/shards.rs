@@ -387,6 +387,17 @@ impl GpuShards {
         Ok(())
     }
 
+    /// Body `body`'s mass properties (a crowd index).
+    #[cfg(feature = "cli")]
+    pub fn mass(&self, body: usize) -> MassProperties {
+        let shard = self
+            .shards
+            .iter()
+            .find(|s| s.bodies.contains(&body))
+            .expect("a crowd index is in a shard");
+        shard.sim.mass(body - shard.bodies.start)
+    }
+
     /// Every device's chunks, in crowd order, with crowd indices.
     pub fn chunks(&self) -> Vec<GpuChunk<'_>> {
         self.shards.iter().flat_map(|s| s.sim.chunks()).collect()

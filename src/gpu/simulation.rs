@@ -565,6 +565,12 @@ impl GpuSimulation {
         self.ctx.take_uncaptured()
     }
 
+    /// Body `i`'s mass properties (an index of this simulation).
+    #[cfg(feature = "cli")]
+    pub(crate) fn mass(&self, i: usize) -> MassProperties {
+        self.masses.get(i)
+    }
+
     /// The context this simulation runs on.
     pub fn context(&self) -> &GpuContext {
         &self.ctx
