@@ -94,7 +94,7 @@ impl<'a> BodySource<'a> {
             self.with_chunk(chunk, |first, chunk_bodies| {
                 for (i, body) in (first..).zip(chunk_bodies) {
                     if range.contains(&i) {
-                        bodies.push(body.clone());
+                        bodies.push(*body);
                     }
                 }
             })?;

@@ -327,7 +327,7 @@ fn a_reset_body_rejoins_the_integration() {
             .unwrap();
         alone.bodies = vec![Body {
             state: fresh,
-            mass: alone.bodies[speed_body].mass.clone(),
+            mass: alone.bodies[speed_body].mass,
         }];
         alone
             .forces

@@ -54,7 +54,20 @@ class Scene:
 class Simulation:
     """A crowd being integrated on one backend: "gpu", "gpu-f64", "cpu" or "cpu-ref"."""
 
-    def __init__(self, crowd: Crowd, backend: str = "gpu") -> None: ...
+    def __init__(
+        self,
+        crowd: Crowd,
+        backend: str = "gpu",
+        *,
+        on_fault: Optional[str] = None,
+        max_speed: Optional[float] = None,
+        max_angular_speed: Optional[float] = None,
+        max_distance: Optional[float] = None,
+    ) -> None:
+        """on_fault: "stop" (an error) or "freeze" (the body alone, see quarantined) for a body
+        that goes non-finite or leaves the envelope of the max_* limits."""
+    def quarantined(self) -> List[Dict[str, Any]]:
+        """The frozen bodies: body, step, fault and their last good state (orientation w x y z)."""
     @staticmethod
     def resume(path: _Path, backend: Optional[str] = None) -> "Simulation":
         """Continues the run a checkpoint file captured, bit for bit on the same backend."""

@@ -12,7 +12,8 @@ use rigid_crowd::glam::{DMat3, DQuat, DVec3};
 use rigid_crowd::gpu::{GpuContext, list_adapters};
 use rigid_crowd::record::{TrajectoryWriter, frame_count, record_run};
 use rigid_crowd::{
-    Backend, Body, BodyState, Checkpoint, MassProperties, Scalar, Scene, StateArrays, StatesMut,
+    Backend, Body, BodyState, Checkpoint, MassProperties, OnFault, Scalar, Scene, StateArrays,
+    StatesMut,
 };
 
 /// Body-steps between two checks for Ctrl-C in `step`, bounded in steps so small crowds
@@ -237,11 +238,42 @@ fn backend(name: &str) -> PyResult<Backend> {
 
 #[pymethods]
 impl Simulation {
+    /// `on_fault`: what a body that goes non-finite or leaves the envelope (`max_speed`,
+    /// `max_angular_speed`, `max_distance`) does: `"stop"` the run (an error) or
+    /// `"freeze"` it alone (see `quarantined`). Unset, the crowd's own rules hold.
     #[new]
-    #[pyo3(signature = (crowd, backend="gpu"))]
-    fn new(py: Python<'_>, crowd: &Crowd, backend: &str) -> PyResult<Self> {
+    #[pyo3(signature = (crowd, backend="gpu", *, on_fault=None, max_speed=None, max_angular_speed=None, max_distance=None))]
+    fn new(
+        py: Python<'_>,
+        crowd: &Crowd,
+        backend: &str,
+        on_fault: Option<&str>,
+        max_speed: Option<f64>,
+        max_angular_speed: Option<f64>,
+        max_distance: Option<f64>,
+    ) -> PyResult<Self> {
         let backend = self::backend(backend)?;
-        let crowd = &crowd.inner;
+        let mut rules = crowd.inner.fault_rules;
+        if let Some(name) = on_fault {
+            rules.on_fault = OnFault::parse(name, "on_fault").map_err(to_py)?;
+        }
+        let envelope = &mut rules.envelope;
+        for (given, limit) in [
+            (max_speed, &mut envelope.max_speed),
+            (max_angular_speed, &mut envelope.max_angular_speed),
+            (max_distance, &mut envelope.max_distance),
+        ] {
+            if given.is_some() {
+                *limit = given;
+            }
+        }
+        let changed;
+        let crowd = if rules == crowd.inner.fault_rules {
+            &crowd.inner
+        } else {
+            changed = crowd.inner.clone().with_fault_rules(rules);
+            &changed
+        };
         let sim = py.detach(|| simulation_on(crowd, backend)).map_err(to_py)?;
         Ok(Self {
             sim,
@@ -397,6 +429,36 @@ impl Simulation {
             })
             .collect();
         self.sim.set_states(&indices, &states).map_err(to_py)
+    }
+
+    /// The bodies frozen under `on_fault="freeze"`, in crowd order: one dict each with
+    /// `body`, `step` (the clock step of its last good state), `fault` (`"speed"`,
+    /// `"non_finite_position"`, ...) and that state (`position`, `orientation` w x y z,
+    /// `velocity`, `angular_velocity`, `linear_momentum`, `angular_momentum`). `set_states`
+    /// on a frozen body makes it rejoin.
+    fn quarantined<'py>(&mut self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyDict>>> {
+        let frozen = py.detach(|| self.sim.quarantined()).map_err(to_py)?;
+        frozen
+            .iter()
+            .map(|q| {
+                let body = Body {
+                    mass: self.masses[q.body],
+                    state: q.state,
+                };
+                let o = q.state.orientation;
+                let dict = PyDict::new(py);
+                dict.set_item("body", q.body)?;
+                dict.set_item("step", q.step)?;
+                dict.set_item("fault", q.fault.name())?;
+                dict.set_item("position", q.state.position.to_array())?;
+                dict.set_item("orientation", [o.w, o.x, o.y, o.z])?;
+                dict.set_item("velocity", body.velocity().to_array())?;
+                dict.set_item("angular_velocity", body.angular_velocity().to_array())?;
+                dict.set_item("linear_momentum", q.state.linear_momentum.to_array())?;
+                dict.set_item("angular_momentum", q.state.angular_momentum.to_array())?;
+                Ok(dict)
+            })
+            .collect()
     }
 
     /// Writes everything needed to continue this run to `path` (atomically).

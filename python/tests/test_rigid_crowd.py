@@ -304,3 +304,30 @@ def test_cross_check_and_info():
     assert about["adapters"], about
     assert {"name", "supports_f64", "limits"} <= set(about["adapters"][0])
     assert "gpu-f64" in about["backends"]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_freeze_quarantines_a_runaway_body_which_a_reset_brings_back(backend):
+    crowd = rc.Crowd.generate(30, seed=5, speed=1.0)
+    sim = rc.Simulation(crowd, backend=backend, on_fault="freeze", max_speed=10.0)
+    sim.set_states([12], velocity=[[40.0, 0.0, 0.0]])  # past the limit from the first step
+    sim.step(20)
+    frozen = sim.quarantined()
+    assert [q["body"] for q in frozen] == [12]
+    assert frozen[0]["fault"] == "speed" and frozen[0]["step"] == 0
+    np.testing.assert_allclose(frozen[0]["velocity"], [40.0, 0.0, 0.0], rtol=1e-6)
+    states = sim.states()
+    np.testing.assert_allclose(states["position"][12], frozen[0]["position"], rtol=1e-6)
+    # The rest moved on; reset, the body rejoins.
+    sim.set_states([12], velocity=[[1.0, 0.0, 0.0]])
+    sim.step(5)
+    assert sim.quarantined() == []
+    with pytest.raises(RuntimeError, match="body 12 passed its speed limit"):
+        stopping = rc.Simulation(crowd, backend=backend, on_fault="stop", max_speed=10.0)
+        stopping.set_states([12], velocity=[[40.0, 0.0, 0.0]])
+        stopping.step(3)
+        stopping.finish()
+    with pytest.raises(ValueError, match="on_fault"):
+        rc.Simulation(crowd, backend=backend, on_fault="later")
+    with pytest.raises(ValueError, match="max_speed"):
+        rc.Simulation(crowd, backend=backend, max_speed=-1.0)

@@ -493,7 +493,7 @@ mod tests {
     fn frozen_checkpoint() -> Checkpoint {
         let mass = MassProperties::from_shape(2.0, Shape::Sphere { radius: 0.5 }, "b").unwrap();
         let body = |x: f64| Body {
-            mass: mass.clone(),
+            mass,
             state: BodyState {
                 position: DVec3::new(x, 0.0, 0.0),
                 orientation: DQuat::IDENTITY,
