@@ -3,6 +3,8 @@
 
 use crate::body::Body;
 use crate::error::Result;
+use std::ops::Range;
+
 use crate::generate::{GENERATED_CHUNK, GeneratedBodies};
 
 /// Bodies per chunk: a multiple of every backend's block of bodies.
@@ -16,6 +18,39 @@ pub(crate) struct BodySource<'a> {
     /// for one shard of a crowd ([`BodySource::shard`]).
     start: usize,
     count: usize,
+}
+
+/// How a crowd of `count` bodies is cut into contiguous shards, one per weight, in
+/// proportion to the weights (each device's memory; equal for MPI ranks), on
+/// [`SOURCE_CHUNK`] boundaries where the crowd holds at least `chunks_per_shard` chunks a
+/// shard, so that generated bodies are made chunk by chunk as in one piece (a boundary is
+/// then at most half a chunk from the proportional cut). Every shard holds at least one body
+/// (`count` must be at least the number of weights).
+pub(crate) fn plan_shards(
+    count: usize,
+    weights: &[f64],
+    chunks_per_shard: usize,
+) -> Vec<Range<usize>> {
+    let total: f64 = weights.iter().sum();
+    let align = if count >= SOURCE_CHUNK * weights.len() * chunks_per_shard {
+        SOURCE_CHUNK
+    } else {
+        1
+    };
+    let mut ranges = Vec::with_capacity(weights.len());
+    let (mut start, mut share) = (0, 0.0);
+    for (i, weight) in weights.iter().enumerate() {
+        share += weight;
+        let end = if i + 1 == weights.len() {
+            count
+        } else {
+            let ideal = (count as f64 * share / total).round() as usize;
+            ((ideal + align / 2) / align * align).clamp(start + 1, count - (weights.len() - 1 - i))
+        };
+        ranges.push(start..end);
+        start = end;
+    }
+    ranges
 }
 
 impl<'a> BodySource<'a> {
@@ -71,19 +106,19 @@ impl<'a> BodySource<'a> {
     }
 
     /// The bodies `range` (of this source, which starts the crowd) as a source of their own,
-    /// counted from 0, when `range.start` is a multiple of [`SOURCE_CHUNK`] so that the
-    /// chunks line up; else `None` (see [`BodySource::collect_range`]).
+    /// counted from 0, when the chunks line up: `range` starts on a multiple of
+    /// [`SOURCE_CHUNK`] and ends on one or at the crowd's end (a generated chunk is made
+    /// whole); else `None` (see [`BodySource::collect_range`]).
     pub fn shard(&self, range: std::ops::Range<usize>) -> Option<BodySource<'a>> {
         debug_assert!(self.start == 0 && range.end <= self.count);
-        range
-            .start
-            .is_multiple_of(SOURCE_CHUNK)
-            .then(|| BodySource {
-                given: self.given,
-                generated: self.generated.clone(),
-                start: range.start,
-                count: range.len(),
-            })
+        let lines_up = range.start.is_multiple_of(SOURCE_CHUNK)
+            && (range.end.is_multiple_of(SOURCE_CHUNK) || range.end == self.count);
+        lines_up.then(|| BodySource {
+            given: self.given,
+            generated: self.generated.clone(),
+            start: range.start,
+            count: range.len(),
+        })
     }
 
     /// The bodies `range` as values: for a shard that does not start on a chunk boundary

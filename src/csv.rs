@@ -83,6 +83,12 @@ where
         }
     }
 
+    /// Counts the bodies from crowd index `first` (an MPI rank's shard) rather than 0.
+    pub fn starting_at(mut self, first: usize) -> Self {
+        self.first = first;
+        self
+    }
+
     /// Appends `body`, encoding and writing the batch once it is full.
     pub fn push(&mut self, body: Body) {
         self.batch.push(body);

@@ -57,6 +57,19 @@ pub enum Error {
         /// The limit it passed.
         fault: crate::fault::Fault,
     },
+    /// An error on one rank of a run spread over MPI ranks, which every rank reports alike
+    /// (feature `mpi`): a body's fault names its crowd-wide index.
+    OnRank {
+        /// The rank it happened on.
+        rank: usize,
+        /// Ranks in the run.
+        ranks: usize,
+        /// What happened there (on the other ranks, its message).
+        error: Box<Error>,
+    },
+    /// The ranks of an MPI run cannot go on together: they disagree about the scene, the
+    /// rank count does not fit the crowd or the checkpoint, or another rank failed.
+    Mpi(String),
 }
 
 impl Error {
@@ -130,6 +143,10 @@ impl fmt::Display for Error {
                 "body {body} passed its {} limit in step {step}; its last state inside is kept",
                 fault.name()
             ),
+            Error::OnRank { rank, ranks, error } => {
+                write!(f, "{error} (on MPI rank {rank} of {ranks})")
+            }
+            Error::Mpi(message) => write!(f, "{}", OneLine(message)),
         }
     }
 }

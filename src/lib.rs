@@ -31,6 +31,8 @@ mod integrator;
 mod integrator_table;
 mod mass;
 mod mesh;
+#[cfg(feature = "mpi")]
+pub mod mpi;
 mod plane;
 mod profile;
 pub mod record;

@@ -81,10 +81,26 @@ impl Simulation {
         backend: Backend,
         devices: &[GpuContext],
     ) -> Result<Self> {
+        Self::shard_from_source(crowd, source, backend, devices, 0)
+    }
+
+    /// [`from_source`](Self::from_source) for the bodies of a larger crowd from index
+    /// `first_body` on (an MPI rank's shard; `crowd` its [`Crowd::shard_settings`]): a custom
+    /// force sees those crowd indices, while every index this simulation takes or hands out
+    /// counts from the shard's first body.
+    pub(crate) fn shard_from_source(
+        crowd: &Crowd,
+        source: &BodySource,
+        backend: Backend,
+        devices: &[GpuContext],
+        first_body: usize,
+    ) -> Result<Self> {
         crowd.validate_settings(source.len())?;
         let engine = match backend {
-            Backend::Reference => Engine::Reference(CpuRefSimulation::new(crowd, source)?),
-            Backend::FastCpu => Engine::FastCpu(CpuSimulation::new(crowd, source)?),
+            Backend::Reference => {
+                Engine::Reference(CpuRefSimulation::new(crowd, source, first_body)?)
+            }
+            Backend::FastCpu => Engine::FastCpu(CpuSimulation::new(crowd, source, first_body)?),
             Backend::Gpu | Backend::GpuF64 => {
                 let options = GpuOptions {
                     precision: backend.gpu_precision().unwrap_or(Precision::F32),
@@ -98,7 +114,9 @@ impl Simulation {
                     }
                     given => given,
                 };
-                Engine::Gpu(Box::new(GpuShards::new(devices, crowd, source, options)?))
+                Engine::Gpu(Box::new(GpuShards::new(
+                    devices, crowd, source, options, first_body,
+                )?))
             }
         };
         Ok(Self::with_engine(engine, crowd, source.len()))
@@ -153,7 +171,7 @@ impl Simulation {
     }
 
     /// What a checkpoint holds besides the crowd: the external loads and the frozen bodies.
-    fn restore(&mut self, checkpoint: &Checkpoint) -> Result<()> {
+    pub(crate) fn restore(&mut self, checkpoint: &Checkpoint) -> Result<()> {
         if let Some(loads) = &checkpoint.external_loads {
             self.set_external_loads(loads)?;
         }
@@ -235,6 +253,16 @@ impl Simulation {
         })
     }
 
+    /// The time step.
+    pub(crate) fn dt(&self) -> f64 {
+        self.settings.dt
+    }
+
+    /// The integrator.
+    pub(crate) fn integrator(&self) -> crate::Integrator {
+        self.settings.integrator
+    }
+
     /// The clock's step: the crowd's `start_step` plus the steps taken.
     pub fn clock_step(&self) -> u64 {
         self.settings.start_step + self.steps_taken
@@ -290,7 +318,9 @@ impl Simulation {
     ) -> Result<Self> {
         crowd.validate_settings(crowd.bodies.len())?;
         let source = BodySource::given(&crowd.bodies);
-        let engine = Engine::Gpu(Box::new(GpuShards::new(devices, crowd, &source, options)?));
+        let engine = Engine::Gpu(Box::new(GpuShards::new(
+            devices, crowd, &source, options, 0,
+        )?));
         Ok(Self::with_engine(engine, crowd, crowd.bodies.len()))
     }
 

@@ -28,6 +28,19 @@ pub const CHECKPOINT_MAGIC: [u8; 8] = *b"RGDCRWD\n";
 /// Version 2 added the recording in progress to the run plan ([`RunPlan::recording`]);
 /// version 3 the fault rules and the frozen bodies ([`Checkpoint::quarantined`]).
 pub const CHECKPOINT_VERSION: u32 = 3;
+/// The key that marks the manifest of a checkpoint written by MPI ranks (feature `mpi`):
+/// a JSON file naming one checkpoint file per rank.
+pub const MANIFEST_KEY: &str = "rigid_crowd_mpi_checkpoint";
+
+/// Whether `bytes`, a file's contents, are the manifest of a checkpoint written by MPI
+/// ranks rather than a checkpoint.
+pub fn is_manifest(bytes: &[u8]) -> bool {
+    bytes.first() == Some(&b'{')
+        && bytes
+            .windows(MANIFEST_KEY.len())
+            .any(|w| w == MANIFEST_KEY.as_bytes())
+}
+
 /// Magic, version, payload length and checksum.
 const HEADER_BYTES: usize = 8 + 4 + 8 + 4;
 

@@ -10,6 +10,8 @@ mod info;
 mod integrators;
 mod progress;
 mod quarantine_report;
+#[cfg(feature = "mpi")]
+mod ranks;
 mod recording;
 mod render;
 mod resume;
@@ -54,9 +56,34 @@ pub fn main() -> ExitCode {
     match execute(args) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {e}");
+            // Under MPI every rank ends with the same (agreed) error: rank 0 says it.
+            if !is_other_mpi_rank() {
+                eprintln!("error: {e}");
+            }
             ExitCode::FAILURE
         }
+    }
+}
+
+/// Whether an MPI launcher started this process as a rank other than 0.
+fn is_other_mpi_rank() -> bool {
+    ["OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"]
+        .iter()
+        .any(|v| std::env::var(v).is_ok_and(|rank| rank != "0"))
+}
+
+/// A build without the `mpi` feature started by an MPI launcher as one of several ranks
+/// would run the whole crowd in every rank, each writing the same files: refused.
+#[cfg(not(feature = "mpi"))]
+fn refuse_mpi_launch() -> Result<()> {
+    let ranks = ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE"]
+        .iter()
+        .find_map(|v| std::env::var(v).ok()?.parse::<usize>().ok());
+    match ranks {
+        Some(ranks) if ranks > 1 => Err(crate::Error::Mpi(format!(
+            "started as one of {ranks} MPI ranks, but this rigid-crowd was built without the `mpi` feature (cargo build --release --features mpi)"
+        ))),
+        _ => Ok(()),
     }
 }
 
@@ -90,6 +117,13 @@ enum Command {
 
 /// Runs the chosen subcommand.
 fn execute(cli: Cli) -> Result<ExitCode> {
+    #[cfg(not(feature = "mpi"))]
+    if matches!(
+        cli.command,
+        Command::Run(_) | Command::Resume(_) | Command::Bench(_)
+    ) {
+        refuse_mpi_launch()?;
+    }
     match cli.command {
         Command::Run(args) => run::run(args),
         Command::Resume(args) => resume::resume(args),

@@ -18,7 +18,7 @@ pub struct RecordArgs {
     /// file in progress (`.NAME.partial` beside it) outlives an interruption and `resume`
     /// continues it.
     #[arg(long)]
-    record: Option<PathBuf>,
+    pub(crate) record: Option<PathBuf>,
     /// Steps between recorded frames (with `--record`; default 1).
     #[arg(long)]
     every: Option<u64>,
@@ -212,6 +212,19 @@ impl Recording {
             first_step,
             progress,
         }))
+    }
+
+    /// For a run over MPI ranks, which gathers each frame itself (src/cli/ranks.rs): the
+    /// trajectory's writer (rank 0's), the steps between frames and the clock step of the
+    /// first frame (`clock_step`, the run's step now, if no frame was written yet).
+    #[cfg(feature = "mpi")]
+    pub(crate) fn gathered(
+        &mut self,
+        clock_step: u64,
+    ) -> Option<(&mut TrajectoryWriter, u64, u64)> {
+        let (writer, every) = self.writer.as_mut()?;
+        let first = *self.first_step.get_or_insert(clock_step);
+        Some((writer, *every, first))
     }
 
     /// Writes the last frame, renames the trajectory into place and removes the bar;

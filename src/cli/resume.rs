@@ -10,29 +10,50 @@ use clap::Args;
 #[derive(Args, Debug)]
 pub struct ResumeArgs {
     /// Checkpoint written by `rigid-crowd run --checkpoint`.
-    checkpoint: PathBuf,
+    pub(crate) checkpoint: PathBuf,
     /// Backend (default: the one that wrote the checkpoint; only that one continues bit for
     /// bit).
     #[arg(long)]
-    backend: Option<String>,
+    pub(crate) backend: Option<String>,
     /// Where to write the final states (default: the run's `--out`): `.csv`, `.npy` or
     /// `.npz`, as for `run`.
     #[arg(long)]
-    out: Option<PathBuf>,
+    pub(crate) out: Option<PathBuf>,
     /// Run this many steps from the checkpoint (default: to the run's last step).
     #[arg(long)]
-    steps: Option<u64>,
+    pub(crate) steps: Option<u64>,
     /// No progress bar (it is also off when stderr is not a terminal).
     #[arg(long)]
-    quiet: bool,
+    pub(crate) quiet: bool,
     /// GPU devices to split the crowd over, as for `run` (any count continues bit for bit).
     #[arg(long, default_value = "1")]
-    devices: String,
+    pub(crate) devices: String,
 }
 
 pub fn resume(args: ResumeArgs) -> Result<ExitCode> {
     let started = Instant::now();
-    let checkpoint = Checkpoint::read(&args.checkpoint)?;
+    let bytes = std::fs::read(&args.checkpoint).map_err(|e| Error::io(&args.checkpoint, e))?;
+    let manifest = crate::checkpoint::is_manifest(&bytes);
+    #[cfg(feature = "mpi")]
+    if let Some(world) = super::ranks::World::launched() {
+        if !manifest {
+            return Err(Error::Mpi(format!(
+                "{} was written by one process: resume it without mpirun",
+                args.checkpoint.display()
+            )));
+        }
+        drop(bytes);
+        return super::ranks::resume(args, world, started);
+    }
+    if manifest {
+        return Err(Error::invalid(
+            args.checkpoint.display().to_string(),
+            "is the manifest of a checkpoint written by MPI ranks: resume it under `mpirun` with as many ranks, with a rigid-crowd built with the `mpi` feature",
+        ));
+    }
+    let checkpoint = Checkpoint::from_bytes(&bytes)
+        .map_err(|e| e.within(format_args!("{}: ", args.checkpoint.display())))?;
+    drop(bytes);
     let backend = match &args.backend {
         Some(name) => super::run::parse_backend(name)?,
         None => checkpoint.backend,

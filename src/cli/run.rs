@@ -20,17 +20,17 @@ use crate::{
 #[derive(Args, Debug)]
 pub struct RunArgs {
     /// Scene file (JSON, version 1).
-    scene: PathBuf,
+    pub(crate) scene: PathBuf,
     /// Backend: `gpu` (f32 WGSL kernels), `cpu` (fast f32 CPU path) or `cpu-ref` (the f64
     /// reference).
     #[arg(long, default_value = "gpu")]
-    backend: String,
+    pub(crate) backend: String,
     /// Where to write the final states, in the format of the extension: `.csv`, `.npy` (shape
     /// (bodies, 19), float32 on `gpu` and `cpu`, float64 on `cpu-ref` and `gpu-f64`) or
     /// `.npz` (`states`, `step`, `time`); positions and orientations are the model frame's
     /// pose (see docs/shapes.md). Replaced only when the run succeeds.
     #[arg(long)]
-    out: PathBuf,
+    pub(crate) out: PathBuf,
     /// Override the scene's step count.
     #[arg(long)]
     steps: Option<u64>,
@@ -43,7 +43,7 @@ pub struct RunArgs {
     /// Write a checkpoint here every `--checkpoint-every` steps (atomically: a crash
     /// mid-write leaves the previous one intact); continue with `rigid-crowd resume FILE`.
     #[arg(long)]
-    checkpoint: Option<PathBuf>,
+    pub(crate) checkpoint: Option<PathBuf>,
     /// Steps between checkpoints (default: a tenth of the run).
     #[arg(long)]
     checkpoint_every: Option<u64>,
@@ -66,9 +66,9 @@ pub struct RunArgs {
     /// on a machine with one adapter, all on it) or `all` (one per adapter). Results are bit
     /// for bit those of one device.
     #[arg(long, default_value = "1")]
-    devices: String,
+    pub(crate) devices: String,
     #[command(flatten)]
-    recording: super::recording::RecordArgs,
+    pub(crate) recording: super::recording::RecordArgs,
 }
 
 /// What a run starts from: a scene's crowd (and recipe), or a checkpoint's crowd with its
@@ -127,8 +127,8 @@ pub(crate) fn parse_backend(name: &str) -> Result<Backend> {
 /// names (anything else is an error naming `--out`) and the temporary file it is written
 /// to, so an unwritable path fails at once too.
 pub(crate) struct Output {
-    file: AtomicFile,
-    format: TrajectoryFormat,
+    pub file: AtomicFile,
+    pub format: TrajectoryFormat,
 }
 
 impl Output {
@@ -148,64 +148,95 @@ impl Output {
 
 pub fn run(args: RunArgs) -> Result<ExitCode> {
     let started = Instant::now();
+    #[cfg(feature = "mpi")]
+    if let Some(world) = super::ranks::World::launched() {
+        return super::ranks::run(args, world, started);
+    }
     let backend = parse_backend(&args.backend)?;
     let output = Output::claim(&args.out)?;
-    let (mut scene, recipe) = Scene::load_with_recipe(&args.scene)
-        .map_err(|e| e.within(format_args!("{}: ", args.scene.display())))?;
-    if let Some(dt) = args.dt {
-        if !dt.is_finite() || dt <= 0.0 {
-            return Err(Error::invalid(
-                "--dt",
-                format!("must be a finite number > 0 (got {dt})"),
-            ));
-        }
-        scene.crowd.dt = dt;
-    }
-    if let Some(name) = &args.integrator {
-        scene.crowd.integrator = name
-            .parse::<Integrator>()
-            .map_err(|m| Error::invalid("--integrator", m))?;
-    }
-    apply_fault_flags(&args, &mut scene.crowd.fault_rules)?;
-    let steps = args.steps.unwrap_or(scene.steps);
-    let checkpoint_every = match (&args.checkpoint, args.checkpoint_every) {
-        (None, Some(_)) => {
-            return Err(Error::invalid(
-                "--checkpoint-every",
-                "needs --checkpoint FILE to say where checkpoints go",
-            ));
-        }
-        (_, Some(0)) => return Err(Error::invalid("--checkpoint-every", "must be at least 1")),
-        (Some(_), None) => steps.div_ceil(10).max(1),
-        (None, None) => 0,
-        (_, Some(every)) => every,
-    };
-    let plan = RunPlan {
-        end_step: scene.crowd.start_step + steps,
-        out: args.out,
-        checkpoint_every,
-        recording: None,
-    };
-    let body_count = scene.crowd.bodies.len() + recipe.as_ref().map_or(0, |r| r.count);
+    let planned = PlannedRun::of(&args, backend)?;
     let resumable = args.checkpoint.is_some();
-    let recording =
-        super::recording::Recording::prepare(&args.recording, body_count, steps, resumable)?;
-    let start = RunStart {
-        crowd: scene.crowd,
-        recipe,
-        loads: None,
-        quarantined: Vec::new(),
-        backend,
-        devices: parse_devices(&args.devices)?,
-    };
+    let recording = super::recording::Recording::prepare(
+        &args.recording,
+        planned.body_count(),
+        planned.steps,
+        resumable,
+    )?;
     drive(
-        start,
-        &plan,
+        planned.start,
+        &planned.plan,
         output,
         args.checkpoint.as_deref(),
         recording,
         started,
     )
+}
+
+/// A run as its flags and scene describe it, before anything is claimed or opened.
+pub(crate) struct PlannedRun {
+    pub start: RunStart,
+    pub plan: RunPlan,
+    /// Steps to take.
+    pub steps: u64,
+}
+
+impl PlannedRun {
+    /// Loads the scene of `args` and applies the flags over it.
+    pub(crate) fn of(args: &RunArgs, backend: Backend) -> Result<Self> {
+        let (mut scene, recipe) = Scene::load_with_recipe(&args.scene)
+            .map_err(|e| e.within(format_args!("{}: ", args.scene.display())))?;
+        if let Some(dt) = args.dt {
+            if !dt.is_finite() || dt <= 0.0 {
+                return Err(Error::invalid(
+                    "--dt",
+                    format!("must be a finite number > 0 (got {dt})"),
+                ));
+            }
+            scene.crowd.dt = dt;
+        }
+        if let Some(name) = &args.integrator {
+            scene.crowd.integrator = name
+                .parse::<Integrator>()
+                .map_err(|m| Error::invalid("--integrator", m))?;
+        }
+        apply_fault_flags(args, &mut scene.crowd.fault_rules)?;
+        let steps = args.steps.unwrap_or(scene.steps);
+        let checkpoint_every = match (&args.checkpoint, args.checkpoint_every) {
+            (None, Some(_)) => {
+                return Err(Error::invalid(
+                    "--checkpoint-every",
+                    "needs --checkpoint FILE to say where checkpoints go",
+                ));
+            }
+            (_, Some(0)) => return Err(Error::invalid("--checkpoint-every", "must be at least 1")),
+            (Some(_), None) => steps.div_ceil(10).max(1),
+            (None, None) => 0,
+            (_, Some(every)) => every,
+        };
+        let plan = RunPlan {
+            end_step: scene.crowd.start_step + steps,
+            out: args.out.clone(),
+            checkpoint_every,
+            recording: None,
+        };
+        Ok(Self {
+            start: RunStart {
+                crowd: scene.crowd,
+                recipe,
+                loads: None,
+                quarantined: Vec::new(),
+                backend,
+                devices: parse_devices(&args.devices)?,
+            },
+            plan,
+            steps,
+        })
+    }
+
+    /// Bodies in the crowd: the scene's and its recipe's.
+    pub(crate) fn body_count(&self) -> usize {
+        self.start.crowd.bodies.len() + self.start.recipe.as_ref().map_or(0, |r| r.count)
+    }
 }
 
 /// Opens the backend of `start` on its crowd, followed by the bodies of its recipe if any,

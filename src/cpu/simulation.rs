@@ -172,8 +172,10 @@ pub struct CpuSimulation {
 
 impl CpuSimulation {
     /// Takes the bodies of `source` and the rest of `crowd` (whose settings are validated;
-    /// each body is checked here); fails on a custom force without a Rust twin.
-    pub(crate) fn new(crowd: &Crowd, source: &BodySource) -> Result<Self> {
+    /// each body is checked here); fails on a custom force without a Rust twin. `source`
+    /// starts at crowd index `first_body` (not 0 for an MPI rank's shard): the index a
+    /// custom force sees.
+    pub(crate) fn new(crowd: &Crowd, source: &BodySource, first_body: usize) -> Result<Self> {
         if let Some(custom) = &crowd.custom_force {
             custom.closure()?;
         }
@@ -195,7 +197,7 @@ impl CpuSimulation {
                     crowd.validate_bodies(first, bodies)?;
                     let blocks = bodies.chunks(LANES).zip(states.iter_mut().zip(constants));
                     for (b, (lanes, (state, constant))) in blocks.enumerate() {
-                        (*state, *constant) = pack_block(lanes, first + b * LANES);
+                        (*state, *constant) = pack_block(lanes, first_body + first + b * LANES);
                     }
                     let contacts = match with_planes {
                         true => bodies.chunks(LANES).map(contact_block).collect(),

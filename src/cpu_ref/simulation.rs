@@ -41,12 +41,16 @@ pub struct CpuRefSimulation {
     /// The frozen bodies: the clock step of each one's last good state (which `states`
     /// keeps) and the fault that froze it.
     frozen: BTreeMap<usize, (u64, Fault)>,
+    /// The crowd index of body 0 here (a custom force sees crowd indices).
+    first_body: usize,
 }
 
 impl CpuRefSimulation {
     /// Takes the bodies of `source` and the rest of `crowd` (whose settings are validated;
-    /// each body is checked here); fails on a custom force without a Rust twin.
-    pub(crate) fn new(crowd: &Crowd, source: &BodySource) -> Result<Self> {
+    /// each body is checked here); fails on a custom force without a Rust twin. `source`
+    /// starts at crowd index `first_body` (not 0 for an MPI rank's shard): the index a
+    /// custom force sees.
+    pub(crate) fn new(crowd: &Crowd, source: &BodySource, first_body: usize) -> Result<Self> {
         if let Some(custom) = &crowd.custom_force {
             custom.closure()?;
         }
@@ -82,6 +86,7 @@ impl CpuRefSimulation {
             on_fault: crowd.fault_rules.on_fault,
             envelope_squared: crowd.fault_rules.envelope.squared_limits(|v| v),
             frozen: BTreeMap::new(),
+            first_body,
         })
     }
 
@@ -99,6 +104,7 @@ impl CpuRefSimulation {
         let planes = &self.planes[..];
         let (masses, loads) = (&self.masses, &self.loads[..]);
         let (frozen, envelope_squared) = (&self.frozen, &self.envelope_squared);
+        let first_body = self.first_body;
         let faults: Vec<(usize, u64, Fault)> = self
             .states
             .par_iter_mut()
@@ -111,7 +117,7 @@ impl CpuRefSimulation {
                 let load = loads.get(i).copied().unwrap_or_default();
                 let forces: Vec<&ForceKind> = table.acting_on(i).collect();
                 let env = ForceEnv {
-                    body: i,
+                    body: first_body + i,
                     load,
                     keyframes,
                     custom_force,

@@ -295,11 +295,12 @@ mod tests {
                 angular: 0.5,
             }),
         );
-        let mut sim = GpuSimulation::new(
+        let mut sim = GpuSimulation::shard(
             &ctx,
             &crowd,
             &BodySource::given(&crowd.bodies),
             GpuOptions::default(),
+            0,
         )
         .unwrap();
         assert_eq!(sim.chunk_count(), 11);

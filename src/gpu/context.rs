@@ -191,6 +191,15 @@ impl GpuContext {
             .collect()
     }
 
+    /// Opens a device on the adapter `index` (counted round-robin over the adapters, in the
+    /// order of [`open_devices`](Self::open_devices)): what an MPI rank opens with its index
+    /// on its node, so that one rank per GPU takes every GPU of a node.
+    pub fn open_adapter(index: usize) -> Result<Self> {
+        let instance = new_instance();
+        let adapters = device_adapters(&instance)?;
+        Self::open(adapters[index % adapters.len()].clone())
+    }
+
     /// Opens the best adapter (see [`list_adapters`]) with its full limits.
     pub fn new() -> Result<Self> {
         let instance = new_instance();

@@ -7,7 +7,7 @@ use std::ops::Range;
 use std::time::Instant;
 
 use crate::body::{Body, BodyState};
-use crate::body_source::{BodySource, SOURCE_CHUNK};
+use crate::body_source::{BodySource, plan_shards};
 use crate::crowd::Crowd;
 use crate::custom_force::ExternalLoad;
 use crate::error::{Error, Result};
@@ -37,43 +37,21 @@ enum TicketPart {
     Landed(Vec<Body>),
 }
 
-/// How the crowd is cut: in proportion to each device's memory (what bounds a shard; a
-/// device's throughput is unknown until it runs), on [`SOURCE_CHUNK`] boundaries where the
-/// crowd is large enough, so that generated bodies are made chunk by chunk as on one device.
-fn plan_shards(count: usize, weights: &[f64]) -> Vec<Range<usize>> {
-    let total: f64 = weights.iter().sum();
-    let align = if count >= SOURCE_CHUNK * weights.len() {
-        SOURCE_CHUNK
-    } else {
-        1
-    };
-    let mut ranges = Vec::with_capacity(weights.len());
-    let (mut start, mut share) = (0, 0.0);
-    for (i, weight) in weights.iter().enumerate() {
-        share += weight;
-        let end = if i + 1 == weights.len() {
-            count
-        } else {
-            let ideal = (count as f64 * share / total).round() as usize;
-            (ideal / align * align).clamp(start + 1, count - (weights.len() - 1 - i))
-        };
-        ranges.push(start..end);
-        start = end;
-    }
-    ranges
-}
-
 impl GpuShards {
     /// The bodies of `source` under the rest of `crowd`, split over the devices of `contexts`
-    /// (one shard each, the first bodies on the first device).
+    /// (one shard each, the first bodies on the first device). `source` holds the bodies of
+    /// a larger crowd from index `first_body` on (0 for a whole crowd; an MPI rank's shard
+    /// otherwise): the kernel sees those crowd indices, every index handed out here counts
+    /// from `source`'s first body.
     pub fn new(
         contexts: &[GpuContext],
         crowd: &Crowd,
         source: &BodySource,
         options: GpuOptions,
+        first_body: usize,
     ) -> Result<Self> {
         if let [ctx] = contexts {
-            let sim = GpuSimulation::new(ctx, crowd, source, options)?;
+            let sim = GpuSimulation::shard(ctx, crowd, source, options, first_body)?;
             return Ok(Self::of(vec![Shard {
                 sim,
                 bodies: 0..source.len(),
@@ -95,10 +73,10 @@ impl GpuShards {
             None => vec![1.0; contexts.len()],
         };
         let mut shards = Vec::with_capacity(contexts.len());
-        for (ctx, bodies) in contexts.iter().zip(plan_shards(source.len(), &weights)) {
+        for (ctx, bodies) in contexts.iter().zip(plan_shards(source.len(), &weights, 1)) {
             let settings = crowd.shard_settings(bodies.clone());
             let open = |part: &BodySource| {
-                GpuSimulation::shard(ctx, &settings, part, options, bodies.start)
+                GpuSimulation::shard(ctx, &settings, part, options, first_body + bodies.start)
             };
             let sim = match source.shard(bodies.clone()) {
                 Some(part) => open(&part),
@@ -451,6 +429,7 @@ fn in_shard(e: Error, index: usize, bodies: &Range<usize>) -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::body_source::SOURCE_CHUNK;
 
     #[test]
     fn shards_cover_the_crowd_in_order_in_proportion_to_memory() {
@@ -461,7 +440,7 @@ mod tests {
             (5 * SOURCE_CHUNK + 3, vec![1.0, 1.0]),
             (100 * SOURCE_CHUNK, vec![3.0, 1.0]),
         ] {
-            let ranges = plan_shards(count, &weights);
+            let ranges = plan_shards(count, &weights, 1);
             assert_eq!(ranges.len(), weights.len());
             assert_eq!(ranges[0].start, 0);
             assert_eq!(ranges.last().unwrap().end, count);
@@ -477,9 +456,9 @@ mod tests {
             }
         }
         assert_eq!(
-            plan_shards(100 * SOURCE_CHUNK, &[3.0, 1.0])[0].end,
+            plan_shards(100 * SOURCE_CHUNK, &[3.0, 1.0], 1)[0].end,
             75 * SOURCE_CHUNK
         );
-        assert_eq!(plan_shards(10, &[1.0, 1.0]), vec![0..5, 5..10]);
+        assert_eq!(plan_shards(10, &[1.0, 1.0], 1), vec![0..5, 5..10]);
     }
 }

@@ -93,20 +93,11 @@ pub struct StepTimes {
 }
 
 impl GpuSimulation {
-    /// Validates `crowd` and uploads it to the device of `ctx`, with the kernel built per
-    /// `options`. Crowds larger than one storage binding are split into chunks of buffers.
-    pub fn new(
-        ctx: &GpuContext,
-        crowd: &Crowd,
-        source: &BodySource,
-        options: GpuOptions,
-    ) -> Result<Self> {
-        Self::shard(ctx, crowd, source, options, 0)
-    }
-
-    /// [`new`](Self::new) for the bodies of `source`, which are the crowd's from index
-    /// `first_body` on (`crowd`'s own forces numbered from that body), on one of several
-    /// devices.
+    /// Validates `crowd` and uploads the bodies of `source` to the device of `ctx`, with
+    /// the kernel built per `options`. Crowds larger than one storage binding are split into
+    /// chunks of buffers. The bodies are the crowd's from index `first_body` on (0 for a
+    /// whole crowd; one shard of a crowd over several devices or MPI ranks otherwise, with
+    /// `crowd`'s own forces numbered from that body).
     pub(crate) fn shard(
         ctx: &GpuContext,
         crowd: &Crowd,

@@ -1,6 +1,7 @@
 //! The final states of `rigid-crowd run` and `resume` (`--out`), in the format of the file's
 //! extension: the state CSV, or the 19 [`TRAJECTORY_COLUMNS`] of one frame as `.npy` or
-//! `.npz`, in the precision the backend computes in.
+//! `.npz`, in the precision the backend computes in; under MPI, rank 0 writes the header
+//! and every rank's rows in crowd order (src/cli/ranks.rs).
 
 use std::io::Write;
 
@@ -19,65 +20,113 @@ use crate::simulation::Simulation;
 /// it into place). The states are streamed from the simulation a batch at a time: nothing
 /// grows with the crowd but the file.
 ///
-/// - `.csv`: [`write_states_csv`].
+/// - `.csv`: [`write_states_csv`](crate::write_states_csv).
 /// - `.npy`: one array of shape `(bodies, 19)`, the last axis the [`TRAJECTORY_COLUMNS`];
 ///   float32 on the f32 backends (`gpu`, `cpu`: each value is the CSV's rounded to f32),
 ///   float64 on `cpu-ref` and `gpu-f64` (the CSV's values exactly).
 /// - `.npz`: an uncompressed archive of `states` (as `.npy`), `step` (int64 scalar, the clock
 ///   step of the states) and `time` (float64 scalar, the simulated time).
 pub(crate) fn write_final_states(
-    mut file: AtomicFile,
+    file: AtomicFile,
     format: TrajectoryFormat,
     sim: &mut Simulation,
 ) -> Result<()> {
-    let (backend, step, time, count) = (
-        sim.backend(),
-        sim.clock_step(),
-        sim.time(),
-        sim.body_count(),
-    );
-    let target = file.target().to_path_buf();
-    let io = |e| Error::io(&target, e);
-    let single = match backend {
-        Backend::FastCpu | Backend::Gpu => true,
-        Backend::Reference | Backend::GpuF64 => false,
-    };
-    let (dtype, element_bytes) = if single {
-        (Dtype::F32, 4)
-    } else {
-        (Dtype::F64, 8)
-    };
-    let header = npy::header(dtype, &[count, TRAJECTORY_COLUMNS.len()]);
-    let file = match format {
-        TrajectoryFormat::Csv => {
-            writeln!(file, "{CSV_HEADER}").map_err(io)?;
-            stream(sim, file.writer(), encode_csv_rows).map_err(|e| e.on(&target))?;
-            file
-        }
-        TrajectoryFormat::Npy => {
-            file.write_all(&header).map_err(io)?;
-            stream(sim, file.writer(), rows(single)).map_err(|e| e.on(&target))?;
-            file
-        }
-        TrajectoryFormat::Npz => {
-            let bytes = header.len() + count * TRAJECTORY_COLUMNS.len() * element_bytes;
-            let mut archive = NpzArchive::create(file, &target, &header, bytes as u64)?;
-            stream(sim, archive.states_writer(), rows(single)).map_err(|e| e.on(&target))?;
-            archive.finish_with_step_and_time(step as i64, time)?
-        }
-    };
+    let header = FinalStates::of(sim, sim.body_count());
+    let file = header.write(file, format, |out| stream_final_rows(sim, format, 0, out))?;
     file.commit()
 }
 
+/// What the final states' file says besides the rows: how many, in what precision, when.
+pub(crate) struct FinalStates {
+    backend: Backend,
+    step: u64,
+    time: f64,
+    count: usize,
+}
+
+impl FinalStates {
+    /// The file of a crowd of `count` bodies (all of `sim`'s, or all over the MPI ranks of
+    /// which `sim` is one shard) as `sim` is now.
+    pub(crate) fn of(sim: &Simulation, count: usize) -> Self {
+        Self {
+            backend: sim.backend(),
+            step: sim.clock_step(),
+            time: sim.time(),
+            count,
+        }
+    }
+
+    /// Writes the header into `file`, then the rows `rows` writes (every body's, in crowd
+    /// order), then what follows them; returns the file to commit.
+    pub(crate) fn write(
+        &self,
+        mut file: AtomicFile,
+        format: TrajectoryFormat,
+        rows: impl FnOnce(&mut dyn Write) -> std::result::Result<(), StreamError>,
+    ) -> Result<AtomicFile> {
+        let target = file.target().to_path_buf();
+        let io = |e| Error::io(&target, e);
+        let single = is_single(self.backend);
+        let element_bytes = if single { 4 } else { 8 };
+        let header = npy::header(dtype(single), &[self.count, TRAJECTORY_COLUMNS.len()]);
+        Ok(match format {
+            TrajectoryFormat::Csv => {
+                writeln!(file, "{CSV_HEADER}").map_err(io)?;
+                rows(file.writer()).map_err(|e| e.on(&target))?;
+                file
+            }
+            TrajectoryFormat::Npy => {
+                file.write_all(&header).map_err(io)?;
+                rows(file.writer()).map_err(|e| e.on(&target))?;
+                file
+            }
+            TrajectoryFormat::Npz => {
+                let bytes = header.len() + self.count * TRAJECTORY_COLUMNS.len() * element_bytes;
+                let mut archive = NpzArchive::create(file, &target, &header, bytes as u64)?;
+                rows(archive.states_writer()).map_err(|e| e.on(&target))?;
+                archive.finish_with_step_and_time(self.step as i64, self.time)?
+            }
+        })
+    }
+}
+
+/// Whether `backend` computes in f32 (its `.npy` rows are float32).
+fn is_single(backend: Backend) -> bool {
+    match backend {
+        Backend::FastCpu | Backend::Gpu => true,
+        Backend::Reference | Backend::GpuF64 => false,
+    }
+}
+
+fn dtype(single: bool) -> Dtype {
+    if single { Dtype::F32 } else { Dtype::F64 }
+}
+
+/// The rows of `format` for every body of `sim`, whose first is the crowd's body
+/// `first_body` (not 0 for an MPI rank's shard), streamed into `out`.
+pub(crate) fn stream_final_rows(
+    sim: &mut Simulation,
+    format: TrajectoryFormat,
+    first_body: usize,
+    out: &mut dyn Write,
+) -> std::result::Result<(), StreamError> {
+    match format {
+        TrajectoryFormat::Csv => stream(sim, out, first_body, encode_csv_rows),
+        TrajectoryFormat::Npy | TrajectoryFormat::Npz => {
+            stream(sim, out, first_body, rows(is_single(sim.backend())))
+        }
+    }
+}
+
 /// Why streaming the states stopped: the simulation's read or the write.
-enum StreamError {
+pub(crate) enum StreamError {
     Read(Error),
     Write(std::io::Error),
 }
 
 impl StreamError {
     /// The crate error, a write error naming `target`.
-    fn on(self, target: &std::path::Path) -> Error {
+    pub(crate) fn on(self, target: &std::path::Path) -> Error {
         match self {
             StreamError::Read(e) => e,
             StreamError::Write(e) => Error::io(target, e),
@@ -85,13 +134,15 @@ impl StreamError {
     }
 }
 
-/// Every body of `sim`, encoded batch by batch with `encode` into `out`.
-fn stream<W: Write + ?Sized>(
+/// Every body of `sim`, encoded batch by batch with `encode` into `out`, numbered from
+/// `first_body`.
+fn stream(
     sim: &mut Simulation,
-    out: &mut W,
+    out: &mut dyn Write,
+    first_body: usize,
     encode: impl Fn(usize, &[Body], &mut Vec<u8>) + Sync,
 ) -> std::result::Result<(), StreamError> {
-    let mut encoder = BatchEncoder::new(out, encode);
+    let mut encoder = BatchEncoder::new(out, encode).starting_at(first_body);
     sim.stream_states(|_, &mass, &state| encoder.push(Body { mass, state }))
         .map_err(StreamError::Read)?;
     encoder.finish().map_err(StreamError::Write)

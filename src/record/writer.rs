@@ -271,6 +271,17 @@ impl TrajectoryWriter {
                 ),
             ));
         }
+        let mut buffer = std::mem::take(&mut self.buffer);
+        buffer.clear();
+        encode_frame_part(self.format, step, time, 0, bodies, &mut buffer);
+        let written = self.write_encoded_frame(step, time, &buffer);
+        self.buffer = buffer;
+        written
+    }
+
+    /// Appends one frame already encoded by [`encode_frame_part`] (the parts of every MPI
+    /// rank, in crowd order): `bytes` must hold every body of the frame.
+    pub(crate) fn write_encoded_frame(&mut self, step: u64, time: f64, bytes: &[u8]) -> Result<()> {
         if self.written == self.frames {
             return Err(Error::invalid(
                 "record",
@@ -280,16 +291,11 @@ impl TrajectoryWriter {
                 ),
             ));
         }
-        self.buffer.clear();
-        match self.format {
-            TrajectoryFormat::Csv => push_csv_frame(&mut self.buffer, step, time, bodies),
-            TrajectoryFormat::Npy | TrajectoryFormat::Npz => self.push_binary(bodies),
-        }
         let written = match &mut self.sink {
-            Sink::Csv(file) | Sink::Npy(file) => file.write_all(&self.buffer),
+            Sink::Csv(file) | Sink::Npy(file) => file.write_all(bytes),
             #[cfg(feature = "npz")]
-            Sink::Npz(archive) => archive.write_states(&self.buffer),
-            Sink::Partial(file) => file.write_all(&self.buffer),
+            Sink::Npz(archive) => archive.write_states(bytes),
+            Sink::Partial(file) => file.write_all(bytes),
         };
         written.map_err(|e| Error::io(&self.target, e))?;
         self.written += 1;
@@ -298,17 +304,6 @@ impl TrajectoryWriter {
             self.times.push(time);
         }
         Ok(())
-    }
-
-    /// One frame as little-endian float64s, into the buffer.
-    fn push_binary(&mut self, bodies: &[Body]) {
-        self.buffer
-            .reserve(bodies.len() * TRAJECTORY_COLUMNS.len() * 8);
-        for body in bodies {
-            for value in state_row(body) {
-                self.buffer.extend_from_slice(&value.to_le_bytes());
-            }
-        }
     }
 
     /// Records which bodies the run froze (under the `freeze` fault policy), each after the
@@ -490,10 +485,34 @@ fn finish_partial(
     }
 }
 
+/// The rows of `bodies`, the crowd's from index `first_body` on, in one frame at `step` and
+/// `time` of a trajectory in `format`, appended to `out`: the whole frame when `first_body`
+/// is 0 and `bodies` the crowd, or an MPI rank's part of it.
+pub(crate) fn encode_frame_part(
+    format: TrajectoryFormat,
+    step: u64,
+    time: f64,
+    first_body: usize,
+    bodies: &[Body],
+    out: &mut Vec<u8>,
+) {
+    match format {
+        TrajectoryFormat::Csv => push_csv_frame(out, step, time, first_body, bodies),
+        TrajectoryFormat::Npy | TrajectoryFormat::Npz => {
+            out.reserve(bodies.len() * TRAJECTORY_COLUMNS.len() * 8);
+            for body in bodies {
+                for value in state_row(body) {
+                    out.extend_from_slice(&value.to_le_bytes());
+                }
+            }
+        }
+    }
+}
+
 /// One frame's CSV rows (`step,time,body,` and the [`TRAJECTORY_COLUMNS`]) appended to `out`,
 /// the bodies formatted in parallel in chunks and joined in order: the text is std's `{}` of
 /// every number (src/csv.rs), whatever the number of threads.
-fn push_csv_frame(out: &mut Vec<u8>, step: u64, time: f64, bodies: &[Body]) {
+fn push_csv_frame(out: &mut Vec<u8>, step: u64, time: f64, first_body: usize, bodies: &[Body]) {
     use rayon::prelude::*;
     const BODIES_PER_TASK: usize = 2048;
     let mut prefix = Vec::new();
@@ -506,7 +525,7 @@ fn push_csv_frame(out: &mut Vec<u8>, step: u64, time: f64, bodies: &[Body]) {
         .enumerate()
         .map(|(c, chunk)| {
             let mut text = Vec::with_capacity(chunk.len() * 512);
-            for (i, body) in (c * BODIES_PER_TASK..).zip(chunk) {
+            for (i, body) in (first_body + c * BODIES_PER_TASK..).zip(chunk) {
                 text.extend_from_slice(&prefix);
                 crate::csv::push_usize(&mut text, i);
                 for value in state_row(body) {

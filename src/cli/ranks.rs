@@ -1,0 +1,562 @@
+//! `run` and `resume` under an MPI launcher (`mpirun -np R rigid-crowd run ...`; feature
+//! `mpi`): the crowd split over the ranks, rank 0 writing the one output, the one trajectory
+//! and the checkpoint's manifest, every rank its checkpoint shard.
+//!
+//! Every fallible step ends in an agreement (src/mpi/agree.rs), so the ranks leave together
+//! with one error, which rank 0 prints. Frames and final states are gathered to rank 0
+//! (src/mpi/gather.rs) and encoded exactly as one process encodes them, so the files are
+//! byte for byte a single process's.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+
+use ::mpi::environment::Universe;
+use ::mpi::topology::SimpleCommunicator;
+use ::mpi::traits::*;
+
+use super::recording::Recording;
+use super::resume::ResumeArgs;
+use super::run::{Output, PlannedRun, RunArgs, parse_backend};
+use crate::body_source::BodySource;
+use crate::gpu::{DeviceCount, GpuContext};
+use crate::mpi::{MpiSimulation, bytes_to_root, node_rank};
+use crate::record::{
+    FinalStates, StreamError, TrajectoryFormat, encode_frame_part, stream_final_rows,
+};
+use crate::{Error, OnFault, Result, RunPlan};
+
+/// The variables MPI launchers set in the processes they start (Open MPI's `mpirun`, MPICH's
+/// Hydra, PMIx launchers such as Slurm's `srun`).
+pub(crate) const LAUNCHER_VARIABLES: [&str; 3] = ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"];
+
+/// MPI, initialized because a launcher started this process.
+pub(crate) struct World {
+    comm: SimpleCommunicator,
+    // Finalizes MPI when dropped, after the communicator.
+    _universe: Universe,
+}
+
+impl World {
+    /// MPI initialized and its world communicator, when an MPI launcher started this
+    /// process; `None` when it was started alone (it then runs as a single process).
+    pub(crate) fn launched() -> Option<Self> {
+        if !LAUNCHER_VARIABLES
+            .iter()
+            .any(|v| std::env::var_os(v).is_some())
+        {
+            return None;
+        }
+        let universe = ::mpi::initialize()?;
+        // A rank that panics must not wait in MPI_Finalize for ranks that wait for it: it
+        // ends at once, and the launcher ends the others.
+        let report = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            report(info);
+            std::process::abort();
+        }));
+        Some(Self {
+            comm: universe.world(),
+            _universe: universe,
+        })
+    }
+
+    /// Whether this is rank 0, which prints and writes the crowd's files.
+    pub(crate) fn is_root(&self) -> bool {
+        self.comm.rank() == 0
+    }
+}
+
+/// `rigid-crowd run` over the ranks.
+pub(crate) fn run(args: RunArgs, world: World, started: Instant) -> Result<ExitCode> {
+    let comm = world.comm.duplicate();
+    let agree = |r| crate::mpi::agree_on(&comm, r);
+    same_file_everywhere(&comm, &args.scene)?;
+    let backend = agree(parse_backend(&args.backend))?;
+    let planned = crate::mpi::agree_on(&comm, PlannedRun::of(&args, backend))?;
+    check_flags(
+        planned.start.crowd.fault_rules.on_fault,
+        planned.start.devices,
+    )?;
+    let out_format = out_format(&args.out)?;
+    let resumable = args.checkpoint.is_some();
+    let claimed = match world.is_root() {
+        true => (|| {
+            let output = Output::claim(&args.out)?;
+            let recording = Recording::prepare(
+                &args.recording,
+                planned.body_count(),
+                planned.steps,
+                resumable,
+            )?;
+            Ok(Some((output, recording)))
+        })(),
+        false => Ok(None),
+    };
+    let claimed = crate::mpi::agree_on(&comm, claimed)?;
+    let PlannedRun { start, plan, .. } = planned;
+    let gpu = open_gpu(&comm, start.backend)?;
+    let source = match &start.recipe {
+        Some(spec) => BodySource::with_generated(&start.crowd.bodies, spec),
+        None => Ok(BodySource::given(&start.crowd.bodies)),
+    };
+    let source = crate::mpi::agree_on(&comm, source)?;
+    let sim = MpiSimulation::from_source(comm, &start.crowd, &source, start.backend, gpu.as_ref())?;
+    drop(source);
+    let (output, mut recording) = claimed.unzip();
+    let schedule = FrameSchedule::share(
+        sim.comm(),
+        recording.as_mut(),
+        sim.clock_step(),
+        args.recording.record.as_deref(),
+        None,
+    )?;
+    let adapter = describe(&gpu, start.backend, sim.ranks());
+    let integrator = (start.crowd.integrator, start.crowd.dt);
+    drop(start);
+    drive(
+        sim,
+        Drive {
+            plan,
+            out_format,
+            output,
+            checkpoint: args.checkpoint.clone(),
+            recording,
+            schedule,
+            started,
+            adapter,
+            integrator,
+        },
+    )
+}
+
+/// `rigid-crowd resume MANIFEST` over the ranks that wrote it.
+pub(crate) fn resume(args: ResumeArgs, world: World, started: Instant) -> Result<ExitCode> {
+    let comm = world.comm.duplicate();
+    let backend = match &args.backend {
+        Some(name) => Some(crate::mpi::agree_on(&comm, parse_backend(name))?),
+        None => None,
+    };
+    check_flags(
+        OnFault::Stop,
+        crate::mpi::agree_on(&comm, super::run::parse_devices(&args.devices))?,
+    )?;
+    let (sim, run) = MpiSimulation::resume(comm, &args.checkpoint, backend)?;
+    let step = sim.clock_step();
+    // Rank 0 holds the run plan: it decides and tells the others.
+    let planned = match sim.is_root() {
+        true => resume_plan(&args, run.as_ref(), step).map(Some),
+        false => Ok(None),
+    };
+    let planned = sim.agree(planned)?;
+    let mut words = match &planned {
+        Some((plan, _)) => vec![plan.end_step, plan.checkpoint_every],
+        None => vec![0, 0],
+    };
+    sim.comm().process_at_rank(0).broadcast_into(&mut words[..]);
+    let out = broadcast_path(
+        sim.comm(),
+        planned.as_ref().map(|(plan, _)| plan.out.as_path()),
+    );
+    let out_format = out_format(&out)?;
+    let plan = RunPlan {
+        end_step: words[0],
+        out,
+        checkpoint_every: words[1],
+        recording: None,
+    };
+    let claimed = match planned {
+        Some((_, trajectory)) => (|| {
+            let output = Output::claim(&plan.out)?;
+            let bodies = sim.body_count();
+            let steps = plan.end_step.saturating_sub(step);
+            let recording = match &trajectory {
+                Some(t) => Recording::resume(t, bodies, step, sim.local().dt(), steps, true)?,
+                None => Recording::progress_only(bodies, steps, true),
+            };
+            Ok(Some((output, recording, trajectory)))
+        })(),
+        None => Ok(None),
+    };
+    let claimed = sim.agree(claimed)?;
+    let (output, mut recording, trajectory) = match claimed {
+        Some((o, r, t)) => (Some(o), Some(r), t),
+        None => (None, None, None),
+    };
+    let record_path = trajectory.as_ref().map(|t| t.path.clone());
+    let schedule = FrameSchedule::share(
+        sim.comm(),
+        recording.as_mut(),
+        step,
+        record_path.as_deref(),
+        trajectory.as_ref().map(|t| (t.first_step, t.every)),
+    )?;
+    let gpu = None;
+    let adapter = describe(&gpu, sim.local().backend(), sim.ranks());
+    let integrator = (sim.local().integrator(), sim.local().dt());
+    // The checkpoint keeps being written where it was read.
+    let checkpoint = (plan.checkpoint_every > 0).then(|| args.checkpoint.clone());
+    drive(
+        sim,
+        Drive {
+            plan,
+            out_format,
+            output,
+            checkpoint,
+            recording,
+            schedule,
+            started,
+            adapter,
+            integrator,
+        },
+    )
+}
+
+/// What rank 0 makes of the checkpoint's run plan and the flags, as one process's `resume`
+/// does: the plan and the recording to continue.
+fn resume_plan(
+    args: &ResumeArgs,
+    run: Option<&RunPlan>,
+    step: u64,
+) -> Result<(RunPlan, Option<crate::RecordingPlan>)> {
+    let out = args
+        .out
+        .clone()
+        .or_else(|| run.map(|r| r.out.clone()))
+        .ok_or_else(|| {
+            Error::invalid(
+                "--out",
+                "is needed: the checkpoint was not written by `rigid-crowd run`",
+            )
+        })?;
+    let end_step = match (args.steps, run) {
+        (Some(steps), _) => step + steps,
+        (None, Some(run)) => run.end_step,
+        (None, None) => {
+            return Err(Error::invalid(
+                "--steps",
+                "is needed: the checkpoint was not written by `rigid-crowd run`",
+            ));
+        }
+    };
+    let trajectory = run.and_then(|r| r.recording.clone());
+    if let (Some(trajectory), Some(run)) = (&trajectory, run) {
+        if end_step != run.end_step {
+            return Err(Error::invalid(
+                "--steps",
+                format!(
+                    "the run ends at step {}, where its recording {} ends; it cannot end at step {end_step}",
+                    run.end_step,
+                    trajectory.path.display()
+                ),
+            ));
+        }
+    }
+    let plan = RunPlan {
+        end_step,
+        out,
+        checkpoint_every: run.map_or(0, |r| r.checkpoint_every),
+        recording: None,
+    };
+    Ok((plan, trajectory))
+}
+
+/// What the ranks' loop needs besides the simulation.
+struct Drive {
+    plan: RunPlan,
+    out_format: TrajectoryFormat,
+    /// Rank 0's: the final states' file and the recording.
+    output: Option<Output>,
+    checkpoint: Option<PathBuf>,
+    recording: Option<Recording>,
+    schedule: Option<FrameSchedule>,
+    started: Instant,
+    adapter: String,
+    integrator: (crate::Integrator, f64),
+}
+
+/// Steps to `plan.end_step`, writing the frames due and the checkpoints, then the final
+/// states; rank 0 prints the summary, or the error with where the work is.
+fn drive(mut sim: MpiSimulation<SimpleCommunicator>, mut d: Drive) -> Result<ExitCode> {
+    let start_step = sim.clock_step();
+    let steps = d.plan.end_step.saturating_sub(start_step);
+    let mut last_checkpoint = None;
+    let start = Instant::now();
+    let outcome = (|| -> Result<()> {
+        let every_checkpoint = d.plan.checkpoint_every;
+        let mut next_checkpoint = match (&d.checkpoint, every_checkpoint) {
+            (Some(_), every) if every > 0 => start_step + every,
+            _ => u64::MAX,
+        };
+        loop {
+            let clock = sim.clock_step();
+            if let Some(schedule) = &mut d.schedule {
+                if schedule.next == clock {
+                    schedule.write_frame(&mut sim, d.recording.as_mut())?;
+                }
+            }
+            if clock >= d.plan.end_step {
+                return Ok(());
+            }
+            let mut target = d.plan.end_step.min(next_checkpoint);
+            if let Some(schedule) = &d.schedule {
+                target = target.min(schedule.next);
+            }
+            sim.step(target - clock)?;
+            let clock = sim.clock_step();
+            let due = clock == next_checkpoint || clock == d.plan.end_step;
+            if let (Some(path), true) = (&d.checkpoint, due) {
+                if let Some(schedule) = &mut d.schedule {
+                    if schedule.next == clock {
+                        schedule.write_frame(&mut sim, d.recording.as_mut())?;
+                    }
+                }
+                let synced = match &mut d.recording {
+                    Some(recording) => recording.sync(sim.local_mut()),
+                    None => Ok(None),
+                };
+                let synced = sim.agree(synced)?;
+                let run = sim.is_root().then(|| RunPlan {
+                    recording: synced,
+                    ..d.plan.clone()
+                });
+                sim.checkpoint(path, run)?;
+                last_checkpoint = Some(clock);
+                next_checkpoint = clock + every_checkpoint;
+            }
+        }
+    })();
+    if let Err(e) = outcome {
+        if sim.is_root() {
+            match (&d.checkpoint, last_checkpoint) {
+                (Some(path), Some(step)) => eprintln!(
+                    "error: {e}; the last checkpoint is {} (step {step}): continue with `mpirun -np {} rigid-crowd resume {}`",
+                    path.display(),
+                    sim.ranks(),
+                    path.display()
+                ),
+                (Some(path), None) => eprintln!(
+                    "error: {e}; no checkpoint was written yet ({} is unchanged)",
+                    path.display()
+                ),
+                (None, _) => eprintln!("error: {e}"),
+            }
+        }
+        return Ok(ExitCode::FAILURE);
+    }
+    let integrated = Instant::now();
+    let elapsed = (integrated - start).as_secs_f64();
+    write_final_states(&mut sim, d.output.take(), d.out_format)?;
+    let recorded = match d.recording.take() {
+        Some(recording) => recording.commit(sim.local_mut()),
+        None => Ok(String::new()),
+    };
+    let recorded = sim.agree(recorded)?;
+    if sim.is_root() {
+        let body_steps = sim.body_count() as f64 * steps as f64;
+        let (integrator, dt) = d.integrator;
+        eprintln!(
+            "{} bodies x {steps} steps ({integrator}, dt = {dt} s) on {}: {elapsed:.3} s, {}body-steps/s; wrote {}{recorded}; set-up {:.3} s, integration {elapsed:.3} s, output {:.3} s",
+            sim.body_count(),
+            d.adapter,
+            super::rate(body_steps / elapsed.max(1e-9)),
+            d.plan.out.display(),
+            (start - d.started).as_secs_f64(),
+            integrated.elapsed().as_secs_f64(),
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The final states of every rank, in crowd order, into rank 0's `output`, committed only
+/// once every rank's part arrived whole.
+fn write_final_states(
+    sim: &mut MpiSimulation<SimpleCommunicator>,
+    output: Option<Output>,
+    format: TrajectoryFormat,
+) -> Result<()> {
+    let first = sim.shard().start;
+    let header = FinalStates::of(sim.local(), sim.body_count());
+    let (comm, local) = sim.parts_mut();
+    let mut read_error = None;
+    let mut own = |out: &mut dyn Write| match stream_final_rows(local, format, first, out) {
+        Ok(()) => Ok(()),
+        Err(StreamError::Write(e)) => Err(e),
+        Err(StreamError::Read(e)) => {
+            read_error = Some(e);
+            Ok(())
+        }
+    };
+    let written = match output {
+        Some(output) => {
+            let mut gathered = false;
+            let file = header.write(output.file, format, |out| {
+                gathered = true;
+                bytes_to_root(comm, out, &mut own).map_err(StreamError::Write)
+            });
+            if !gathered {
+                // The file failed before its rows: take the others' parts all the same.
+                let _ = bytes_to_root(comm, &mut std::io::sink(), &mut own);
+            }
+            file.map(Some)
+        }
+        None => bytes_to_root(comm, &mut std::io::sink(), &mut own)
+            .map(|()| None)
+            .map_err(|e| Error::Mpi(format!("sending the final states to rank 0: {e}"))),
+    };
+    let written = match read_error {
+        Some(e) => Err(e),
+        None => written,
+    };
+    let file = sim.agree(written)?;
+    let committed = file.map_or(Ok(()), |file| file.commit());
+    sim.agree(committed)
+}
+
+/// When the frames are due and in what format: every rank encodes its part of each frame.
+struct FrameSchedule {
+    format: TrajectoryFormat,
+    every: u64,
+    /// The clock step of the first frame.
+    first: u64,
+    /// The clock step of the next frame to write.
+    next: u64,
+}
+
+impl FrameSchedule {
+    /// Rank 0's recording (from the flags, or continued from a checkpoint's `resumed`
+    /// first step and interval) made known to every rank. `clock_step` is the run's step now;
+    /// a resumed recording holds every frame up to it.
+    fn share(
+        comm: &SimpleCommunicator,
+        recording: Option<&mut Recording>,
+        clock_step: u64,
+        path: Option<&Path>,
+        resumed: Option<(u64, u64)>,
+    ) -> Result<Option<Self>> {
+        let mut words = [0u64; 4];
+        if let Some((_, every, first)) = recording.and_then(|r| r.gathered(clock_step)) {
+            let next = match resumed {
+                Some(_) => first + ((clock_step - first) / every + 1) * every,
+                None => clock_step,
+            };
+            words = [1, every, first, next];
+        }
+        comm.process_at_rank(0).broadcast_into(&mut words[..]);
+        let path = broadcast_path(comm, path);
+        if words[0] == 0 {
+            return Ok(None);
+        }
+        let format =
+            TrajectoryFormat::from_path(&path).map_err(|m| Error::invalid("--record", m))?;
+        Ok(Some(Self {
+            format,
+            every: words[1],
+            first: words[2],
+            next: words[3],
+        }))
+    }
+
+    /// Gathers the frame of the current step to rank 0, which appends it.
+    fn write_frame(
+        &mut self,
+        sim: &mut MpiSimulation<SimpleCommunicator>,
+        recording: Option<&mut Recording>,
+    ) -> Result<()> {
+        let clock = sim.clock_step();
+        let (step, time) = (clock - self.first, sim.local().time());
+        let first = sim.shard().start;
+        let mut part = Vec::new();
+        let read = sim.local_mut().bodies().map(|bodies| {
+            encode_frame_part(self.format, step, time, first, &bodies, &mut part);
+        });
+        let mut frame = Vec::new();
+        let sent = bytes_to_root(sim.comm(), &mut frame, |out| out.write_all(&part));
+        sim.agree(read.and(sent.map_err(|e| Error::Mpi(format!("gathering a frame: {e}")))))?;
+        let written = match recording.and_then(|r| r.gathered(clock).map(|(w, ..)| w)) {
+            Some(writer) => writer.write_encoded_frame(step, time, &frame),
+            None => Ok(()),
+        };
+        sim.agree(written)?;
+        self.next += self.every;
+        Ok(())
+    }
+}
+
+/// Rank 0's `path` (empty if `None`) on every rank.
+fn broadcast_path(comm: &SimpleCommunicator, path: Option<&Path>) -> PathBuf {
+    let mut bytes = path
+        .map(|p| p.to_string_lossy().into_owned().into_bytes())
+        .unwrap_or_default();
+    let root = comm.process_at_rank(0);
+    let mut len = bytes.len() as u64;
+    root.broadcast_into(&mut len);
+    bytes.resize(len as usize, 0);
+    root.broadcast_into(&mut bytes[..]);
+    PathBuf::from(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// Every rank must read the same scene: its bytes' length and CRC-32, compared over the
+/// ranks (a rank that cannot read it fails the run for all).
+fn same_file_everywhere(comm: &SimpleCommunicator, path: &Path) -> Result<()> {
+    let read = std::fs::read(path).map_err(|e| Error::io(path, e));
+    let read = crate::mpi::agree_on(comm, read)?;
+    let mine = [read.len() as u64, u64::from(crc32fast::hash(&read))];
+    let mut all = vec![0u64; 2 * comm.size() as usize];
+    comm.all_gather_into(&mine[..], &mut all[..]);
+    match (1..comm.size() as usize).find(|&r| all[2 * r..2 * r + 2] != all[..2]) {
+        None => Ok(()),
+        Some(rank) => Err(Error::Mpi(format!(
+            "the ranks read different scene files: rank {rank}'s {} ({} bytes, CRC-32 {:08x}) is not rank 0's ({} bytes, CRC-32 {:08x})",
+            path.display(),
+            all[2 * rank],
+            all[2 * rank + 1],
+            all[0],
+            all[1]
+        ))),
+    }
+}
+
+/// What a run over MPI ranks does not do (yet): freezing bodies, several devices a rank.
+fn check_flags(on_fault: OnFault, devices: DeviceCount) -> Result<()> {
+    if on_fault == OnFault::Freeze {
+        return Err(Error::Mpi(
+            "--on-fault freeze is not supported under MPI yet: the frozen bodies would have to be gathered to rank 0; run it in one process".into(),
+        ));
+    }
+    if devices != DeviceCount::Count(1) {
+        return Err(Error::invalid(
+            "--devices",
+            "under MPI each rank takes one GPU (the one of its rank on its node): start one rank per GPU instead",
+        ));
+    }
+    Ok(())
+}
+
+/// The final states' format, from `--out` (every rank encodes its rows in it).
+fn out_format(out: &Path) -> Result<TrajectoryFormat> {
+    TrajectoryFormat::from_path(out).map_err(|m| Error::invalid("--out", m))
+}
+
+/// The GPU of this rank on a GPU backend: the adapter of its index on its node.
+fn open_gpu(comm: &SimpleCommunicator, backend: crate::Backend) -> Result<Option<GpuContext>> {
+    let gpu = match backend.gpu_precision() {
+        Some(_) => GpuContext::open_adapter(node_rank(comm)).map(Some),
+        None => Ok(None),
+    };
+    crate::mpi::agree_on(comm, gpu)
+}
+
+/// The summary line's "on ...".
+fn describe(gpu: &Option<GpuContext>, backend: crate::Backend, ranks: usize) -> String {
+    let what = match (gpu, backend) {
+        (Some(gpu), _) => gpu.describe(),
+        (None, crate::Backend::Reference) => "the f64 CPU reference".to_string(),
+        (None, crate::Backend::FastCpu) => {
+            format!("the f32 CPU path, {} threads", rayon::current_num_threads())
+        }
+        (None, backend) => backend.to_string(),
+    };
+    format!("{ranks} MPI ranks, each on {what}")
+}
