@@ -84,6 +84,7 @@ where
     }
 
     /// Counts the bodies from crowd index `first` (an MPI rank's shard) rather than 0.
+    #[cfg(feature = "cli")]
     pub fn starting_at(mut self, first: usize) -> Self {
         self.first = first;
         self

@@ -114,9 +114,7 @@ impl Simulation {
                     }
                     given => given,
                 };
-                Engine::Gpu(Box::new(GpuShards::new(
-                    devices, crowd, source, options, first_body,
-                )?))
+                return Self::gpu_shard(crowd, source, devices, options, first_body);
             }
         };
         Ok(Self::with_engine(engine, crowd, source.len()))
@@ -253,13 +251,13 @@ impl Simulation {
         })
     }
 
-    /// The time step.
-    pub(crate) fn dt(&self) -> f64 {
+    /// The time step (s).
+    pub fn dt(&self) -> f64 {
         self.settings.dt
     }
 
     /// The integrator.
-    pub(crate) fn integrator(&self) -> crate::Integrator {
+    pub fn integrator(&self) -> crate::Integrator {
         self.settings.integrator
     }
 
@@ -316,12 +314,29 @@ impl Simulation {
         devices: &[GpuContext],
         options: GpuOptions,
     ) -> Result<Self> {
-        crowd.validate_settings(crowd.bodies.len())?;
-        let source = BodySource::given(&crowd.bodies);
+        Self::gpu_shard(
+            crowd,
+            &BodySource::given(&crowd.bodies),
+            devices,
+            options,
+            0,
+        )
+    }
+
+    /// [`gpu_on_devices`](Self::gpu_on_devices) for the bodies of `source`, the crowd's from
+    /// index `first_body` on (see [`shard_from_source`](Self::shard_from_source)).
+    pub(crate) fn gpu_shard(
+        crowd: &Crowd,
+        source: &BodySource,
+        devices: &[GpuContext],
+        options: GpuOptions,
+        first_body: usize,
+    ) -> Result<Self> {
+        crowd.validate_settings(source.len())?;
         let engine = Engine::Gpu(Box::new(GpuShards::new(
-            devices, crowd, &source, options, 0,
+            devices, crowd, source, options, first_body,
         )?));
-        Ok(Self::with_engine(engine, crowd, crowd.bodies.len()))
+        Ok(Self::with_engine(engine, crowd, source.len()))
     }
 
     /// How many GPU devices the crowd is spread over (0 on the CPU backends).

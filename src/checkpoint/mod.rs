@@ -30,10 +30,12 @@ pub const CHECKPOINT_MAGIC: [u8; 8] = *b"RGDCRWD\n";
 pub const CHECKPOINT_VERSION: u32 = 3;
 /// The key that marks the manifest of a checkpoint written by MPI ranks (feature `mpi`):
 /// a JSON file naming one checkpoint file per rank.
+#[cfg(any(feature = "cli", feature = "mpi"))]
 pub const MANIFEST_KEY: &str = "rigid_crowd_mpi_checkpoint";
 
 /// Whether `bytes`, a file's contents, are the manifest of a checkpoint written by MPI
 /// ranks rather than a checkpoint.
+#[cfg(any(feature = "cli", feature = "mpi"))]
 pub fn is_manifest(bytes: &[u8]) -> bool {
     bytes.first() == Some(&b'{')
         && bytes

@@ -3,6 +3,8 @@
 //! it is not part of the library's API.
 
 mod bench;
+#[cfg(feature = "mpi")]
+mod bench_ranks;
 mod bench_recording;
 mod check;
 mod demo;

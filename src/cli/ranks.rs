@@ -62,6 +62,11 @@ impl World {
         })
     }
 
+    /// The world's communicator.
+    pub(crate) fn comm(&self) -> &SimpleCommunicator {
+        &self.comm
+    }
+
     /// Whether this is rank 0, which prints and writes the crowd's files.
     pub(crate) fn is_root(&self) -> bool {
         self.comm.rank() == 0

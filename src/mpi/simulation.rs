@@ -16,7 +16,7 @@ use crate::body_source::{BodySource, plan_shards};
 use crate::crowd::Crowd;
 use crate::error::{Error, Result};
 use crate::fault::{Fault, QuarantinedBody};
-use crate::gpu::GpuContext;
+use crate::gpu::{GpuContext, GpuOptions};
 use crate::simulation::Simulation;
 
 /// A crowd integrated by the ranks of an MPI communicator, one contiguous shard each.
@@ -82,10 +82,9 @@ impl<C: Communicator> MpiSimulation<C> {
     /// a GPU backend opens the adapter of the rank's index on its node (see
     /// [`GpuContext::open_adapter`]), so one rank per GPU takes every GPU of a node.
     pub fn new(comm: C, crowd: &Crowd, backend: Backend) -> Result<Self> {
-        let gpu = match backend.gpu_precision() {
-            Some(_) => Some(GpuContext::open_adapter(node_rank(&comm))),
-            None => None,
-        };
+        let gpu = backend
+            .gpu_precision()
+            .map(|_| GpuContext::open_adapter(node_rank(&comm)));
         let gpu = agree(&comm, 0, gpu.transpose())?;
         Self::with_gpu(comm, crowd, backend, gpu.as_ref())
     }
@@ -100,6 +99,23 @@ impl<C: Communicator> MpiSimulation<C> {
         Self::from_source(comm, crowd, &BodySource::given(&crowd.bodies), backend, gpu)
     }
 
+    /// This rank's shard of `crowd` on the GPU of `ctx`, with the kernel built per
+    /// `options` (whose precision picks `gpu` or `gpu-f64`).
+    pub fn gpu_with_options(
+        comm: C,
+        crowd: &Crowd,
+        ctx: &GpuContext,
+        options: GpuOptions,
+    ) -> Result<Self> {
+        let devices = std::slice::from_ref(ctx);
+        Self::open_shard(
+            comm,
+            crowd,
+            &BodySource::given(&crowd.bodies),
+            |settings, part, first| Simulation::gpu_shard(settings, part, devices, options, first),
+        )
+    }
+
     /// The bodies of `source` under the rest of `crowd`: this rank builds only its shard (a
     /// generated crowd is generated only there).
     pub(crate) fn from_source(
@@ -109,19 +125,32 @@ impl<C: Communicator> MpiSimulation<C> {
         backend: Backend,
         gpu: Option<&GpuContext>,
     ) -> Result<Self> {
+        let devices: Vec<GpuContext> = gpu.into_iter().cloned().collect();
+        Self::open_shard(comm, crowd, source, |settings, part, first| {
+            Simulation::shard_from_source(settings, part, backend, &devices, first)
+        })
+    }
+
+    /// This rank's shard of `source`, opened by `open(its settings, its bodies, the crowd
+    /// index of its first body)`.
+    fn open_shard(
+        comm: C,
+        crowd: &Crowd,
+        source: &BodySource,
+        open: impl Fn(&Crowd, &BodySource, usize) -> Result<Simulation>,
+    ) -> Result<Self> {
         let ranks = comm.size() as usize;
         let rank = comm.rank() as usize;
         let shards = rank_shards(source.len(), ranks)?;
         let bodies = shards[rank].clone();
         let local = (|| {
             let settings = crowd.shard_settings(bodies.clone());
-            let devices: Vec<GpuContext> = gpu.into_iter().cloned().collect();
-            let open = |part: &BodySource| {
-                Simulation::shard_from_source(&settings, part, backend, &devices, bodies.start)
-            };
             match source.shard(bodies.clone()) {
-                Some(part) => open(&part),
-                None => open(&BodySource::given(&source.collect_range(bodies.clone())?)),
+                Some(part) => open(&settings, &part, bodies.start),
+                None => {
+                    let given = source.collect_range(bodies.clone())?;
+                    open(&settings, &BodySource::given(&given), bodies.start)
+                }
             }
         })();
         let local = agree(&comm, bodies.start, local)?;
@@ -214,6 +243,7 @@ impl<C: Communicator> MpiSimulation<C> {
 
     /// The communicator and the local shard at once, for work that streams the one through
     /// the other.
+    #[cfg(feature = "cli")]
     pub(crate) fn parts_mut(&mut self) -> (&C, &mut Simulation) {
         (&self.comm, &mut self.local)
     }

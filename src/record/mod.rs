@@ -19,10 +19,12 @@ mod writer;
 pub use columns::TRAJECTORY_COLUMNS;
 pub(crate) use columns::state_row;
 #[cfg(feature = "cli")]
-pub(crate) use final_states::{FinalStates, StreamError, stream_final_rows, write_final_states};
+pub(crate) use final_states::write_final_states;
+#[cfg(all(feature = "cli", feature = "mpi"))]
+pub(crate) use final_states::{FinalStates, StreamError, stream_final_rows};
 pub use format::TrajectoryFormat;
 pub use recorder::{Recorder, frame_count, record_run};
-#[cfg(feature = "mpi")]
+#[cfg(all(feature = "cli", feature = "mpi"))]
 pub(crate) use writer::encode_frame_part;
 #[cfg(feature = "cli")]
 pub(crate) use writer::finished_as_synced;
