@@ -60,11 +60,18 @@ pub fn main() -> ExitCode {
         Err(e) => {
             // Under MPI every rank ends with the same (agreed) error: rank 0 says it.
             if !is_other_mpi_rank() {
-                eprintln!("error: {e}");
+                say(&format!("error: {e}"));
             }
             ExitCode::FAILURE
         }
     }
+}
+
+/// Writes `line` to stderr in one write: under an MPI launcher, which forwards what it
+/// reads, a line written in pieces can be cut by another process's output.
+pub(crate) fn say(line: &str) {
+    use std::io::Write;
+    let _ = std::io::stderr().write_all(format!("{line}\n").as_bytes());
 }
 
 /// Whether an MPI launcher started this process as a rank other than 0.

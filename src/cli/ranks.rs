@@ -335,17 +335,17 @@ fn drive(mut sim: MpiSimulation<SimpleCommunicator>, mut d: Drive) -> Result<Exi
     if let Err(e) = outcome {
         if sim.is_root() {
             match (&d.checkpoint, last_checkpoint) {
-                (Some(path), Some(step)) => eprintln!(
+                (Some(path), Some(step)) => super::say(&format!(
                     "error: {e}; the last checkpoint is {} (step {step}): continue with `mpirun -np {} rigid-crowd resume {}`",
                     path.display(),
                     sim.ranks(),
                     path.display()
-                ),
-                (Some(path), None) => eprintln!(
+                )),
+                (Some(path), None) => super::say(&format!(
                     "error: {e}; no checkpoint was written yet ({} is unchanged)",
                     path.display()
-                ),
-                (None, _) => eprintln!("error: {e}"),
+                )),
+                (None, _) => super::say(&format!("error: {e}")),
             }
         }
         return Ok(ExitCode::FAILURE);
@@ -361,7 +361,7 @@ fn drive(mut sim: MpiSimulation<SimpleCommunicator>, mut d: Drive) -> Result<Exi
     if sim.is_root() {
         let body_steps = sim.body_count() as f64 * steps as f64;
         let (integrator, dt) = d.integrator;
-        eprintln!(
+        super::say(&format!(
             "{} bodies x {steps} steps ({integrator}, dt = {dt} s) on {}: {elapsed:.3} s, {}body-steps/s; wrote {}{recorded}; set-up {:.3} s, integration {elapsed:.3} s, output {:.3} s",
             sim.body_count(),
             d.adapter,
@@ -369,7 +369,7 @@ fn drive(mut sim: MpiSimulation<SimpleCommunicator>, mut d: Drive) -> Result<Exi
             d.plan.out.display(),
             (start - d.started).as_secs_f64(),
             integrated.elapsed().as_secs_f64(),
-        );
+        ));
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -494,11 +494,7 @@ fn broadcast_path(comm: &SimpleCommunicator, path: Option<&Path>) -> PathBuf {
     let mut bytes = path
         .map(|p| p.to_string_lossy().into_owned().into_bytes())
         .unwrap_or_default();
-    let root = comm.process_at_rank(0);
-    let mut len = bytes.len() as u64;
-    root.broadcast_into(&mut len);
-    bytes.resize(len as usize, 0);
-    root.broadcast_into(&mut bytes[..]);
+    crate::mpi::broadcast_bytes(comm, 0, &mut bytes);
     PathBuf::from(String::from_utf8_lossy(&bytes).into_owned())
 }
 

@@ -20,6 +20,9 @@ pub(crate) struct BlockForces<'a> {
     pub keyframes: &'a [[f32; 2]],
     /// The crowd's custom force.
     pub custom_force: Option<&'a CustomForce>,
+    /// The crowd index of the simulation's body 0 (not 0 for an MPI rank's shard): the
+    /// custom force sees crowd indices.
+    pub first_body: usize,
 }
 
 /// `offset + amplitude sin(2 pi frequency t + phase)`; twin of `sinusoid_scale` in
@@ -54,8 +57,10 @@ pub(crate) fn keyframe_scale(keyframes: &[[f32; 2]], t: f32) -> f32 {
 
 /// The Rust twin of the custom force, called once per lane in f64.
 #[inline(never)]
+#[allow(clippy::too_many_arguments)]
 fn custom_loads(
     custom: &CustomForce,
+    first_body: usize,
     s: &StateBlock,
     c: &ConstantBlock,
     aux: &Auxiliaries,
@@ -79,7 +84,7 @@ fn custom_loads(
             angular_velocity: v3(&aux.angular_velocity, lane),
             mass: c.mass.0[lane] as f64,
             time: t as f64,
-            body: c.bodies[lane] as usize,
+            body: first_body + c.bodies[lane] as usize,
         });
         for (sum, value) in [(&mut *force, load.force), (&mut *torque, load.torque)] {
             sum.x.0[lane] += value.x as f32;
@@ -212,7 +217,7 @@ fn accumulate_force(
         }
         ForceF32::Custom => {
             if let Some(custom) = env.custom_force {
-                custom_loads(custom, s, c, aux, t, force, torque);
+                custom_loads(custom, env.first_body, s, c, aux, t, force, torque);
             }
         }
     }

@@ -152,6 +152,8 @@ pub struct CpuSimulation {
     loads: Vec<LoadBlock>,
     keyframes: Vec<[f32; 2]>,
     custom_force: Option<CustomForce>,
+    /// The crowd index of body 0 here (a custom force sees crowd indices).
+    first_body: usize,
     masses: BodyMasses,
     /// One per block when the crowd has planes, else empty.
     contacts: Vec<ContactBlock>,
@@ -197,7 +199,7 @@ impl CpuSimulation {
                     crowd.validate_bodies(first, bodies)?;
                     let blocks = bodies.chunks(LANES).zip(states.iter_mut().zip(constants));
                     for (b, (lanes, (state, constant))) in blocks.enumerate() {
-                        (*state, *constant) = pack_block(lanes, first_body + first + b * LANES);
+                        (*state, *constant) = pack_block(lanes, first + b * LANES);
                     }
                     let contacts = match with_planes {
                         true => bodies.chunks(LANES).map(contact_block).collect(),
@@ -225,6 +227,7 @@ impl CpuSimulation {
             own,
             keyframes,
             custom_force: crowd.custom_force.clone(),
+            first_body,
             masses: BodyMasses::from_chunks(masses),
             contacts: contacts.concat(),
             planes: crowd.planes.clone(),
@@ -271,6 +274,7 @@ impl CpuSimulation {
         let (global, own) = (&self.global[..], &self.own[..]);
         let (contacts, planes) = (&self.contacts[..], &self.planes[..]);
         let (keyframes, custom_force) = (&self.keyframes[..], self.custom_force.as_ref());
+        let first_body = self.first_body;
         let (integrator, dt, first_step) = (self.integrator, self.dt, self.step);
         let loads = &self.loads[..];
         let envelope_squared = self.envelope_squared.as_ref();
@@ -295,6 +299,7 @@ impl CpuSimulation {
                         load,
                         keyframes,
                         custom_force,
+                        first_body,
                     },
                     dt,
                     first_step,

@@ -56,11 +56,7 @@ pub(crate) fn agree<C: Communicator, T>(
                 (Err(e), true) => e.to_string().into_bytes(),
                 _ => Vec::new(),
             };
-            let root = comm.process_at_rank(rank as i32);
-            let mut len = text.len() as u64;
-            root.broadcast_into(&mut len);
-            text.resize(len as usize, 0);
-            root.broadcast_into(&mut text[..]);
+            super::gather::broadcast_bytes(comm, rank, &mut text);
             match local {
                 Err(e) if mine => e,
                 _ => Error::Mpi(String::from_utf8_lossy(&text).into_owned()),

@@ -144,11 +144,7 @@ impl<C: Communicator> MpiSimulation<C> {
         let read = super::agree::agree(&comm, 0, text.as_ref().map(|_| ()).map_err(clone_io));
         read?;
         let text = text.as_mut().expect("agreed");
-        let root = comm.process_at_rank(0);
-        let mut len = text.len() as u64;
-        root.broadcast_into(&mut len);
-        text.resize(len as usize, 0);
-        root.broadcast_into(&mut text[..]);
+        super::gather::broadcast_bytes(&comm, 0, text);
         let manifest =
             read_manifest(text).map_err(|e| e.within(format_args!("{}: ", path.display())))?;
         if manifest.ranks != ranks {

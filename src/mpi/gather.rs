@@ -53,6 +53,18 @@ pub(crate) fn bytes_to_root<C: Communicator>(
     written
 }
 
+/// `bytes` of rank `root` on every rank: its length, then (if any) its bytes.
+pub(crate) fn broadcast_bytes<C: Communicator>(comm: &C, root: usize, bytes: &mut Vec<u8>) {
+    let root = comm.process_at_rank(root as i32);
+    let mut len = bytes.len() as u64;
+    root.broadcast_into(&mut len);
+    bytes.resize(len as usize, 0);
+    // MPI refuses the dangling pointer of an empty buffer.
+    if len > 0 {
+        root.broadcast_into(&mut bytes[..]);
+    }
+}
+
 /// Sends what is written to rank 0 in pieces of [`PIECE`] bytes.
 struct PieceSender<'c, C: Communicator> {
     comm: &'c C,

@@ -32,7 +32,7 @@ pub use crate::checkpoint::{MANIFEST_KEY, is_manifest};
 /// The rsmpi crate this build uses, so a caller's communicator is of the same version.
 pub use ::mpi;
 #[cfg(feature = "cli")]
-pub(crate) use gather::bytes_to_root;
+pub(crate) use gather::{broadcast_bytes, bytes_to_root};
 pub use simulation::{CrowdTotals, MpiSimulation, node_rank, rank_shards};
 
 /// Every rank's `local` outcome made one, for steps before a simulation exists (see

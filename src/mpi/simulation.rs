@@ -332,11 +332,7 @@ impl<C: Communicator> MpiSimulation<C> {
         let mut all = Vec::new();
         let sent = bytes_to_root(&self.comm, &mut all, |out| out.write_all(mine));
         self.agree(sent.map_err(|e| Error::Mpi(format!("gathering: {e}"))))?;
-        let root = self.comm.process_at_rank(0);
-        let mut len = all.len() as u64;
-        root.broadcast_into(&mut len);
-        all.resize(len as usize, 0);
-        root.broadcast_into(&mut all[..]);
+        super::gather::broadcast_bytes(&self.comm, 0, &mut all);
         Ok(all)
     }
 }
