@@ -508,6 +508,16 @@ impl Simulation {
         }
     }
 
+    /// The `index`-th device of a crowd spread over several (test builds: the device a
+    /// fault is injected into).
+    #[cfg(feature = "fault-injection")]
+    pub(crate) fn gpu_device(&self, index: usize) -> Option<&GpuContext> {
+        match &self.engine {
+            Engine::Gpu(sim) => sim.device(index),
+            _ => None,
+        }
+    }
+
     /// How many bodies the simulation integrates.
     pub fn body_count(&self) -> usize {
         self.body_count

@@ -273,3 +273,54 @@ fn the_command_line_splits_runs_and_resumes_over_any_device_count() {
     let stderr = String::from_utf8_lossy(&refused.stderr);
     assert!(stderr.contains("--devices"), "{stderr}");
 }
+
+/// The second of two devices lost mid-run: the run fails with one line naming that device
+/// and its shard and the last checkpoint, writes no output, and the checkpoint (whole)
+/// resumes on two devices to the bytes of an uninterrupted run on one.
+#[test]
+fn a_lost_device_of_several_names_its_shard_and_keeps_the_last_checkpoint() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+    let scene = "scenes/floor.json";
+    let whole = path("whole.csv");
+    let run = common::rigid_crowd(&["run", scene, "--steps", "120", "--out", &whole], &[]);
+    assert!(run.status.success(), "{run:?}");
+    let (part, ckpt) = (path("part.csv"), path("run.ckpt"));
+    let args = [
+        "run",
+        scene,
+        "--steps",
+        "120",
+        "--out",
+        &part,
+        "--devices",
+        "2",
+        "--checkpoint",
+        &ckpt,
+        "--checkpoint-every",
+        "50",
+    ];
+    let failed = common::rigid_crowd(&args, &[("RIGID_CROWD_INJECT_DEVICE_LOSS_AT", "60:1")]);
+    assert_eq!(failed.status.code(), Some(1), "{failed:?}");
+    let stderr = String::from_utf8_lossy(&failed.stderr);
+    let line = stderr.lines().last().unwrap();
+    // floor.json's 5,000 bodies on two devices of one adapter: 2,500 each.
+    assert!(
+        line.contains("GPU device lost: device 1 (shard of bodies 2500..5000)"),
+        "{line}"
+    );
+    assert!(
+        line.contains(&format!("the last checkpoint is {ckpt} (step 50)")),
+        "{line}"
+    );
+    assert!(
+        !std::path::Path::new(&part).exists(),
+        "no half-written output"
+    );
+    let resumed = common::rigid_crowd(&["resume", &ckpt, "--devices", "2", "--quiet"], &[]);
+    assert!(resumed.status.success(), "{resumed:?}");
+    assert_eq!(
+        std::fs::read(&part).unwrap(),
+        std::fs::read(&whole).unwrap()
+    );
+}

@@ -312,9 +312,11 @@ pub(crate) fn drive(
             };
             recording.advance(&mut sim, chunk)?;
             #[cfg(feature = "fault-injection")]
-            if let (Some(at), Some(ctx)) = (fault, sim.gpu_context()) {
+            if let Some((at, device)) = fault {
                 if sim.clock_step() >= at {
-                    ctx.destroy_device();
+                    if let Some(ctx) = sim.gpu_device(device) {
+                        ctx.destroy_device();
+                    }
                 }
             }
             if let Some(path) = checkpoint_path {
@@ -379,16 +381,21 @@ fn peak_memory_bytes() -> Option<u64> {
     Some(kilobytes * 1024)
 }
 
-/// `RIGID_CROWD_INJECT_DEVICE_LOSS_AT=STEP`: destroy the GPU device once the clock passes
-/// STEP, as a driver reset would. Only in test builds (feature `fault-injection`).
+/// `RIGID_CROWD_INJECT_DEVICE_LOSS_AT=STEP[:DEVICE]`: destroy GPU device `DEVICE` (default
+/// 0, the first of a run over several) once the clock passes STEP, as a driver reset would.
+/// Only in test builds (feature `fault-injection`).
 #[cfg(feature = "fault-injection")]
-fn injected_device_loss() -> Result<Option<u64>> {
+fn injected_device_loss() -> Result<Option<(u64, usize)>> {
     const VAR: &str = "RIGID_CROWD_INJECT_DEVICE_LOSS_AT";
-    match std::env::var(VAR) {
-        Err(_) => Ok(None),
-        Ok(text) => text
-            .parse()
-            .map(Some)
-            .map_err(|_| Error::invalid(VAR, format!("must be a step count (got `{text}`)"))),
+    let Ok(text) = std::env::var(VAR) else {
+        return Ok(None);
+    };
+    let (step, device) = text.split_once(':').unwrap_or((&text, "0"));
+    match (step.parse(), device.parse()) {
+        (Ok(step), Ok(device)) => Ok(Some((step, device))),
+        _ => Err(Error::invalid(
+            VAR,
+            format!("must be a step count, optionally `:DEVICE` (got `{text}`)"),
+        )),
     }
 }

@@ -101,6 +101,12 @@ impl GpuShards {
         self.shards[0].sim.context()
     }
 
+    /// The device of shard `index`, if there is one.
+    #[cfg(feature = "fault-injection")]
+    pub fn device(&self, index: usize) -> Option<&GpuContext> {
+        self.shards.get(index).map(|shard| shard.sim.context())
+    }
+
     /// The kernel options in use (the same on every device).
     pub fn options(&self) -> &GpuOptions {
         self.shards[0].sim.options()
