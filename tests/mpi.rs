@@ -270,8 +270,10 @@ fn a_killed_run_resumes_over_its_ranks_to_the_uninterrupted_bytes() {
     eprintln!("killed mid-run: {killed}");
 }
 
-/// Body 2 (rank 1's when 3 bodies are split over 2 ranks) leaves the envelope: every rank
-/// stops, one line names body 2, its step and rank 1, on the CPU and the GPU.
+/// Body 2 (rank 1's when 3 bodies are split over 2 ranks) leaves the envelope. Under `stop`
+/// every rank stops, one line naming body 2, its step and rank 1; under `freeze` the final
+/// states, the recording with its status and the list of frozen bodies are one process's,
+/// byte for byte. On every backend.
 #[test]
 fn a_fault_on_one_rank_stops_them_all_naming_the_body_and_the_rank() {
     let dir = tempfile::tempdir().unwrap();
@@ -311,6 +313,53 @@ fn a_fault_on_one_rank_stops_them_all_naming_the_body_and_the_rank() {
             "{backend}: {lines:?}"
         );
         assert!(!out.exists(), "{backend}: no final states after a fault");
+
+        let files = |who: &str| {
+            let out = dir.path().join(format!("{backend}-{who}.csv"));
+            let record = dir.path().join(format!("{backend}-{who}.npz"));
+            let list = dir
+                .path()
+                .join(format!("{backend}-{who}.csv.quarantine.json"));
+            (out, record, list)
+        };
+        let freeze = |who: &str| {
+            let (out, record, _) = files(who);
+            vec![
+                "run".to_string(),
+                s(&scene).into(),
+                "--backend".into(),
+                backend.into(),
+                "--out".into(),
+                s(&out).into(),
+                "--record".into(),
+                s(&record).into(),
+                "--every".into(),
+                "10".into(),
+                "--on-fault".into(),
+                "freeze".into(),
+                "--max-distance".into(),
+                "20".into(),
+            ]
+        };
+        let args = freeze("one");
+        let one = alone(&args.iter().map(String::as_str).collect::<Vec<_>>());
+        assert!(one.status.success(), "{backend}: {one:?}");
+        let args = freeze("two");
+        let two = ranks(2, &args.iter().map(String::as_str).collect::<Vec<_>>());
+        assert!(two.status.success(), "{backend}: {two:?}");
+        let stderr = String::from_utf8_lossy(&two.stderr);
+        assert!(
+            stderr.contains("quarantined 1 of 3 bodies (first: body 2 in step 40, distance)"),
+            "{backend}: {stderr}"
+        );
+        let (one_files, two_files) = (files("one"), files("two"));
+        for (a, b) in [
+            (&one_files.0, &two_files.0),
+            (&one_files.1, &two_files.1),
+            (&one_files.2, &two_files.2),
+        ] {
+            assert!(read(a) == read(b), "{backend}: {} differs", b.display());
+        }
     }
 }
 
@@ -338,10 +387,6 @@ fn bad_use_over_ranks_is_one_line() {
         (
             vec!["run", s(&one_body), "--backend", "cpu", "--out", s(&out)],
             "a crowd of 1 bodies cannot be split over 2 MPI ranks",
-        ),
-        (
-            vec!["run", s(&scene), "--out", s(&out), "--on-fault", "freeze"],
-            "--on-fault freeze is not supported under MPI",
         ),
         (
             vec!["run", s(&scene), "--out", s(&out), "--devices", "2"],

@@ -281,8 +281,9 @@ fn commit(mut out: AtomicFile, contents: &[u8]) -> Result<()> {
 pub fn bench(args: BenchArgs) -> Result<ExitCode> {
     #[cfg(feature = "mpi")]
     if let Some(world) = super::ranks::World::launched() {
-        let plan = crate::mpi::agree_on(world.comm(), plan(&args))?;
-        return super::bench_ranks::bench(&plan, world, args.json.as_deref());
+        let outcome = crate::mpi::agree_on(world.comm(), plan(&args))
+            .and_then(|plan| super::bench_ranks::bench(&plan, &world, args.json.as_deref()));
+        return Ok(super::ranks::conclude(&world, outcome));
     }
     let mut plan = plan(&args)?;
     super::bench_recording::check(args.record_every, &plan)?;

@@ -46,7 +46,7 @@ struct RankRow {
 /// JSON to `json`).
 pub(crate) fn bench(
     plan: &BenchPlan,
-    world: World,
+    world: &World,
     json: Option<&std::path::Path>,
 ) -> Result<ExitCode> {
     let comm = world.comm();

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use crate::atomic_file::AtomicFile;
 use crate::body::{angular_velocity, velocity};
 use crate::error::{Error, Result};
-use crate::fault::{FaultRules, OnFault};
+use crate::fault::{FaultRules, OnFault, QuarantinedBody};
 use crate::simulation::Simulation;
 
 /// `OUT.quarantine.json` for the final states `OUT`.
@@ -43,28 +43,31 @@ impl QuarantineReport {
 
     /// Writes every quarantined body of `sim` (index, step, fault, last good state with its
     /// velocities) and returns the summary line.
-    pub fn write(mut self, sim: &mut Simulation) -> Result<String> {
+    pub fn write(self, sim: &mut Simulation) -> Result<String> {
         let quarantined = sim.quarantined()?;
-        let vector = |v: glam::DVec3| json!([v.x, v.y, v.z]);
-        let list: Vec<Value> = quarantined
-            .iter()
-            .map(|q| {
-                let mass = sim.mass(q.body);
-                let (s, o) = (&q.state, q.state.orientation);
-                json!({
-                    "body": q.body,
-                    "step": q.step,
-                    "fault": q.fault.name(),
-                    "position": vector(s.position),
-                    "orientation": [o.w, o.x, o.y, o.z],
-                    "velocity": vector(velocity(&mass, s)),
-                    "angular_velocity": vector(angular_velocity(&mass, s)),
-                    "linear_momentum": vector(s.linear_momentum),
-                    "angular_momentum": vector(s.angular_momentum),
-                })
-            })
-            .collect();
+        let entries = entries(sim, &quarantined, 0);
+        self.write_entries(entries, sim.body_count(), sim.clock_step())
+    }
+
+    /// Writes the list of `entries` ([`entries`], every rank's in crowd order for a run over
+    /// MPI ranks) of a crowd of `bodies` at clock step `step`; returns the summary line.
+    pub fn write_entries(
+        mut self,
+        entries: Vec<Value>,
+        bodies: usize,
+        step: u64,
+    ) -> Result<String> {
         let envelope = &self.rules.envelope;
+        let first = match entries.first() {
+            Some(q) => format!(
+                " (first: body {} in step {}, {})",
+                q["body"],
+                q["step"],
+                q["fault"].as_str().unwrap_or_default()
+            ),
+            None => String::new(),
+        };
+        let count = entries.len();
         let report = json!({
             "on_fault": self.rules.on_fault.name(),
             "envelope": {
@@ -72,9 +75,9 @@ impl QuarantineReport {
                 "max_angular_speed": envelope.max_angular_speed,
                 "max_distance": envelope.max_distance,
             },
-            "bodies": sim.body_count(),
-            "step": sim.clock_step(),
-            "quarantined": list,
+            "bodies": bodies,
+            "step": step,
+            "quarantined": entries,
         });
         let text = serde_json::to_string_pretty(&report)
             .map_err(|e| Error::invalid("quarantine report", e.to_string()))?;
@@ -83,20 +86,38 @@ impl QuarantineReport {
             .and_then(|()| self.file.write_all(b"\n"))
             .map_err(|e| Error::io(&self.path, e))?;
         self.file.commit()?;
-        let first = match quarantined.first() {
-            Some(q) => format!(
-                " (first: body {} in step {}, {})",
-                q.body,
-                q.step,
-                q.fault.name()
-            ),
-            None => String::new(),
-        };
         Ok(format!(
-            "quarantined {} of {} bodies{first}; the list is in {}",
-            quarantined.len(),
-            sim.body_count(),
+            "quarantined {count} of {bodies} bodies{first}; the list is in {}",
             self.path.display()
         ))
     }
+}
+
+/// The report's entry of each of `quarantined`, bodies of `sim` whose crowd indices start at
+/// `first_body` (not 0 for an MPI rank's shard): index, step, fault, last good state with its
+/// velocities.
+pub(crate) fn entries(
+    sim: &Simulation,
+    quarantined: &[QuarantinedBody],
+    first_body: usize,
+) -> Vec<Value> {
+    let vector = |v: glam::DVec3| json!([v.x, v.y, v.z]);
+    quarantined
+        .iter()
+        .map(|q| {
+            let mass = sim.mass(q.body);
+            let (s, o) = (&q.state, q.state.orientation);
+            json!({
+                "body": first_body + q.body,
+                "step": q.step,
+                "fault": q.fault.name(),
+                "position": vector(s.position),
+                "orientation": [o.w, o.x, o.y, o.z],
+                "velocity": vector(velocity(&mass, s)),
+                "angular_velocity": vector(angular_velocity(&mass, s)),
+                "linear_momentum": vector(s.linear_momentum),
+                "angular_momentum": vector(s.angular_momentum),
+            })
+        })
+        .collect()
 }

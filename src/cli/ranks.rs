@@ -16,6 +16,7 @@ use ::mpi::environment::Universe;
 use ::mpi::topology::SimpleCommunicator;
 use ::mpi::traits::*;
 
+use super::quarantine_report::{QuarantineReport, entries};
 use super::recording::Recording;
 use super::resume::ResumeArgs;
 use super::run::{Output, PlannedRun, RunArgs, parse_backend};
@@ -73,17 +74,37 @@ impl World {
     }
 }
 
+/// Ends a command over the ranks: rank 0 says the (agreed) error, then every rank waits for
+/// the others, so that no rank's failing exit makes the launcher end rank 0 before it said
+/// it.
+pub(crate) fn conclude(world: &World, outcome: Result<ExitCode>) -> ExitCode {
+    let code = match outcome {
+        Ok(code) => code,
+        Err(e) => {
+            if world.is_root() {
+                super::say(&format!("error: {e}"));
+            }
+            ExitCode::FAILURE
+        }
+    };
+    world.comm.barrier();
+    code
+}
+
 /// `rigid-crowd run` over the ranks.
 pub(crate) fn run(args: RunArgs, world: World, started: Instant) -> Result<ExitCode> {
+    let outcome = run_ranks(args, &world, started);
+    Ok(conclude(&world, outcome))
+}
+
+fn run_ranks(args: RunArgs, world: &World, started: Instant) -> Result<ExitCode> {
     let comm = world.comm.duplicate();
     let agree = |r| crate::mpi::agree_on(&comm, r);
     same_file_everywhere(&comm, &args.scene)?;
     let backend = agree(parse_backend(&args.backend))?;
     let planned = crate::mpi::agree_on(&comm, PlannedRun::of(&args, backend))?;
-    check_flags(
-        planned.start.crowd.fault_rules.on_fault,
-        planned.start.devices,
-    )?;
+    check_devices(planned.start.devices)?;
+    let rules = planned.start.crowd.fault_rules;
     let out_format = out_format(&args.out)?;
     let resumable = args.checkpoint.is_some();
     let claimed = match world.is_root() {
@@ -95,7 +116,8 @@ pub(crate) fn run(args: RunArgs, world: World, started: Instant) -> Result<ExitC
                 planned.steps,
                 resumable,
             )?;
-            Ok(Some((output, recording)))
+            let report = QuarantineReport::claim(&args.out, rules)?;
+            Ok(Some((output, recording, report)))
         })(),
         false => Ok(None),
     };
@@ -109,7 +131,10 @@ pub(crate) fn run(args: RunArgs, world: World, started: Instant) -> Result<ExitC
     let source = crate::mpi::agree_on(&comm, source)?;
     let sim = MpiSimulation::from_source(comm, &start.crowd, &source, start.backend, gpu.as_ref())?;
     drop(source);
-    let (output, mut recording) = claimed.unzip();
+    let (output, mut recording, report) = match claimed {
+        Some((o, r, q)) => (Some(o), Some(r), q),
+        None => (None, None, None),
+    };
     let schedule = FrameSchedule::share(
         sim.comm(),
         recording.as_mut(),
@@ -128,6 +153,7 @@ pub(crate) fn run(args: RunArgs, world: World, started: Instant) -> Result<ExitC
             output,
             checkpoint: args.checkpoint.clone(),
             recording,
+            report,
             schedule,
             started,
             adapter,
@@ -138,15 +164,20 @@ pub(crate) fn run(args: RunArgs, world: World, started: Instant) -> Result<ExitC
 
 /// `rigid-crowd resume MANIFEST` over the ranks that wrote it.
 pub(crate) fn resume(args: ResumeArgs, world: World, started: Instant) -> Result<ExitCode> {
+    let outcome = resume_ranks(args, &world, started);
+    Ok(conclude(&world, outcome))
+}
+
+fn resume_ranks(args: ResumeArgs, world: &World, started: Instant) -> Result<ExitCode> {
     let comm = world.comm.duplicate();
     let backend = match &args.backend {
         Some(name) => Some(crate::mpi::agree_on(&comm, parse_backend(name))?),
         None => None,
     };
-    check_flags(
-        OnFault::Stop,
-        crate::mpi::agree_on(&comm, super::run::parse_devices(&args.devices))?,
-    )?;
+    check_devices(crate::mpi::agree_on(
+        &comm,
+        super::run::parse_devices(&args.devices),
+    )?)?;
     let (sim, run) = MpiSimulation::resume(comm, &args.checkpoint, backend)?;
     let step = sim.clock_step();
     // Rank 0 holds the run plan: it decides and tells the others.
@@ -180,14 +211,15 @@ pub(crate) fn resume(args: ResumeArgs, world: World, started: Instant) -> Result
                 Some(t) => Recording::resume(t, bodies, step, sim.local().dt(), steps, true)?,
                 None => Recording::progress_only(bodies, steps, true),
             };
-            Ok(Some((output, recording, trajectory)))
+            let report = QuarantineReport::claim(&plan.out, sim.local().fault_rules())?;
+            Ok(Some((output, recording, trajectory, report)))
         })(),
         None => Ok(None),
     };
     let claimed = sim.agree(claimed)?;
-    let (output, mut recording, trajectory) = match claimed {
-        Some((o, r, t)) => (Some(o), Some(r), t),
-        None => (None, None, None),
+    let (output, mut recording, trajectory, report) = match claimed {
+        Some((o, r, t, q)) => (Some(o), Some(r), t, q),
+        None => (None, None, None, None),
     };
     let record_path = trajectory.as_ref().map(|t| t.path.clone());
     let schedule = FrameSchedule::share(
@@ -210,6 +242,7 @@ pub(crate) fn resume(args: ResumeArgs, world: World, started: Instant) -> Result
             output,
             checkpoint,
             recording,
+            report,
             schedule,
             started,
             adapter,
@@ -275,6 +308,8 @@ struct Drive {
     output: Option<Output>,
     checkpoint: Option<PathBuf>,
     recording: Option<Recording>,
+    /// Rank 0's list of the bodies a `freeze` run froze.
+    report: Option<QuarantineReport>,
     schedule: Option<FrameSchedule>,
     started: Instant,
     adapter: String,
@@ -353,11 +388,20 @@ fn drive(mut sim: MpiSimulation<SimpleCommunicator>, mut d: Drive) -> Result<Exi
     let integrated = Instant::now();
     let elapsed = (integrated - start).as_secs_f64();
     write_final_states(&mut sim, d.output.take(), d.out_format)?;
+    let freeze = sim.local().fault_rules().on_fault == OnFault::Freeze;
+    let frozen = match freeze {
+        true => sim.quarantined()?,
+        false => Vec::new(),
+    };
     let recorded = match d.recording.take() {
-        Some(recording) => recording.commit(sim.local_mut()),
+        Some(recording) => recording.commit_with(sim.local_mut(), |_| Ok(frozen)),
         None => Ok(String::new()),
     };
     let recorded = sim.agree(recorded)?;
+    let reported = match freeze {
+        true => write_report(&mut sim, d.report.take())?,
+        false => None,
+    };
     if sim.is_root() {
         let body_steps = sim.body_count() as f64 * steps as f64;
         let (integrator, dt) = d.integrator;
@@ -370,8 +414,47 @@ fn drive(mut sim: MpiSimulation<SimpleCommunicator>, mut d: Drive) -> Result<Exi
             (start - d.started).as_secs_f64(),
             integrated.elapsed().as_secs_f64(),
         ));
+        if let Some(line) = reported {
+            super::say(&line);
+        }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The list of the bodies a `freeze` run froze, every rank's entries (made where the bodies'
+/// masses are) gathered in crowd order into rank 0's `report`; its summary line on rank 0.
+fn write_report(
+    sim: &mut MpiSimulation<SimpleCommunicator>,
+    report: Option<QuarantineReport>,
+) -> Result<Option<String>> {
+    let first = sim.shard().start;
+    let local = sim.local_mut().quarantined();
+    let mine: Result<Vec<u8>> = local.map(|frozen| {
+        let mut lines = Vec::new();
+        for entry in entries(sim.local(), &frozen, first) {
+            lines.extend_from_slice(entry.to_string().as_bytes());
+            lines.push(b'\n');
+        }
+        lines
+    });
+    let mine = sim.agree(mine)?;
+    let mut all = Vec::new();
+    let sent = bytes_to_root(sim.comm(), &mut all, |out| out.write_all(&mine));
+    sim.agree(sent.map_err(|e| Error::Mpi(format!("gathering the frozen bodies: {e}"))))?;
+    let written = match report {
+        Some(report) => (|| {
+            let entries = String::from_utf8_lossy(&all)
+                .lines()
+                .map(serde_json::from_str)
+                .collect::<std::result::Result<Vec<_>, _>>()
+                .map_err(|e| Error::Mpi(format!("a rank sent a bad entry: {e}")))?;
+            report
+                .write_entries(entries, sim.body_count(), sim.clock_step())
+                .map(Some)
+        })(),
+        None => Ok(None),
+    };
+    sim.agree(written)
 }
 
 /// The final states of every rank, in crowd order, into rank 0's `output`, committed only
@@ -519,13 +602,8 @@ fn same_file_everywhere(comm: &SimpleCommunicator, path: &Path) -> Result<()> {
     }
 }
 
-/// What a run over MPI ranks does not do (yet): freezing bodies, several devices a rank.
-fn check_flags(on_fault: OnFault, devices: DeviceCount) -> Result<()> {
-    if on_fault == OnFault::Freeze {
-        return Err(Error::Mpi(
-            "--on-fault freeze is not supported under MPI yet: the frozen bodies would have to be gathered to rank 0; run it in one process".into(),
-        ));
-    }
+/// Under MPI a rank takes one GPU: `--devices` must be 1.
+fn check_devices(devices: DeviceCount) -> Result<()> {
     if devices != DeviceCount::Count(1) {
         return Err(Error::invalid(
             "--devices",

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use crate::record::{
     Recorder, TrajectoryFormat, TrajectoryWriter, finished_as_synced, frame_count,
 };
-use crate::{Error, OnFault, RecordingPlan, Result, Simulation};
+use crate::{Error, OnFault, QuarantinedBody, RecordingPlan, Result, Simulation};
 use clap::Args;
 
 use super::progress::{Progress, step_with_progress};
@@ -229,7 +229,17 @@ impl Recording {
 
     /// Writes the last frame, renames the trajectory into place and removes the bar;
     /// returns a note for the summary line.
-    pub fn commit(mut self, sim: &mut Simulation) -> Result<String> {
+    pub fn commit(self, sim: &mut Simulation) -> Result<String> {
+        self.commit_with(sim, |sim| sim.quarantined())
+    }
+
+    /// [`commit`](Self::commit), with the bodies a `freeze` run froze given by `frozen`
+    /// (over every MPI rank, crowd indices, for a run over ranks).
+    pub fn commit_with(
+        mut self,
+        sim: &mut Simulation,
+        frozen: impl FnOnce(&mut Simulation) -> Result<Vec<QuarantinedBody>>,
+    ) -> Result<String> {
         self.progress.finish();
         let Some((mut writer, _)) = self.writer.take() else {
             return Ok(match &self.finished {
@@ -249,7 +259,7 @@ impl Recording {
         );
         if sim.fault_rules().on_fault == OnFault::Freeze {
             let first_step = self.first_step.unwrap_or_else(|| sim.clock_step());
-            writer.set_quarantined(&sim.quarantined()?, first_step);
+            writer.set_quarantined(&frozen(sim)?, first_step);
         }
         writer.finish()?;
         Ok(note)
