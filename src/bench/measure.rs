@@ -88,6 +88,9 @@ pub struct Measurement {
     pub gflop_per_second: Option<f64>,
     /// GPU only: the kernel's [`arithmetic_intensity`] (gravity-drag workload).
     pub flop_per_byte: Option<f64>,
+    /// GPU only: operations per body-step of the kernel built for this crowd, counted in its
+    /// generated source along the longest path (src/gpu/op_count.rs), at this row's fusion.
+    pub ops_per_body_step: Option<f64>,
     /// Body-steps per second over the `cpu-ref` row of the same size (best thread count).
     pub speedup_over_cpu_ref: Option<f64>,
     /// Body-steps per second over the `cpu` row of the same size (best thread count).
@@ -313,6 +316,9 @@ impl BenchPlan {
         );
         let moved = bytes_per_body_step(options.precision) / options.steps_per_dispatch as f64;
         row.devices = devices.len();
+        row.ops_per_body_step = crate::gpu::op_count::crowd_kernel_ops(crowd, &options)
+            .ok()
+            .map(|ops| ops.per_body_step(options.steps_per_dispatch));
         row.fraction_of_copy_bandwidth =
             Some(moved * row.body_steps_per_second / copy_bytes_per_second);
         // The operation count is of the gravity-and-drag step.
@@ -356,6 +362,7 @@ impl BenchPlan {
             fraction_of_copy_bandwidth: None,
             gflop_per_second: None,
             flop_per_byte: None,
+            ops_per_body_step: None,
             speedup_over_cpu_ref: None,
             speedup_over_cpu: None,
             devices: 1,

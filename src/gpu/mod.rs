@@ -11,6 +11,8 @@ mod context;
 mod derivative_probe;
 mod kernel_spec;
 pub(crate) mod layout;
+#[cfg(any(test, feature = "cli"))]
+pub(crate) mod op_count;
 mod options;
 mod pipeline;
 mod pipeline_cache;
