@@ -53,6 +53,9 @@ struct ForceEnv {
     body: u32,
     /// The external load held on the body.
     load: ExternalLoad,
+    /// The force records the kernel calls one by one, read once per dispatch rather than at
+    /// every stage of every step (`ForceRecords` is generated for the crowd).
+    records: ForceRecords,
 }
 
 /// offset + amplitude sin(2 pi frequency t + phase).
@@ -78,66 +81,66 @@ fn keyframe_scale(first: u32, count: u32, t: real) -> real {
 }
 
 // One function per force kind, `force_<scene name>`, each adding the force and torque (about
-// the centre of mass) of record `forces[fi]` at time t to the totals. Each reads only the
-// fields it uses: loading whole records cost 5-13% on lavapipe. The crate generates the code
-// that calls them (src/gpu/kernel_spec.rs): a kernel pays only for the kinds its crowd has.
+// the centre of mass) of force record `f` at time t to the totals. The crate generates the
+// code that calls them (src/gpu/kernel_spec.rs): a kernel pays only for the kinds its crowd
+// has, and the records it calls one by one are read once per dispatch.
 
-fn force_gravity(fi: u32, s: Motion, c: BodyConstants, aux: Auxiliaries, t: real, env: ForceEnv,
+fn force_gravity(f: Force, s: Motion, c: BodyConstants, aux: Auxiliaries, t: real, env: ForceEnv,
                  force: ptr<function, vec3<real>>, torque: ptr<function, vec3<real>>) {
-    *force += forces[fi].a.xyz * c.mass;
+    *force += f.a.xyz * c.mass;
 }
 
-fn force_linear_drag(fi: u32, s: Motion, c: BodyConstants, aux: Auxiliaries, t: real, env: ForceEnv,
+fn force_linear_drag(f: Force, s: Motion, c: BodyConstants, aux: Auxiliaries, t: real, env: ForceEnv,
                      force: ptr<function, vec3<real>>, torque: ptr<function, vec3<real>>) {
-    *force -= aux.velocity * forces[fi].c.x;
-    *torque -= aux.angular_velocity * forces[fi].c.y;
+    *force -= aux.velocity * f.c.x;
+    *torque -= aux.angular_velocity * f.c.y;
 }
 
-fn force_point_force(fi: u32, s: Motion, c: BodyConstants, aux: Auxiliaries, t: real, env: ForceEnv,
+fn force_point_force(f: Force, s: Motion, c: BodyConstants, aux: Auxiliaries, t: real, env: ForceEnv,
                      force: ptr<function, vec3<real>>, torque: ptr<function, vec3<real>>) {
-    let arm = aux.rotation * forces[fi].b.xyz;
-    *force += forces[fi].a.xyz;
-    *torque += cross(arm, forces[fi].a.xyz);
+    let arm = aux.rotation * f.b.xyz;
+    *force += f.a.xyz;
+    *torque += cross(arm, f.a.xyz);
 }
 
-fn force_spring(fi: u32, s: Motion, c: BodyConstants, aux: Auxiliaries, t: real, env: ForceEnv,
+fn force_spring(f: Force, s: Motion, c: BodyConstants, aux: Auxiliaries, t: real, env: ForceEnv,
                 force: ptr<function, vec3<real>>, torque: ptr<function, vec3<real>>) {
-    let arm = aux.rotation * forces[fi].b.xyz;
-    let stretch = s.position + arm - forces[fi].a.xyz;
+    let arm = aux.rotation * f.b.xyz;
+    let stretch = s.position + arm - f.a.xyz;
     let attach_velocity = aux.velocity + cross(aux.angular_velocity, arm);
-    let applied = -stretch * forces[fi].c.x - attach_velocity * forces[fi].c.y;
+    let applied = -stretch * f.c.x - attach_velocity * f.c.y;
     *force += applied;
     *torque += cross(arm, applied);
 }
 
-fn force_attractor(fi: u32, s: Motion, c: BodyConstants, aux: Auxiliaries, t: real, env: ForceEnv,
+fn force_attractor(f: Force, s: Motion, c: BodyConstants, aux: Auxiliaries, t: real, env: ForceEnv,
                    force: ptr<function, vec3<real>>, torque: ptr<function, vec3<real>>) {
-    let r = s.position - forces[fi].a.xyz;
-    let d2 = dot(r, r) + forces[fi].c.y * forces[fi].c.y;
-    *force -= r * (c.mass * forces[fi].c.x * (real(1.0) / (d2 * sqrt(d2))));
+    let r = s.position - f.a.xyz;
+    let d2 = dot(r, r) + f.c.y * f.c.y;
+    *force -= r * (c.mass * f.c.x * (real(1.0) / (d2 * sqrt(d2))));
 }
 
-fn force_thrust(fi: u32, s: Motion, c: BodyConstants, aux: Auxiliaries, t: real, env: ForceEnv,
+fn force_thrust(f: Force, s: Motion, c: BodyConstants, aux: Auxiliaries, t: real, env: ForceEnv,
                 force: ptr<function, vec3<real>>, torque: ptr<function, vec3<real>>) {
-    *force += aux.rotation * forces[fi].a.xyz;
-    *torque += aux.rotation * forces[fi].b.xyz;
+    *force += aux.rotation * f.a.xyz;
+    *torque += aux.rotation * f.b.xyz;
 }
 
-fn force_sinusoidal(fi: u32, s: Motion, c: BodyConstants, aux: Auxiliaries, t: real, env: ForceEnv,
+fn force_sinusoidal(f: Force, s: Motion, c: BodyConstants, aux: Auxiliaries, t: real, env: ForceEnv,
                     force: ptr<function, vec3<real>>, torque: ptr<function, vec3<real>>) {
-    let scale = sinusoid_scale(forces[fi].c.x, forces[fi].c.y, forces[fi].c.z, forces[fi].c.w, t);
-    *force += forces[fi].a.xyz * scale;
-    *torque += forces[fi].b.xyz * scale;
+    let scale = sinusoid_scale(f.c.x, f.c.y, f.c.z, f.c.w, t);
+    *force += f.a.xyz * scale;
+    *torque += f.b.xyz * scale;
 }
 
-fn force_keyframed(fi: u32, s: Motion, c: BodyConstants, aux: Auxiliaries, t: real, env: ForceEnv,
+fn force_keyframed(f: Force, s: Motion, c: BodyConstants, aux: Auxiliaries, t: real, env: ForceEnv,
                    force: ptr<function, vec3<real>>, torque: ptr<function, vec3<real>>) {
-    let scale = keyframe_scale(forces[fi].keyframe_first, forces[fi].keyframe_count, t);
-    *force += forces[fi].a.xyz * scale;
-    *torque += forces[fi].b.xyz * scale;
+    let scale = keyframe_scale(f.keyframe_first, f.keyframe_count, t);
+    *force += f.a.xyz * scale;
+    *torque += f.b.xyz * scale;
 }
 
-fn force_custom(fi: u32, s: Motion, c: BodyConstants, aux: Auxiliaries, t: real, env: ForceEnv,
+fn force_custom(f: Force, s: Motion, c: BodyConstants, aux: Auxiliaries, t: real, env: ForceEnv,
                 force: ptr<function, vec3<real>>, torque: ptr<function, vec3<real>>) {
     let load = custom_force(
         s.position,

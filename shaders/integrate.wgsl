@@ -196,15 +196,16 @@ fn state_fault(next: Motion, c: BodyConstants) -> u32 {
     return HEALTHY_STATUS;
 }
 
-/// What the forces on body `index` of this chunk see besides its state and the time.
-fn force_env(index: u32) -> ForceEnv {
+/// What the forces on body `index` of this chunk, whose constants are `c`, see besides its
+/// state and the time.
+fn force_env(index: u32, c: BodyConstants) -> ForceEnv {
     // Until loads are set, the buffer holds one zero record and no body reads it (a crowd
     // without loads moves no load bytes); a one-body chunk reads that zero record.
     var load = ExternalLoad(vec4<real>(real(0.0)), vec4<real>(real(0.0)));
     if index < arrayLength(&loads) {
         load = loads[index];
     }
-    return ForceEnv(params.first_body + index, load);
+    return ForceEnv(params.first_body + index, load, load_force_records(c));
 }
 
 /// The state of a stored record, without its clock.
@@ -236,7 +237,7 @@ fn integrate(@builtin(global_invocation_id) id: vec3<u32>) {
         return;
     }
     let c = constants[index];
-    let env = force_env(index);
+    let env = force_env(index, c);
     var s = motion_of(stored);
     var low = stored.step_low;
     var high = stored.step_high;

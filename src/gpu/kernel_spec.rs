@@ -7,7 +7,10 @@
 //! - a body's own forces, which the force table orders by kind, are visited kind by kind,
 //!   each kind behind a bit of the body's `own_kinds` mask, and as a loop only where some body
 //!   has more than one force of that kind. A switch per record would make an invocation group
-//!   whose bodies differ run every case for every record.
+//!   whose bodies differ run every case for every record;
+//! - the records called one by one (not in a loop) are read once per dispatch into the
+//!   body's `ForceEnv`, not at every stage of every step: four reads a step under RK4, each a
+//!   gather across the invocations for a body's own forces.
 //!
 //! The general kernel (every kind, loops everywhere) is kept for comparison: the two sum the
 //! same records in the same order and give bit-identical results, which
@@ -122,8 +125,9 @@ impl KernelSpec {
         }
     }
 
-    /// The generated WGSL: `KERNEL_CONTACTS`, `KERNEL_ENVELOPE`, `accumulate_global_forces`,
-    /// `accumulate_own_forces` and `scheme_step`. A record or integrator the kernel has no
+    /// The generated WGSL: `KERNEL_CONTACTS`, `KERNEL_ENVELOPE`, `ForceRecords` and
+    /// `load_force_records`, `accumulate_global_forces`, `accumulate_own_forces` and
+    /// `scheme_step`. A record or integrator the kernel has no
     /// code for (a kind the crowd does not use cannot appear in its records) sets
     /// `faults.first_unknown_code`: never a silent fallback.
     pub fn wgsl(&self) -> String {
@@ -143,6 +147,7 @@ impl KernelSpec {
 const KERNEL_CONTACTS: bool = {contacts};
 const KERNEL_ENVELOPE: bool = {envelope};
 
+{records}
 /// Adds the force and torque of every force acting on all bodies to the totals.
 fn accumulate_global_forces({FORCE_PARAMETERS}) {{
 {global}}}
@@ -164,8 +169,60 @@ fn scheme_step(s: Motion, c: BodyConstants, env: ForceEnv, t: real, h: real) -> 
 ",
             contacts = self.contacts,
             envelope = self.envelope,
+            records = self.records_wgsl(),
             global = self.global_forces.wgsl(),
             own = own_forces_wgsl(&self.own_forces),
+        )
+    }
+}
+
+impl KernelSpec {
+    /// `ForceRecords`, the records called one by one (the forces on every body, each kind of
+    /// a body's own forces it has at most one of), and `load_force_records`, which reads
+    /// them once per dispatch, walking a body's own forces as `accumulate_own_forces` does.
+    fn records_wgsl(&self) -> String {
+        let mut fields = String::new();
+        let mut loads = String::new();
+        if let GlobalForces::Calls(records) = &self.global_forces {
+            for index in 0..records.len() {
+                fields += &format!("    global_{index}: Force,\n");
+                loads += &format!("    r.global_{index} = forces[{index}u];\n");
+            }
+        }
+        let last_single = self.own_forces.iter().rposition(|own| !own.repeated);
+        if let Some(last) = last_single {
+            loads += "    let end = c.force_first + c.force_count;\n    var i = c.force_first;\n";
+            for own in &self.own_forces[..=last] {
+                let walk = if own.repeated {
+                    format!(
+                        "        while i < end && forces[i].kind == {} {{\n            i++;\n        }}\n",
+                        own.kind.wgsl_constant()
+                    )
+                } else {
+                    fields += &format!("    own_{}: Force,\n", own.kind.name());
+                    format!(
+                        "        r.own_{} = forces[i];\n        i++;\n",
+                        own.kind.name()
+                    )
+                };
+                loads += &format!(
+                    "    if (c.own_kinds & {bit}u) != 0u {{\n{walk}    }}\n",
+                    bit = own.kind.bit()
+                );
+            }
+        }
+        format!(
+            "/// The force records this kernel calls one by one, read once per dispatch.
+struct ForceRecords {{
+{fields}    /// A member even when every record is visited in a loop.
+    none: u32,
+}}
+
+fn load_force_records(c: BodyConstants) -> ForceRecords {{
+    var r: ForceRecords;
+{loads}    return r;
+}}
+"
         )
     }
 }
@@ -174,10 +231,10 @@ fn scheme_step(s: Motion, c: BodyConstants, env: ForceEnv, t: real, h: real) -> 
 const FORCE_PARAMETERS: &str = "s: Motion, c: BodyConstants, aux: Auxiliaries, t: real, \
     env: ForceEnv,\n        force: ptr<function, vec3<real>>, torque: ptr<function, vec3<real>>";
 
-/// The call of kind `kind`'s force function on record `index`.
-fn call(kind: ForceType, index: &str) -> String {
+/// The call of kind `kind`'s force function on `record` (a `Force` value).
+fn call(kind: ForceType, record: &str) -> String {
     format!(
-        "force_{}({index}, s, c, aux, t, env, force, torque);",
+        "force_{}({record}, s, c, aux, t, env, force, torque);",
         kind.name()
     )
 }
@@ -201,7 +258,7 @@ fn kind_loop(kind: ForceType, indent: &str) -> String {
 {indent}}}
 ",
         code = kind.wgsl_constant(),
-        call = call(kind, "i"),
+        call = call(kind, "forces[i]"),
     )
 }
 
@@ -218,7 +275,12 @@ impl GlobalForces {
             GlobalForces::Calls(records) => records
                 .iter()
                 .enumerate()
-                .map(|(index, &kind)| format!("    {}\n", call(kind, &format!("{index}u"))))
+                .map(|(index, &kind)| {
+                    format!(
+                        "    {}\n",
+                        call(kind, &format!("env.records.global_{index}"))
+                    )
+                })
                 .collect(),
             GlobalForces::Loops(kinds) => {
                 let loops: String = kinds.iter().map(|&kind| kind_loop(kind, "    ")).collect();
@@ -239,7 +301,8 @@ fn own_forces_wgsl(kinds: &[OwnForces]) -> String {
             let visit = if own.repeated {
                 kind_loop(own.kind, "        ")
             } else {
-                format!("        {}\n        i++;\n", call(own.kind, "i"))
+                let record = format!("env.records.own_{}", own.kind.name());
+                format!("        {}\n        i++;\n", call(own.kind, &record))
             };
             format!(
                 "    if (c.own_kinds & {bit}u) != 0u {{\n{visit}    }}\n",
@@ -308,7 +371,9 @@ mod tests {
             spec.global_forces,
             GlobalForces::Calls(vec![ForceType::Gravity])
         );
-        assert!(spec.wgsl().contains("force_gravity(0u,"));
+        assert!(spec.wgsl().contains("force_gravity(env.records.global_0,"));
+        assert!(spec.wgsl().contains("r.global_0 = forces[0u];"));
+        assert!(spec.wgsl().contains("force_thrust(env.records.own_thrust,"));
         let once = OwnForces {
             kind: ForceType::Thrust,
             repeated: false,
