@@ -182,7 +182,7 @@ fn resume_ranks(args: ResumeArgs, world: &World, started: Instant) -> Result<Exi
     let step = sim.clock_step();
     // Rank 0 holds the run plan: it decides and tells the others.
     let planned = match sim.is_root() {
-        true => resume_plan(&args, run.as_ref(), step).map(Some),
+        true => super::resume::resume_plan(&args, run.as_ref(), step).map(Some),
         false => Ok(None),
     };
     let planned = sim.agree(planned)?;
@@ -249,55 +249,6 @@ fn resume_ranks(args: ResumeArgs, world: &World, started: Instant) -> Result<Exi
             integrator,
         },
     )
-}
-
-/// What rank 0 makes of the checkpoint's run plan and the flags, as one process's `resume`
-/// does: the plan and the recording to continue.
-fn resume_plan(
-    args: &ResumeArgs,
-    run: Option<&RunPlan>,
-    step: u64,
-) -> Result<(RunPlan, Option<crate::RecordingPlan>)> {
-    let out = args
-        .out
-        .clone()
-        .or_else(|| run.map(|r| r.out.clone()))
-        .ok_or_else(|| {
-            Error::invalid(
-                "--out",
-                "is needed: the checkpoint was not written by `rigid-crowd run`",
-            )
-        })?;
-    let end_step = match (args.steps, run) {
-        (Some(steps), _) => step + steps,
-        (None, Some(run)) => run.end_step,
-        (None, None) => {
-            return Err(Error::invalid(
-                "--steps",
-                "is needed: the checkpoint was not written by `rigid-crowd run`",
-            ));
-        }
-    };
-    let trajectory = run.and_then(|r| r.recording.clone());
-    if let (Some(trajectory), Some(run)) = (&trajectory, run) {
-        if end_step != run.end_step {
-            return Err(Error::invalid(
-                "--steps",
-                format!(
-                    "the run ends at step {}, where its recording {} ends; it cannot end at step {end_step}",
-                    run.end_step,
-                    trajectory.path.display()
-                ),
-            ));
-        }
-    }
-    let plan = RunPlan {
-        end_step,
-        out,
-        checkpoint_every: run.map_or(0, |r| r.checkpoint_every),
-        recording: None,
-    };
-    Ok((plan, trajectory))
 }
 
 /// What the ranks' loop needs besides the simulation.

@@ -58,51 +58,13 @@ pub fn resume(args: ResumeArgs) -> Result<ExitCode> {
         Some(name) => super::run::parse_backend(name)?,
         None => checkpoint.backend,
     };
-    let recorded = checkpoint.run.clone();
     let step = checkpoint.step();
-    let out = args
-        .out
-        .or_else(|| recorded.as_ref().map(|r| r.out.clone()))
-        .ok_or_else(|| {
-            Error::invalid(
-                "--out",
-                "is needed: the checkpoint was not written by `rigid-crowd run`",
-            )
-        })?;
-    let end_step = match (args.steps, &recorded) {
-        (Some(steps), _) => step + steps,
-        (None, Some(run)) => run.end_step,
-        (None, None) => {
-            return Err(Error::invalid(
-                "--steps",
-                "is needed: the checkpoint was not written by `rigid-crowd run`",
-            ));
-        }
-    };
-    let trajectory = recorded.as_ref().and_then(|r| r.recording.clone());
-    if let (Some(trajectory), Some(run)) = (&trajectory, &recorded) {
-        if end_step != run.end_step {
-            return Err(Error::invalid(
-                "--steps",
-                format!(
-                    "the run ends at step {}, where its recording {} ends; it cannot end at step {end_step}",
-                    run.end_step,
-                    trajectory.path.display()
-                ),
-            ));
-        }
-    }
-    let output = super::run::Output::claim(&out)?;
-    let plan = RunPlan {
-        end_step,
-        out,
-        checkpoint_every: recorded.as_ref().map_or(0, |r| r.checkpoint_every),
-        recording: None,
-    };
+    let (plan, trajectory) = resume_plan(&args, checkpoint.run.as_ref(), step)?;
+    let output = super::run::Output::claim(&plan.out)?;
     // Keep checkpointing to the same file, so a second interruption loses no more.
     let path = (plan.checkpoint_every > 0).then_some(args.checkpoint.as_path());
     let bodies = checkpoint.crowd.bodies.len();
-    let steps = end_step.saturating_sub(step);
+    let steps = plan.end_step.saturating_sub(step);
     // The recording continues where the checkpoint left it.
     let recording = match &trajectory {
         Some(trajectory) => super::recording::Recording::resume(
@@ -124,4 +86,54 @@ pub fn resume(args: ResumeArgs) -> Result<ExitCode> {
         devices: super::run::parse_devices(&args.devices)?,
     };
     super::run::drive(start, &plan, output, path, recording, started)
+}
+
+/// The run to finish: `run`, the plan a checkpoint at clock step `step` kept (if it was
+/// written by `rigid-crowd run`), under the flags of `args`; and the recording to continue.
+/// Over MPI ranks, rank 0 (whose checkpoint keeps the plan) makes it for all.
+pub(crate) fn resume_plan(
+    args: &ResumeArgs,
+    run: Option<&RunPlan>,
+    step: u64,
+) -> Result<(RunPlan, Option<crate::RecordingPlan>)> {
+    let out = args
+        .out
+        .clone()
+        .or_else(|| run.map(|r| r.out.clone()))
+        .ok_or_else(|| {
+            Error::invalid(
+                "--out",
+                "is needed: the checkpoint was not written by `rigid-crowd run`",
+            )
+        })?;
+    let end_step = match (args.steps, run) {
+        (Some(steps), _) => step + steps,
+        (None, Some(run)) => run.end_step,
+        (None, None) => {
+            return Err(Error::invalid(
+                "--steps",
+                "is needed: the checkpoint was not written by `rigid-crowd run`",
+            ));
+        }
+    };
+    let trajectory = run.and_then(|r| r.recording.clone());
+    if let (Some(trajectory), Some(run)) = (&trajectory, run) {
+        if end_step != run.end_step {
+            return Err(Error::invalid(
+                "--steps",
+                format!(
+                    "the run ends at step {}, where its recording {} ends; it cannot end at step {end_step}",
+                    run.end_step,
+                    trajectory.path.display()
+                ),
+            ));
+        }
+    }
+    let plan = RunPlan {
+        end_step,
+        out,
+        checkpoint_every: run.map_or(0, |r| r.checkpoint_every),
+        recording: None,
+    };
+    Ok((plan, trajectory))
 }
