@@ -66,18 +66,19 @@ fn sinusoid_scale(offset: real, amplitude: real, frequency: real, phase: real, t
 /// Piecewise-linear interpolation of `keyframes[first .. first + count]` (x = time,
 /// y = value) at t, held constant before the first and after the last.
 fn keyframe_scale(first: u32, count: u32, t: real) -> real {
-    let start = keyframes[first];
-    if t <= start.x {
-        return start.y;
+    // Each keyframe is read once: the segment's end becomes the next one's start.
+    var a = keyframes[first];
+    if t <= a.x {
+        return a.y;
     }
     for (var i = first + 1u; i < first + count; i++) {
-        let a = keyframes[i - 1u];
         let b = keyframes[i];
         if t < b.x {
             return a.y + (b.y - a.y) * ((t - a.x) / (b.x - a.x));
         }
+        a = b;
     }
-    return keyframes[first + count - 1u].y;
+    return a.y;
 }
 
 // One function per force kind, `force_<scene name>`, each adding the force and torque (about

@@ -205,7 +205,8 @@ fn force_env(index: u32, c: BodyConstants) -> ForceEnv {
     if index < arrayLength(&loads) {
         load = loads[index];
     }
-    return ForceEnv(params.first_body + index, load, load_force_records(c));
+    let body = params.first_body + index;
+    return ForceEnv(body, load, load_force_records(c, body));
 }
 
 /// The state of a stored record, without its clock.

@@ -189,9 +189,14 @@ impl KernelSpec {
                 loads += &format!("    r.global_{index} = forces[{index}u];\n");
             }
         }
+        // Without repeated kinds the walk covers every own record, so the check for one
+        // without code runs here, once per dispatch, instead of at every stage.
+        let walks_all = !self.own_forces.iter().any(|own| own.repeated);
         let last_single = self.own_forces.iter().rposition(|own| !own.repeated);
-        if let Some(last) = last_single {
+        if last_single.is_some() || walks_all {
             loads += "    let end = c.force_first + c.force_count;\n    var i = c.force_first;\n";
+        }
+        if let Some(last) = last_single {
             for own in &self.own_forces[..=last] {
                 let walk = if own.repeated {
                     format!(
@@ -211,6 +216,9 @@ impl KernelSpec {
                 );
             }
         }
+        if walks_all {
+            loads += &left_over_is_a_fault("body");
+        }
         format!(
             "/// The force records this kernel calls one by one, read once per dispatch.
 struct ForceRecords {{
@@ -218,7 +226,7 @@ struct ForceRecords {{
     none: u32,
 }}
 
-fn load_force_records(c: BodyConstants) -> ForceRecords {{
+fn load_force_records(c: BodyConstants, body: u32) -> ForceRecords {{
     var r: ForceRecords;
 {loads}    return r;
 }}
@@ -262,11 +270,16 @@ fn kind_loop(kind: ForceType, indent: &str) -> String {
     )
 }
 
-/// A record left over after the kinds were visited is of a kind without code: a fault.
-const LEFT_OVER_IS_A_FAULT: &str = "    if i < end {
-        atomicMin(&faults.first_unknown_code, env.body);
-    }
-";
+/// A record left over after the kinds were visited is of a kind without code: a fault of
+/// the body whose crowd index is `body`.
+fn left_over_is_a_fault(body: &str) -> String {
+    format!(
+        "    if i < end {{
+        atomicMin(&faults.first_unknown_code, {body});
+    }}
+"
+    )
+}
 
 impl GlobalForces {
     /// The body of `accumulate_global_forces`.
@@ -285,7 +298,8 @@ impl GlobalForces {
             GlobalForces::Loops(kinds) => {
                 let loops: String = kinds.iter().map(|&kind| kind_loop(kind, "    ")).collect();
                 format!(
-                    "    let end = params.global_force_count;\n    var i = 0u;\n{loops}{LEFT_OVER_IS_A_FAULT}"
+                    "    let end = params.global_force_count;\n    var i = 0u;\n{loops}{}",
+                    left_over_is_a_fault("env.body")
                 )
             }
         }
@@ -293,8 +307,10 @@ impl GlobalForces {
 }
 
 /// The body of `accumulate_own_forces`: per kind, nothing unless the body's `own_kinds` has
-/// its bit, then one call, or a loop where a body can have several.
+/// its bit, then one call, or a loop where a body can have several. Without loops the
+/// records need no index here: `load_force_records` walked and checked them.
 fn own_forces_wgsl(kinds: &[OwnForces]) -> String {
+    let loops = kinds.iter().any(|own| own.repeated);
     let visits: String = kinds
         .iter()
         .map(|own| {
@@ -302,7 +318,8 @@ fn own_forces_wgsl(kinds: &[OwnForces]) -> String {
                 kind_loop(own.kind, "        ")
             } else {
                 let record = format!("env.records.own_{}", own.kind.name());
-                format!("        {}\n        i++;\n", call(own.kind, &record))
+                let next = if loops { "        i++;\n" } else { "" };
+                format!("        {}\n{next}", call(own.kind, &record))
             };
             format!(
                 "    if (c.own_kinds & {bit}u) != 0u {{\n{visit}    }}\n",
@@ -310,8 +327,12 @@ fn own_forces_wgsl(kinds: &[OwnForces]) -> String {
             )
         })
         .collect();
+    if !loops {
+        return visits;
+    }
     format!(
-        "    let end = c.force_first + c.force_count;\n    var i = c.force_first;\n{visits}{LEFT_OVER_IS_A_FAULT}"
+        "    let end = c.force_first + c.force_count;\n    var i = c.force_first;\n{visits}{}",
+        left_over_is_a_fault("env.body")
     )
 }
 
@@ -352,6 +373,12 @@ mod tests {
         }
     }
 
+    /// The generated source before `accumulate_own_forces`, and that function.
+    fn split_at_own_forces(wgsl: &str) -> (&str, &str) {
+        let (records, rest) = wgsl.split_at(wgsl.find("fn accumulate_own_forces").unwrap());
+        (records, &rest[..rest.find("fn scheme_step").unwrap()])
+    }
+
     #[test]
     fn forces_on_every_body_are_called_one_by_one_up_to_a_limit_and_repeats_loop() {
         let bodies = crate::CrowdSpec::new(3, 1).generate().unwrap();
@@ -381,10 +408,21 @@ mod tests {
         assert_eq!(spec.own_forces, [once]);
         assert!(!spec.wgsl().contains("forces[i].kind == FORCE_THRUST"));
 
+        // Single calls only: the records are walked and checked once per dispatch, in
+        // `load_force_records`, and the stages keep no index.
+        let wgsl = spec.wgsl();
+        let (records, own) = split_at_own_forces(&wgsl);
+        assert!(records.contains("atomicMin(&faults.first_unknown_code, body);"));
+        assert!(!own.contains("first_unknown_code") && !own.contains("i++"));
+
         crowd.forces.push(Force::on_body(1, thrust));
         let spec = KernelSpec::of(&crowd, &ForceTable::new(&crowd, crowd.bodies.len()));
         assert!(spec.own_forces[0].repeated, "body 1 has two thrusts");
         assert!(spec.wgsl().contains("forces[i].kind == FORCE_THRUST"));
+        let wgsl = spec.wgsl();
+        let (records, own) = split_at_own_forces(&wgsl);
+        assert!(!records.contains("first_unknown_code"));
+        assert!(own.contains("atomicMin(&faults.first_unknown_code, env.body);"));
 
         crowd
             .forces
