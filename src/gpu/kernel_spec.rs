@@ -189,34 +189,36 @@ impl KernelSpec {
                 loads += &format!("    r.global_{index} = forces[{index}u];\n");
             }
         }
-        // Without repeated kinds the walk covers every own record, so the check for one
-        // without code runs here, once per dispatch, instead of at every stage.
-        let walks_all = !self.own_forces.iter().any(|own| own.repeated);
-        let last_single = self.own_forces.iter().rposition(|own| !own.repeated);
-        if last_single.is_some() || walks_all {
+        // The walk goes up to the last kind called once. Without loops that is every own
+        // record, so the check for one without code runs here, once per dispatch, instead
+        // of at every stage.
+        let loops = loops_over_own_forces(&self.own_forces);
+        let walked = match self.own_forces.iter().rposition(|own| !own.repeated) {
+            Some(last) => &self.own_forces[..=last],
+            None => &[],
+        };
+        if !walked.is_empty() || !loops {
             loads += "    let end = c.force_first + c.force_count;\n    var i = c.force_first;\n";
         }
-        if let Some(last) = last_single {
-            for own in &self.own_forces[..=last] {
-                let walk = if own.repeated {
-                    format!(
-                        "        while i < end && forces[i].kind == {} {{\n            i++;\n        }}\n",
-                        own.kind.wgsl_constant()
-                    )
-                } else {
-                    fields += &format!("    own_{}: Force,\n", own.kind.name());
-                    format!(
-                        "        r.own_{} = forces[i];\n        i++;\n",
-                        own.kind.name()
-                    )
-                };
-                loads += &format!(
-                    "    if (c.own_kinds & {bit}u) != 0u {{\n{walk}    }}\n",
-                    bit = own.kind.bit()
-                );
-            }
+        for own in walked {
+            let walk = if own.repeated {
+                format!(
+                    "        while i < end && forces[i].kind == {} {{\n            i++;\n        }}\n",
+                    own.kind.wgsl_constant()
+                )
+            } else {
+                fields += &format!("    own_{}: Force,\n", own.kind.name());
+                format!(
+                    "        r.own_{} = forces[i];\n        i++;\n",
+                    own.kind.name()
+                )
+            };
+            loads += &format!(
+                "    if (c.own_kinds & {bit}u) != 0u {{\n{walk}    }}\n",
+                bit = own.kind.bit()
+            );
         }
-        if walks_all {
+        if !loops {
             loads += &left_over_is_a_fault("body");
         }
         format!(
@@ -306,11 +308,18 @@ impl GlobalForces {
     }
 }
 
+/// Whether some body has several own forces of one kind, so that `accumulate_own_forces`
+/// walks its records with an index and checks what is left over; otherwise
+/// `load_force_records` walks and checks them, once per dispatch.
+fn loops_over_own_forces(kinds: &[OwnForces]) -> bool {
+    kinds.iter().any(|own| own.repeated)
+}
+
 /// The body of `accumulate_own_forces`: per kind, nothing unless the body's `own_kinds` has
 /// its bit, then one call, or a loop where a body can have several. Without loops the
 /// records need no index here: `load_force_records` walked and checked them.
 fn own_forces_wgsl(kinds: &[OwnForces]) -> String {
-    let loops = kinds.iter().any(|own| own.repeated);
+    let loops = loops_over_own_forces(kinds);
     let visits: String = kinds
         .iter()
         .map(|own| {
