@@ -115,6 +115,9 @@ struct Faults {
     first_fault: atomic<u32>,
     first_unknown_code: atomic<u32>,
     frozen: atomic<u32>,
+    /// The lowest crowd index of a body whose keyframe window missed a time (see
+    /// `keyframe_window` in derivative.wgsl).
+    first_keyframe_miss: atomic<u32>,
 }
 
 /// What a custom force returns: a world force and the torque about the centre of mass.

@@ -1,6 +1,7 @@
 // Auxiliary quantities, force and torque accumulation and the state derivative
 // (Baraff 2-42, 2-43). Twin of src/cpu_ref/derivative.rs: keep the two in step.
-// Reads the module-scope `params`, `forces` and `keyframes` bindings declared by the kernel,
+// Reads the module-scope `params`, `forces` and `keyframes` bindings declared by the kernel
+// (and sets `faults` where a keyframe window falls short),
 // and calls `accumulate_global_forces` and `accumulate_own_forces` (generated for the crowd's
 // force kinds), `custom_force`, which the crate appends (the user's, or one returning zero),
 // and `sin_real`, which the crate's math for the precision provides.
@@ -81,6 +82,69 @@ fn keyframe_scale(first: u32, count: u32, t: real) -> real {
     return a.y;
 }
 
+/// Where a keyframe table's interpolation stands during one dispatch: the table's first
+/// keyframe (held before it) and the three keyframes around the dispatch's times, so that
+/// each stage interpolates without searching (a search is a loop, which every stage of a
+/// SIMD lane group pays for whether it runs or not).
+struct KeyframeWindow {
+    first: vec2<real>,
+    a: vec2<real>,
+    b: vec2<real>,
+    c: vec2<real>,
+}
+
+/// The window of keyframed record `f` for a dispatch whose forces are evaluated at times in
+/// `times` (earliest, latest): `a` is the keyframe the search of `keyframe_scale` starts the
+/// earliest time's segment from, `b` and `c` the next two; one past the table's end gets the
+/// earliest time, so no stage selects it. It covers every time before `c`: a crowd's kernel
+/// keeps windows only when its keyframe segments are longer than a dispatch (see
+/// src/gpu/kernel_spec.rs). A dispatch that still reaches `c`, which only an f32 clock too
+/// coarse for the table can cause, is an error naming the body once the host reads the
+/// faults: the states are not handed out.
+fn keyframe_window(f: Force, times: vec2<real>, body: u32) -> KeyframeWindow {
+    // A few ulps of slack, should the compiler round the step clock differently here.
+    let slack = max(abs(times.x), abs(times.y)) * real(9.5367431640625e-7);
+    let earliest = times.x - slack;
+    let first = f.keyframe_first;
+    let end = first + f.keyframe_count;
+    var w: KeyframeWindow;
+    w.first = keyframes[first];
+    var next = first + 1u;
+    if earliest > w.first.x {
+        while next < end && earliest >= keyframes[next].x {
+            next++;
+        }
+    }
+    w.a = keyframes[next - 1u];
+    w.b = vec2<real>(earliest, w.a.y);
+    if next < end {
+        w.b = keyframes[next];
+    }
+    w.c = vec2<real>(earliest, w.b.y);
+    if next + 1u < end {
+        w.c = keyframes[next + 1u];
+        if times.y + slack >= w.c.x {
+            atomicMin(&faults.first_keyframe_miss, body);
+        }
+    }
+    return w;
+}
+
+/// `keyframe_scale` at a time t of the dispatch `w` was found for: the same comparisons and
+/// the same arithmetic on the same keyframes, so the same value bit for bit.
+fn keyframe_window_scale(w: KeyframeWindow, t: real) -> real {
+    if t <= w.first.x {
+        return w.first.y;
+    }
+    if t < w.b.x {
+        return w.a.y + (w.b.y - w.a.y) * ((t - w.a.x) / (w.b.x - w.a.x));
+    }
+    if t < w.c.x {
+        return w.b.y + (w.c.y - w.b.y) * ((t - w.b.x) / (w.c.x - w.b.x));
+    }
+    return w.c.y;
+}
+
 // One function per force kind, `force_<scene name>`, each adding the force and torque (about
 // the centre of mass) of force record `f` at time t to the totals. The crate generates the
 // code that calls them (src/gpu/kernel_spec.rs): a kernel pays only for the kinds its crowd
@@ -136,7 +200,12 @@ fn force_sinusoidal(f: Force, s: Motion, c: BodyConstants, aux: Auxiliaries, t: 
 
 fn force_keyframed(f: Force, s: Motion, c: BodyConstants, aux: Auxiliaries, t: real, env: ForceEnv,
                    force: ptr<function, vec3<real>>, torque: ptr<function, vec3<real>>) {
-    let scale = keyframe_scale(f.keyframe_first, f.keyframe_count, t);
+    add_keyframed(f, keyframe_scale(f.keyframe_first, f.keyframe_count, t), force, torque);
+}
+
+/// Keyframed record `f`'s force and torque at `scale`, however the scale was found.
+fn add_keyframed(f: Force, scale: real,
+                 force: ptr<function, vec3<real>>, torque: ptr<function, vec3<real>>) {
     *force += f.a.xyz * scale;
     *torque += f.b.xyz * scale;
 }

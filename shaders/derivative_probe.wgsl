@@ -16,7 +16,7 @@ fn derivative_probe(@builtin(global_invocation_id) id: vec3<u32>) {
     }
     let stored = states[index];
     let c = constants[index];
-    let env = force_env(index, c);
+    let env = force_env(index, c, stored.step_low, stored.step_high);
     let s = motion_of(stored);
     let t = step_time(stored.step_low, stored.step_high, params.dt);
     let k = derivative(s, c, t, env);

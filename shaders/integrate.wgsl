@@ -24,6 +24,24 @@ fn step_time(low: u32, high: u32, dt: real) -> real {
     return real(low) * dt + real(high) * (real(STEPS_PER_OVERFLOW) * dt);
 }
 
+/// The earliest and the latest time at which a dispatch from step `low + STEPS_PER_OVERFLOW
+/// high` evaluates forces: its first step's time and its last step's time plus h, between
+/// which every integrator's stages lie. The step time grows with `low`; where `low` wraps
+/// within the dispatch rounding may step back, so both sides of the wrap are compared.
+fn dispatch_times(low: u32, high: u32) -> vec2<real> {
+    let dt = params.dt;
+    let last = low + params.steps_per_dispatch - 1u;
+    let earliest = step_time(low, high, dt);
+    if last < STEPS_PER_OVERFLOW {
+        return vec2<real>(earliest, step_time(last, high, dt) + dt);
+    }
+    let wrapped = last - STEPS_PER_OVERFLOW;
+    return vec2<real>(
+        min(earliest, step_time(0u, high + 1u, dt)),
+        max(step_time(STEPS_PER_OVERFLOW - 1u, high, dt), step_time(wrapped, high + 1u, dt)) + dt,
+    );
+}
+
 override workgroup_size: u32 = 64u;
 
 /// Y + h k.
@@ -196,9 +214,9 @@ fn state_fault(next: Motion, c: BodyConstants) -> u32 {
     return HEALTHY_STATUS;
 }
 
-/// What the forces on body `index` of this chunk, whose constants are `c`, see besides its
-/// state and the time.
-fn force_env(index: u32, c: BodyConstants) -> ForceEnv {
+/// What the forces on body `index` of this chunk, whose constants are `c` and whose clock
+/// stands at step `low + STEPS_PER_OVERFLOW high`, see besides its state and the time.
+fn force_env(index: u32, c: BodyConstants, low: u32, high: u32) -> ForceEnv {
     // Until loads are set, the buffer holds one zero record and no body reads it (a crowd
     // without loads moves no load bytes); a one-body chunk reads that zero record.
     var load = ExternalLoad(vec4<real>(real(0.0)), vec4<real>(real(0.0)));
@@ -206,7 +224,7 @@ fn force_env(index: u32, c: BodyConstants) -> ForceEnv {
         load = loads[index];
     }
     let body = params.first_body + index;
-    return ForceEnv(body, load, load_force_records(c, body));
+    return ForceEnv(body, load, load_force_records(c, body, dispatch_times(low, high)));
 }
 
 /// The state of a stored record, without its clock.
@@ -238,7 +256,7 @@ fn integrate(@builtin(global_invocation_id) id: vec3<u32>) {
         return;
     }
     let c = constants[index];
-    let env = force_env(index, c);
+    let env = force_env(index, c, stored.step_low, stored.step_high);
     var s = motion_of(stored);
     var low = stored.step_low;
     var high = stored.step_high;

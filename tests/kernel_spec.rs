@@ -161,3 +161,49 @@ fn simulations_of_one_kind_share_a_pipeline() {
     Simulation::gpu(&dragged, &ctx).unwrap();
     assert_eq!(ctx.pipeline_count(), 2, "another kind gets its own kernel");
 }
+
+/// Keyframed forces whose tables the fused dispatches cross: the specialized kernel searches
+/// each table once per dispatch for a window of three keyframes and interpolates in it at
+/// every stage, the general one searches at every stage. Holding before the first keyframe
+/// and after the last, a one-keyframe table, a segment crossed inside a dispatch and
+/// keyframes between stage times must all give the general kernel's values bit for bit.
+#[test]
+fn keyframe_windows_agree_bit_for_bit_with_the_search_at_every_stage() {
+    let bodies = CrowdSpec::new(40, 13).generate().unwrap();
+    for integrator in [Integrator::Rk4, Integrator::Euler] {
+        let mut crowd = Crowd::new(bodies.clone(), 1e-3).with_integrator(integrator);
+        // Segments of 19 to 30 steps: longer than two dispatches of 8 (plus one step).
+        let tables = [
+            crowd.add_keyframes(vec![[0.02, 1.0], [0.05, -2.0], [0.0713, 0.5], [0.1, 3.0]]),
+            crowd.add_keyframes(vec![[0.04, 2.0]]),
+            crowd.add_keyframes(vec![[-1.0, 0.0], [0.0335, -0.0], [0.06, 1.0]]),
+            crowd.add_keyframes(vec![
+                [0.0, 0.5],
+                [0.0195, -1.5],
+                [0.0425, 2.0],
+                [0.062, 0.0],
+            ]),
+        ];
+        crowd.forces.push(Force::on_all(ForceKind::Keyframed {
+            force: DVec3::new(0.0, 0.0, -3.0),
+            torque: DVec3::new(0.01, 0.0, 0.0),
+            table: tables[3],
+        }));
+        for (i, body) in bodies.iter().enumerate() {
+            let mass = body.mass.mass();
+            crowd.forces.push(Force::on_body(
+                i,
+                ForceKind::Keyframed {
+                    force: DVec3::new(mass, -0.5 * mass, 0.2 * mass),
+                    torque: DVec3::new(0.0, 0.02 * mass, 0.01 * mass),
+                    table: tables[i % 3],
+                },
+            ));
+        }
+        // 130 steps: sixteen fused dispatches and two single ones, past every keyframe.
+        for precision in [Precision::F32, Precision::F64] {
+            let what = format!("{integrator}, keyframes crossed inside dispatches");
+            assert_identical(&crowd, 130, precision, &what);
+        }
+    }
+}

@@ -10,7 +10,10 @@
 //!   whose bodies differ run every case for every record;
 //! - the records called one by one (not in a loop) are read once per dispatch into the
 //!   body's `ForceEnv`, not at every stage of every step: four reads a step under RK4, each a
-//!   gather across the invocations for a body's own forces.
+//!   gather across the invocations for a body's own forces;
+//! - where the crowd's keyframe segments are longer than a dispatch, a keyframed record called
+//!   one by one has its table searched once per dispatch, for a window of three keyframes
+//!   that every stage interpolates in without a loop.
 //!
 //! The general kernel (every kind, loops everywhere) is kept for comparison: the two sum the
 //! same records in the same order and give bit-identical results, which
@@ -39,6 +42,9 @@ pub(crate) struct KernelSpec {
     contacts: bool,
     /// Whether the envelope checks (speed, angular speed, distance) are compiled in.
     envelope: bool,
+    /// Whether keyframed records called one by one interpolate in a window found once per
+    /// dispatch rather than searching their table at every stage.
+    keyframe_windows: bool,
 }
 
 /// How the kernel visits the forces acting on every body.
@@ -72,13 +78,15 @@ impl KernelSpec {
                 .collect(),
             contacts: true,
             envelope: true,
+            keyframe_windows: false,
         }
     }
 
     /// Exactly what `crowd`, whose forces `table` holds, uses: its integrator, its forces on
-    /// every body, the kinds of its bodies' own forces, and contacts if it has planes. A
-    /// kernel built for it handles nothing else.
-    pub fn of(crowd: &Crowd, table: &ForceTable) -> Self {
+    /// every body, the kinds of its bodies' own forces, contacts if it has planes, and
+    /// keyframe windows if its tables allow them when `steps_per_dispatch` steps are fused.
+    /// A kernel built for it handles nothing else.
+    pub fn of(crowd: &Crowd, table: &ForceTable, steps_per_dispatch: u32) -> Self {
         let globals: Vec<ForceType> = table.forces[..table.global_count]
             .iter()
             .map(|f| f.force_type())
@@ -99,7 +107,7 @@ impl KernelSpec {
                 *most = (*most).max(run.len());
             }
         }
-        Self {
+        let mut spec = Self {
             integrators: vec![crowd.integrator],
             global_forces,
             own_forces: ForceType::ALL
@@ -113,16 +121,37 @@ impl KernelSpec {
                 .collect(),
             contacts: !crowd.planes.is_empty(),
             envelope: crowd.fault_rules.envelope.is_set(),
-        }
+            keyframe_windows: false,
+        };
+        spec.keyframe_windows = spec.calls_keyframed_records_one_by_one()
+            && keyframe_segments_outlast_a_dispatch(crowd, steps_per_dispatch);
+        spec
     }
 
-    /// The kernel for `crowd`: [`KernelSpec::of`] when `specialized`, else the general one.
-    pub fn for_crowd(crowd: &Crowd, table: &ForceTable, specialized: bool) -> Self {
+    /// The kernel for `crowd` fusing `steps_per_dispatch` steps: [`KernelSpec::of`] when
+    /// `specialized`, else the general one.
+    pub fn for_crowd(
+        crowd: &Crowd,
+        table: &ForceTable,
+        specialized: bool,
+        steps_per_dispatch: u32,
+    ) -> Self {
         if specialized {
-            Self::of(crowd, table)
+            Self::of(crowd, table, steps_per_dispatch)
         } else {
             Self::general()
         }
+    }
+
+    /// Whether some keyframed record is called one by one rather than in a loop.
+    fn calls_keyframed_records_one_by_one(&self) -> bool {
+        let global = matches!(&self.global_forces,
+            GlobalForces::Calls(records) if records.contains(&ForceType::Keyframed));
+        let own = self
+            .own_forces
+            .iter()
+            .any(|own| own.kind == ForceType::Keyframed && !own.repeated);
+        global || own
     }
 
     /// The generated WGSL: `KERNEL_CONTACTS`, `KERNEL_ENVELOPE`, `ForceRecords` and
@@ -170,23 +199,27 @@ fn scheme_step(s: Motion, c: BodyConstants, env: ForceEnv, t: real, h: real) -> 
             contacts = self.contacts,
             envelope = self.envelope,
             records = self.records_wgsl(),
-            global = self.global_forces.wgsl(),
-            own = own_forces_wgsl(&self.own_forces),
+            global = self.global_forces.wgsl(self.keyframe_windows),
+            own = own_forces_wgsl(&self.own_forces, self.keyframe_windows),
         )
     }
 }
 
 impl KernelSpec {
     /// `ForceRecords`, the records called one by one (the forces on every body, each kind of
-    /// a body's own forces it has at most one of), and `load_force_records`, which reads
-    /// them once per dispatch, walking a body's own forces as `accumulate_own_forces` does.
+    /// a body's own forces it has at most one of) with the keyframe windows of those that
+    /// have them, and `load_force_records`, which reads them once per dispatch, walking a
+    /// body's own forces as `accumulate_own_forces` does.
     fn records_wgsl(&self) -> String {
         let mut fields = String::new();
         let mut loads = String::new();
         if let GlobalForces::Calls(records) = &self.global_forces {
-            for index in 0..records.len() {
-                fields += &format!("    global_{index}: Force,\n");
-                loads += &format!("    r.global_{index} = forces[{index}u];\n");
+            for (index, &kind) in records.iter().enumerate() {
+                let name = format!("global_{index}");
+                let read = format!("forces[{index}u]");
+                let (field, load) = self.record_wgsl(&name, kind, &read, "    ");
+                fields += &field;
+                loads += &load;
             }
         }
         // The walk goes up to the last kind called once. Without loops that is every own
@@ -207,11 +240,10 @@ impl KernelSpec {
                     own.kind.wgsl_constant()
                 )
             } else {
-                fields += &format!("    own_{}: Force,\n", own.kind.name());
-                format!(
-                    "        r.own_{} = forces[i];\n        i++;\n",
-                    own.kind.name()
-                )
+                let name = format!("own_{}", own.kind.name());
+                let (field, load) = self.record_wgsl(&name, own.kind, "forces[i]", "        ");
+                fields += &field;
+                load + "        i++;\n"
             };
             loads += &format!(
                 "    if (c.own_kinds & {bit}u) != 0u {{\n{walk}    }}\n",
@@ -228,12 +260,33 @@ struct ForceRecords {{
     none: u32,
 }}
 
-fn load_force_records(c: BodyConstants, body: u32) -> ForceRecords {{
+fn load_force_records(c: BodyConstants, body: u32, times: vec2<real>) -> ForceRecords {{
     var r: ForceRecords;
 {loads}    return r;
 }}
 "
         )
+    }
+}
+
+impl KernelSpec {
+    /// The `ForceRecords` field(s) of the record of kind `kind` called one by one as `name`,
+    /// and the statements of `load_force_records`, indented by `indent`, that fill them from
+    /// the record `read`.
+    fn record_wgsl(
+        &self,
+        name: &str,
+        kind: ForceType,
+        read: &str,
+        indent: &str,
+    ) -> (String, String) {
+        let mut field = format!("    {name}: Force,\n");
+        let mut load = format!("{indent}r.{name} = {read};\n");
+        if in_window(kind, self.keyframe_windows) {
+            field += &format!("    {name}_window: KeyframeWindow,\n");
+            load += &format!("{indent}r.{name}_window = keyframe_window(r.{name}, times, body);\n");
+        }
+        (field, load)
     }
 }
 
@@ -247,6 +300,37 @@ fn call(kind: ForceType, record: &str) -> String {
         "force_{}({record}, s, c, aux, t, env, force, torque);",
         kind.name()
     )
+}
+
+/// The call of record `record` of `ForceRecords` (an `env.records` member), of kind `kind`:
+/// a keyframed one with a window interpolates in it.
+fn call_one(kind: ForceType, record: &str, windows: bool) -> String {
+    if in_window(kind, windows) {
+        format!(
+            "add_keyframed({record}, keyframe_window_scale({record}_window, t), force, torque);"
+        )
+    } else {
+        call(kind, record)
+    }
+}
+
+/// Whether a record of `kind` called one by one interpolates in a keyframe window, in a
+/// kernel with windows if `windows`.
+fn in_window(kind: ForceType, windows: bool) -> bool {
+    windows && kind == ForceType::Keyframed
+}
+
+/// Whether the segments of every keyframe table of `crowd` are long enough for windows when
+/// `steps_per_dispatch` steps are fused: a window covers the segment of a dispatch's
+/// earliest time and the next one, so a dispatch (its steps and one more for the last
+/// stages) shorter than every segment always fits; twice that leaves room for f32 rounding.
+fn keyframe_segments_outlast_a_dispatch(crowd: &Crowd, steps_per_dispatch: u32) -> bool {
+    let dispatch = (steps_per_dispatch as f64 + 1.0) * crowd.dt;
+    crowd.keyframes.iter().all(|table| {
+        table
+            .windows(2)
+            .all(|pair| pair[1][0] - pair[0][0] >= 2.0 * dispatch)
+    })
 }
 
 /// The kinds among `forces`, in [`ForceType::ALL`] order.
@@ -284,8 +368,8 @@ fn left_over_is_a_fault(body: &str) -> String {
 }
 
 impl GlobalForces {
-    /// The body of `accumulate_global_forces`.
-    fn wgsl(&self) -> String {
+    /// The body of `accumulate_global_forces`, with keyframe windows if `windows`.
+    fn wgsl(&self, windows: bool) -> String {
         match self {
             GlobalForces::Calls(records) => records
                 .iter()
@@ -293,7 +377,7 @@ impl GlobalForces {
                 .map(|(index, &kind)| {
                     format!(
                         "    {}\n",
-                        call(kind, &format!("env.records.global_{index}"))
+                        call_one(kind, &format!("env.records.global_{index}"), windows)
                     )
                 })
                 .collect(),
@@ -318,7 +402,7 @@ fn loops_over_own_forces(kinds: &[OwnForces]) -> bool {
 /// The body of `accumulate_own_forces`: per kind, nothing unless the body's `own_kinds` has
 /// its bit, then one call, or a loop where a body can have several. Without loops the
 /// records need no index here: `load_force_records` walked and checked them.
-fn own_forces_wgsl(kinds: &[OwnForces]) -> String {
+fn own_forces_wgsl(kinds: &[OwnForces], windows: bool) -> String {
     let loops = loops_over_own_forces(kinds);
     let visits: String = kinds
         .iter()
@@ -328,7 +412,7 @@ fn own_forces_wgsl(kinds: &[OwnForces]) -> String {
             } else {
                 let record = format!("env.records.own_{}", own.kind.name());
                 let next = if loops { "        i++;\n" } else { "" };
-                format!("        {}\n{next}", call(own.kind, &record))
+                format!("        {}\n{next}", call_one(own.kind, &record, windows))
             };
             format!(
                 "    if (c.own_kinds & {bit}u) != 0u {{\n{visit}    }}\n",
@@ -368,7 +452,7 @@ mod tests {
             .with_force(Force::on_all(ForceKind::Gravity {
                 acceleration: DVec3::NEG_Z,
             }));
-        let own = KernelSpec::of(&crowd, &ForceTable::new(&crowd, crowd.bodies.len())).wgsl();
+        let own = KernelSpec::of(&crowd, &ForceTable::new(&crowd, crowd.bodies.len()), 8).wgsl();
         assert!(own.contains("force_gravity("));
         assert!(own.contains("lie_rk4_step("));
         assert!(own.contains("const KERNEL_CONTACTS: bool = false;"));
@@ -380,6 +464,49 @@ mod tests {
                 assert!(!own.contains(&format!(" {}_step(", integrator.name())));
             }
         }
+    }
+
+    #[test]
+    fn keyframed_records_get_windows_only_where_every_segment_outlasts_a_dispatch() {
+        let bodies = crate::CrowdSpec::new(3, 1).generate().unwrap();
+        let crowd_with = |table: Vec<[f64; 2]>, per_body: usize| {
+            let mut crowd = Crowd::new(bodies.clone(), 1e-3);
+            let table = crowd.add_keyframes(table);
+            let keyframed = ForceKind::Keyframed {
+                force: DVec3::X,
+                torque: DVec3::ZERO,
+                table,
+            };
+            crowd.forces.push(Force::on_all(keyframed));
+            crowd
+                .forces
+                .extend(vec![Force::on_body(0, keyframed); per_body]);
+            crowd
+        };
+        let windowed = |crowd: &Crowd, fuse| {
+            let wgsl = KernelSpec::of(crowd, &ForceTable::new(crowd, 3), fuse).wgsl();
+            let (records, own) = split_at_own_forces(&wgsl);
+            (
+                records.contains("r.global_0_window = keyframe_window(r.global_0, times, body);")
+                    && !records.contains("force_keyframed(env.records.global_0,"),
+                own.contains("keyframe_window_scale(env.records.own_keyframed_window, t)"),
+            )
+        };
+        // Segments of 20 steps: a dispatch of 8 (9 with its last stages, twice over) fits.
+        let long = crowd_with(vec![[0.0, 1.0], [0.02, 2.0], [0.04, 0.0]], 1);
+        assert_eq!(windowed(&long, 8), (true, true));
+        assert_eq!(windowed(&long, 10), (false, false), "20 steps < 2 x 11");
+        // A body with two keyframed forces loops over them: each searches its table.
+        assert_eq!(
+            windowed(&crowd_with(vec![[0.0, 1.0], [0.02, 2.0]], 2), 8),
+            (true, false)
+        );
+        assert_eq!(
+            windowed(&crowd_with(vec![[0.0, 1.0], [0.01, 2.0]], 1), 8),
+            (false, false)
+        );
+        // The general kernel searches everywhere.
+        assert!(!KernelSpec::general().wgsl().contains("keyframe_window"));
     }
 
     /// The generated source before `accumulate_own_forces`, and that function.
@@ -402,7 +529,7 @@ mod tests {
             .with_force(gravity)
             .with_force(Force::on_body(0, thrust))
             .with_force(Force::on_body(1, thrust));
-        let spec = KernelSpec::of(&crowd, &ForceTable::new(&crowd, crowd.bodies.len()));
+        let spec = KernelSpec::of(&crowd, &ForceTable::new(&crowd, crowd.bodies.len()), 8);
         assert_eq!(
             spec.global_forces,
             GlobalForces::Calls(vec![ForceType::Gravity])
@@ -425,7 +552,7 @@ mod tests {
         assert!(!own.contains("first_unknown_code") && !own.contains("i++"));
 
         crowd.forces.push(Force::on_body(1, thrust));
-        let spec = KernelSpec::of(&crowd, &ForceTable::new(&crowd, crowd.bodies.len()));
+        let spec = KernelSpec::of(&crowd, &ForceTable::new(&crowd, crowd.bodies.len()), 8);
         assert!(spec.own_forces[0].repeated, "body 1 has two thrusts");
         assert!(spec.wgsl().contains("forces[i].kind == FORCE_THRUST"));
         let wgsl = spec.wgsl();
@@ -436,7 +563,7 @@ mod tests {
         crowd
             .forces
             .extend(vec![gravity; MAX_UNROLLED_GLOBAL_FORCES]);
-        let spec = KernelSpec::of(&crowd, &ForceTable::new(&crowd, crowd.bodies.len()));
+        let spec = KernelSpec::of(&crowd, &ForceTable::new(&crowd, crowd.bodies.len()), 8);
         assert_eq!(
             spec.global_forces,
             GlobalForces::Loops(vec![ForceType::Gravity])

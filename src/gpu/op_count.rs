@@ -73,7 +73,12 @@ pub(crate) fn crowd_kernel_ops(
     options: &super::GpuOptions,
 ) -> Result<KernelOps, String> {
     let table = crate::force_table::ForceTable::new(crowd, crowd.bodies.len());
-    let spec = super::kernel_spec::KernelSpec::for_crowd(crowd, &table, options.specialized);
+    let spec = super::kernel_spec::KernelSpec::for_crowd(
+        crowd,
+        &table,
+        options.specialized,
+        options.steps_per_dispatch,
+    );
     let custom = crowd.custom_force.as_ref().map(|c| c.wgsl());
     let (source, _) = super::shader::integrate_source(options.precision, &spec, custom);
     count_integrate(&source)

@@ -34,8 +34,9 @@ velocity: vec3<real>, angular_velocity: vec3<real>, mass: real, time: real, body
 /// `first_fault` and `first_unknown_code` while nothing went wrong.
 pub(crate) const HEALTHY: u32 = u32::MAX;
 
-/// The kernel's `Faults` before anything went wrong: no fault, no unknown code, none frozen.
-pub(crate) const NO_FAULTS: [u32; 3] = [HEALTHY, HEALTHY, 0];
+/// The kernel's `Faults` before anything went wrong: no fault, no unknown code, none frozen,
+/// no keyframe window missed.
+pub(crate) const NO_FAULTS: [u32; 4] = [HEALTHY, HEALTHY, 0, HEALTHY];
 
 /// The prelude of every module in `precision`: the `real` alias, the generated constants
 /// and the precision's math.

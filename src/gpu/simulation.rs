@@ -46,7 +46,8 @@ pub struct GpuSimulation {
     masses: BodyMasses,
     in_flight: Option<InFlight>,
     /// The kernel's `Faults`: two `u32`s, `HEALTHY` until a state goes bad (under `stop`) or
-    /// the kernel meets a code it does not know, then the count of bodies frozen.
+    /// the kernel meets a code it does not know, the count of bodies frozen, then one
+    /// `HEALTHY` until a keyframe window misses a time.
     faults: wgpu::Buffer,
     /// Where each submission copies the faults: one per submission in flight, so reading one
     /// never waits for the other.
@@ -58,8 +59,8 @@ pub struct GpuSimulation {
     /// Whether a completed submission had frozen a body (under `freeze`): only then is the
     /// crowd searched for them.
     any_frozen: bool,
-    /// The body that met a force or integrator code the kernel does not know, once one did.
-    unknown_code: Option<usize>,
+    /// What made the kernel's results unusable, once something did.
+    broken: Option<KernelBreak>,
     /// Outstanding non-blocking state requests (src/gpu/async_readback.rs).
     pub(super) readback: AsyncReadback,
     /// The crowd index of body 0 here: not 0 for one shard of a crowd spread over several
@@ -81,7 +82,7 @@ struct InFlight {
 const STREAM_BYTES: usize = 4 << 20;
 
 /// Bytes of the kernel's `Faults`.
-const FAULTS_BYTES: u64 = size_of::<[u32; 3]>() as u64;
+const FAULTS_BYTES: u64 = size_of::<[u32; 4]>() as u64;
 
 /// How long a run of steps took.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -114,7 +115,12 @@ impl GpuSimulation {
         check_fits(ctx, source.len(), &table, sizes)?;
         let device = &ctx.device;
         let validation = device.push_error_scope(wgpu::ErrorFilter::Validation);
-        let spec = KernelSpec::for_crowd(crowd, &table, options.specialized);
+        let spec = KernelSpec::for_crowd(
+            crowd,
+            &table,
+            options.specialized,
+            options.steps_per_dispatch,
+        );
         let pipeline = integrate_pipeline(ctx, &options, &spec, crowd.custom_force.as_ref())?;
         check_scope(validation, "creating the integration pipeline")?;
         let (keyframes, spans) = Encode(options.precision).keyframes(&crowd.keyframes);
@@ -192,7 +198,7 @@ impl GpuSimulation {
             next_staging: 0,
             fault: None,
             any_frozen: false,
-            unknown_code: None,
+            broken: None,
             first_body,
         })
     }
@@ -235,8 +241,8 @@ impl GpuSimulation {
 
     /// The fault found earlier, if any.
     fn check_fault(&self) -> Result<()> {
-        if let Some(body) = self.unknown_code {
-            return Err(unknown_code_error(body));
+        if let Some(broken) = self.broken {
+            return Err(broken.error());
         }
         match self.fault {
             Some((body, step, fault)) => Err(FaultRules::stop_error(body, step, fault)),
@@ -259,7 +265,7 @@ impl GpuSimulation {
                         .gpu_error(one_line(&format!("waiting for the flag: {e}")))
                 })?;
         }
-        let [flag, unknown_code, frozen]: [u32; 3] = {
+        let [flag, unknown_code, frozen, keyframe_miss]: [u32; 4] = {
             let view = staging.slice(..).get_mapped_range().map_err(|e| {
                 self.ctx
                     .gpu_error(one_line(&format!("reading the flag: {e}")))
@@ -268,8 +274,8 @@ impl GpuSimulation {
         };
         staging.unmap();
         self.any_frozen |= frozen != 0;
-        if unknown_code != HEALTHY {
-            self.unknown_code = Some(unknown_code as usize);
+        self.broken = KernelBreak::of(unknown_code, keyframe_miss);
+        if self.broken.is_some() {
             return self.check_fault();
         }
         if flag == HEALTHY {
@@ -312,8 +318,8 @@ impl GpuSimulation {
     /// the faulty body's at its last finite one.
     pub fn bodies(&self) -> Result<Vec<Body>> {
         self.ctx.check_lost()?;
-        if let Some(body) = self.unknown_code {
-            return Err(unknown_code_error(body));
+        if let Some(broken) = self.broken {
+            return Err(broken.error());
         }
         let mut bodies = Vec::with_capacity(self.masses.len());
         for chunk in &self.chunks {
@@ -329,9 +335,9 @@ impl GpuSimulation {
             return Ok(bodies);
         }
         // Read after the states, so a fault in any step they went through shows.
-        let words: Vec<u32> = read_buffer(&self.ctx, &self.faults, 2)?;
-        if words[1] != HEALTHY {
-            return Err(unknown_code_error(words[1] as usize));
+        let words: Vec<u32> = read_buffer(&self.ctx, &self.faults, 4)?;
+        if let Some(broken) = KernelBreak::of(words[1], words[3]) {
+            return Err(broken.error());
         }
         if words[0] != HEALTHY {
             let (body, step, fault) = self.stopped_body(words[0] as usize - self.first_body)?;
@@ -401,7 +407,7 @@ impl GpuSimulation {
     /// Waits for queued steps, reporting a fault in any of them; once one was reported the
     /// states stay readable (the faulty body's at its last good state).
     fn settle(&mut self) -> Result<()> {
-        if self.fault.is_some() && self.unknown_code.is_none() {
+        if self.fault.is_some() && self.broken.is_none() {
             self.ctx.check_lost()
         } else {
             self.finish()
@@ -694,12 +700,40 @@ impl GpuSimulation {
     }
 }
 
-/// The error of a kernel that met a force or integrator code it has no code for.
-fn unknown_code_error(body: usize) -> Error {
-    Error::Gpu(format!(
-        "body {body}: the kernel met a force or integrator code it does not know \
-         (the GPU records and the kernel disagree: a bug in rigid-crowd)"
-    ))
+/// What made a kernel's results unusable: every later call fails with it.
+#[derive(Clone, Copy, Debug)]
+enum KernelBreak {
+    /// A body met a force or integrator code the kernel has no code for.
+    UnknownCode(usize),
+    /// A body's keyframe window missed a time of its dispatch.
+    KeyframeMiss(usize),
+}
+
+impl KernelBreak {
+    /// The break the kernel's `first_unknown_code` and `first_keyframe_miss` words report.
+    fn of(unknown_code: u32, keyframe_miss: u32) -> Option<Self> {
+        if unknown_code != HEALTHY {
+            Some(Self::UnknownCode(unknown_code as usize))
+        } else if keyframe_miss != HEALTHY {
+            Some(Self::KeyframeMiss(keyframe_miss as usize))
+        } else {
+            None
+        }
+    }
+
+    fn error(self) -> Error {
+        match self {
+            Self::UnknownCode(body) => Error::Gpu(format!(
+                "body {body}: the kernel met a force or integrator code it does not know \
+                 (the GPU records and the kernel disagree: a bug in rigid-crowd)"
+            )),
+            Self::KeyframeMiss(body) => Error::Gpu(format!(
+                "body {body}: a dispatch's times reached past its keyframe window (the step \
+                 clock has grown too coarse for the keyframe table's segments; run in f64 or \
+                 fuse fewer steps)"
+            )),
+        }
+    }
 }
 
 /// Refuses, before anything is allocated, a crowd that needs more device memory than the
