@@ -96,11 +96,11 @@ struct KeyframeWindow {
 /// The window of keyframed record `f` for a dispatch whose forces are evaluated at times in
 /// `times` (earliest, latest): `a` is the keyframe the search of `keyframe_scale` starts the
 /// earliest time's segment from, `b` and `c` the next two; one past the table's end gets the
-/// earliest time, so no stage selects it. It covers every time before `c`: a crowd's kernel
-/// keeps windows only when its keyframe segments are longer than a dispatch (see
-/// src/gpu/kernel_spec.rs). A dispatch that still reaches `c`, which only an f32 clock too
-/// coarse for the table can cause, is an error naming the body once the host reads the
-/// faults: the states are not handed out.
+/// earliest time, so no stage selects it. It covers every time before `c`, which a
+/// dispatch cannot reach where the kernel has windows: every keyframe segment is over twice
+/// a dispatch, and the slack small beside it (src/gpu/kernel_spec.rs). Should one reach it
+/// all the same, that is an error naming the body once the host reads the faults, and the
+/// states are not handed out.
 fn keyframe_window(f: Force, times: vec2<real>, body: u32) -> KeyframeWindow {
     // A few ulps of slack, should the compiler round the step clock differently here.
     let slack = max(abs(times.x), abs(times.y)) * real(9.5367431640625e-7);

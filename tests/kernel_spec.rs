@@ -207,3 +207,40 @@ fn keyframe_windows_agree_bit_for_bit_with_the_search_at_every_stage() {
         }
     }
 }
+
+/// Windows where the step clock's low count wraps inside a dispatch (2^24 steps in, with
+/// 100 steps fused so that the tables still allow windows there): the dispatch's earliest
+/// and latest times are taken on both sides of the wrap.
+#[test]
+fn keyframe_windows_agree_bit_for_bit_across_the_step_clocks_wrap() {
+    let bodies = CrowdSpec::new(16, 17).generate().unwrap();
+    let mut crowd = Crowd::new(bodies.clone(), 1e-3);
+    crowd.start_step = (1 << 24) - 150;
+    let table = crowd.add_keyframes(vec![[16777.1, 1.0], [16777.32, -1.0], [16777.55, 2.0]]);
+    for i in 0..bodies.len() {
+        crowd.forces.push(Force::on_body(
+            i,
+            ForceKind::Keyframed {
+                force: DVec3::new(0.0, 1.0, 0.0),
+                torque: DVec3::ZERO,
+                table,
+            },
+        ));
+    }
+    for precision in [Precision::F32, Precision::F64] {
+        let run = |specialized| {
+            let options = GpuOptions {
+                precision,
+                specialized,
+                steps_per_dispatch: 100,
+                ..GpuOptions::default()
+            };
+            let mut sim = Simulation::gpu_with_options(&crowd, common::gpu(), options).unwrap();
+            sim.step(300).unwrap();
+            common::state_bits(&sim.bodies().unwrap())
+        };
+        let (windowed, searched) = (run(true), run(false));
+        assert_eq!(windowed, searched, "{precision:?}");
+        assert_ne!(windowed, common::state_bits(&crowd.bodies), "nothing moved");
+    }
+}

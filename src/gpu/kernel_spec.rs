@@ -321,15 +321,20 @@ fn in_window(kind: ForceType, windows: bool) -> bool {
 }
 
 /// Whether the segments of every keyframe table of `crowd` are long enough for windows when
-/// `steps_per_dispatch` steps are fused: a window covers the segment of a dispatch's
-/// earliest time and the next one, so a dispatch (its steps and one more for the last
-/// stages) shorter than every segment always fits; twice that leaves room for f32 rounding.
+/// `steps_per_dispatch` steps are fused. A window covers the segment of a dispatch's earliest
+/// time and the next one, so a dispatch (its steps and one more for the last stages) always
+/// fits if every segment is twice as long: room for `keyframe_window`'s widening of the
+/// dispatch's times by 2^-20 of their size on each side, kept below half a dispatch at the
+/// table's times (before them and after them a window holds a value and cannot miss).
 fn keyframe_segments_outlast_a_dispatch(crowd: &Crowd, steps_per_dispatch: u32) -> bool {
     let dispatch = (steps_per_dispatch as f64 + 1.0) * crowd.dt;
     crowd.keyframes.iter().all(|table| {
-        table
-            .windows(2)
-            .all(|pair| pair[1][0] - pair[0][0] >= 2.0 * dispatch)
+        let (first, last) = (table[0][0], table[table.len() - 1][0]);
+        let widening = 2.0 * (first.abs().max(last.abs()) + dispatch) * 2f64.powi(-20);
+        widening <= 0.5 * dispatch
+            && table
+                .windows(2)
+                .all(|pair| pair[1][0] - pair[0][0] >= 2.0 * dispatch)
     })
 }
 
@@ -505,6 +510,11 @@ mod tests {
             windowed(&crowd_with(vec![[0.0, 1.0], [0.01, 2.0]], 1), 8),
             (false, false)
         );
+        // Long segments 1e4 s in, where 2^-20 of the time is more than half a dispatch.
+        let late = crowd_with(vec![[1e4, 1.0], [1e4 + 1.0, 2.0]], 1);
+        assert_eq!(windowed(&late, 8), (false, false));
+        let sooner = crowd_with(vec![[1e3, 1.0], [1e3 + 1.0, 2.0]], 1);
+        assert_eq!(windowed(&sooner, 8), (true, true));
         // The general kernel searches everywhere.
         assert!(!KernelSpec::general().wgsl().contains("keyframe_window"));
     }
