@@ -224,7 +224,7 @@ fn force_env(index: u32, c: BodyConstants, low: u32, high: u32) -> ForceEnv {
         load = loads[index];
     }
     let body = params.first_body + index;
-    return ForceEnv(body, load, load_force_records(c, body, dispatch_times(low, high)));
+    return ForceEnv(body, load, load_force_records(c, body, low, high));
 }
 
 /// The state of a stored record, without its clock.

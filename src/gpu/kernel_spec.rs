@@ -260,11 +260,16 @@ struct ForceRecords {{
     none: u32,
 }}
 
-fn load_force_records(c: BodyConstants, body: u32, times: vec2<real>) -> ForceRecords {{
+fn load_force_records(c: BodyConstants, body: u32, low: u32, high: u32) -> ForceRecords {{
     var r: ForceRecords;
-{loads}    return r;
+{times}{loads}    return r;
 }}
-"
+",
+            times = if self.keyframe_windows {
+                "    let times = dispatch_times(low, high);\n"
+            } else {
+                ""
+            },
         )
     }
 }
