@@ -64,6 +64,11 @@ fn sinusoid_scale(offset: real, amplitude: real, frequency: real, phase: real, t
     return offset + amplitude * sin_real(TWO_PI * frequency * t + phase);
 }
 
+/// The value at t on the segment from keyframe a to keyframe b (x = time, y = value).
+fn keyframe_lerp(a: vec2<real>, b: vec2<real>, t: real) -> real {
+    return a.y + (b.y - a.y) * ((t - a.x) / (b.x - a.x));
+}
+
 /// Piecewise-linear interpolation of `keyframes[first .. first + count]` (x = time,
 /// y = value) at t, held constant before the first and after the last.
 fn keyframe_scale(first: u32, count: u32, t: real) -> real {
@@ -75,7 +80,7 @@ fn keyframe_scale(first: u32, count: u32, t: real) -> real {
     for (var i = first + 1u; i < first + count; i++) {
         let b = keyframes[i];
         if t < b.x {
-            return a.y + (b.y - a.y) * ((t - a.x) / (b.x - a.x));
+            return keyframe_lerp(a, b, t);
         }
         a = b;
     }
@@ -131,16 +136,16 @@ fn keyframe_window(f: Force, times: vec2<real>, body: u32) -> KeyframeWindow {
 }
 
 /// `keyframe_scale` at a time t of the dispatch `w` was found for: the same comparisons and
-/// the same arithmetic on the same keyframes, so the same value bit for bit.
+/// the same `keyframe_lerp` on the same keyframes, so the same value bit for bit.
 fn keyframe_window_scale(w: KeyframeWindow, t: real) -> real {
     if t <= w.first.x {
         return w.first.y;
     }
     if t < w.b.x {
-        return w.a.y + (w.b.y - w.a.y) * ((t - w.a.x) / (w.b.x - w.a.x));
+        return keyframe_lerp(w.a, w.b, t);
     }
     if t < w.c.x {
-        return w.b.y + (w.c.y - w.b.y) * ((t - w.b.x) / (w.c.x - w.b.x));
+        return keyframe_lerp(w.b, w.c, t);
     }
     return w.c.y;
 }

@@ -272,9 +272,7 @@ fn load_force_records(c: BodyConstants, body: u32, low: u32, high: u32) -> Force
             },
         )
     }
-}
 
-impl KernelSpec {
     /// The `ForceRecords` field(s) of the record of kind `kind` called one by one as `name`,
     /// and the statements of `load_force_records`, indented by `indent`, that fill them from
     /// the record `read`.

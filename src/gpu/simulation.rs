@@ -82,7 +82,7 @@ struct InFlight {
 const STREAM_BYTES: usize = 4 << 20;
 
 /// Bytes of the kernel's `Faults`.
-const FAULTS_BYTES: u64 = size_of::<[u32; 4]>() as u64;
+const FAULTS_BYTES: u64 = size_of_val(&NO_FAULTS) as u64;
 
 /// How long a run of steps took.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -265,12 +265,12 @@ impl GpuSimulation {
                         .gpu_error(one_line(&format!("waiting for the flag: {e}")))
                 })?;
         }
-        let [flag, unknown_code, frozen, keyframe_miss]: [u32; 4] = {
+        let [flag, unknown_code, frozen, keyframe_miss] = {
             let view = staging.slice(..).get_mapped_range().map_err(|e| {
                 self.ctx
                     .gpu_error(one_line(&format!("reading the flag: {e}")))
             })?;
-            bytemuck::pod_read_unaligned(&view[..FAULTS_BYTES as usize])
+            bytemuck::pod_read_unaligned::<[u32; NO_FAULTS.len()]>(&view[..FAULTS_BYTES as usize])
         };
         staging.unmap();
         self.any_frozen |= frozen != 0;
@@ -335,7 +335,7 @@ impl GpuSimulation {
             return Ok(bodies);
         }
         // Read after the states, so a fault in any step they went through shows.
-        let words: Vec<u32> = read_buffer(&self.ctx, &self.faults, 4)?;
+        let words: Vec<u32> = read_buffer(&self.ctx, &self.faults, NO_FAULTS.len())?;
         if let Some(broken) = KernelBreak::of(words[1], words[3]) {
             return Err(broken.error());
         }
