@@ -9,6 +9,17 @@ const RESTING_STEPS: real = 2.0;
 /// Gauss–Seidel sweeps over a plane's contact points per step.
 const CONTACT_ITERATIONS: u32 = 8u;
 
+/// The symmetric Ibody^-1 from its six entries (the contact code is not yet generated from
+/// src/physics; the integration is).
+fn inv_inertia_body(c: BodyConstants) -> mat3x3<real> {
+    return mat3x3<real>(
+        vec3<real>(c.inv_inertia_xx, c.inv_inertia_xy, c.inv_inertia_xz),
+        vec3<real>(c.inv_inertia_xy, c.inv_inertia_yy, c.inv_inertia_yz),
+        vec3<real>(c.inv_inertia_xz, c.inv_inertia_yz, c.inv_inertia_zz),
+    );
+}
+
+
 /// Up to eight world points of the body's shape that can touch a plane with normal n.
 struct Candidates {
     points: array<vec3<real>, 8>,

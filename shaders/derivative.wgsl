@@ -1,10 +1,10 @@
-// Auxiliary quantities, force and torque accumulation and the state derivative
-// (Baraff 2-42, 2-43). Twin of src/cpu_ref/derivative.rs: keep the two in step.
-// Reads the module-scope `params`, `forces` and `keyframes` bindings declared by the kernel
-// (and sets `faults` where a keyframe window falls short),
-// and calls `accumulate_global_forces` and `accumulate_own_forces` (generated for the crowd's
-// force kinds), `custom_force`, which the crate appends (the user's, or one returning zero),
-// and `sin_real`, which the crate's math for the precision provides.
+// The state derivative's plumbing: which force records a body sees and the keyframe search.
+// Every formula (auxiliaries, each force kind, dq/dt, the keyframe interpolation) is
+// generated from the Rust definition of the physics (src/physics/). Reads the module-scope
+// `params`, `forces` and `keyframes` bindings declared by the kernel (and sets `faults` where
+// a keyframe window falls short), and calls `accumulate_global_forces` and
+// `accumulate_own_forces` (generated for the crowd's force kinds) and `custom_force`, which
+// the crate appends (the user's, or one returning zero).
 
 /// State of one body in registers; twin of `BodyState` in src/body.rs.
 struct Motion {
@@ -28,25 +28,6 @@ struct Auxiliaries {
     angular_velocity: vec3<real>,
 }
 
-fn inv_inertia_body(c: BodyConstants) -> mat3x3<real> {
-    return mat3x3<real>(
-        vec3<real>(c.inv_inertia_xx, c.inv_inertia_xy, c.inv_inertia_xz),
-        vec3<real>(c.inv_inertia_xy, c.inv_inertia_yy, c.inv_inertia_yz),
-        vec3<real>(c.inv_inertia_xz, c.inv_inertia_yz, c.inv_inertia_zz),
-    );
-}
-
-/// v = P / M, R = R(normalize(q)), omega = R (Ibody^-1 (R^T L)).
-fn auxiliaries(s: Motion, c: BodyConstants) -> Auxiliaries {
-    let rotation = quat_to_mat3(normalize(s.orientation));
-    let body_momentum = transpose(rotation) * s.angular_momentum;
-    return Auxiliaries(
-        s.linear_momentum * c.inv_mass,
-        rotation,
-        rotation * (inv_inertia_body(c) * body_momentum),
-    );
-}
-
 /// What the forces on one body see besides its state and the time; twin of `ForceEnv` in
 /// src/cpu_ref/derivative.rs.
 struct ForceEnv {
@@ -57,16 +38,6 @@ struct ForceEnv {
     /// The force records the kernel calls one by one, read once per dispatch rather than at
     /// every stage of every step (`ForceRecords` is generated for the crowd).
     records: ForceRecords,
-}
-
-/// offset + amplitude sin(2 pi frequency t + phase).
-fn sinusoid_scale(offset: real, amplitude: real, frequency: real, phase: real, t: real) -> real {
-    return offset + amplitude * sin_real(TWO_PI * frequency * t + phase);
-}
-
-/// The value at t on the segment from keyframe a to keyframe b (x = time, y = value).
-fn keyframe_lerp(a: vec2<real>, b: vec2<real>, t: real) -> real {
-    return a.y + (b.y - a.y) * ((t - a.x) / (b.x - a.x));
 }
 
 /// Piecewise-linear interpolation of `keyframes[first .. first + count]` (x = time,
@@ -151,68 +122,14 @@ fn keyframe_window_scale(w: KeyframeWindow, t: real) -> real {
 }
 
 // One function per force kind, `force_<scene name>`, each adding the force and torque (about
-// the centre of mass) of force record `f` at time t to the totals. The crate generates the
-// code that calls them (src/gpu/kernel_spec.rs): a kernel pays only for the kinds its crowd
-// has, and the records it calls one by one are read once per dispatch.
-
-fn force_gravity(f: Force, s: Motion, c: BodyConstants, aux: Auxiliaries, t: real, env: ForceEnv,
-                 force: ptr<function, vec3<real>>, torque: ptr<function, vec3<real>>) {
-    *force += f.a.xyz * c.mass;
-}
-
-fn force_linear_drag(f: Force, s: Motion, c: BodyConstants, aux: Auxiliaries, t: real, env: ForceEnv,
-                     force: ptr<function, vec3<real>>, torque: ptr<function, vec3<real>>) {
-    *force -= aux.velocity * f.c.x;
-    *torque -= aux.angular_velocity * f.c.y;
-}
-
-fn force_point_force(f: Force, s: Motion, c: BodyConstants, aux: Auxiliaries, t: real, env: ForceEnv,
-                     force: ptr<function, vec3<real>>, torque: ptr<function, vec3<real>>) {
-    let arm = aux.rotation * f.b.xyz;
-    *force += f.a.xyz;
-    *torque += cross(arm, f.a.xyz);
-}
-
-fn force_spring(f: Force, s: Motion, c: BodyConstants, aux: Auxiliaries, t: real, env: ForceEnv,
-                force: ptr<function, vec3<real>>, torque: ptr<function, vec3<real>>) {
-    let arm = aux.rotation * f.b.xyz;
-    let stretch = s.position + arm - f.a.xyz;
-    let attach_velocity = aux.velocity + cross(aux.angular_velocity, arm);
-    let applied = -stretch * f.c.x - attach_velocity * f.c.y;
-    *force += applied;
-    *torque += cross(arm, applied);
-}
-
-fn force_attractor(f: Force, s: Motion, c: BodyConstants, aux: Auxiliaries, t: real, env: ForceEnv,
-                   force: ptr<function, vec3<real>>, torque: ptr<function, vec3<real>>) {
-    let r = s.position - f.a.xyz;
-    let d2 = dot(r, r) + f.c.y * f.c.y;
-    *force -= r * (c.mass * f.c.x * (real(1.0) / (d2 * sqrt(d2))));
-}
-
-fn force_thrust(f: Force, s: Motion, c: BodyConstants, aux: Auxiliaries, t: real, env: ForceEnv,
-                force: ptr<function, vec3<real>>, torque: ptr<function, vec3<real>>) {
-    *force += aux.rotation * f.a.xyz;
-    *torque += aux.rotation * f.b.xyz;
-}
-
-fn force_sinusoidal(f: Force, s: Motion, c: BodyConstants, aux: Auxiliaries, t: real, env: ForceEnv,
-                    force: ptr<function, vec3<real>>, torque: ptr<function, vec3<real>>) {
-    let scale = sinusoid_scale(f.c.x, f.c.y, f.c.z, f.c.w, t);
-    *force += f.a.xyz * scale;
-    *torque += f.b.xyz * scale;
-}
+// the centre of mass) of force record `f` at time t to the totals; those of the kinds with
+// parameters alone are generated from src/physics/forces.rs. The crate generates the code
+// that calls them (src/gpu/kernel_spec.rs): a kernel pays only for the kinds its crowd has,
+// and the records it calls one by one are read once per dispatch.
 
 fn force_keyframed(f: Force, s: Motion, c: BodyConstants, aux: Auxiliaries, t: real, env: ForceEnv,
                    force: ptr<function, vec3<real>>, torque: ptr<function, vec3<real>>) {
     add_keyframed(f, keyframe_scale(f.keyframe_first, f.keyframe_count, t), force, torque);
-}
-
-/// Keyframed record `f`'s force and torque at `scale`, however the scale was found.
-fn add_keyframed(f: Force, scale: real,
-                 force: ptr<function, vec3<real>>, torque: ptr<function, vec3<real>>) {
-    *force += f.a.xyz * scale;
-    *torque += f.b.xyz * scale;
 }
 
 fn force_custom(f: Force, s: Motion, c: BodyConstants, aux: Auxiliaries, t: real, env: ForceEnv,
@@ -238,11 +155,5 @@ fn derivative(s: Motion, c: BodyConstants, t: real, env: ForceEnv) -> Derivative
     var torque = env.load.torque.xyz;
     accumulate_global_forces(s, c, aux, t, env, &force, &torque);
     accumulate_own_forces(s, c, aux, t, env, &force, &torque);
-    let omega = aux.angular_velocity;
-    return Derivative(
-        aux.velocity,
-        quat_mul(vec4<real>(omega, real(0.0)), s.orientation) * real(0.5),
-        force,
-        torque,
-    );
+    return state_derivative(s, aux, force, torque);
 }

@@ -1,8 +1,6 @@
-// One body per invocation, one or several (fused) time steps per dispatch.
-// Twin of src/cpu_ref/integrate.rs. All RK4 stages live in registers: each body's state is read
-// once and written once per dispatch.
-// Stage times, for when the derivative takes t: euler and symplectic_euler evaluate at t;
-// rk4 and lie_rk4 at t, t + h/2, t + h/2, t + h.
+// One body per invocation, one or several (fused) time steps per dispatch. Each integrator's
+// step, `<name>_step`, is generated from src/physics/integrators.rs; the stages live in
+// registers: each body's state is read once and written once per dispatch.
 
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read_write> states: array<BodyState>;
@@ -44,134 +42,11 @@ fn dispatch_times(low: u32, high: u32) -> vec2<real> {
 
 override workgroup_size: u32 = 64u;
 
-/// Y + h k.
-fn advance(s: Motion, k: Derivative, h: real) -> Motion {
-    return Motion(
-        s.position + k.velocity * h,
-        s.orientation + k.spin * h,
-        s.linear_momentum + k.force * h,
-        s.angular_momentum + k.torque * h,
-    );
-}
-
-/// Explicit Euler: Y(t + h) = Y + h f(t, Y).
-fn euler_step(s: Motion, c: BodyConstants, env: ForceEnv, t: real, h: real) -> Motion {
-    return advance(s, derivative(s, c, t, env), h);
-}
-
-/// Semi-implicit (symplectic) Euler: kick P, L with the old state's force and torque, then
-/// drift x, q with the new momenta seen through the old orientation.
-fn symplectic_euler_step(s: Motion, c: BodyConstants, env: ForceEnv, t: real, h: real) -> Motion {
-    let k = derivative(s, c, t, env);
-    var kicked = s;
-    kicked.linear_momentum = s.linear_momentum + k.force * h;
-    kicked.angular_momentum = s.angular_momentum + k.torque * h;
-    // v1 = P1 / M and omega1 = R0 Ibody^-1 R0^T L1: the auxiliaries of the kicked state.
-    let aux = auxiliaries(kicked, c);
-    let spin = quat_mul(vec4<real>(aux.angular_velocity, real(0.0)), s.orientation) * real(0.5);
-    var next = kicked;
-    next.position = s.position + aux.velocity * h;
-    next.orientation = s.orientation + spin * h;
-    return next;
-}
-
-/// Classic RK4: Y(t + h) = Y + h/6 (k1 + 2 k2 + 2 k3 + k4), the stages evaluated at
-/// t, t + h/2, t + h/2 and t + h.
-fn rk4_step(s: Motion, c: BodyConstants, env: ForceEnv, t: real, h: real) -> Motion {
-    let k1 = derivative(s, c, t, env);
-    let half = real(0.5) * h;
-    let two = real(2.0);
-    let k2 = derivative(advance(s, k1, half), c, t + half, env);
-    let k3 = derivative(advance(s, k2, half), c, t + half, env);
-    let k4 = derivative(advance(s, k3, h), c, t + h, env);
-    let sum = Derivative(
-        k1.velocity + (k2.velocity + k3.velocity) * two + k4.velocity,
-        k1.spin + (k2.spin + k3.spin) * two + k4.spin,
-        k1.force + (k2.force + k3.force) * two + k4.force,
-        k1.torque + (k2.torque + k3.torque) * two + k4.torque,
-    );
-    return advance(s, sum, h / real(6.0));
-}
-
-/// |theta| below which exp_rotation uses its Taylor series (generated per precision, see
-/// src/gpu/shader.rs): there the dropped terms are below round-off, and sin(a/2)/a never
-/// divides by zero.
-
-/// The unit quaternion of rotation vector theta, (x, y, z, w) =
-/// (sin(|theta|/2) theta/|theta|, cos(|theta|/2)).
-fn exp_rotation(theta: vec3<real>) -> vec4<real> {
-    let angle = sqrt(dot(theta, theta));
-    var cos_half: real;
-    var sin_half_over_angle: real;
-    if angle < EXP_SERIES_BELOW {
-        let a2 = angle * angle;
-        cos_half = real(1.0) - a2 / real(8.0) + a2 * a2 / real(384.0);
-        sin_half_over_angle = real(0.5) - a2 / real(48.0) + a2 * a2 / real(3840.0);
-    } else {
-        cos_half = cos_real(real(0.5) * angle);
-        sin_half_over_angle = sin_real(real(0.5) * angle) / angle;
-    }
-    return vec4<real>(theta * sin_half_over_angle, cos_half);
-}
-
-/// dexpinv(u, v) = v - 1/2 u x v + 1/12 u x (u x v).
-fn dexpinv(u: vec3<real>, v: vec3<real>) -> vec3<real> {
-    let uv = cross(u, v);
-    return v - uv * real(0.5) + cross(u, uv) * (real(1.0) / real(12.0));
-}
-
-/// World angular velocity from dq/dt and a unit q: [0, omega] = 2 dq/dt q*.
-fn angular_velocity(k: Derivative, orientation: vec4<real>) -> vec3<real> {
-    let conjugate = vec4<real>(-orientation.xyz, orientation.w);
-    return (quat_mul(k.spin, conjugate) * real(2.0)).xyz;
-}
-
-/// Stage state of lie_rk4: x, P, L advanced by `step` along k, q = exp(u) q0.
-fn lie_stage(s: Motion, k: Derivative, step: real, u: vec3<real>) -> Motion {
-    var y = advance(s, k, step);
-    y.orientation = quat_mul(exp_rotation(u), s.orientation);
-    return y;
-}
-
-/// Runge–Kutta–Munthe-Kaas 4: classic RK4 stages for x, P, L; the orientation moves on S^3
-/// as q_i = exp(u_i) q0, k_i = dexpinv(u_i, h omega_i).
-/// Stage times as in RK4: t, t + h/2, t + h/2, t + h.
-fn lie_rk4_step(s: Motion, c: BodyConstants, env: ForceEnv, t: real, h: real) -> Motion {
-    let half = real(0.5) * h;
-    let two = real(2.0);
-    let q0 = s.orientation;
-    let f1 = derivative(s, c, t, env);
-    let k1 = angular_velocity(f1, q0) * h;
-    let u2 = k1 * real(0.5);
-    let y2 = lie_stage(s, f1, half, u2);
-    let f2 = derivative(y2, c, t + half, env);
-    let k2 = dexpinv(u2, angular_velocity(f2, y2.orientation) * h);
-    let u3 = k2 * real(0.5);
-    let y3 = lie_stage(s, f2, half, u3);
-    let f3 = derivative(y3, c, t + half, env);
-    let k3 = dexpinv(u3, angular_velocity(f3, y3.orientation) * h);
-    let u4 = k3;
-    let y4 = lie_stage(s, f3, h, u4);
-    let f4 = derivative(y4, c, t + h, env);
-    let k4 = dexpinv(u4, angular_velocity(f4, y4.orientation) * h);
-    let sum = Derivative(
-        f1.velocity + (f2.velocity + f3.velocity) * two + f4.velocity,
-        vec4<real>(real(0.0)),
-        f1.force + (f2.force + f3.force) * two + f4.force,
-        f1.torque + (f2.torque + f3.torque) * two + f4.torque,
-    );
-    var next = advance(s, sum, h / real(6.0));
-    next.orientation = quat_mul(exp_rotation((k1 + (k2 + k3) * two + k4) * (real(1.0) / real(6.0))), q0);
-    return next;
-}
-
 /// One full step of one body from time t, then q renormalized (Baraff 4). `scheme_step`,
 /// generated with a case for the crowd's integrator (src/gpu/kernel_spec.rs), calls
 /// `<integrator name>_step` and reports an unknown code.
 fn integrate_step(s: Motion, c: BodyConstants, env: ForceEnv, t: real, h: real) -> Motion {
-    var next = scheme_step(s, c, env, t, h);
-    next.orientation = normalize(next.orientation);
-    return next;
+    return renormalize(scheme_step(s, c, env, t, h));
 }
 
 /// Whether every component is finite (`all_finite` comes with the precision's math, see

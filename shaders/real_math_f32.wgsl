@@ -1,13 +1,5 @@
-// The math the kernels need beyond + - * / and sqrt, for `real = f32`: the built-ins,
-// exactly as the f32 kernel has always used them. Twin of shaders/real_math_f64.wgsl.
-
-fn sin_real(x: real) -> real {
-    return sin(x);
-}
-
-fn cos_real(x: real) -> real {
-    return cos(x);
-}
+// The finiteness test for `real = f32`. sin and cos are generated with the physics
+// (src/physics/trig.rs), in f32 as in f64: the built-ins differ from driver to driver.
 
 /// Whether every component is finite, judged on the bits (an exponent of all ones is NaN or
 /// infinity): WGSL lets compilers assume floats are finite, so `x != x` may fold away.

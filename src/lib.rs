@@ -33,6 +33,7 @@ mod mass;
 mod mesh;
 #[cfg(feature = "mpi")]
 pub mod mpi;
+mod physics;
 mod plane;
 mod profile;
 pub mod record;

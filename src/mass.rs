@@ -295,6 +295,16 @@ impl MassProperties {
     pub fn inv_inertia_body(&self) -> DMat3 {
         self.inv_inertia_body
     }
+
+    /// `Ibody^-1` as the six entries every backend integrates with: `[xx, yy, zz, xy, xz,
+    /// yz]`, the off-diagonal ones from the upper triangle (an inverse computed in floating
+    /// point need not be exactly symmetric).
+    pub(crate) fn inv_inertia_entries(&self) -> [f64; 6] {
+        let m = self.inv_inertia_body;
+        [
+            m.x_axis.x, m.y_axis.y, m.z_axis.z, m.y_axis.x, m.z_axis.x, m.z_axis.y,
+        ]
+    }
 }
 
 /// `{field}.density` must be a finite number > 0.

@@ -1,16 +1,7 @@
-//! Time profiles that scale the time-varying forces, in f64. The f32 twins live in
-//! src/cpu/derivative.rs and shaders/derivative.wgsl under the same names.
+//! The keyframe search in f64: which segment of a table a time falls in. The interpolation
+//! on the segment is `physics::forces::keyframe_lerp`.
 
-/// `offset + amplitude sin(2 pi frequency t + phase)`.
-pub(crate) fn sinusoid_scale(
-    offset: f64,
-    amplitude: f64,
-    frequency: f64,
-    phase: f64,
-    t: f64,
-) -> f64 {
-    offset + amplitude * (std::f64::consts::TAU * frequency * t + phase).sin()
-}
+use crate::physics::forces::keyframe_lerp;
 
 /// The piecewise-linear interpolation of `keyframes` (`[t, value]`, times strictly
 /// increasing, at least one) at `t`, held constant before the first and after the last.
@@ -22,7 +13,7 @@ pub(crate) fn keyframe_scale(keyframes: &[[f64; 2]], t: f64) -> f64 {
     for pair in keyframes.windows(2) {
         let ([t0, v0], [t1, v1]) = (pair[0], pair[1]);
         if t < t1 {
-            return v0 + (v1 - v0) * ((t - t0) / (t1 - t0));
+            return keyframe_lerp([t0, v0], [t1, v1], t);
         }
     }
     keyframes[keyframes.len() - 1][1]
@@ -48,12 +39,5 @@ mod tests {
         }
         assert_eq!(keyframe_scale(&[[0.5, 7.0]], 0.0), 7.0);
         assert_eq!(keyframe_scale(&[[0.5, 7.0]], 2.0), 7.0);
-    }
-
-    #[test]
-    fn a_sinusoid_starts_at_its_phase() {
-        assert_eq!(sinusoid_scale(1.0, 2.0, 3.0, 0.0, 0.0), 1.0);
-        let quarter = sinusoid_scale(1.0, 2.0, 0.25, 0.0, 1.0);
-        assert!((quarter - 3.0).abs() < 1e-15);
     }
 }

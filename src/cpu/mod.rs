@@ -11,4 +11,4 @@ mod simulation;
 
 pub use simulation::CpuSimulation;
 
-pub(crate) use integrate::{EXP_SERIES_BELOW, STEPS_PER_OVERFLOW};
+pub(crate) use integrate::STEPS_PER_OVERFLOW;

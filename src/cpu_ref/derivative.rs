@@ -1,13 +1,17 @@
-//! Auxiliary quantities, force and torque accumulation and the state derivative
-//! (Baraff 2-42, 2-43). Twin of `shaders/derivative.wgsl`: keep the two in step.
+//! The state derivative of one body in f64: the definition in `src/physics` with the
+//! crowd's force records, keyframe tables and custom force (Baraff 2-42, 2-43).
 
-use glam::{DMat3, DQuat, DVec3};
+#[cfg(test)]
+use glam::DQuat;
+use glam::DVec3;
 
 use crate::body::BodyState;
 use crate::custom_force::{CustomForce, CustomForceInput, ExternalLoad};
 use crate::force::ForceKind;
 use crate::mass::MassProperties;
-use crate::profile::{keyframe_scale, sinusoid_scale};
+use crate::physics::forces::{Body, Parameters, add_force, add_scaled};
+use crate::physics::motion::{self, Load, MassConstants, State};
+use crate::profile::keyframe_scale;
 
 /// What the forces on one body see besides its state and the time: which body it is, the
 /// load set on it from outside, and the crowd's keyframe tables and custom force.
@@ -24,6 +28,7 @@ pub struct ForceEnv<'a> {
 }
 
 /// `dY/dt` for one body: `(v, dq/dt, F, tau)`.
+#[cfg(test)]
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Derivative {
     /// `dx/dt = v`.
@@ -36,126 +41,92 @@ pub struct Derivative {
     pub torque: DVec3,
 }
 
-/// Auxiliary quantities recomputed from the state at every evaluation (Baraff 2-42).
+/// The auxiliary velocities of a state (Baraff 2-42), for the fault and contact checks.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Auxiliaries {
     pub velocity: DVec3,
-    pub rotation: DMat3,
     pub angular_velocity: DVec3,
 }
 
-/// `v = P / M`, `R = R(normalize(q))`, `omega = R (Ibody^-1 (R^T L))`.
+/// `v` and `omega` of `state` (`physics::motion::auxiliaries`).
 pub(crate) fn auxiliaries(state: &BodyState, mass: &MassProperties) -> Auxiliaries {
-    let rotation = DMat3::from_quat(state.orientation.normalize());
-    let body_momentum = rotation.transpose() * state.angular_momentum;
+    let aux = motion::auxiliaries(&State::from(state), &MassConstants::from(mass));
     Auxiliaries {
-        velocity: state.linear_momentum * mass.inv_mass(),
-        rotation,
-        angular_velocity: rotation * (mass.inv_inertia_body() * body_momentum),
+        velocity: aux.velocity.into(),
+        angular_velocity: aux.angular_velocity.into(),
     }
 }
 
-/// Adds one force source's force and torque (about the centre of mass) at time `t` to the
-/// totals.
-#[allow(clippy::too_many_arguments)] // the twin of the WGSL function, argument for argument
-pub(crate) fn accumulate_force(
-    kind: &ForceKind,
-    state: &BodyState,
-    mass: &MassProperties,
-    aux: &Auxiliaries,
-    t: f64,
-    env: &ForceEnv,
-    force: &mut DVec3,
-    torque: &mut DVec3,
-) {
+/// Adds one force source's force and torque at time `t` to `total`.
+fn accumulate_force(kind: &ForceKind, body: &Body<f64>, env: &ForceEnv, total: &mut Load<f64>) {
+    let p = kind.parameters();
+    let [u, w] = p.vectors.map(Into::into);
     match *kind {
-        ForceKind::Gravity { acceleration } => {
-            *force += acceleration * mass.mass();
-        }
-        ForceKind::LinearDrag { linear, angular } => {
-            *force -= aux.velocity * linear;
-            *torque -= aux.angular_velocity * angular;
-        }
-        ForceKind::PointForce {
-            force: applied,
-            point,
-        } => {
-            let arm = aux.rotation * point;
-            *force += applied;
-            *torque += arm.cross(applied);
-        }
-        ForceKind::Spring {
-            anchor,
-            attach,
-            stiffness,
-            damping,
-        } => {
-            let arm = aux.rotation * attach;
-            let stretch = state.position + arm - anchor;
-            let attach_velocity = aux.velocity + aux.angular_velocity.cross(arm);
-            let applied = -stretch * stiffness - attach_velocity * damping;
-            *force += applied;
-            *torque += arm.cross(applied);
-        }
-        ForceKind::Attractor {
-            centre,
-            strength,
-            softening,
-        } => {
-            let r = state.position - centre;
-            let d2 = r.length_squared() + softening * softening;
-            *force -= r * (mass.mass() * strength / (d2 * d2.sqrt()));
-        }
-        ForceKind::Thrust {
-            force: body_force,
-            torque: body_torque,
-        } => {
-            *force += aux.rotation * body_force;
-            *torque += aux.rotation * body_torque;
-        }
-        ForceKind::Sinusoidal {
-            force: applied,
-            torque: turning,
-            offset,
-            amplitude,
-            frequency,
-            phase,
-        } => {
-            let scale = sinusoid_scale(offset, amplitude, frequency, phase, t);
-            *force += applied * scale;
-            *torque += turning * scale;
-        }
-        ForceKind::Keyframed {
-            force: applied,
-            torque: turning,
-            table,
-        } => {
-            let scale = keyframe_scale(&env.keyframes[table], t);
-            *force += applied * scale;
-            *torque += turning * scale;
+        ForceKind::Keyframed { table, .. } => {
+            add_scaled(
+                u,
+                w,
+                keyframe_scale(&env.keyframes[table], body.time),
+                total,
+            );
         }
         ForceKind::Custom => {
             if let Some(custom) = env.custom_force {
+                let (state, aux) = (body.state, body.aux);
                 let load = custom.evaluate(&CustomForceInput {
-                    position: state.position,
-                    orientation: state.orientation.normalize(),
-                    velocity: aux.velocity,
-                    angular_velocity: aux.angular_velocity,
-                    mass: mass.mass(),
-                    time: t,
+                    position: state.position.into(),
+                    orientation: state.orientation.normalize().into(),
+                    velocity: aux.velocity.into(),
+                    angular_velocity: aux.angular_velocity.into(),
+                    mass: body.mass.mass,
+                    time: body.time,
                     body: env.body,
                 });
-                *force += load.force;
-                *torque += load.torque;
+                total.force = total.force + load.force.into();
+                total.torque = total.torque + load.torque.into();
             }
         }
+        _ => {
+            let parameters = Parameters {
+                vectors: [u, w],
+                scalars: p.scalars,
+            };
+            add_force(kind.force_type(), &parameters, body, total);
+        }
     }
+}
+
+/// The state derivative of `state` under `forces` and the external load at time `t`: the
+/// load first, then the forces in order.
+pub(crate) fn derivative_of<'a>(
+    state: &State<f64>,
+    mass: &MassConstants<f64>,
+    forces: impl IntoIterator<Item = &'a ForceKind>,
+    t: f64,
+    env: &ForceEnv,
+) -> motion::Derivative<f64> {
+    let aux = motion::auxiliaries(state, mass);
+    let body = Body {
+        state,
+        mass,
+        aux: &aux,
+        time: t,
+    };
+    let mut total = Load {
+        force: env.load.force.into(),
+        torque: env.load.torque.into(),
+    };
+    for kind in forces {
+        accumulate_force(kind, &body, env, &mut total);
+    }
+    motion::derivative(state, &aux, total)
 }
 
 /// The state derivative `dY/dt` of one body under `forces` and its external load at time `t`.
 ///
 /// `dq/dt` multiplies the state's own `q` (not its normalized copy), so it stays linear in `q`
 /// inside the RK4 stages; only `R` uses the normalized quaternion.
+#[cfg(test)]
 pub fn derivative<'a>(
     state: &BodyState,
     mass: &MassProperties,
@@ -163,18 +134,12 @@ pub fn derivative<'a>(
     t: f64,
     env: &ForceEnv,
 ) -> Derivative {
-    let aux = auxiliaries(state, mass);
-    let mut force = env.load.force;
-    let mut torque = env.load.torque;
-    for kind in forces {
-        accumulate_force(kind, state, mass, &aux, t, env, &mut force, &mut torque);
-    }
-    let omega = aux.angular_velocity;
+    let k = derivative_of(&state.into(), &mass.into(), forces, t, env);
     Derivative {
-        velocity: aux.velocity,
-        spin: DQuat::from_xyzw(omega.x, omega.y, omega.z, 0.0) * state.orientation * 0.5,
-        force,
-        torque,
+        velocity: k.velocity.into(),
+        spin: k.spin.into(),
+        force: k.force.into(),
+        torque: k.torque.into(),
     }
 }
 

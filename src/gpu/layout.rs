@@ -238,16 +238,12 @@ impl<R: Real> BodyConstantsGpu<R> {
     /// Constants of `body`, whose own forces are `range = (first, count)` in the force table,
     /// of the kinds in `own_kinds`.
     pub fn new(body: &Body, range: (u32, u32), own_kinds: u32) -> Self {
-        let m = body.mass.inv_inertia_body();
         let (shape_kind, shape) = shape_gpu(body.mass.shape());
         Self {
             shape,
             mass: R::from_f64(body.mass.mass()),
             inv_mass: R::from_f64(body.mass.inv_mass()),
-            inv_inertia: [
-                m.x_axis.x, m.y_axis.y, m.z_axis.z, m.y_axis.x, m.z_axis.x, m.z_axis.y,
-            ]
-            .map(R::from_f64),
+            inv_inertia: body.mass.inv_inertia_entries().map(R::from_f64),
             force_first: range.0,
             force_count: range.1,
             shape_kind,

@@ -1,0 +1,169 @@
+//! One time step of one body under each integrator, before `q` is renormalized, and the
+//! renormalization (Baraff 4). `f(y, t)` evaluates the derivative of state `y` at time `t`.
+//! Stage times: euler and symplectic_euler evaluate at `t`; rk4 and lie_rk4 at `t`,
+//! `t + h/2`, `t + h/2`, `t + h`.
+
+use super::algebra::{Quat, Vec3};
+use super::motion::{Derivative, MassConstants, State, advance, auxiliaries, spin};
+use super::scalar::Scalar;
+use super::trig::sin_cos;
+use crate::integrator::Integrator;
+
+/// Explicit Euler: `Y(t + h) = Y + h f(t, Y)`.
+pub fn euler<R: Scalar>(
+    y: &State<R>,
+    t: R,
+    h: R,
+    f: &mut impl FnMut(&State<R>, R) -> Derivative<R>,
+) -> State<R> {
+    advance(y, &f(y, t), h)
+}
+
+/// Semi-implicit (symplectic) Euler: kick `P`, `L` with the old state's force and torque,
+/// then drift `x`, `q` with the new momenta seen through the old orientation:
+/// `v1 = P1 / M`, `omega1 = R0 Ibody^-1 R0^T L1`, the auxiliaries of the kicked state.
+pub fn symplectic_euler<R: Scalar>(
+    y: &State<R>,
+    mass: &MassConstants<R>,
+    t: R,
+    h: R,
+    f: &mut impl FnMut(&State<R>, R) -> Derivative<R>,
+) -> State<R> {
+    let k = f(y, t);
+    let kicked = State {
+        linear_momentum: y.linear_momentum + k.force * h,
+        angular_momentum: y.angular_momentum + k.torque * h,
+        ..*y
+    };
+    let aux = auxiliaries(&kicked, mass);
+    State {
+        position: y.position + aux.velocity * h,
+        orientation: y.orientation + spin(aux.angular_velocity, y.orientation) * h,
+        ..kicked
+    }
+}
+
+/// Classic RK4: `Y(t + h) = Y + h/6 (k1 + 2 k2 + 2 k3 + k4)`.
+pub fn rk4<R: Scalar>(
+    y: &State<R>,
+    t: R,
+    h: R,
+    f: &mut impl FnMut(&State<R>, R) -> Derivative<R>,
+) -> State<R> {
+    let half = R::constant(0.5) * h;
+    let k1 = f(y, t);
+    let k2 = f(&advance(y, &k1, half), t + half);
+    let k3 = f(&advance(y, &k2, half), t + half);
+    let k4 = f(&advance(y, &k3, h), t + h);
+    let two = R::constant(2.0);
+    let v3 = |a: Vec3<R>, b: Vec3<R>, c: Vec3<R>, d: Vec3<R>| a + (b + c) * two + d;
+    let sum = Derivative {
+        velocity: v3(k1.velocity, k2.velocity, k3.velocity, k4.velocity),
+        spin: k1.spin + (k2.spin + k3.spin) * two + k4.spin,
+        force: v3(k1.force, k2.force, k3.force, k4.force),
+        torque: v3(k1.torque, k2.torque, k3.torque, k4.torque),
+    };
+    advance(y, &sum, h / R::constant(6.0))
+}
+
+/// `|theta|` below which [`exp_rotation`] takes its Taylor series: there the dropped
+/// `|theta|^6` terms are below the precision's round-off.
+pub fn exp_series_below<R: Scalar>() -> R {
+    R::constant(if R::IS_F64 { 1e-3 } else { 1e-2 })
+}
+
+/// The unit quaternion of rotation vector `theta`,
+/// `(cos(|theta|/2), sin(|theta|/2) theta/|theta|)`: the exponential map onto S^3.
+pub fn exp_rotation<R: Scalar>(theta: Vec3<R>) -> Quat<R> {
+    let angle = theta.length();
+    let a2 = angle * angle;
+    let c = |v: f64| R::constant(v);
+    let series_cos = c(1.0) - a2 / c(8.0) + a2 * a2 / c(384.0);
+    let series_sin = c(0.5) - a2 / c(48.0) + a2 * a2 / c(3840.0);
+    let (sin, cos) = sin_cos(c(0.5) * angle);
+    // At angle 0 the quotient is NaN, and the series is selected. `sin (1/angle)`, not
+    // `sin / angle`: compilers turn a quotient by a square root into a product with its
+    // reciprocal square root (Mesa does), which rounds differently.
+    let small = angle.less(exp_series_below());
+    let cos_half = R::select(small, series_cos, cos);
+    let sin_half_over_angle = R::select(small, series_sin, sin * (c(1.0) / angle));
+    let v = theta * sin_half_over_angle;
+    Quat::new(cos_half, v.x, v.y, v.z)
+}
+
+/// The inverse of the exponential map's derivative, truncated after the terms fourth-order
+/// methods need: `dexpinv(u, v) = v - 1/2 u x v + 1/12 u x (u x v)`.
+pub fn dexpinv<R: Scalar>(u: Vec3<R>, v: Vec3<R>) -> Vec3<R> {
+    let uv = u.cross(v);
+    v - uv * R::constant(0.5) + u.cross(uv) * R::constant(1.0 / 12.0)
+}
+
+/// World angular velocity from `dq/dt = 1/2 [0, omega] q` and a unit `q`:
+/// `[0, omega] = 2 dq/dt q*`.
+fn angular_velocity<R: Scalar>(k: &Derivative<R>, orientation: Quat<R>) -> Vec3<R> {
+    (k.spin.product(orientation.conjugate()) * R::constant(2.0)).vector()
+}
+
+/// Runge–Kutta–Munthe-Kaas 4: classic RK4 stages for `x`, `P`, `L`; the orientation moves
+/// on S^3 as `q_i = exp(u_i) q0`, `k_i = dexpinv(u_i, h omega_i)`.
+pub fn lie_rk4<R: Scalar>(
+    y: &State<R>,
+    t: R,
+    h: R,
+    f: &mut impl FnMut(&State<R>, R) -> Derivative<R>,
+) -> State<R> {
+    let half = R::constant(0.5) * h;
+    let q0 = y.orientation;
+    // Stage i: x, P, L advanced by `step` along the previous slope, q = exp(u) q0.
+    let stage = |k: &Derivative<R>, step: R, u: Vec3<R>| State {
+        orientation: exp_rotation(u).product(q0),
+        ..advance(y, k, step)
+    };
+    let f1 = f(y, t);
+    let k1 = angular_velocity(&f1, q0) * h;
+    let u2 = k1 * R::constant(0.5);
+    let y2 = stage(&f1, half, u2);
+    let f2 = f(&y2, t + half);
+    let k2 = dexpinv(u2, angular_velocity(&f2, y2.orientation) * h);
+    let u3 = k2 * R::constant(0.5);
+    let y3 = stage(&f2, half, u3);
+    let f3 = f(&y3, t + half);
+    let k3 = dexpinv(u3, angular_velocity(&f3, y3.orientation) * h);
+    let y4 = stage(&f3, h, k3);
+    let f4 = f(&y4, t + h);
+    let k4 = dexpinv(k3, angular_velocity(&f4, y4.orientation) * h);
+    let two = R::constant(2.0);
+    let sum = |a: Vec3<R>, b: Vec3<R>, c: Vec3<R>, d: Vec3<R>| a + (b + c) * two + d;
+    let sixth = h / R::constant(6.0);
+    State {
+        position: y.position + sum(f1.velocity, f2.velocity, f3.velocity, f4.velocity) * sixth,
+        orientation: exp_rotation(sum(k1, k2, k3, k4) * R::constant(1.0 / 6.0)).product(q0),
+        linear_momentum: y.linear_momentum + sum(f1.force, f2.force, f3.force, f4.force) * sixth,
+        angular_momentum: y.angular_momentum
+            + sum(f1.torque, f2.torque, f3.torque, f4.torque) * sixth,
+    }
+}
+
+/// `q / |q|` (Baraff 4): a step's orientation back on the unit sphere.
+pub fn renormalize<R: Scalar>(mut y: State<R>) -> State<R> {
+    y.orientation = y.orientation.normalize();
+    y
+}
+
+/// One step of `integrator` from time `t`, before `q` is renormalized: what the scheme
+/// itself makes of `|q|`.
+pub fn step<R: Scalar>(
+    integrator: Integrator,
+    y: &State<R>,
+    mass: &MassConstants<R>,
+    t: R,
+    h: R,
+    f: &mut impl FnMut(&State<R>, R) -> Derivative<R>,
+) -> State<R> {
+    match integrator {
+        Integrator::Euler => euler(y, t, h, f),
+        Integrator::SymplecticEuler => symplectic_euler(y, mass, t, h, f),
+        Integrator::Rk4 => rk4(y, t, h, f),
+        Integrator::LieRk4 => lie_rk4(y, t, h, f),
+    }
+}

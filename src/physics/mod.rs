@@ -1,0 +1,13 @@
+//! The physics, written once over the number type ([`scalar::Scalar`]): what a user reads to know
+//! what the library computes. `cpu-ref` runs it in `f64`; `gpu` and `gpu-f64` run the WGSL
+//! that [`wgsl`] prints from it by tracing ([`trace`]), in f32 and f64. The same operations
+//! in the same order give the same bits wherever the arithmetic is IEEE's.
+
+pub mod algebra;
+pub mod forces;
+pub mod integrators;
+pub mod motion;
+pub mod scalar;
+pub mod trace;
+pub mod trig;
+pub mod wgsl;

@@ -1,0 +1,143 @@
+//! One body's state, the auxiliary quantities derived from it and its time derivative
+//! (Baraff 2-42, 2-43, 4-2).
+
+use super::algebra::{Mat3, Quat, SymMat3, Vec3};
+use super::scalar::Scalar;
+
+/// Momentum-form state `Y = (x, q, P, L)`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct State<R> {
+    /// Centre-of-mass position `x`.
+    pub position: Vec3<R>,
+    /// Orientation `q` (unit, up to what a step makes of it before renormalization).
+    pub orientation: Quat<R>,
+    /// Linear momentum `P`.
+    pub linear_momentum: Vec3<R>,
+    /// Angular momentum `L` about the centre of mass.
+    pub angular_momentum: Vec3<R>,
+}
+
+/// The constants of one body the physics reads.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MassConstants<R> {
+    /// `M`.
+    pub mass: R,
+    /// `1 / M`.
+    pub inv_mass: R,
+    /// `Ibody^-1`.
+    pub inv_inertia: SymMat3<R>,
+}
+
+/// Auxiliary quantities, recomputed from the state at every evaluation (Baraff 2-42).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Auxiliaries<R> {
+    /// `v = P / M`.
+    pub velocity: Vec3<R>,
+    /// `R`, the rotation of the normalized `q`.
+    pub rotation: Mat3<R>,
+    /// `omega = R Ibody^-1 R^T L`.
+    pub angular_velocity: Vec3<R>,
+}
+
+/// `dY/dt = (v, dq/dt, F, tau)`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Derivative<R> {
+    /// `dx/dt = v`.
+    pub velocity: Vec3<R>,
+    /// `dq/dt = 1/2 [0, omega] q`.
+    pub spin: Quat<R>,
+    /// `dP/dt = F`, the total force.
+    pub force: Vec3<R>,
+    /// `dL/dt = tau`, the total torque about the centre of mass.
+    pub torque: Vec3<R>,
+}
+
+/// A force and a torque about the centre of mass.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Load<R> {
+    pub force: Vec3<R>,
+    pub torque: Vec3<R>,
+}
+
+/// `v = P / M` (as `P (1/M)`), `R = R(normalize(q))`, `omega = R (Ibody^-1 (R^T L))`.
+pub fn auxiliaries<R: Scalar>(state: &State<R>, mass: &MassConstants<R>) -> Auxiliaries<R> {
+    let rotation = state.orientation.normalize().to_rotation();
+    let body_momentum = rotation.transpose_mul_vec(state.angular_momentum);
+    Auxiliaries {
+        velocity: state.linear_momentum * mass.inv_mass,
+        rotation,
+        angular_velocity: rotation.mul_vec(mass.inv_inertia.mul_vec(body_momentum)),
+    }
+}
+
+/// `dq/dt = 1/2 [0, omega] q`. It multiplies the state's own `q` (not its normalized copy),
+/// so it stays linear in `q` inside the stages of a step.
+pub fn spin<R: Scalar>(angular_velocity: Vec3<R>, orientation: Quat<R>) -> Quat<R> {
+    Quat::pure_product(angular_velocity, orientation) * R::constant(0.5)
+}
+
+/// The derivative of a state whose auxiliaries are `aux` and on which the forces sum to `load`.
+pub fn derivative<R: Scalar>(
+    state: &State<R>,
+    aux: &Auxiliaries<R>,
+    load: Load<R>,
+) -> Derivative<R> {
+    Derivative {
+        velocity: aux.velocity,
+        spin: spin(aux.angular_velocity, state.orientation),
+        force: load.force,
+        torque: load.torque,
+    }
+}
+
+/// `Y + h k`: the state advanced along a derivative.
+pub fn advance<R: Scalar>(state: &State<R>, k: &Derivative<R>, h: R) -> State<R> {
+    State {
+        position: state.position + k.velocity * h,
+        orientation: state.orientation + k.spin * h,
+        linear_momentum: state.linear_momentum + k.force * h,
+        angular_momentum: state.angular_momentum + k.torque * h,
+    }
+}
+
+impl From<&crate::body::BodyState> for State<f64> {
+    fn from(s: &crate::body::BodyState) -> Self {
+        Self {
+            position: s.position.into(),
+            orientation: s.orientation.into(),
+            linear_momentum: s.linear_momentum.into(),
+            angular_momentum: s.angular_momentum.into(),
+        }
+    }
+}
+
+impl From<State<f64>> for crate::body::BodyState {
+    fn from(s: State<f64>) -> Self {
+        Self {
+            position: s.position.into(),
+            orientation: s.orientation.into(),
+            linear_momentum: s.linear_momentum.into(),
+            angular_momentum: s.angular_momentum.into(),
+        }
+    }
+}
+
+impl From<&crate::mass::MassProperties> for MassConstants<f64> {
+    /// The inverse inertia's six entries as the GPU's body constants take them
+    /// (`MassProperties::inv_inertia_entries`), so every backend reads the same numbers.
+    fn from(m: &crate::mass::MassProperties) -> Self {
+        let [xx, yy, zz, xy, xz, yz] = m.inv_inertia_entries();
+        Self {
+            mass: m.mass(),
+            inv_mass: m.inv_mass(),
+            inv_inertia: SymMat3 {
+                xx,
+                yy,
+                zz,
+                xy,
+                xz,
+                yz,
+            },
+        }
+    }
+}

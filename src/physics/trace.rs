@@ -1,0 +1,197 @@
+//! A number that records the operations applied to it and prints them as WGSL: the physics,
+//! run on [`Traced`] inputs, writes the body of the kernel function that computes the same
+//! thing on the GPU, operation for operation.
+
+use std::cell::RefCell;
+use std::fmt;
+use std::marker::PhantomData;
+use std::ops::{Add, Div, Mul, Neg, Sub};
+
+use super::scalar::Scalar;
+
+/// A value of the function being traced, in the precision of `F` (`f32` or `f64`): a WGSL
+/// `let` or a literal.
+pub struct Traced<F> {
+    node: Node,
+    precision: PhantomData<F>,
+}
+
+/// The outcome of a traced comparison: a WGSL `let` of type `bool`.
+#[derive(Clone, Copy, Debug)]
+pub struct TracedBool(u32);
+
+#[derive(Clone, Copy, Debug)]
+enum Node {
+    /// `let v{n}`.
+    Var(u32),
+    /// A constant, already rounded to the precision.
+    Literal(f64),
+}
+
+impl<F> Clone for Traced<F> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<F> Copy for Traced<F> {}
+
+impl<F> fmt::Debug for Traced<F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{self}")
+    }
+}
+
+/// The WGSL expression of the value: its `let`'s name or the literal. A literal prints
+/// its shortest round-trip decimal, which WGSL reads as that exact f64 before converting it
+/// to `real`: an f32 constant is an f64 exactly, so the conversion does not round.
+impl<F> fmt::Display for Traced<F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.node {
+            Node::Var(n) => write!(f, "v{n}"),
+            Node::Literal(value) => write!(f, "real({value:e})"),
+        }
+    }
+}
+
+/// The statements of the function being traced.
+#[derive(Default)]
+struct Tape {
+    lines: Vec<String>,
+    next: u32,
+}
+
+thread_local! {
+    static TAPE: RefCell<Option<Tape>> = const { RefCell::new(None) };
+}
+
+/// Binds `expression` to a new `let` of the traced function; returns its number.
+fn bind(expression: String, prefix: char) -> u32 {
+    TAPE.with(|tape| {
+        let mut tape = tape.borrow_mut();
+        let tape = tape
+            .as_mut()
+            .expect("a traced value is used outside `trace_function`");
+        let n = tape.next;
+        tape.next += 1;
+        tape.lines
+            .push(format!("    let {prefix}{n} = {expression};\n"));
+        n
+    })
+}
+
+impl<F> Traced<F> {
+    /// A value read from WGSL `expression` (a parameter's field, say).
+    pub fn input(expression: &str) -> Self {
+        Self::var(bind(expression.to_string(), 'v'))
+    }
+
+    fn var(n: u32) -> Self {
+        Self {
+            node: Node::Var(n),
+            precision: PhantomData,
+        }
+    }
+}
+
+/// Binds a WGSL expression of another type (a struct returned by a call) to a new `let`,
+/// and returns the `let`'s name, whose fields [`Traced::input`] then reads.
+pub fn bind_value(expression: String) -> String {
+    format!("c{}", bind(expression, 'c'))
+}
+
+/// The WGSL function `signature { <traced statements> <tail> }`, where `body` runs the
+/// physics on traced inputs and returns the statements that hand its results out.
+pub fn trace_function(signature: &str, body: impl FnOnce() -> String) -> String {
+    TAPE.with(|tape| {
+        let previous = tape.borrow_mut().replace(Tape::default());
+        assert!(previous.is_none(), "traces do not nest");
+    });
+    let tail = body();
+    let tape = TAPE
+        .with(|tape| tape.borrow_mut().take())
+        .expect("the tape is set");
+    format!("{signature} {{\n{}{tail}}}\n", tape.lines.concat())
+}
+
+macro_rules! binary {
+    ($trait:ident, $method:ident, $op:literal) => {
+        impl<F: Scalar> $trait for Traced<F> {
+            type Output = Self;
+            fn $method(self, o: Self) -> Self {
+                Self::var(bind(format!(concat!("{} ", $op, " {}"), self, o), 'v'))
+            }
+        }
+    };
+}
+binary!(Add, add, "+");
+binary!(Sub, sub, "-");
+binary!(Mul, mul, "*");
+binary!(Div, div, "/");
+
+impl<F: Scalar> Neg for Traced<F> {
+    type Output = Self;
+    fn neg(self) -> Self {
+        Self::var(bind(format!("-{self}"), 'v'))
+    }
+}
+
+/// `F` is the precision the trace is printed for: its constants are rounded as `F` rounds
+/// them, and the physics picks `F`'s series.
+impl<F: Scalar + Into<f64>> Scalar for Traced<F> {
+    type Bool = TracedBool;
+    const IS_F64: bool = F::IS_F64;
+
+    fn constant(value: f64) -> Self {
+        Self {
+            node: Node::Literal(F::constant(value).into()),
+            precision: PhantomData,
+        }
+    }
+    fn sqrt(self) -> Self {
+        Self::var(bind(format!("sqrt({self})"), 'v'))
+    }
+    fn floor(self) -> Self {
+        Self::var(bind(format!("floor({self})"), 'v'))
+    }
+    fn less(self, other: Self) -> TracedBool {
+        TracedBool(bind(format!("{self} < {other}"), 'b'))
+    }
+    fn equals(self, other: Self) -> TracedBool {
+        TracedBool(bind(format!("{self} == {other}"), 'b'))
+    }
+    fn select(condition: TracedBool, if_true: Self, if_false: Self) -> Self {
+        Self::var(bind(
+            format!("select({if_false}, {if_true}, b{})", condition.0),
+            'v',
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_trace_prints_each_operation_as_a_let_in_order() {
+        let source = trace_function("fn f(a: real) -> real", || {
+            let a = Traced::<f32>::input("a");
+            let b = a * Traced::constant(0.1) + a;
+            let c = Traced::select(b.less(a), -b, b.sqrt());
+            format!("    return {c};\n")
+        });
+        assert_eq!(
+            source,
+            "fn f(a: real) -> real {
+    let v0 = a;
+    let v1 = v0 * real(1.0000000149011612e-1);
+    let v2 = v1 + v0;
+    let b3 = v2 < v0;
+    let v4 = -v2;
+    let v5 = sqrt(v2);
+    let v6 = select(v5, v4, b3);
+    return v6;
+}
+"
+        );
+    }
+}

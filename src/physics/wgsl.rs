@@ -1,0 +1,287 @@
+//! The WGSL of the physics, printed by tracing the definitions in this module: the kernel
+//! (`shaders/`, `src/gpu/kernel_spec.rs`) keeps the storage, the loops over bodies, steps
+//! and force records, and calls these functions for every formula.
+
+use super::algebra::{Mat3, Quat, SymMat3, Vec3};
+use super::forces::{Body, Parameters, add_force, add_scaled, keyframe_lerp};
+use super::integrators::{renormalize, step};
+use super::motion::{Auxiliaries, Derivative, Load, MassConstants, State, auxiliaries, derivative};
+use super::scalar::Scalar;
+use super::trace::{Traced, bind_value, trace_function};
+use super::trig::sin_cos;
+use crate::codes::Coded;
+use crate::force::ForceType;
+use crate::integrator::Integrator;
+
+/// The parameters of every `force_<kind>` function, which the generated force visits call.
+const FORCE_SIGNATURE: &str = "(f: Force, s: Motion, c: BodyConstants, aux: Auxiliaries, \
+t: real, env: ForceEnv,\n    force: ptr<function, vec3<real>>, torque: ptr<function, vec3<real>>)";
+
+/// Every function of the physics in precision `F` (`f32` or `f64`), as WGSL over `real`.
+pub fn physics_wgsl<F: Scalar + Into<f64>>() -> String {
+    let mut out = String::from(
+        "// Generated from the Rust definition of the physics (src/physics/) by tracing it:\n\
+         // each `let` is one operation of the definition, in the definition's order.\n\n",
+    );
+    out += &math_wgsl::<F>();
+    out += &auxiliaries_wgsl::<F>();
+    out += &derivative_wgsl::<F>();
+    for &kind in ForceType::ALL {
+        if !matches!(kind, ForceType::Keyframed | ForceType::Custom) {
+            out += &force_wgsl::<F>(kind);
+        }
+    }
+    out += &keyframed_wgsl::<F>();
+    for &integrator in Integrator::ALL.iter() {
+        out += &step_wgsl::<F>(integrator);
+    }
+    out += &trace_function("fn renormalize(m: Motion) -> Motion", || {
+        format!(
+            "    return {};\n",
+            motion(&renormalize(read_motion::<F>("m")))
+        )
+    });
+    out
+}
+
+type T<F> = Traced<F>;
+
+fn read_vec3<F: Scalar + Into<f64>>(v: &str) -> Vec3<T<F>> {
+    Vec3::new(
+        T::input(&format!("{v}.x")),
+        T::input(&format!("{v}.y")),
+        T::input(&format!("{v}.z")),
+    )
+}
+
+/// A quaternion stored `(x, y, z, w)` in a `vec4<real>`.
+fn read_quat<F: Scalar + Into<f64>>(q: &str) -> Quat<T<F>> {
+    Quat::new(
+        T::input(&format!("{q}.w")),
+        T::input(&format!("{q}.x")),
+        T::input(&format!("{q}.y")),
+        T::input(&format!("{q}.z")),
+    )
+}
+
+fn read_motion<F: Scalar + Into<f64>>(s: &str) -> State<T<F>> {
+    State {
+        position: read_vec3(&format!("{s}.position")),
+        orientation: read_quat(&format!("{s}.orientation")),
+        linear_momentum: read_vec3(&format!("{s}.linear_momentum")),
+        angular_momentum: read_vec3(&format!("{s}.angular_momentum")),
+    }
+}
+
+fn read_constants<F: Scalar + Into<f64>>(c: &str) -> MassConstants<T<F>> {
+    let entry = |name: &str| T::input(&format!("{c}.inv_inertia_{name}"));
+    MassConstants {
+        mass: T::input(&format!("{c}.mass")),
+        inv_mass: T::input(&format!("{c}.inv_mass")),
+        inv_inertia: SymMat3 {
+            xx: entry("xx"),
+            yy: entry("yy"),
+            zz: entry("zz"),
+            xy: entry("xy"),
+            xz: entry("xz"),
+            yz: entry("yz"),
+        },
+    }
+}
+
+fn read_auxiliaries<F: Scalar + Into<f64>>(aux: &str) -> Auxiliaries<T<F>> {
+    let row = |i: usize| {
+        Vec3::new(
+            T::input(&format!("{aux}.rotation[0][{i}]")),
+            T::input(&format!("{aux}.rotation[1][{i}]")),
+            T::input(&format!("{aux}.rotation[2][{i}]")),
+        )
+    };
+    Auxiliaries {
+        velocity: read_vec3(&format!("{aux}.velocity")),
+        rotation: Mat3 {
+            rows: [row(0), row(1), row(2)],
+        },
+        angular_velocity: read_vec3(&format!("{aux}.angular_velocity")),
+    }
+}
+
+fn read_derivative<F: Scalar + Into<f64>>(k: &str) -> Derivative<T<F>> {
+    Derivative {
+        velocity: read_vec3(&format!("{k}.velocity")),
+        spin: read_quat(&format!("{k}.spin")),
+        force: read_vec3(&format!("{k}.force")),
+        torque: read_vec3(&format!("{k}.torque")),
+    }
+}
+
+fn vec3<F>(v: Vec3<T<F>>) -> String {
+    format!("vec3<real>({}, {}, {})", v.x, v.y, v.z)
+}
+
+fn quat<F>(q: Quat<T<F>>) -> String {
+    format!("vec4<real>({}, {}, {}, {})", q.x, q.y, q.z, q.w)
+}
+
+fn motion<F>(s: &State<T<F>>) -> String {
+    format!(
+        "Motion({}, {}, {}, {})",
+        vec3(s.position),
+        quat(s.orientation),
+        vec3(s.linear_momentum),
+        vec3(s.angular_momentum)
+    )
+}
+
+/// WGSL's `mat3x3` is built from columns.
+fn mat3<F>(m: &Mat3<T<F>>) -> String {
+    let [a, b, c] = m.rows;
+    let column = |x: T<F>, y: T<F>, z: T<F>| vec3(Vec3 { x, y, z });
+    format!(
+        "mat3x3<real>({}, {}, {})",
+        column(a.x, b.x, c.x),
+        column(a.y, b.y, c.y),
+        column(a.z, b.z, c.z)
+    )
+}
+
+/// `sin_real` and `cos_real`, which the physics' own sinusoids use.
+pub fn math_wgsl<F: Scalar + Into<f64>>() -> String {
+    let sin = trace_function("fn sin_real(x: real) -> real", || {
+        format!("    return {};\n", sin_cos(T::<F>::input("x")).0)
+    });
+    let cos = trace_function("fn cos_real(x: real) -> real", || {
+        format!("    return {};\n", sin_cos(T::<F>::input("x")).1)
+    });
+    sin + &cos
+}
+
+fn auxiliaries_wgsl<F: Scalar + Into<f64>>() -> String {
+    trace_function(
+        "/// v, R and omega of state s (Baraff 2-42).\n\
+         fn auxiliaries(s: Motion, c: BodyConstants) -> Auxiliaries",
+        || {
+            let aux = auxiliaries(&read_motion::<F>("s"), &read_constants("c"));
+            format!(
+                "    return Auxiliaries({}, {}, {});\n",
+                vec3(aux.velocity),
+                mat3(&aux.rotation),
+                vec3(aux.angular_velocity)
+            )
+        },
+    )
+}
+
+fn derivative_wgsl<F: Scalar + Into<f64>>() -> String {
+    trace_function(
+        "/// dY/dt of state s with auxiliaries aux, on which the forces sum to (force, torque).\n\
+         fn state_derivative(s: Motion, aux: Auxiliaries, force: vec3<real>, \
+         torque: vec3<real>) -> Derivative",
+        || {
+            let load = Load {
+                force: read_vec3("force"),
+                torque: read_vec3("torque"),
+            };
+            let k = derivative(&read_motion::<F>("s"), &read_auxiliaries("aux"), load);
+            format!(
+                "    return Derivative({}, {}, {}, {});\n",
+                vec3(k.velocity),
+                quat(k.spin),
+                vec3(k.force),
+                vec3(k.torque)
+            )
+        },
+    )
+}
+
+/// The totals behind the `force` and `torque` pointers.
+fn read_totals<F: Scalar + Into<f64>>() -> Load<T<F>> {
+    Load {
+        force: read_vec3("(*force)"),
+        torque: read_vec3("(*torque)"),
+    }
+}
+
+fn write_totals<F>(total: &Load<T<F>>) -> String {
+    format!(
+        "    *force = {};\n    *torque = {};\n",
+        vec3(total.force),
+        vec3(total.torque)
+    )
+}
+
+fn force_wgsl<F: Scalar + Into<f64>>(kind: ForceType) -> String {
+    let signature = format!("fn force_{}{FORCE_SIGNATURE}", kind.name());
+    trace_function(&signature, || {
+        let state = read_motion::<F>("s");
+        let mass = read_constants("c");
+        let aux = read_auxiliaries("aux");
+        let p = Parameters {
+            vectors: [read_vec3("f.a"), read_vec3("f.b")],
+            scalars: ["x", "y", "z", "w"].map(|lane| T::input(&format!("f.c.{lane}"))),
+        };
+        let body = Body {
+            state: &state,
+            mass: &mass,
+            aux: &aux,
+            time: T::input("t"),
+        };
+        let mut total = read_totals();
+        add_force(kind, &p, &body, &mut total);
+        write_totals(&total)
+    })
+}
+
+fn keyframed_wgsl<F: Scalar + Into<f64>>() -> String {
+    let lerp = trace_function(
+        "/// The value at t on the segment from keyframe a to keyframe b (x = time, y = value).\n\
+         fn keyframe_lerp(a: vec2<real>, b: vec2<real>, t: real) -> real",
+        || {
+            let point = |k: &str| {
+                [
+                    T::<F>::input(&format!("{k}.x")),
+                    T::input(&format!("{k}.y")),
+                ]
+            };
+            format!(
+                "    return {};\n",
+                keyframe_lerp(point("a"), point("b"), T::input("t"))
+            )
+        },
+    );
+    let add = trace_function(
+        "/// Keyframed record f's force and torque at `scale`, however the scale was found.\n\
+         fn add_keyframed(f: Force, scale: real, \
+         force: ptr<function, vec3<real>>, torque: ptr<function, vec3<real>>)",
+        || {
+            let mut total = read_totals::<F>();
+            add_scaled(
+                read_vec3("f.a"),
+                read_vec3("f.b"),
+                T::input("scale"),
+                &mut total,
+            );
+            write_totals(&total)
+        },
+    );
+    lerp + &add
+}
+
+fn step_wgsl<F: Scalar + Into<f64>>(integrator: Integrator) -> String {
+    let signature = format!(
+        "/// One {} step of state s from time t, before q is renormalized.\n\
+         fn {}_step(s: Motion, c: BodyConstants, env: ForceEnv, t: real, h: real) -> Motion",
+        integrator.name(),
+        integrator.name()
+    );
+    trace_function(&signature, || {
+        let y = read_motion::<F>("s");
+        let mass = read_constants("c");
+        let mut f = |stage: &State<T<F>>, at: T<F>| {
+            let k = bind_value(format!("derivative({}, c, {at}, env)", motion(stage)));
+            read_derivative(&k)
+        };
+        let next = step(integrator, &y, &mass, T::input("t"), T::input("h"), &mut f);
+        format!("    return {};\n", motion(&next))
+    })
+}
