@@ -126,9 +126,17 @@ mod tests {
             f32_only_builtins_on_f64(&with_drag).unwrap(),
             Vec::<String>::new()
         );
-        // The f32 kernel does call them (sin, cos): the check is not vacuous.
+        // Neither kernel calls the built-in sin or cos any more: both precisions run the
+        // definition's (src/physics/trig.rs). The scan's sharpness is the test above that
+        // finds `sin` in an f64 function.
         let (f32_source, _) = integrate_source(Precision::F32, &KernelSpec::general(), None);
         assert!(f32_only_builtins_on_f64(&f32_source).unwrap().is_empty());
-        assert!(f32_source.contains("sin(x)"));
+        for builtin in [" sin(", " cos(", "(sin(", "(cos("] {
+            assert!(
+                !f32_source.contains(builtin),
+                "the f32 kernel calls {builtin}"
+            );
+            assert!(!source.contains(builtin), "the f64 kernel calls {builtin}");
+        }
     }
 }
