@@ -37,50 +37,33 @@ pub trait Scalar:
     fn select(condition: Self::Bool, if_true: Self, if_false: Self) -> Self;
 }
 
-impl Scalar for f64 {
-    type Bool = bool;
-    const IS_F64: bool = true;
+/// The machine types: every operation is the hardware's own, correctly rounded.
+macro_rules! machine_scalar {
+    ($t:ty, $is_f64:literal) => {
+        impl Scalar for $t {
+            type Bool = bool;
+            const IS_F64: bool = $is_f64;
 
-    fn constant(value: f64) -> Self {
-        value
-    }
-    fn sqrt(self) -> Self {
-        f64::sqrt(self)
-    }
-    fn floor(self) -> Self {
-        f64::floor(self)
-    }
-    fn less(self, other: Self) -> bool {
-        self < other
-    }
-    fn equals(self, other: Self) -> bool {
-        self == other
-    }
-    fn select(condition: bool, if_true: Self, if_false: Self) -> Self {
-        if condition { if_true } else { if_false }
-    }
+            fn constant(value: f64) -> Self {
+                value as $t
+            }
+            fn sqrt(self) -> Self {
+                <$t>::sqrt(self)
+            }
+            fn floor(self) -> Self {
+                <$t>::floor(self)
+            }
+            fn less(self, other: Self) -> bool {
+                self < other
+            }
+            fn equals(self, other: Self) -> bool {
+                self == other
+            }
+            fn select(condition: bool, if_true: Self, if_false: Self) -> Self {
+                if condition { if_true } else { if_false }
+            }
+        }
+    };
 }
-
-impl Scalar for f32 {
-    type Bool = bool;
-    const IS_F64: bool = false;
-
-    fn constant(value: f64) -> Self {
-        value as f32
-    }
-    fn sqrt(self) -> Self {
-        f32::sqrt(self)
-    }
-    fn floor(self) -> Self {
-        f32::floor(self)
-    }
-    fn less(self, other: Self) -> bool {
-        self < other
-    }
-    fn equals(self, other: Self) -> bool {
-        self == other
-    }
-    fn select(condition: bool, if_true: Self, if_false: Self) -> Self {
-        if condition { if_true } else { if_false }
-    }
-}
+machine_scalar!(f64, true);
+machine_scalar!(f32, false);
