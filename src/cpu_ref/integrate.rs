@@ -39,10 +39,8 @@ pub(crate) fn integrate(
     t: f64,
     h: f64,
 ) -> BodyState {
-    let constants = MassConstants::from(mass);
-    let mut f =
-        |y: &State<f64>, at: f64| derivative_of(y, &constants, forces.iter().copied(), at, env);
-    renormalize(step(integrator, &state.into(), &constants, t, h, &mut f)).into()
+    let unnormalized = step_unnormalized(integrator, state, mass, forces, env, t, h);
+    renormalize(State::<f64>::from(&unnormalized)).into()
 }
 
 #[cfg(test)]
