@@ -260,10 +260,14 @@ impl GpuContext {
         let limits = adapter.limits();
         // Timestamps time the kernel on the device in `rigid-crowd bench`; f64 shaders run the
         // `gpu-f64` backend. Both optional.
-        let features = adapter.features()
+        // Passthrough shaders, on Vulkan, take the kernel as exact SPIR-V (gpu/exact_spirv.rs).
+        let mut features = adapter.features()
             & (wgpu::Features::TIMESTAMP_QUERY
                 | wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS
                 | wgpu::Features::SHADER_F64);
+        if info.backend == wgpu::Backend::Vulkan {
+            features |= adapter.features() & wgpu::Features::PASSTHROUGH_SHADERS;
+        }
         let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
             label: Some("rigid-crowd"),
             required_features: features,

@@ -9,6 +9,7 @@ mod chunk;
 mod context;
 #[cfg(test)]
 mod derivative_probe;
+mod exact_spirv;
 mod kernel_spec;
 pub(crate) mod layout;
 #[cfg(any(test, feature = "cli"))]

@@ -6,6 +6,7 @@ use crate::error::{Error, Result};
 use crate::gpu::bindings::INTEGRATE_BINDINGS;
 use crate::gpu::builtins::f32_only_builtins_on_f64;
 use crate::gpu::context::{GpuContext, one_line};
+use crate::gpu::exact_spirv::{self, Checks};
 use crate::gpu::kernel_spec::KernelSpec;
 use crate::gpu::options::GpuOptions;
 use crate::gpu::pipeline_cache::PipelineKey;
@@ -66,6 +67,30 @@ fn build_integrate_pipeline(
     if let (Some(custom), Precision::F64) = (custom_force, options.precision) {
         check_custom_force_in_f64(custom, &source)?;
     }
+    let constants = [("workgroup_size", options.workgroup_size as f64)];
+    // Without a custom force (the user's WGSL, whose errors wgpu reports line by line), the
+    // kernel goes to a Vulkan driver as SPIR-V with exact float arithmetic.
+    if custom_force.is_none()
+        && device
+            .features()
+            .contains(wgpu::Features::PASSTHROUGH_SHADERS)
+    {
+        let checks = if trusted {
+            Checks::Trusted
+        } else {
+            Checks::Bounded
+        };
+        let words = exact_spirv::compile(&source, "integrate", &constants, checks)?;
+        let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
+        // SAFETY: `compile` validated the module; its indices and loops are bounded as
+        // above, or checked when not trusted.
+        let module = unsafe { exact_spirv::module(device, "integrate.spv", "integrate", &words) };
+        let pipeline = create_integrate_pipeline(device, &module, &[]);
+        if let Some(e) = pollster::block_on(scope.pop()) {
+            return Err(Error::Gpu(one_line(&format!("compiling the kernel: {e}"))));
+        }
+        return Ok(pipeline);
+    }
     let descriptor = wgpu::ShaderModuleDescriptor {
         label: Some("integrate.wgsl"),
         source: wgpu::ShaderSource::Wgsl(source.into()),
@@ -108,20 +133,27 @@ fn build_integrate_pipeline(
     } else if let Some(e) = scoped {
         return Err(Error::Gpu(one_line(&format!("compiling the kernel: {e}"))));
     }
+    Ok(create_integrate_pipeline(device, &module, &constants))
+}
+
+/// The `integrate` pipeline of `module`, its overrides set to `constants`.
+fn create_integrate_pipeline(
+    device: &wgpu::Device,
+    module: &wgpu::ShaderModule,
+    constants: &[(&str, f64)],
+) -> wgpu::ComputePipeline {
     let layout = integrate_layout(device);
-    Ok(
-        device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-            label: Some("integrate"),
-            layout: Some(&layout),
-            module: &module,
-            entry_point: Some("integrate"),
-            compilation_options: wgpu::PipelineCompilationOptions {
-                constants: &[("workgroup_size", options.workgroup_size as f64)],
-                zero_initialize_workgroup_memory: false,
-            },
-            cache: None,
-        }),
-    )
+    device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+        label: Some("integrate"),
+        layout: Some(&layout),
+        module,
+        entry_point: Some("integrate"),
+        compilation_options: wgpu::PipelineCompilationOptions {
+            constants,
+            zero_initialize_workgroup_memory: false,
+        },
+        cache: None,
+    })
 }
 
 /// The kernel's bindings (integrate.wgsl), stated rather than derived from the module: a
