@@ -191,6 +191,43 @@ mod tests {
         }
     }
 
+    /// `docs/kernel-gravity-drag.wgsl` is what the GPU runs for a crowd under gravity and
+    /// linear drag with RK4 (`rigid-crowd bench`'s `gravity-drag`), in f32: the kernel
+    /// source as naga receives it. Rewrite it with `RIGID_CROWD_WRITE_DOCS=1`.
+    #[test]
+    fn the_documented_gravity_drag_kernel_is_the_generated_one() {
+        use crate::force::{Force, ForceKind};
+        use crate::force_table::ForceTable;
+        use crate::generate::CrowdSpec;
+        let bodies = CrowdSpec::new(8, 1).generate().unwrap();
+        let crowd = crate::crowd::Crowd::new(bodies, 1e-3)
+            .with_force(Force::on_all(ForceKind::Gravity {
+                acceleration: glam::DVec3::new(0.0, 0.0, -9.81),
+            }))
+            .with_force(Force::on_all(ForceKind::LinearDrag {
+                linear: 0.3,
+                angular: 0.05,
+            }));
+        let table = ForceTable::new(&crowd, crowd.bodies.len());
+        let spec = KernelSpec::of(&crowd, &table, 8);
+        let (source, _) = integrate_source(Precision::F32, &spec, None);
+        let documented = format!(
+            "// The integration kernel rigid-crowd compiles for a crowd under gravity and linear\n\
+             // drag with RK4, in f32, exactly as generated (checked by a test in src/gpu/shader.rs).\n\
+             // The physics functions are traced from src/physics; the rest is the kernel's plumbing.\n\n{source}\n"
+        );
+        let path =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/kernel-gravity-drag.wgsl");
+        if std::env::var_os("RIGID_CROWD_WRITE_DOCS").is_some() {
+            std::fs::write(&path, &documented).unwrap();
+        }
+        let on_disk = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            on_disk == documented,
+            "docs/kernel-gravity-drag.wgsl is not the generated kernel: rerun this test with RIGID_CROWD_WRITE_DOCS=1"
+        );
+    }
+
     /// A kind the kernel does not handle would only be caught at run time (as an unknown
     /// code); this catches it when the variant is added: each force kind has its
     /// `force_<name>` function, each integrator its `<name>_step`, each shape its case.
