@@ -10,10 +10,14 @@
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result};
 use crate::gpu::chunk::BufferChunk;
 use crate::gpu::context::{GpuContext, one_line};
+
+/// How long a completed copy's mapping may take to be delivered before it is an error.
+const MAPPING_DEADLINE: Duration = Duration::from_secs(30);
 
 /// Staging sets kept mapped or in flight at once: one being read by the host, one filling.
 pub(crate) const STAGING_SETS: usize = 2;
@@ -172,20 +176,27 @@ impl AsyncReadback {
             submission_index: Some(pending.submission.clone()),
             timeout: None,
         };
-        // The callbacks run inside `poll`; a mapping resolved just after its submission
-        // completed needs one more (indefinite) wait to deliver them.
-        for _ in 0..2 {
+        // The callbacks run inside `poll`, on whichever thread polls the device: a mapping
+        // resolved just after its submission completed needs another (indefinite) wait to
+        // deliver them, and when other threads share the device one of them may be running
+        // this callback at the moment our poll returns. So wait on, briefly, until a deadline.
+        let deadline = Instant::now() + MAPPING_DEADLINE;
+        loop {
             ctx.device
                 .poll(poll)
                 .map_err(|e| ctx.gpu_error(one_line(&format!("waiting for a readback: {e}"))))?;
             if is_mapped(status, set.buffers.len())? {
                 return Ok(());
             }
+            if Instant::now() >= deadline {
+                return Err(Error::Gpu(format!(
+                    "a readback buffer was not mapped within {} s of its copy completing",
+                    MAPPING_DEADLINE.as_secs()
+                )));
+            }
+            std::thread::sleep(Duration::from_micros(100));
             poll = wgpu::PollType::wait_indefinitely();
         }
-        Err(Error::Gpu(
-            "a readback buffer was never mapped after its copy completed".to_string(),
-        ))
     }
 
     /// Moves the oldest request still in a staging set into host memory.
