@@ -71,25 +71,13 @@ fn a_thousand_steps_agree_for_every_integrator_and_shape() {
 
 #[test]
 fn every_scene_without_planes_agrees_with_every_integrator() {
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/scenes");
-    let mut scenes = 0;
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.extension().is_none_or(|e| e != "json") {
-            continue;
-        }
-        let mut scene = Scene::load(&path).unwrap();
-        if !scene.crowd.planes.is_empty() {
-            continue;
-        }
-        // Bodies are independent: the first 1,000 of a large seeded crowd test the same
-        // physics at a cost lavapipe can pay in CI (their targeted forces go with them).
-        scene.crowd.bodies.truncate(1_000);
-        scene
-            .crowd
-            .forces
-            .retain(|f| f.body.is_none_or(|b| b < 1_000));
-        scenes += 1;
+    let scenes = scenes_without_planes();
+    assert!(
+        scenes.len() >= 2,
+        "only {} scenes without planes found",
+        scenes.len()
+    );
+    for (path, scene) in scenes {
         for integrator in Integrator::ALL {
             let crowd = scene.crowd.clone().with_integrator(integrator);
             let d = f64_against_reference(&crowd, scene.steps);
@@ -101,7 +89,31 @@ fn every_scene_without_planes_agrees_with_every_integrator() {
             );
         }
     }
-    assert!(scenes >= 2, "only {scenes} scenes without planes found");
+}
+
+/// The scenes of `scenes/` without planes, each cut to its first 1,000 bodies: bodies are
+/// independent, so they test the same physics at a cost lavapipe can pay in CI (their
+/// targeted forces go with them).
+fn scenes_without_planes() -> Vec<(std::path::PathBuf, Scene)> {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/scenes");
+    let mut scenes = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "json") {
+            continue;
+        }
+        let mut scene = Scene::load(&path).unwrap();
+        if !scene.crowd.planes.is_empty() {
+            continue;
+        }
+        scene.crowd.bodies.truncate(1_000);
+        scene
+            .crowd
+            .forces
+            .retain(|f| f.body.is_none_or(|b| b < 1_000));
+        scenes.push((path, scene));
+    }
+    scenes
 }
 
 /// A few hundred bodies of every shape raining onto a floor and a wall. Round-off can decide
@@ -346,24 +358,13 @@ fn every_force_kind_and_integrator_is_bit_identical_to_the_reference() {
 /// integrator, over 2,000 steps.
 #[test]
 fn the_scenes_without_contacts_are_bit_identical_to_the_reference() {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes");
-    let mut scenes = 0;
-    for entry in std::fs::read_dir(&dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.extension().is_none_or(|e| e != "json") {
-            continue;
-        }
-        let mut scene = Scene::load(&path).unwrap();
-        if !scene.crowd.planes.is_empty() {
-            continue;
-        }
-        // The 100,000 raindrops are alike: their first 1,000 keep the test short.
-        scene.crowd.bodies.truncate(1000);
-        scene
-            .crowd
-            .forces
-            .retain(|f| f.body.is_none_or(|b| b < 1000));
-        scenes += 1;
+    let scenes = scenes_without_planes();
+    assert!(
+        scenes.len() >= 3,
+        "only {} scenes without contacts",
+        scenes.len()
+    );
+    for (path, scene) in scenes {
         for integrator in Integrator::ALL {
             let crowd = Crowd {
                 integrator,
@@ -376,5 +377,4 @@ fn the_scenes_without_contacts_are_bit_identical_to_the_reference() {
             assert_eq!(differing, 0, "{}, {integrator}", path.display());
         }
     }
-    assert!(scenes >= 3, "only {scenes} scenes without contacts");
 }

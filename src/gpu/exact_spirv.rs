@@ -13,6 +13,7 @@
 use std::borrow::Cow;
 
 use crate::error::{Error, Result};
+use crate::gpu::context::one_line;
 
 /// SPIR-V opcodes of floating-point arithmetic whose result the decoration covers.
 const FLOAT_ARITHMETIC: [u32; 12] = [
@@ -56,7 +57,9 @@ pub(crate) fn compile(
     checks: Checks,
 ) -> Result<Vec<u32>> {
     let fail = |what: &str, e: &dyn std::fmt::Display| {
-        Error::Gpu(format!("compiling the kernel to exact SPIR-V: {what}: {e}"))
+        Error::Gpu(one_line(&format!(
+            "compiling the kernel to exact SPIR-V: {what}: {e}"
+        )))
     };
     let module = naga::front::wgsl::parse_str(wgsl).map_err(|e| fail("parsing", &e))?;
     let info = naga::valid::Validator::new(

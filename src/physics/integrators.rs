@@ -3,6 +3,8 @@
 //! Stage times: euler and symplectic_euler evaluate at `t`; rk4 and lie_rk4 at `t`,
 //! `t + h/2`, `t + h/2`, `t + h`.
 
+use std::ops::{Add, Mul};
+
 use super::algebra::{Quat, Vec3};
 use super::motion::{Derivative, MassConstants, State, advance, auxiliaries, spin};
 use super::scalar::Scalar;
@@ -43,6 +45,11 @@ pub fn symplectic_euler<R: Scalar>(
     }
 }
 
+/// `a + 2 (b + c) + d`: the weighted sum of four RK4 slopes (before the `h/6`).
+fn rk4_sum<R: Scalar, T: Add<Output = T> + Mul<R, Output = T>>(a: T, b: T, c: T, d: T) -> T {
+    a + (b + c) * R::constant(2.0) + d
+}
+
 /// Classic RK4: `Y(t + h) = Y + h/6 (k1 + 2 k2 + 2 k3 + k4)`.
 pub fn rk4<R: Scalar>(
     y: &State<R>,
@@ -55,13 +62,11 @@ pub fn rk4<R: Scalar>(
     let k2 = f(&advance(y, &k1, half), t + half);
     let k3 = f(&advance(y, &k2, half), t + half);
     let k4 = f(&advance(y, &k3, h), t + h);
-    let two = R::constant(2.0);
-    let v3 = |a: Vec3<R>, b: Vec3<R>, c: Vec3<R>, d: Vec3<R>| a + (b + c) * two + d;
     let sum = Derivative {
-        velocity: v3(k1.velocity, k2.velocity, k3.velocity, k4.velocity),
-        spin: k1.spin + (k2.spin + k3.spin) * two + k4.spin,
-        force: v3(k1.force, k2.force, k3.force, k4.force),
-        torque: v3(k1.torque, k2.torque, k3.torque, k4.torque),
+        velocity: rk4_sum(k1.velocity, k2.velocity, k3.velocity, k4.velocity),
+        spin: rk4_sum(k1.spin, k2.spin, k3.spin, k4.spin),
+        force: rk4_sum(k1.force, k2.force, k3.force, k4.force),
+        torque: rk4_sum(k1.torque, k2.torque, k3.torque, k4.torque),
     };
     advance(y, &sum, h / R::constant(6.0))
 }
@@ -132,15 +137,14 @@ pub fn lie_rk4<R: Scalar>(
     let y4 = stage(&f3, h, k3);
     let f4 = f(&y4, t + h);
     let k4 = dexpinv(k3, angular_velocity(&f4, y4.orientation) * h);
-    let two = R::constant(2.0);
-    let sum = |a: Vec3<R>, b: Vec3<R>, c: Vec3<R>, d: Vec3<R>| a + (b + c) * two + d;
     let sixth = h / R::constant(6.0);
     State {
-        position: y.position + sum(f1.velocity, f2.velocity, f3.velocity, f4.velocity) * sixth,
-        orientation: exp_rotation(sum(k1, k2, k3, k4) * R::constant(1.0 / 6.0)).product(q0),
-        linear_momentum: y.linear_momentum + sum(f1.force, f2.force, f3.force, f4.force) * sixth,
+        position: y.position + rk4_sum(f1.velocity, f2.velocity, f3.velocity, f4.velocity) * sixth,
+        orientation: exp_rotation(rk4_sum(k1, k2, k3, k4) * R::constant(1.0 / 6.0)).product(q0),
+        linear_momentum: y.linear_momentum
+            + rk4_sum(f1.force, f2.force, f3.force, f4.force) * sixth,
         angular_momentum: y.angular_momentum
-            + sum(f1.torque, f2.torque, f3.torque, f4.torque) * sixth,
+            + rk4_sum(f1.torque, f2.torque, f3.torque, f4.torque) * sixth,
     }
 }
 

@@ -70,33 +70,27 @@ fn sin_kernel<R: Scalar>(r: R) -> R {
 fn cos_kernel<R: Scalar>(r: R) -> R {
     let z = r * r;
     let half_z = R::constant(0.5) * z;
-    if R::IS_F64 {
-        let p = horner(
-            z,
-            &[
-                4.166_666_666_666_660_190_37e-2,
-                -1.388_888_888_887_410_957_49e-3,
-                2.480_158_728_947_672_941_78e-5,
-                -2.755_731_435_139_066_330_35e-7,
-                2.087_572_321_298_174_827_9e-9,
-                -1.135_964_755_778_819_482_65e-11,
-            ],
-        );
-        // Not fdlibm's `w + ((1 - w) - z/2 + ...)` with `w = 1 - z/2`, which carries the
-        // rounding of `1 - z/2`: compilers fold `1 - (1 - z/2)` to `z/2` (Mesa does), and
-        // the carry with it.
-        (R::constant(1.0) - half_z) + z * z * p
+    let coefficients: &[f64] = if R::IS_F64 {
+        &[
+            4.166_666_666_666_660_190_37e-2,
+            -1.388_888_888_887_410_957_49e-3,
+            2.480_158_728_947_672_941_78e-5,
+            -2.755_731_435_139_066_330_35e-7,
+            2.087_572_321_298_174_827_9e-9,
+            -1.135_964_755_778_819_482_65e-11,
+        ]
     } else {
-        let p = horner(
-            z,
-            &[
-                4.166_664_568_298_827e-2,
-                -1.388_731_625_493_765e-3,
-                2.443_315_711_809_948e-5,
-            ],
-        );
-        (R::constant(1.0) - half_z) + z * z * p
-    }
+        &[
+            4.166_664_568_298_827e-2,
+            -1.388_731_625_493_765e-3,
+            2.443_315_711_809_948e-5,
+        ]
+    };
+    // Not fdlibm's `w + ((1 - w) - z/2 + ...)` with `w = 1 - z/2`, which carries the
+    // rounding of `1 - z/2`: compilers free to fold `1 - (1 - z/2)` to `z/2` (Mesa is,
+    // without `NoContraction`) would drop the carry.
+    let p = horner(z, coefficients);
+    (R::constant(1.0) - half_z) + z * z * p
 }
 
 /// `(sin x, cos x)`.
