@@ -1,20 +1,40 @@
-//! Contact with static planes on the fast path: each lane of a block that can touch a plane is
-//! widened to f64 and resolved by the reference's own code (`src/cpu_ref/contact.rs`), then
-//! narrowed back. Contacts are per-lane branches, so SIMD would buy little; sharing the
-//! reference's code means the two paths differ only by the f32 rounding of the state.
+//! Contact with static planes on the fast path: the definition (`src/physics/contact.rs`) in
+//! f32, one lane at a time. Contacts are per-lane branches, so SIMD would buy little; each
+//! lane computes what the f32 kernel computes for its body.
 
-use crate::body::BodyState;
 use crate::cpu::block::StateBlock;
 use crate::cpu::lanes::LANES;
-use crate::cpu_ref::contact::resolve_contacts as resolve_body;
 use crate::mass::MassProperties;
-use crate::plane::Plane;
+use crate::physics::algebra::{Quat, Vec3};
+use crate::physics::contact::{PlaneConstants, ShapeConstants, resolve_contacts as resolve_body};
+use crate::physics::motion::{MassConstants, State};
 use crate::shape::Shape;
 
 /// What contact resolution needs of each lane of a block besides its state.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct ContactBlock {
-    pub lanes: [(MassProperties, Shape); LANES],
+    pub lanes: [(MassConstants<f32>, ShapeConstants<f32>); LANES],
+}
+
+impl ContactBlock {
+    /// The constants of one lane's body, rounded to f32 as the f32 kernel's are.
+    pub fn lane(mass: &MassProperties, shape: &Shape) -> (MassConstants<f32>, ShapeConstants<f32>) {
+        let m = MassConstants::<f64>::from(mass);
+        let i = m.inv_inertia;
+        let constants = MassConstants {
+            mass: m.mass as f32,
+            inv_mass: m.inv_mass as f32,
+            inv_inertia: crate::physics::algebra::SymMat3 {
+                xx: i.xx as f32,
+                yy: i.yy as f32,
+                zz: i.zz as f32,
+                xy: i.xy as f32,
+                xz: i.xz as f32,
+                yz: i.yz as f32,
+            },
+        };
+        (constants, ShapeConstants::of(shape).to())
+    }
 }
 
 /// Resolves every lane of `next` (the block after a step that started at `start`).
@@ -22,18 +42,36 @@ pub(crate) fn resolve_contacts(
     start: &StateBlock,
     next: &mut StateBlock,
     block: &ContactBlock,
-    planes: &[Plane],
-    h: f64,
+    planes: &[PlaneConstants<f32>],
+    h: f32,
 ) {
     for (lane, (mass, shape)) in block.lanes.iter().enumerate() {
-        let mut state = next.state(lane);
-        resolve_body(&start.state(lane), &mut state, mass, shape, planes, h);
-        set_lane(next, lane, &state);
+        let resolved = resolve_body(
+            &lane_state(start, lane),
+            lane_state(next, lane),
+            mass,
+            shape,
+            planes,
+            h,
+        );
+        set_lane(next, lane, &resolved);
     }
 }
 
-/// Writes the f64 `state` into lane `lane`, rounded to f32.
-fn set_lane(block: &mut StateBlock, lane: usize, state: &BodyState) {
+/// Lane `lane` of `block`.
+fn lane_state(block: &StateBlock, lane: usize) -> State<f32> {
+    let q = &block.orientation;
+    let v = |a: &crate::cpu::lanes::Vec3Lanes| Vec3::new(a.x.0[lane], a.y.0[lane], a.z.0[lane]);
+    State {
+        position: v(&block.position),
+        orientation: Quat::new(q.w.0[lane], q.x.0[lane], q.y.0[lane], q.z.0[lane]),
+        linear_momentum: v(&block.linear_momentum),
+        angular_momentum: v(&block.angular_momentum),
+    }
+}
+
+/// Writes `state` into lane `lane`.
+fn set_lane(block: &mut StateBlock, lane: usize, state: &State<f32>) {
     let q = state.orientation;
     for (lanes, value) in [
         (&mut block.position.x, state.position.x),
@@ -50,6 +88,6 @@ fn set_lane(block: &mut StateBlock, lane: usize, state: &BodyState) {
         (&mut block.angular_momentum.y, state.angular_momentum.y),
         (&mut block.angular_momentum.z, state.angular_momentum.z),
     ] {
-        lanes.0[lane] = value as f32;
+        lanes.0[lane] = value;
     }
 }

@@ -20,7 +20,7 @@ use crate::fault::{Fault, OnFault, QuarantinedBody};
 use crate::force_table::{ForceTable, flatten_keyframes};
 use crate::integrator::Integrator;
 use crate::mass::MassProperties;
-use crate::plane::Plane;
+use crate::physics::contact::PlaneConstants;
 
 /// Everything one block's `step(n)` needs besides its state.
 #[derive(Clone, Copy)]
@@ -33,7 +33,7 @@ struct BlockRun<'a> {
     first_step: u64,
     steps: u64,
     /// The block's shapes and the planes, when the crowd has planes.
-    contacts: Option<(&'a ContactBlock, &'a [Plane])>,
+    contacts: Option<(&'a ContactBlock, &'a [PlaneConstants<f32>])>,
     /// The squared envelope limits, when any is set.
     envelope_squared: Option<&'a [f32; 3]>,
     /// Whether a lane that breaks a rule is frozen (else the block stops).
@@ -67,7 +67,7 @@ impl BlockRun<'_> {
                 self.dt,
             );
             if let Some((block, planes)) = self.contacts {
-                resolve_contacts(&s, &mut next, block, planes, self.dt as f64);
+                resolve_contacts(&s, &mut next, block, planes, self.dt);
             }
             let broken =
                 broken_lanes(&next, self.constants, self.envelope_squared) & !outcome.frozen;
@@ -157,7 +157,8 @@ pub struct CpuSimulation {
     masses: BodyMasses,
     /// One per block when the crowd has planes, else empty.
     contacts: Vec<ContactBlock>,
-    planes: Vec<Plane>,
+    /// The planes, rounded to f32 as the f32 kernel's are.
+    planes: Vec<PlaneConstants<f32>>,
     integrator: Integrator,
     dt: f32,
     /// `start_step` plus the steps taken.
@@ -230,7 +231,7 @@ impl CpuSimulation {
             first_body,
             masses: BodyMasses::from_chunks(masses),
             contacts: contacts.concat(),
-            planes: crowd.planes.clone(),
+            planes: crowd.planes.iter().map(PlaneConstants::of).collect(),
             integrator: crowd.integrator,
             dt: crowd.dt as f32,
             step: crowd.start_step,
@@ -405,7 +406,7 @@ fn contact_block(bodies: &[Body]) -> ContactBlock {
                 .mass
                 .shape()
                 .expect("validated: bodies touching planes have shapes");
-            (body.mass, shape)
+            ContactBlock::lane(&body.mass, &shape)
         }),
     }
 }

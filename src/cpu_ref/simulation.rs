@@ -18,7 +18,7 @@ use crate::force::ForceKind;
 use crate::force_table::ForceTable;
 use crate::integrator::Integrator;
 use crate::mass::MassProperties;
-use crate::plane::Plane;
+use crate::physics::contact::{PlaneConstants, ShapeConstants};
 
 /// A crowd integrated by the f64 CPU reference.
 #[derive(Clone, Debug)]
@@ -28,7 +28,7 @@ pub struct CpuRefSimulation {
     table: ForceTable,
     integrator: Integrator,
     dt: f64,
-    planes: Vec<Plane>,
+    planes: Vec<PlaneConstants<f64>>,
     keyframes: Vec<Vec<[f64; 2]>>,
     custom_force: Option<CustomForce>,
     /// One per body once set; empty (every load zero) until then.
@@ -78,7 +78,7 @@ impl CpuRefSimulation {
             table: ForceTable::new(crowd, source.len()),
             integrator: crowd.integrator,
             dt: crowd.dt,
-            planes: crowd.planes.clone(),
+            planes: crowd.planes.iter().map(PlaneConstants::of).collect(),
             keyframes: crowd.keyframes.clone(),
             custom_force: crowd.custom_force.clone(),
             loads: Vec::new(),
@@ -123,7 +123,10 @@ impl CpuRefSimulation {
                     custom_force,
                 };
                 let mut state = *body_state;
-                let shape = mass.shape().filter(|_| !planes.is_empty());
+                let shape = mass
+                    .shape()
+                    .filter(|_| !planes.is_empty())
+                    .map(|shape| ShapeConstants::of(&shape));
                 for step in first_step..first_step + steps {
                     // A product, not a running sum: the clock does not drift over long runs.
                     let t = step as f64 * dt;

@@ -64,6 +64,11 @@ struct OwnForces {
 }
 
 impl KernelSpec {
+    /// Whether the contact resolution is compiled in.
+    pub fn contacts(&self) -> bool {
+        self.contacts
+    }
+
     /// Every integrator, force kind and contacts: a kernel for any crowd.
     pub fn general() -> Self {
         Self {

@@ -8,11 +8,11 @@ use glam::{DQuat, DVec3};
 use crate::body::{Body, BodyState};
 use crate::codes::Coded;
 use crate::cpu::STEPS_PER_OVERFLOW;
-use crate::cpu_ref::contact::bounding_radius;
 use crate::custom_force::ExternalLoad;
 use crate::force::ForceKind;
 use crate::force_table::{ForceTable, flatten_keyframes};
 use crate::gpu::precision::{Precision, Real, with_real};
+use crate::physics::contact::ShapeConstants;
 use crate::plane::Plane;
 use crate::shape::{NO_SHAPE_CODE, Shape};
 
@@ -224,14 +224,8 @@ fn shape_gpu<R: Real>(shape: Option<Shape>) -> (u32, [R; 4]) {
     let Some(shape) = shape else {
         return (NO_SHAPE_CODE, [R::default(); 4]);
     };
-    let dims = match shape {
-        Shape::Sphere { radius } => DVec3::new(radius, 0.0, 0.0),
-        Shape::Box { size } => size * 0.5,
-        Shape::Capsule { radius, length } => DVec3::new(radius, length * 0.5, 0.0),
-        Shape::Cylinder { radius, height } => DVec3::new(radius, height * 0.5, 0.0),
-        Shape::Ellipsoid { semi_axes } => semi_axes,
-    };
-    (shape.kind().code(), real4(dims, bounding_radius(&shape)))
+    let c = ShapeConstants::of(&shape);
+    (c.kind.code(), real4(c.dims.into(), c.bounding_radius))
 }
 
 impl<R: Real> BodyConstantsGpu<R> {

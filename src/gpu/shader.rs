@@ -10,7 +10,7 @@ use crate::force::ForceType;
 use crate::gpu::kernel_spec::KernelSpec;
 use crate::gpu::precision::Precision;
 use crate::integrator::Integrator;
-use crate::physics::wgsl::physics_wgsl;
+use crate::physics::wgsl::{contact_wgsl, physics_wgsl};
 use crate::shape::{NO_SHAPE_CODE, ShapeKind};
 
 /// Shared structs and quaternion helpers.
@@ -89,6 +89,17 @@ pub(crate) fn layout_constants() -> String {
     )
 }
 
+/// What a kernel without planes calls in the contact code it folds away.
+const NO_CONTACTS: &str = "fn step_acceleration(start: Motion, next: Motion, c: BodyConstants, \
+h: real) -> vec3<real> {
+    return vec3<real>(real(0.0));
+}
+fn resolve_plane(s: Motion, c: BodyConstants, plane: Plane, acceleration: vec3<real>, \
+h: real) -> Motion {
+    return s;
+}
+";
+
 /// The integration kernel's source, and the line on which the custom force's source starts
 /// (1-based), so compiler messages can point into the user's own text. WGSL declarations may
 /// come in any order, so the user's code goes last and keeps its own line numbers + offset.
@@ -99,12 +110,18 @@ pub(crate) fn integrate_source(
     custom_force: Option<&str>,
 ) -> (String, u32) {
     let generated = spec.wgsl();
+    let contact = match (spec.contacts(), precision) {
+        (false, _) => NO_CONTACTS.to_string(),
+        (true, Precision::F32) => contact_wgsl::<f32>(),
+        (true, Precision::F64) => contact_wgsl::<f64>(),
+    };
     let joined = [
         &prelude(precision),
         COMMON,
         &physics_source(precision),
         DERIVATIVE,
         CONTACT,
+        &contact,
         INTEGRATE,
         &generated,
     ]
@@ -252,14 +269,20 @@ mod tests {
                 "the physics lacks `fn {function}`"
             );
         }
+        let contact = contact_wgsl::<f64>();
         for &shape in ShapeKind::ALL {
             let constant = shape.wgsl_constant();
+            let function = format!("resolve_plane_{}", shape.name());
             assert!(
-                CONTACT.lines().any(|l| {
+                defines(&contact, &function),
+                "the contact code lacks `fn {function}`"
+            );
+            assert!(
+                contact.lines().any(|l| {
                     let l = l.trim_start();
                     l.starts_with("case ") && l.contains(&constant)
                 }),
-                "contact.wgsl lacks `case {constant}`"
+                "the contact code lacks `case {constant}`"
             );
         }
     }

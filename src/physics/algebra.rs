@@ -4,7 +4,7 @@
 
 use std::ops::{Add, Mul, Neg, Sub};
 
-use super::scalar::Scalar;
+use super::scalar::{Carried, Scalar};
 
 /// A 3-vector.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -185,6 +185,34 @@ impl<R: Scalar> Mul<R> for Quat<R> {
 }
 
 impl<R: Scalar> Mat3<R> {
+    /// Column `i`: the image of the `i`-th axis.
+    pub fn column(&self, i: usize) -> Vec3<R> {
+        let [a, b, c] = self.rows;
+        let pick = |v: Vec3<R>| [v.x, v.y, v.z][i];
+        Vec3::new(pick(a), pick(b), pick(c))
+    }
+
+    /// `M^T`.
+    pub fn transpose(&self) -> Self {
+        Self {
+            rows: [self.column(0), self.column(1), self.column(2)],
+        }
+    }
+
+    /// `self o`: each entry a row of `self` dotted with a column of `o`, left to right.
+    pub fn product(&self, o: &Self) -> Self {
+        let columns = [o.column(0), o.column(1), o.column(2)];
+        Self {
+            rows: self.rows.map(|row| {
+                Vec3::new(
+                    row.dot(columns[0]),
+                    row.dot(columns[1]),
+                    row.dot(columns[2]),
+                )
+            }),
+        }
+    }
+
     /// `M v`, each row's dot product summed left to right.
     pub fn mul_vec(&self, v: Vec3<R>) -> Vec3<R> {
         let [a, b, c] = self.rows;
@@ -203,6 +231,17 @@ impl<R: Scalar> Mat3<R> {
 }
 
 impl<R: Scalar> SymMat3<R> {
+    /// The full matrix.
+    pub fn to_mat3(&self) -> Mat3<R> {
+        Mat3 {
+            rows: [
+                Vec3::new(self.xx, self.xy, self.xz),
+                Vec3::new(self.xy, self.yy, self.yz),
+                Vec3::new(self.xz, self.yz, self.zz),
+            ],
+        }
+    }
+
     /// `M v`, each row summed left to right.
     pub fn mul_vec(&self, v: Vec3<R>) -> Vec3<R> {
         Vec3::new(
@@ -210,6 +249,26 @@ impl<R: Scalar> SymMat3<R> {
             self.xy * v.x + self.yy * v.y + self.yz * v.z,
             self.xz * v.x + self.yz * v.y + self.zz * v.z,
         )
+    }
+}
+
+impl<R: Scalar> Carried<R> for Vec3<R> {
+    fn push_scalars(&self, out: &mut Vec<R>) {
+        out.extend([self.x, self.y, self.z]);
+    }
+    fn from_scalars(s: &mut impl Iterator<Item = R>) -> Self {
+        let [x, y, z] = <[R; 3]>::from_scalars(s);
+        Self::new(x, y, z)
+    }
+}
+
+impl<R: Scalar> Carried<R> for Quat<R> {
+    fn push_scalars(&self, out: &mut Vec<R>) {
+        out.extend([self.w, self.x, self.y, self.z]);
+    }
+    fn from_scalars(s: &mut impl Iterator<Item = R>) -> Self {
+        let [w, x, y, z] = <[R; 4]>::from_scalars(s);
+        Self::new(w, x, y, z)
     }
 }
 

@@ -4,6 +4,7 @@
 //! in the same order give the same bits wherever the arithmetic is IEEE's.
 
 pub mod algebra;
+pub mod contact;
 pub mod forces;
 pub mod integrators;
 pub mod motion;

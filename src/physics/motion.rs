@@ -2,7 +2,7 @@
 //! (Baraff 2-42, 2-43, 4-2).
 
 use super::algebra::{Mat3, Quat, SymMat3, Vec3};
-use super::scalar::Scalar;
+use super::scalar::{Carried, Scalar};
 
 /// Momentum-form state `Y = (x, q, P, L)`.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -15,6 +15,23 @@ pub struct State<R> {
     pub linear_momentum: Vec3<R>,
     /// Angular momentum `L` about the centre of mass.
     pub angular_momentum: Vec3<R>,
+}
+
+impl<R: Scalar> Carried<R> for State<R> {
+    fn push_scalars(&self, out: &mut Vec<R>) {
+        self.position.push_scalars(out);
+        self.orientation.push_scalars(out);
+        self.linear_momentum.push_scalars(out);
+        self.angular_momentum.push_scalars(out);
+    }
+    fn from_scalars(s: &mut impl Iterator<Item = R>) -> Self {
+        Self {
+            position: Vec3::from_scalars(s),
+            orientation: Quat::from_scalars(s),
+            linear_momentum: Vec3::from_scalars(s),
+            angular_momentum: Vec3::from_scalars(s),
+        }
+    }
 }
 
 /// The constants of one body the physics reads.

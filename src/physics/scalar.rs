@@ -2,7 +2,9 @@
 //! (`gpu`) and [`Traced`](super::trace::Traced) (which prints what it computes as WGSL).
 //! Only the operations IEEE 754 rounds correctly appear here (`+ - * /`, `sqrt`, `floor`,
 //! comparisons and a select), so the same operations in the same order give the same bits
-//! on every backend that honours IEEE arithmetic.
+//! on every backend that honours IEEE arithmetic. Two structured helpers carry the physics'
+//! branches and loops ([`Scalar::if_then`], [`Scalar::repeat`]): Rust's `if` and `for` on the
+//! CPU, WGSL's on the GPU.
 
 use std::fmt::Debug;
 use std::ops::{Add, Div, Mul, Neg, Sub};
@@ -35,7 +37,67 @@ pub trait Scalar:
     /// `if_true` where `condition` holds, else `if_false`. Both are computed: the physics
     /// picks between values, never between paths, so every backend runs the same operations.
     fn select(condition: Self::Bool, if_true: Self, if_false: Self) -> Self;
+    /// The negation of `condition`.
+    fn not(condition: Self::Bool) -> Self::Bool;
+    /// `then(value)` where `condition` holds, else `value`: a branch that skips work (a
+    /// [`select`](Scalar::select) computes both sides).
+    fn if_then<V: Carried<Self>>(condition: Self::Bool, value: V, then: impl FnOnce(V) -> V) -> V;
+    /// `body` applied `times` times to `value`: a loop, not unrolled on the GPU.
+    fn repeat<V: Carried<Self>>(times: u32, value: V, body: impl FnMut(V) -> V) -> V;
 }
+
+/// Values a branch or a loop carries: a fixed number of scalars of precision `R`.
+pub trait Carried<R>: Sized {
+    /// Appends the scalars, in a fixed order.
+    fn push_scalars(&self, out: &mut Vec<R>);
+    /// The value of the scalars `push_scalars` gave, read in the same order.
+    fn from_scalars(scalars: &mut impl Iterator<Item = R>) -> Self;
+
+    /// The scalars, in order.
+    fn to_scalars(&self) -> Vec<R> {
+        let mut out = Vec::new();
+        self.push_scalars(&mut out);
+        out
+    }
+}
+
+impl<R: Scalar> Carried<R> for R {
+    fn push_scalars(&self, out: &mut Vec<R>) {
+        out.push(*self);
+    }
+    fn from_scalars(scalars: &mut impl Iterator<Item = R>) -> Self {
+        scalars.next().expect("as many scalars as were pushed")
+    }
+}
+
+impl<R, T: Carried<R>, const N: usize> Carried<R> for [T; N] {
+    fn push_scalars(&self, out: &mut Vec<R>) {
+        self.iter().for_each(|t| t.push_scalars(out));
+    }
+    fn from_scalars(scalars: &mut impl Iterator<Item = R>) -> Self {
+        std::array::from_fn(|_| T::from_scalars(scalars))
+    }
+}
+
+macro_rules! carried_tuple {
+    ($($t:ident),+) => {
+        impl<R, $($t: Carried<R>),+> Carried<R> for ($($t,)+) {
+            #[allow(non_snake_case)]
+            fn push_scalars(&self, out: &mut Vec<R>) {
+                let ($($t,)+) = self;
+                $($t.push_scalars(out);)+
+            }
+            fn from_scalars(scalars: &mut impl Iterator<Item = R>) -> Self {
+                ($($t::from_scalars(scalars),)+)
+            }
+        }
+    };
+}
+carried_tuple!(A, B);
+carried_tuple!(A, B, C);
+carried_tuple!(A, B, C, D);
+carried_tuple!(A, B, C, D, E);
+carried_tuple!(A, B, C, D, E, G);
 
 /// The machine types: every operation is the hardware's own, correctly rounded.
 macro_rules! machine_scalar {
@@ -61,6 +123,19 @@ macro_rules! machine_scalar {
             }
             fn select(condition: bool, if_true: Self, if_false: Self) -> Self {
                 if condition { if_true } else { if_false }
+            }
+            fn not(condition: bool) -> bool {
+                !condition
+            }
+            fn if_then<V: Carried<Self>>(
+                condition: bool,
+                value: V,
+                then: impl FnOnce(V) -> V,
+            ) -> V {
+                if condition { then(value) } else { value }
+            }
+            fn repeat<V: Carried<Self>>(times: u32, value: V, mut body: impl FnMut(V) -> V) -> V {
+                (0..times).fold(value, |v, _| body(v))
             }
         }
     };

@@ -7,7 +7,7 @@ use std::fmt;
 use std::marker::PhantomData;
 use std::ops::{Add, Div, Mul, Neg, Sub};
 
-use super::scalar::Scalar;
+use super::scalar::{Carried, Scalar};
 
 /// A value of the function being traced, in the precision of `F` (`f32` or `f64`): a WGSL
 /// `let` or a literal.
@@ -58,6 +58,24 @@ impl<F> fmt::Display for Traced<F> {
 struct Tape {
     lines: Vec<String>,
     next: u32,
+    /// How many blocks (`if`, `for`) the next statement is inside.
+    depth: usize,
+}
+
+impl Tape {
+    fn push(&mut self, statement: &str) {
+        let indent = "    ".repeat(self.depth + 1);
+        self.lines.push(format!("{indent}{statement}\n"));
+    }
+}
+
+fn with_tape<T>(f: impl FnOnce(&mut Tape) -> T) -> T {
+    TAPE.with(|tape| {
+        let mut tape = tape.borrow_mut();
+        f(tape
+            .as_mut()
+            .expect("a traced value is used outside `trace_function`"))
+    })
 }
 
 thread_local! {
@@ -66,17 +84,59 @@ thread_local! {
 
 /// Binds `expression` to a new `let` of the traced function; returns its number.
 fn bind(expression: String, prefix: char) -> u32 {
-    TAPE.with(|tape| {
-        let mut tape = tape.borrow_mut();
-        let tape = tape
-            .as_mut()
-            .expect("a traced value is used outside `trace_function`");
+    declare("let", expression, prefix)
+}
+
+/// Declares `keyword` (`let` or `var`) `{prefix}{n} = expression`; returns `n`.
+fn declare(keyword: &str, expression: String, prefix: char) -> u32 {
+    with_tape(|tape| {
         let n = tape.next;
         tape.next += 1;
-        tape.lines
-            .push(format!("    let {prefix}{n} = {expression};\n"));
+        tape.push(&format!("{keyword} {prefix}{n} = {expression};"));
         n
     })
+}
+
+/// A WGSL `var` for each of `values`, holding them: what a block assigns its results to.
+fn variables<F>(values: Vec<Traced<F>>) -> Vec<Traced<F>> {
+    values
+        .into_iter()
+        .map(|value| Traced::var(declare("var", value.to_string(), 'v')))
+        .collect()
+}
+
+/// Assigns `results` to `variables`, each result first bound to a `let`, so that no
+/// assignment reads a variable an earlier one of them changed.
+fn assign<F>(variables: &[Traced<F>], results: Vec<Traced<F>>) {
+    let fixed: Vec<Traced<F>> = results
+        .into_iter()
+        .map(|r| match r.node {
+            Node::Var(_) => Traced::var(bind(r.to_string(), 'v')),
+            Node::Literal(_) => r,
+        })
+        .collect();
+    with_tape(|tape| {
+        for (variable, result) in variables.iter().zip(fixed) {
+            tape.push(&format!("{variable} = {result};"));
+        }
+    });
+}
+
+/// Runs `body` inside the WGSL block that `opening` opens (`if b3 {`, say), the values it
+/// carries in and out held in `var`s declared before the block.
+fn block<F, V: Carried<Traced<F>>>(opening: String, value: V, body: impl FnOnce(V) -> V) -> V {
+    let held = variables(value.to_scalars());
+    with_tape(|tape| {
+        tape.push(&opening);
+        tape.depth += 1;
+    });
+    let result = body(V::from_scalars(&mut held.iter().copied()));
+    assign(&held, result.to_scalars());
+    with_tape(|tape| {
+        tape.depth -= 1;
+        tape.push("}");
+    });
+    V::from_scalars(&mut held.iter().copied())
 }
 
 impl<F> Traced<F> {
@@ -164,6 +224,25 @@ impl<F: Scalar + Into<f64>> Scalar for Traced<F> {
             format!("select({if_false}, {if_true}, b{})", condition.0),
             'v',
         ))
+    }
+    fn not(condition: TracedBool) -> TracedBool {
+        TracedBool(bind(format!("!b{}", condition.0), 'b'))
+    }
+    /// `if b { ... }`, the values it changes held in `var`s.
+    fn if_then<V: Carried<Self>>(condition: TracedBool, value: V, then: impl FnOnce(V) -> V) -> V {
+        block(format!("if b{} {{", condition.0), value, then)
+    }
+    /// `for (var i = 0u; i < times; i++) { ... }`, the values it changes held in `var`s.
+    fn repeat<V: Carried<Self>>(times: u32, value: V, mut body: impl FnMut(V) -> V) -> V {
+        let i = with_tape(|tape| {
+            tape.next += 1;
+            tape.next - 1
+        });
+        block(
+            format!("for (var i{i} = 0u; i{i} < {times}u; i{i}++) {{"),
+            value,
+            |v| body(v),
+        )
     }
 }
 

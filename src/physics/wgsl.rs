@@ -3,6 +3,7 @@
 //! and force records, and calls these functions for every formula.
 
 use super::algebra::{Mat3, Quat, SymMat3, Vec3};
+use super::contact::{PlaneConstants, ShapeConstants, resolve_plane, step_acceleration};
 use super::forces::{Body, Parameters, add_force, add_scaled, keyframe_lerp};
 use super::integrators::{renormalize, step};
 use super::motion::{Auxiliaries, Derivative, Load, MassConstants, State, auxiliaries, derivative};
@@ -12,6 +13,7 @@ use super::trig::sin_cos;
 use crate::codes::Coded;
 use crate::force::ForceType;
 use crate::integrator::Integrator;
+use crate::shape::ShapeKind;
 
 /// The parameters of every `force_<kind>` function, which the generated force visits call.
 const FORCE_SIGNATURE: &str = "(f: Force, s: Motion, c: BodyConstants, aux: Auxiliaries, \
@@ -284,4 +286,66 @@ fn step_wgsl<F: Scalar + Into<f64>>(integrator: Integrator) -> String {
         let next = step(integrator, &y, &mass, T::input("t"), T::input("h"), &mut f);
         format!("    return {};\n", motion(&next))
     })
+}
+
+/// The contact resolution in precision `F`: `step_acceleration`, one `resolve_plane_<shape>`
+/// per shape kind and `resolve_plane`, which picks the body's. The kernel's
+/// `resolve_contacts` (shaders/contact.wgsl) calls them plane by plane.
+pub fn contact_wgsl<F: Scalar + Into<f64>>() -> String {
+    let mut out = trace_function(
+        "/// The body's acceleration over the step from `start` to `next` from the forces alone.\n\
+         fn step_acceleration(start: Motion, next: Motion, c: BodyConstants, h: real) -> vec3<real>",
+        || {
+            let a = step_acceleration(
+                &read_motion::<F>("start"),
+                &read_motion("next"),
+                &read_constants("c"),
+                T::input("h"),
+            );
+            format!("    return {};\n", vec3(a))
+        },
+    );
+    let mut cases = String::new();
+    for &kind in ShapeKind::ALL {
+        let name = kind.name();
+        out += &trace_function(
+            &format!(
+                "/// State s of a {name} moved out of `plane`, the contact impulses applied.\n\
+                 fn resolve_plane_{name}(s: Motion, c: BodyConstants, plane: Plane, \
+                 acceleration: vec3<real>, h: real) -> Motion"
+            ),
+            || {
+                let shape = ShapeConstants {
+                    kind,
+                    dims: read_vec3("c.shape"),
+                    bounding_radius: T::input("c.shape.w"),
+                };
+                let plane = PlaneConstants {
+                    normal: read_vec3("plane.surface"),
+                    offset: T::input("plane.surface.w"),
+                    restitution: T::input("plane.restitution"),
+                    friction: T::input("plane.friction"),
+                };
+                let next = resolve_plane(
+                    read_motion::<F>("s"),
+                    &read_constants("c"),
+                    &shape,
+                    &plane,
+                    read_vec3("acceleration"),
+                    T::input("h"),
+                );
+                format!("    return {};\n", motion(&next))
+            },
+        );
+        cases += &format!(
+            "        case {}: {{\n            return resolve_plane_{name}(s, c, plane, acceleration, h);\n        }}\n",
+            kind.wgsl_constant()
+        );
+    }
+    out + &format!(
+        "/// State s moved out of `plane` and its contact impulses applied, by the body's shape.\n\
+         fn resolve_plane(s: Motion, c: BodyConstants, plane: Plane, acceleration: vec3<real>, \
+         h: real) -> Motion {{\n    switch c.shape_kind {{\n{cases}        default: {{\n            \
+         return s;\n        }}\n    }}\n}}\n"
+    )
 }

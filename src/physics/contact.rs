@@ -1,0 +1,410 @@
+//! Contact of one body with static planes, resolved after each full step.
+//!
+//! For each plane: the body's candidate points that ended the step below the surface are the
+//! contacts. The body is moved out along the normal by the deepest one's depth, then impulses
+//! at the contacts (Gauss–Seidel over the points, accumulated and clamped as in sequential
+//! impulse solvers) drive each point's normal velocity to its target and cap friction by
+//! Coulomb's law. The target is `e` times the approach speed the point had when it crossed the
+//! surface, recovered from the speed at its depth and the body's acceleration towards the plane
+//! over the step (`v_surface^2 = v^2 - 2 a depth`). That makes the bounce lose exactly the
+//! energy restitution says it loses, although it was detected late: a ball rebounds to `e^2` of
+//! its height, the lift out of the plane never adds energy, and a resting body (whose target
+//! is zero) neither sinks nor jitters.
+
+use glam::DVec3;
+
+use super::algebra::{Mat3, Vec3};
+use super::motion::{MassConstants, State};
+use super::scalar::Scalar;
+use crate::plane::Plane;
+use crate::shape::{Shape, ShapeKind};
+
+/// Approach speeds below this many steps' worth of the acceleration towards the plane get no
+/// bounce: a body resting on several points would otherwise rock on the speed each step of
+/// gravity gives it, bounced back by restitution.
+pub const RESTING_STEPS: f64 = 2.0;
+
+/// Gauss–Seidel sweeps over a plane's contact points per step: enough for a box's four
+/// corners to share its weight (measured: the resting tests settle with 8).
+pub const CONTACT_ITERATIONS: u32 = 8;
+
+/// The most candidate points a shape has.
+pub const MAX_CONTACT_POINTS: usize = 8;
+
+/// A body's shape as contact reads it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ShapeConstants<R> {
+    pub kind: ShapeKind,
+    /// Box: half edge lengths; sphere: `(radius, 0, 0)`; capsule and cylinder:
+    /// `(radius, half length or height, 0)`; ellipsoid: semi-axes.
+    pub dims: Vec3<R>,
+    /// The radius of the smallest sphere about the centre of mass that holds the shape: a
+    /// plane farther than this cannot touch the body.
+    pub bounding_radius: R,
+}
+
+/// A static plane: the points `p` with `normal . p = offset`, `normal` pointing out.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PlaneConstants<R> {
+    pub normal: Vec3<R>,
+    pub offset: R,
+    pub restitution: R,
+    pub friction: R,
+}
+
+impl ShapeConstants<f64> {
+    /// The constants of `shape`, as every backend reads them.
+    pub fn of(shape: &Shape) -> Self {
+        let dims = match *shape {
+            Shape::Sphere { radius } => DVec3::new(radius, 0.0, 0.0),
+            Shape::Box { size } => size * 0.5,
+            Shape::Capsule { radius, length } => DVec3::new(radius, length * 0.5, 0.0),
+            Shape::Cylinder { radius, height } => DVec3::new(radius, height * 0.5, 0.0),
+            Shape::Ellipsoid { semi_axes } => semi_axes,
+        };
+        Self {
+            kind: shape.kind(),
+            dims: dims.into(),
+            bounding_radius: bounding_radius(shape),
+        }
+    }
+
+    /// The constants rounded to precision `R`.
+    pub fn to<R: Scalar>(&self) -> ShapeConstants<R> {
+        let c = R::constant;
+        ShapeConstants {
+            kind: self.kind,
+            dims: Vec3::new(c(self.dims.x), c(self.dims.y), c(self.dims.z)),
+            bounding_radius: c(self.bounding_radius),
+        }
+    }
+}
+
+impl<R: Scalar> PlaneConstants<R> {
+    /// `plane` rounded to precision `R`.
+    pub fn of(plane: &Plane) -> Self {
+        let c = R::constant;
+        let n = plane.normal;
+        Self {
+            normal: Vec3::new(c(n.x), c(n.y), c(n.z)),
+            offset: c(plane.offset),
+            restitution: c(plane.restitution),
+            friction: c(plane.friction),
+        }
+    }
+
+    /// How far `point` lies below the surface (negative above it).
+    pub fn depth(&self, point: Vec3<R>) -> R {
+        self.offset - self.normal.dot(point)
+    }
+}
+
+/// Radius of the smallest sphere about the centre of mass that holds `shape` (computed once
+/// per body on the host, in f64).
+pub fn bounding_radius(shape: &Shape) -> f64 {
+    match *shape {
+        Shape::Sphere { radius } => radius,
+        Shape::Box { size } => 0.5 * size.length(),
+        Shape::Capsule { radius, length } => radius + 0.5 * length,
+        Shape::Cylinder { radius, height } => radius.hypot(0.5 * height),
+        Shape::Ellipsoid { semi_axes } => semi_axes.max_element(),
+    }
+}
+
+/// How many candidate points a shape of kind `kind` has.
+pub fn candidate_count(kind: ShapeKind) -> usize {
+    match kind {
+        ShapeKind::Sphere | ShapeKind::Ellipsoid => 1,
+        ShapeKind::Capsule => 2,
+        ShapeKind::Box | ShapeKind::Cylinder => 8,
+    }
+}
+
+/// The world points of the shape, at `position` turned by `rotation`, that can touch a plane
+/// with normal `n`: the first [`candidate_count`] entries (the rest repeat `position`).
+pub fn contact_candidates<R: Scalar>(
+    shape: &ShapeConstants<R>,
+    position: Vec3<R>,
+    rotation: &Mat3<R>,
+    n: Vec3<R>,
+) -> [Vec3<R>; MAX_CONTACT_POINTS] {
+    let mut points = [position; MAX_CONTACT_POINTS];
+    let d = shape.dims;
+    match shape.kind {
+        ShapeKind::Sphere => points[0] = position - n * d.x,
+        ShapeKind::Ellipsoid => {
+            // The support point of x^T A^-2 x = 1 along -m is -A^2 m / |A m|.
+            let m = rotation.transpose_mul_vec(n);
+            let am = Vec3::new(d.x * m.x, d.y * m.y, d.z * m.z);
+            let a2m = Vec3::new(d.x * am.x, d.y * am.y, d.z * am.z);
+            let inv_length = R::constant(1.0) / am.length();
+            points[0] = position - rotation.mul_vec(a2m * inv_length);
+        }
+        ShapeKind::Box => {
+            for (k, point) in points.iter_mut().enumerate() {
+                let signed = |half: R, bit: usize| if k & bit == 0 { -half } else { half };
+                let corner = Vec3::new(signed(d.x, 1), signed(d.y, 2), signed(d.z, 4));
+                *point = position + rotation.mul_vec(corner);
+            }
+        }
+        ShapeKind::Capsule => {
+            let axis = rotation.column(2) * d.y;
+            points[0] = position + axis - n * d.x;
+            points[1] = position - axis - n * d.x;
+        }
+        ShapeKind::Cylinder => {
+            // Four rim points per cap, the first the rim's lowest; an upright cylinder gets a
+            // square of equally low points to stand on (the body's x axis).
+            let axis = rotation.column(2);
+            let across = n - axis * n.dot(axis);
+            let across_squared = across.length_squared();
+            let tilted = R::constant(1e-18).less(across_squared);
+            let lowest = -(across * (R::constant(1.0) / across_squared.sqrt()));
+            let x_axis = rotation.column(0);
+            let u = Vec3::new(
+                R::select(tilted, lowest.x, x_axis.x),
+                R::select(tilted, lowest.y, x_axis.y),
+                R::select(tilted, lowest.z, x_axis.z),
+            );
+            let w = axis.cross(u);
+            let rim = [u, w, -u, -w];
+            let cap = axis * d.y;
+            for (k, point) in points.iter_mut().enumerate() {
+                let centre = if k < 4 {
+                    position + cap
+                } else {
+                    position - cap
+                };
+                *point = centre + rim[k % 4] * d.x;
+            }
+        }
+    }
+    points
+}
+
+/// The larger of `a` and `b` (`a` where they compare unordered).
+fn max<R: Scalar>(a: R, b: R) -> R {
+    R::select(a.less(b), b, a)
+}
+
+/// Effective inverse mass of the body at arm `r` along direction `d`:
+/// `1/M + d . ((Iinv (r x d)) x r)`, the impulse's denominator.
+fn inverse_mass_along<R: Scalar>(inv_mass: R, inv_inertia: &Mat3<R>, r: Vec3<R>, d: Vec3<R>) -> R {
+    inv_mass + d.dot(inv_inertia.mul_vec(r.cross(d)).cross(r))
+}
+
+/// The body's acceleration over a step from `start` to `next` from the forces alone, before
+/// any plane pushed back: what the bounce targets of [`resolve_plane`] are measured against.
+pub fn step_acceleration<R: Scalar>(
+    start: &State<R>,
+    next: &State<R>,
+    mass: &MassConstants<R>,
+    h: R,
+) -> Vec3<R> {
+    (next.linear_momentum - start.linear_momentum) * (mass.inv_mass / h)
+}
+
+/// What the impulse loop carries: `P`, `L`, `v`, `omega`, and each point's accumulated normal
+/// and friction impulses.
+type Impulses<R> = (
+    Vec3<R>,
+    Vec3<R>,
+    Vec3<R>,
+    Vec3<R>,
+    [R; MAX_CONTACT_POINTS],
+    [Vec3<R>; MAX_CONTACT_POINTS],
+);
+
+/// Moves a body in state `state` out of `plane` and applies the contact impulses;
+/// `acceleration` is [`step_acceleration`] of the step that ended in `state`.
+pub fn resolve_plane<R: Scalar>(
+    state: State<R>,
+    mass: &MassConstants<R>,
+    shape: &ShapeConstants<R>,
+    plane: &PlaneConstants<R>,
+    acceleration: Vec3<R>,
+    h: R,
+) -> State<R> {
+    let zero = R::constant(0.0);
+    let n = plane.normal;
+    let height = -plane.depth(state.position);
+    let far = shape.bounding_radius.less(height);
+    R::if_then(R::not(far), state, |state| {
+        let rotation = state.orientation.normalize().to_rotation();
+        let count = candidate_count(shape.kind);
+        let points = contact_candidates(shape, state.position, &rotation, n);
+        let depths = points.map(|p| plane.depth(p));
+        let deepest = depths[..count].iter().fold(zero, |d, &depth| max(d, depth));
+        R::if_then(zero.less(deepest), state, |state| {
+            impulses(
+                state,
+                mass,
+                plane,
+                &rotation,
+                &points[..count],
+                &depths,
+                deepest,
+                acceleration,
+                h,
+            )
+        })
+    })
+}
+
+/// [`resolve_plane`] for a body that touches the plane: `points` are its candidates, `depths`
+/// theirs below the surface, `deepest` the largest (positive).
+#[allow(clippy::too_many_arguments)]
+fn impulses<R: Scalar>(
+    mut state: State<R>,
+    mass: &MassConstants<R>,
+    plane: &PlaneConstants<R>,
+    rotation: &Mat3<R>,
+    points: &[Vec3<R>],
+    depths: &[R; MAX_CONTACT_POINTS],
+    deepest: R,
+    acceleration: Vec3<R>,
+    h: R,
+) -> State<R> {
+    let zero = R::constant(0.0);
+    let n = plane.normal;
+    let inv_mass = mass.inv_mass;
+    let in_contact: Vec<R::Bool> = points
+        .iter()
+        .zip(depths)
+        .map(|(_, &d)| zero.less(d))
+        .collect();
+    let arms: Vec<Vec3<R>> = points.iter().map(|&p| p - state.position).collect();
+    state.position = state.position + n * deepest;
+
+    // Iinv = R Ibody^-1 R^T.
+    let inv_inertia = rotation.product(&mass.inv_inertia.to_mat3().product(&rotation.transpose()));
+    let velocity = state.linear_momentum * inv_mass;
+    let angular_velocity = inv_inertia.mul_vec(state.angular_momentum);
+    let towards_plane = max(-acceleration.dot(n), zero);
+    let resting_speed = R::constant(RESTING_STEPS) * towards_plane * h;
+    // Each contact's target normal speed: restitution times its speed when it crossed the
+    // surface, where that beats the resting speed; zero for a point moving away.
+    let targets: Vec<R> = arms
+        .iter()
+        .zip(depths)
+        .map(|(&r, &depth)| {
+            let normal_speed = (velocity + angular_velocity.cross(r)).dot(n);
+            let squared = normal_speed * normal_speed - R::constant(2.0) * towards_plane * depth;
+            let at_surface = max(squared, zero).sqrt();
+            let bounce = R::select(
+                resting_speed.less(at_surface),
+                plane.restitution * at_surface,
+                zero,
+            );
+            R::select(normal_speed.less(zero), bounce, zero)
+        })
+        .collect();
+    let normal_masses: Vec<R> = arms
+        .iter()
+        .map(|&r| inverse_mass_along(inv_mass, &inv_inertia, r, n))
+        .collect();
+
+    let start: Impulses<R> = (
+        state.linear_momentum,
+        state.angular_momentum,
+        velocity,
+        angular_velocity,
+        [zero; MAX_CONTACT_POINTS],
+        [Vec3::splat(zero); MAX_CONTACT_POINTS],
+    );
+    let (linear_momentum, angular_momentum, ..) =
+        R::repeat(CONTACT_ITERATIONS, start, |mut sweep| {
+            for k in 0..points.len() {
+                let contact = (sweep.0, sweep.1, sweep.2, sweep.3, sweep.4[k], sweep.5[k]);
+                let (p, l, v, w, normal, friction) = R::if_then(in_contact[k], contact, |c| {
+                    contact_impulse(
+                        c,
+                        inv_mass,
+                        &inv_inertia,
+                        plane,
+                        arms[k],
+                        targets[k],
+                        normal_masses[k],
+                    )
+                });
+                (sweep.0, sweep.1, sweep.2, sweep.3) = (p, l, v, w);
+                sweep.4[k] = normal;
+                sweep.5[k] = friction;
+            }
+            sweep
+        });
+    State {
+        linear_momentum,
+        angular_momentum,
+        ..state
+    }
+}
+
+/// One contact's impulses: `P`, `L`, `v`, `omega` and its accumulated normal and friction
+/// impulses.
+type Contact<R> = (Vec3<R>, Vec3<R>, Vec3<R>, Vec3<R>, R, Vec3<R>);
+
+/// One Gauss–Seidel update of the contact at arm `r`: the normal impulse that drives its
+/// normal speed to `target` (the accumulated impulse kept non-negative), then the friction
+/// impulse that stops its slip (the accumulated impulse within Coulomb's cone).
+fn contact_impulse<R: Scalar>(
+    (p, l, v, w, normal, friction): Contact<R>,
+    inv_mass: R,
+    inv_inertia: &Mat3<R>,
+    plane: &PlaneConstants<R>,
+    r: Vec3<R>,
+    target: R,
+    normal_mass: R,
+) -> Contact<R> {
+    let zero = R::constant(0.0);
+    let n = plane.normal;
+    let normal_speed = (v + w.cross(r)).dot(n);
+    let total = max(normal + (target - normal_speed) / normal_mass, zero);
+    let push = n * (total - normal);
+    let p = p + push;
+    let l = l + r.cross(push);
+    let v = p * inv_mass;
+    let w = inv_inertia.mul_vec(l);
+
+    let point_velocity = v + w.cross(r);
+    let slip = point_velocity - n * point_velocity.dot(n);
+    let slip_speed = slip.length();
+    let (p, l, v, w, friction) = R::if_then(
+        zero.less(slip_speed),
+        (p, l, v, w, friction),
+        |(p, l, _, _, friction)| {
+            let t = slip * (R::constant(1.0) / slip_speed);
+            let tangent_mass = inverse_mass_along(inv_mass, inv_inertia, r, t);
+            let wanted = friction - t * (slip_speed / tangent_mass);
+            let limit = plane.friction * total;
+            let wanted_length = wanted.length();
+            let scale = R::select(
+                limit.less(wanted_length),
+                limit / wanted_length,
+                R::constant(1.0),
+            );
+            let clamped = wanted * scale;
+            let rub = clamped - friction;
+            let p = p + rub;
+            let l = l + r.cross(rub);
+            (p, l, p * inv_mass, inv_inertia.mul_vec(l), clamped)
+        },
+    );
+    (p, l, v, w, total, friction)
+}
+
+/// Resolves `next` (the state after a step that started at `start`) against every plane in
+/// turn.
+pub fn resolve_contacts<R: Scalar>(
+    start: &State<R>,
+    next: State<R>,
+    mass: &MassConstants<R>,
+    shape: &ShapeConstants<R>,
+    planes: &[PlaneConstants<R>],
+    h: R,
+) -> State<R> {
+    let acceleration = step_acceleration(start, &next, mass, h);
+    planes.iter().fold(next, |s, plane| {
+        resolve_plane(s, mass, shape, plane, acceleration, h)
+    })
+}
