@@ -69,32 +69,10 @@ fn a_thousand_steps_agree_for_every_integrator_and_shape() {
     }
 }
 
-#[test]
-fn every_scene_without_planes_agrees_with_every_integrator() {
-    let scenes = scenes_without_planes();
-    assert!(
-        scenes.len() >= 2,
-        "only {} scenes without planes found",
-        scenes.len()
-    );
-    for (path, scene) in scenes {
-        for integrator in Integrator::ALL {
-            let crowd = scene.crowd.clone().with_integrator(integrator);
-            let d = f64_against_reference(&crowd, scene.steps);
-            println!("{}, {integrator}: {d:?}", path.display());
-            assert!(
-                d.max() <= GPU_F64_TOLERANCE,
-                "{}, {integrator}: {d:?}",
-                path.display()
-            );
-        }
-    }
-}
-
-/// The scenes of `scenes/` without planes, each cut to its first 1,000 bodies: bodies are
-/// independent, so they test the same physics at a cost lavapipe can pay in CI (their
-/// targeted forces go with them).
-fn scenes_without_planes() -> Vec<(std::path::PathBuf, Scene)> {
+/// Every scene of `scenes/`, cut to its first 1,000 bodies (300 where it has planes, whose
+/// contacts lavapipe pays for in f64): bodies are independent, so they test the same physics
+/// at a cost CI can pay (their targeted forces go with them).
+fn every_scene() -> Vec<(std::path::PathBuf, Scene)> {
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/scenes");
     let mut scenes = Vec::new();
     for entry in std::fs::read_dir(dir).unwrap() {
@@ -103,16 +81,19 @@ fn scenes_without_planes() -> Vec<(std::path::PathBuf, Scene)> {
             continue;
         }
         let mut scene = Scene::load(&path).unwrap();
-        if !scene.crowd.planes.is_empty() {
-            continue;
-        }
-        scene.crowd.bodies.truncate(1_000);
+        let keep = if scene.crowd.planes.is_empty() {
+            1_000
+        } else {
+            300
+        };
+        scene.crowd.bodies.truncate(keep);
         scene
             .crowd
             .forces
-            .retain(|f| f.body.is_none_or(|b| b < 1_000));
+            .retain(|f| f.body.is_none_or(|b| b < keep));
         scenes.push((path, scene));
     }
+    scenes.sort_by(|a, b| a.0.cmp(&b.0));
     scenes
 }
 
@@ -371,25 +352,30 @@ fn every_force_kind_and_integrator_is_bit_identical_to_the_reference() {
     }
 }
 
-/// Every scene of `scenes/` without contacts (at most 1,000 bodies of each), under every
-/// integrator, over 2,000 steps.
+/// Every scene of `scenes/`, contacts included, under every integrator, for its own step
+/// count or 2,000 steps, whichever is longer.
 #[test]
-fn the_scenes_without_contacts_are_bit_identical_to_the_reference() {
-    let scenes = scenes_without_planes();
+fn every_scene_is_bit_identical_to_the_reference() {
+    let scenes = every_scene();
     assert!(
-        scenes.len() >= 3,
-        "only {} scenes without contacts",
-        scenes.len()
+        scenes
+            .iter()
+            .filter(|(_, s)| !s.crowd.planes.is_empty())
+            .count()
+            >= 2
+            && scenes.len() >= 5,
+        "the scenes with and without planes were not found"
     );
     for (path, scene) in scenes {
+        let steps = scene.steps.max(2_000);
         for integrator in Integrator::ALL {
             let crowd = Crowd {
                 integrator,
                 ..scene.crowd.clone()
             };
             let differing = differing_bodies(
-                &run(&crowd, 2000, Backend::GpuF64),
-                &run(&crowd, 2000, Backend::Reference),
+                &run(&crowd, steps, Backend::GpuF64),
+                &run(&crowd, steps, Backend::Reference),
             );
             assert_eq!(differing, 0, "{}, {integrator}", path.display());
         }
