@@ -175,36 +175,6 @@ struct Load {
     torque: vec3<real>,
 }
 
-/// Hamilton product `a b` of quaternions stored as (x, y, z, w).
-fn quat_mul(a: vec4<real>, b: vec4<real>) -> vec4<real> {
-    return vec4<real>(
-        a.w * b.xyz + b.w * a.xyz + cross(a.xyz, b.xyz),
-        a.w * b.w - dot(a.xyz, b.xyz),
-    );
-}
-
-/// Rotation matrix of a unit quaternion (Baraff 4-3).
-fn quat_to_mat3(q: vec4<real>) -> mat3x3<real> {
-    let x2 = q.x + q.x;
-    let y2 = q.y + q.y;
-    let z2 = q.z + q.z;
-    let xx = q.x * x2;
-    let xy = q.x * y2;
-    let xz = q.x * z2;
-    let yy = q.y * y2;
-    let yz = q.y * z2;
-    let zz = q.z * z2;
-    let wx = q.w * x2;
-    let wy = q.w * y2;
-    let wz = q.w * z2;
-    let one = real(1.0);
-    return mat3x3<real>(
-        vec3<real>(one - (yy + zz), xy + wz, xz - wy),
-        vec3<real>(xy - wz, one - (xx + zz), yz + wx),
-        vec3<real>(xz + wy, yz - wx, one - (xx + yy)),
-    );
-}
-
 // Generated from the Rust definition of the physics (src/physics/) by tracing it:
 // each `let` is one operation of the definition, in the definition's order.
 
@@ -2537,6 +2507,27 @@ fn lie_rk4_step(s: Motion, c: BodyConstants, env: ForceEnv, t: real, h: real) ->
     let v882 = v12 + v879;
     return Motion(vec3<real>(v728, v729, v730), vec4<real>(v832, v839, v846, v825), vec3<real>(v862, v863, v864), vec3<real>(v880, v881, v882));
 }
+/// q / |q|, what a custom force sees.
+fn normalize_orientation(q: vec4<real>) -> vec4<real> {
+    let v0 = q.w;
+    let v1 = q.x;
+    let v2 = q.y;
+    let v3 = q.z;
+    let v4 = v0 * v0;
+    let v5 = v1 * v1;
+    let v6 = v4 + v5;
+    let v7 = v2 * v2;
+    let v8 = v6 + v7;
+    let v9 = v3 * v3;
+    let v10 = v8 + v9;
+    let v11 = sqrt(v10);
+    let v12 = real(1e0) / v11;
+    let v13 = v0 * v12;
+    let v14 = v1 * v12;
+    let v15 = v2 * v12;
+    let v16 = v3 * v12;
+    return vec4<real>(v14, v15, v16, v13);
+}
 fn renormalize(m: Motion) -> Motion {
     let v0 = m.position.x;
     let v1 = m.position.y;
@@ -2705,7 +2696,7 @@ fn force_custom(f: Force, s: Motion, c: BodyConstants, aux: Auxiliaries, t: real
                 force: ptr<function, vec3<real>>, torque: ptr<function, vec3<real>>) {
     let load = custom_force(
         s.position,
-        normalize(s.orientation),
+        normalize_orientation(s.orientation),
         aux.velocity,
         aux.angular_velocity,
         c.mass,

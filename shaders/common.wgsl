@@ -125,33 +125,3 @@ struct Load {
     force: vec3<real>,
     torque: vec3<real>,
 }
-
-/// Hamilton product `a b` of quaternions stored as (x, y, z, w).
-fn quat_mul(a: vec4<real>, b: vec4<real>) -> vec4<real> {
-    return vec4<real>(
-        a.w * b.xyz + b.w * a.xyz + cross(a.xyz, b.xyz),
-        a.w * b.w - dot(a.xyz, b.xyz),
-    );
-}
-
-/// Rotation matrix of a unit quaternion (Baraff 4-3).
-fn quat_to_mat3(q: vec4<real>) -> mat3x3<real> {
-    let x2 = q.x + q.x;
-    let y2 = q.y + q.y;
-    let z2 = q.z + q.z;
-    let xx = q.x * x2;
-    let xy = q.x * y2;
-    let xz = q.x * z2;
-    let yy = q.y * y2;
-    let yz = q.y * z2;
-    let zz = q.z * z2;
-    let wx = q.w * x2;
-    let wy = q.w * y2;
-    let wz = q.w * z2;
-    let one = real(1.0);
-    return mat3x3<real>(
-        vec3<real>(one - (yy + zz), xy + wz, xz - wy),
-        vec3<real>(xy - wz, one - (xx + zz), yz + wx),
-        vec3<real>(xz + wy, yz - wx, one - (xx + yy)),
-    );
-}

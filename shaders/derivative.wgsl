@@ -136,7 +136,7 @@ fn force_custom(f: Force, s: Motion, c: BodyConstants, aux: Auxiliaries, t: real
                 force: ptr<function, vec3<real>>, torque: ptr<function, vec3<real>>) {
     let load = custom_force(
         s.position,
-        normalize(s.orientation),
+        normalize_orientation(s.orientation),
         aux.velocity,
         aux.angular_velocity,
         c.mass,

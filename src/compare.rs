@@ -76,6 +76,30 @@ impl Deviation {
     }
 }
 
+/// How many bodies of `tested` differ from `reference` in any bit of their state
+/// `(x, q, P, L)` (same length and order): zero where two backends computed the same thing.
+pub fn differing_bodies(tested: &[Body], reference: &[Body]) -> usize {
+    assert_eq!(tested.len(), reference.len(), "crowds differ in size");
+    let bits = |b: &Body| {
+        let s = &b.state;
+        let (x, q, p, l) = (
+            s.position,
+            s.orientation,
+            s.linear_momentum,
+            s.angular_momentum,
+        );
+        [
+            x.x, x.y, x.z, q.w, q.x, q.y, q.z, p.x, p.y, p.z, l.x, l.y, l.z,
+        ]
+        .map(f64::to_bits)
+    };
+    tested
+        .iter()
+        .zip(reference)
+        .filter(|(t, r)| bits(t) != bits(r))
+        .count()
+}
+
 fn rms(values: impl Iterator<Item = DVec3>) -> f64 {
     let (sum, n) = values.fold((0.0, 0usize), |(s, n), v| (s + v.length_squared(), n + 1));
     if n == 0 { 0.0 } else { (sum / n as f64).sqrt() }

@@ -4,7 +4,7 @@ use std::time::{Duration, Instant};
 
 use glam::DVec3;
 
-use crate::compare::Deviation;
+use crate::compare::{Deviation, differing_bodies};
 use crate::crowd::Crowd;
 use crate::custom_force::{CustomForce, CustomForceInput, ExternalLoad};
 use crate::error::Result;
@@ -156,6 +156,10 @@ pub struct CrossCheck {
     /// GPU in f64 against the CPU reference, per quantity: `None` where the adapter lacks
     /// `SHADER_F64`.
     pub gpu_f64: Option<Deviation>,
+    /// How many bodies of the f64 GPU's result differ from the reference's in any bit, where
+    /// it ran: zero on an adapter that honours IEEE arithmetic, for a crowd whose physics is
+    /// all the one definition (a custom WGSL force has a Rust twin, two definitions).
+    pub gpu_f64_differing_bodies: Option<usize>,
     /// Fast CPU path (f32) against the CPU reference (f64), per quantity.
     pub fast_cpu: Deviation,
     /// Wall time of the GPU steps (submit to completion, no readback).
@@ -188,16 +192,21 @@ pub fn cross_check(crowd: &Crowd, steps: u64, ctx: &GpuContext) -> Result<CrossC
     let (fast_cpu, fast_cpu_time) = timed(Simulation::fast_cpu(crowd)?, steps)?;
     let (reference, reference_time) = timed(Simulation::reference(crowd)?, steps)?;
     let reference = reference.bodies()?;
-    let (gpu_f64, gpu_f64_time) = match gpu_f64 {
-        Some((sim, time)) => (
-            Some(Deviation::between(&sim.bodies()?, &reference)),
-            Some(time),
-        ),
-        None => (None, None),
+    let (gpu_f64, gpu_f64_differing_bodies, gpu_f64_time) = match gpu_f64 {
+        Some((sim, time)) => {
+            let bodies = sim.bodies()?;
+            (
+                Some(Deviation::between(&bodies, &reference)),
+                Some(differing_bodies(&bodies, &reference)),
+                Some(time),
+            )
+        }
+        None => (None, None, None),
     };
     Ok(CrossCheck {
         gpu: Deviation::between(&gpu.bodies()?, &reference),
         gpu_f64,
+        gpu_f64_differing_bodies,
         fast_cpu: Deviation::between(&fast_cpu.bodies()?, &reference),
         gpu_time,
         gpu_f64_time,

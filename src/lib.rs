@@ -51,7 +51,7 @@ pub mod render;
 pub use backend::Backend;
 pub use body::{Body, BodyState, ModelPose};
 pub use checkpoint::{CHECKPOINT_VERSION, Checkpoint, RecordingPlan, RunPlan};
-pub use compare::Deviation;
+pub use compare::{Deviation, differing_bodies};
 pub use cross_check::{CrossCheck, cross_check, cross_check_crowd};
 pub use crowd::Crowd;
 pub use csv::{CSV_HEADER, write_states_csv};
@@ -80,11 +80,6 @@ pub const GPU_F64_STEP_TOLERANCE: f64 = 1e-12;
 /// Largest relative deviation accepted between `gpu-f64` and the f64 CPU reference after
 /// 1,000 steps (`rigid-crowd check`, the cross-check tests): round-off grown by the dynamics.
 pub const GPU_F64_TOLERANCE: f64 = 1e-9;
-
-/// Largest relative deviation accepted between `gpu-f64` and the f64 CPU reference on
-/// crowds falling onto planes: round-off can decide a contact a step apart, so agreement is
-/// looser than [`GPU_F64_TOLERANCE`] there.
-pub const GPU_F64_CONTACT_TOLERANCE: f64 = 1e-6;
 
 pub use glam;
 pub use wgpu;

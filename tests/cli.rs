@@ -135,6 +135,37 @@ fn check_passes_and_prints_every_quantity() {
     }
 }
 
+/// Without the custom WGSL force (the one physics with two definitions) the crowd is all the
+/// one definition, and on lavapipe `gpu-f64` is `cpu-ref` bit for bit: `check` says so; with
+/// it, it says which bodies are not and why.
+#[test]
+fn check_says_when_gpu_f64_is_bit_identical_and_why_not() {
+    let without = rigid_crowd(
+        &[
+            "check",
+            "--bodies",
+            "500",
+            "--steps",
+            "100",
+            "--no-custom-force",
+        ],
+        &[],
+    );
+    let stdout = String::from_utf8_lossy(&without.stdout);
+    assert!(without.status.success(), "{stdout}");
+    assert!(
+        stdout.contains("PASS: gpu-f64 bit-identical to cpu-ref (every bit of all 500 bodies)"),
+        "{stdout}"
+    );
+    let with = rigid_crowd(&["check", "--bodies", "500", "--steps", "100"], &[]);
+    let stdout = String::from_utf8_lossy(&with.stdout);
+    assert!(with.status.success(), "{stdout}");
+    assert!(
+        stdout.contains("bodies not bit-identical: the custom WGSL force and its Rust twin"),
+        "{stdout}"
+    );
+}
+
 #[test]
 fn demo_reports_every_backend_and_their_agreement() {
     let output = rigid_crowd(&["demo", "--bodies", "3000", "--steps", "20"], &[]);

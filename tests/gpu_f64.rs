@@ -10,7 +10,7 @@ use rigid_crowd::gpu::{GpuOptions, Precision};
 use rigid_crowd::{
     Backend, Body, Crowd, CrowdSpec, Deviation, Force, ForceKind, GPU_F64_STEP_TOLERANCE,
     GPU_F64_TOLERANCE, GPU_TOLERANCE, Integrator, Plane, Scene, ShapeKind, Simulation,
-    cross_check_crowd,
+    cross_check_crowd, differing_bodies,
 };
 
 fn run(crowd: &Crowd, steps: u64, backend: Backend) -> Vec<Body> {
@@ -283,33 +283,6 @@ fn a_custom_force_calling_a_32_bit_only_built_in_is_refused_on_gpu_f64() {
     println!("{error}");
     assert!(error.contains("sin"), "{error}");
     assert!(error.contains("sin_real"), "{error}");
-}
-
-/// Every component of every body, as bits: equal states have equal words.
-fn state_bits(bodies: &[Body]) -> Vec<[u64; 13]> {
-    bodies
-        .iter()
-        .map(|b| {
-            let s = &b.state;
-            let (x, q, p, l) = (
-                s.position,
-                s.orientation,
-                s.linear_momentum,
-                s.angular_momentum,
-            );
-            [
-                x.x, x.y, x.z, q.w, q.x, q.y, q.z, p.x, p.y, p.z, l.x, l.y, l.z,
-            ]
-            .map(f64::to_bits)
-        })
-        .collect()
-}
-
-/// How many bodies of `a` and `b` differ in any bit.
-fn differing_bodies(a: &[Body], b: &[Body]) -> usize {
-    let (a, b) = (state_bits(a), state_bits(b));
-    assert_eq!(a.len(), b.len());
-    a.iter().zip(&b).filter(|(x, y)| x != y).count()
 }
 
 fn gpu_f64_run(crowd: &Crowd, steps: u64, options: GpuOptions) -> Vec<Body> {

@@ -185,6 +185,37 @@ mod tests {
         }
     }
 
+    /// The physics' formulas are built from products, cross and dot products, square roots,
+    /// normalizations and trigonometry; the kernel's hand-written files hold the plumbing
+    /// around them and may call none of these (the envelope's squared lengths excepted, until
+    /// they join the definition). A formula written here would be a second definition.
+    #[test]
+    fn no_shader_file_writes_a_formula_by_hand() {
+        let formula_calls = [
+            "cross(",
+            "normalize(",
+            "length(",
+            "sqrt(",
+            "inverseSqrt(",
+            "sin(",
+            "cos(",
+            "transpose(",
+            "quat_to_mat3(",
+            "quat_mul(",
+            "fma(",
+        ];
+        for (name, text) in SHADER_FILES {
+            for line in text.lines().filter(|l| !l.trim_start().starts_with("//")) {
+                for call in formula_calls {
+                    let written = line.match_indices(call).any(|(at, _)| {
+                        !line[..at].ends_with(|c: char| c.is_alphanumeric() || c == '_')
+                    });
+                    assert!(!written, "{name} computes `{call}` by hand: {line}");
+                }
+            }
+        }
+    }
+
     #[test]
     fn no_shader_file_keeps_a_numbering_by_hand() {
         for (name, text) in SHADER_FILES {

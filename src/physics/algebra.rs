@@ -232,7 +232,7 @@ impl<R: Scalar> Mat3<R> {
 
 impl<R: Scalar> SymMat3<R> {
     /// The full matrix.
-    pub fn to_mat3(&self) -> Mat3<R> {
+    pub fn to_mat3(self) -> Mat3<R> {
         Mat3 {
             rows: [
                 Vec3::new(self.xx, self.xy, self.xz),

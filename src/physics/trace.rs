@@ -233,7 +233,7 @@ impl<F: Scalar + Into<f64>> Scalar for Traced<F> {
         block(format!("if b{} {{", condition.0), value, then)
     }
     /// `for (var i = 0u; i < times; i++) { ... }`, the values it changes held in `var`s.
-    fn repeat<V: Carried<Self>>(times: u32, value: V, mut body: impl FnMut(V) -> V) -> V {
+    fn repeat<V: Carried<Self>>(times: u32, value: V, body: impl FnMut(V) -> V) -> V {
         let i = with_tape(|tape| {
             tape.next += 1;
             tape.next - 1
@@ -241,7 +241,7 @@ impl<F: Scalar + Into<f64>> Scalar for Traced<F> {
         block(
             format!("for (var i{i} = 0u; i{i} < {times}u; i{i}++) {{"),
             value,
-            |v| body(v),
+            body,
         )
     }
 }

@@ -37,6 +37,10 @@ pub fn physics_wgsl<F: Scalar + Into<f64>>() -> String {
     for &integrator in Integrator::ALL.iter() {
         out += &step_wgsl::<F>(integrator);
     }
+    out += &trace_function(
+        "/// q / |q|, what a custom force sees.\nfn normalize_orientation(q: vec4<real>) -> vec4<real>",
+        || format!("    return {};\n", quat(read_quat::<F>("q").normalize())),
+    );
     out += &trace_function("fn renormalize(m: Motion) -> Motion", || {
         format!(
             "    return {};\n",
