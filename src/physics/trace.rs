@@ -273,4 +273,43 @@ mod tests {
 "
         );
     }
+
+    /// `if_then` and `repeat` print a block whose results go to `var`s declared before it;
+    /// on `f64` the same code branches and loops in Rust.
+    #[test]
+    fn branches_and_loops_print_as_blocks_over_vars() {
+        fn halve_while_large<R: Scalar>(a: R) -> R {
+            R::repeat(3, a, |x| {
+                R::if_then(R::constant(1.0).less(x), x, |x| x * R::constant(0.5))
+            })
+        }
+        assert_eq!(halve_while_large(5.0_f64), 0.625);
+        assert_eq!(halve_while_large(0.5_f64), 0.5);
+        let source = trace_function("fn f(a: real) -> real", || {
+            format!(
+                "    return {};\n",
+                halve_while_large(Traced::<f64>::input("a"))
+            )
+        });
+        assert_eq!(
+            source,
+            "fn f(a: real) -> real {
+    let v0 = a;
+    var v2 = v0;
+    for (var i1 = 0u; i1 < 3u; i1++) {
+        let b3 = real(1e0) < v2;
+        var v4 = v2;
+        if b3 {
+            let v5 = v4 * real(5e-1);
+            let v6 = v5;
+            v4 = v6;
+        }
+        let v7 = v4;
+        v2 = v7;
+    }
+    return v2;
+}
+"
+        );
+    }
 }
