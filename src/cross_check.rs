@@ -44,7 +44,8 @@ pub(crate) fn quadratic_drag(input: &CustomForceInput) -> ExternalLoad {
 /// and exercising every force type: gravity, linear drag and the custom
 /// quadratic drag `F = -c M |v| v` on every body, a point force on every third body,
 /// thrust on every fourth, a spring on every fifth, a sinusoidal force on every sixth, an
-/// attractor on every seventh and a keyframed force on every eighth.
+/// attractor on every seventh, a keyframed force on every eighth and the built-in quadratic
+/// drag on every ninth.
 ///
 /// NOTE: the per-body forces scale with each body's mass and size, so that they accelerate
 /// every body alike (about 2 m/s^2, a few rad/s^2). A light body swung hard by a spring or a
@@ -131,6 +132,16 @@ pub fn cross_check_crowd(
                     centre: body.state.position + dir * 2.0,
                     strength: 8.0,
                     softening: 0.5,
+                },
+            ));
+        }
+        if i % 9 == 0 {
+            // About 1 m/s^2 at 3 m/s and 0.2 rad/s^2 at 3 rad/s.
+            crowd.forces.push(Force::on_body(
+                i,
+                ForceKind::QuadraticDrag {
+                    linear: 0.1 * mass,
+                    angular: 0.02 * body.mass.inertia_body().diagonal().min_element(),
                 },
             ));
         }

@@ -89,6 +89,14 @@ pub enum ForceKind {
         /// Index of the keyframe table in `Crowd::keyframes`.
         table: usize,
     },
+    /// Quadratic (turbulent) drag in the world frame: `F = -linear |v| v`,
+    /// `tau = -angular |omega| omega`.
+    QuadraticDrag {
+        /// Linear coefficient (N s^2 / m^2).
+        linear: f64,
+        /// Angular coefficient (N m s^2).
+        angular: f64,
+    },
     /// The crowd's [`CustomForce`](crate::CustomForce): a WGSL function on the GPU, its Rust
     /// closure on the CPU backends. It returns a world force and the torque about the centre
     /// of mass.
@@ -138,6 +146,7 @@ pub(crate) enum ForceType {
     Sinusoidal,
     Keyframed,
     Custom,
+    QuadraticDrag,
 }
 
 impl Coded for ForceType {
@@ -151,6 +160,8 @@ impl Coded for ForceType {
         ForceType::Sinusoidal,
         ForceType::Keyframed,
         ForceType::Custom,
+        // New kinds go last: a kind's position is its code in kernels and checkpoints.
+        ForceType::QuadraticDrag,
     ];
     const WGSL_PREFIX: &'static str = "FORCE";
 
@@ -165,6 +176,7 @@ impl Coded for ForceType {
             ForceType::Sinusoidal => "sinusoidal",
             ForceType::Keyframed => "keyframed",
             ForceType::Custom => "custom",
+            ForceType::QuadraticDrag => "quadratic_drag",
         }
     }
 }
@@ -199,6 +211,7 @@ impl ForceType {
             ForceType::Sinusoidal => (2, 4, false),
             ForceType::Keyframed => (2, 0, true),
             ForceType::Custom => (0, 0, false),
+            ForceType::QuadraticDrag => (0, 2, false),
         }
     }
 }
@@ -216,6 +229,7 @@ impl ForceKind {
             ForceKind::Sinusoidal { .. } => ForceType::Sinusoidal,
             ForceKind::Keyframed { .. } => ForceType::Keyframed,
             ForceKind::Custom => ForceType::Custom,
+            ForceKind::QuadraticDrag { .. } => ForceType::QuadraticDrag,
         }
     }
 
@@ -255,6 +269,9 @@ impl ForceKind {
                 table,
             } => ([force, torque], [0.0; 4], Some(table)),
             ForceKind::Custom => ([z, z], [0.0; 4], None),
+            ForceKind::QuadraticDrag { linear, angular } => {
+                ([z, z], [linear, angular, 0.0, 0.0], None)
+            }
         };
         ForceParameters {
             vectors,
@@ -303,6 +320,10 @@ impl ForceKind {
                 table: p.table.unwrap_or(0),
             },
             ForceType::Custom => ForceKind::Custom,
+            ForceType::QuadraticDrag => ForceKind::QuadraticDrag {
+                linear: s0,
+                angular: s1,
+            },
         }
     }
 
@@ -314,7 +335,8 @@ impl ForceKind {
             ForceKind::Gravity { acceleration } => {
                 check_vector(&format!("{field}.acceleration"), acceleration.to_array())
             }
-            ForceKind::LinearDrag { linear, angular } => {
+            ForceKind::LinearDrag { linear, angular }
+            | ForceKind::QuadraticDrag { linear, angular } => {
                 check_non_negative(&format!("{field}.linear"), linear)?;
                 check_non_negative(&format!("{field}.angular"), angular)
             }

@@ -144,6 +144,14 @@ enum ForceSpec {
         #[serde(default)]
         angular: f64,
     },
+    QuadraticDrag {
+        #[serde(default)]
+        body: Option<usize>,
+        #[serde(default)]
+        linear: f64,
+        #[serde(default)]
+        angular: f64,
+    },
     PointForce {
         #[serde(default)]
         body: Option<usize>,
@@ -387,6 +395,11 @@ impl ForceSpec {
                 linear,
                 angular,
             } => (body, ForceKind::LinearDrag { linear, angular }),
+            ForceSpec::QuadraticDrag {
+                body,
+                linear,
+                angular,
+            } => (body, ForceKind::QuadraticDrag { linear, angular }),
             ForceSpec::PointForce { body, force, point } => (
                 body,
                 ForceKind::PointForce {

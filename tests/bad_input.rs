@@ -160,6 +160,43 @@ fn each_bad_scene_value_is_named_in_the_error() {
 }
 
 #[test]
+fn bad_quadratic_drag_coefficients_are_named() {
+    let scene = |drag: &str| {
+        format!(
+            r#"{{"dt": 0.001, "steps": 1, "forces": [{{"type": "gravity", "acceleration": [0, 0, -9.81]}}, {drag}],
+            "bodies": [{{"mass": 1, "inertia": [1, 1, 1]}}]}}"#
+        )
+    };
+    let cases = [
+        (
+            r#"{"type": "quadratic_drag", "linear": -0.5}"#,
+            "forces[1].linear: must be >= 0 (got -0.5)",
+        ),
+        (
+            r#"{"type": "quadratic_drag", "linear": 0.5, "angular": -2}"#,
+            "forces[1].angular: must be >= 0 (got -2)",
+        ),
+        (
+            r#"{"type": "quadratic_drag", "linear": "a lot"}"#,
+            "forces[1]",
+        ),
+        (
+            r#"{"type": "quadratic_drag", "linear": 0.5, "quadratic": 1}"#,
+            "forces[1]",
+        ),
+    ];
+    for (drag, expected) in cases {
+        let message = scene_error(&scene(drag));
+        assert!(message.starts_with(expected), "{drag}: got `{message}`");
+        assert!(!message.contains('\n'), "one line: {message}");
+    }
+    let fine = Scene::from_json(&scene(
+        r#"{"type": "quadratic_drag", "linear": 0.5, "angular": 0.1}"#,
+    ));
+    assert!(fine.is_ok(), "{:?}", fine.err());
+}
+
+#[test]
 fn malformed_and_truncated_json_is_reported_with_its_position() {
     let text = example_scene();
     for cut in [1, text.len() / 3, text.len() - 2] {
@@ -368,7 +405,7 @@ fn gpu_backend_without_an_adapter_says_how_to_get_one() {
 fn scene_with_forces(forces: &str) -> String {
     format!(
         r#"{{"dt": 0.001, "steps": 10,
-            "bodies": [{{"mass": 1, "shape": {{"sphere": 0.5}}}}],
+            "bodies": [{{"mass": 1, "inertia": [1, 1, 1]}}],
             "forces": {forces}}}"#
     )
 }

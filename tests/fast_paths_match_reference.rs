@@ -79,6 +79,11 @@ fn sinusoidal_forces_alone() {
 }
 
 #[test]
+fn quadratic_drag_alone() {
+    assert_agree("quadratic_drag", &only("quadratic_drag", 36));
+}
+
+#[test]
 fn keyframed_forces_alone() {
     assert_agree("keyframed", &only("keyframed", 34));
 }

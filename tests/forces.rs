@@ -1,4 +1,4 @@
-//! The attractor, thrust, time-varying, external and custom forces against closed-form
+//! The attractor, thrust, quadratic drag, time-varying, external and custom forces against closed-form
 //! solutions and conservation laws, on every backend.
 
 mod common;
@@ -136,6 +136,42 @@ fn an_eccentric_softened_orbit_conserves_energy() {
             l1,
             l0,
             grown(backend, tol.max(1e-9), steps),
+        );
+    }
+}
+
+/// Quadratic drag on a sphere: along its line of flight `M dv/dt = -c v^2`, so
+/// `v(t) = v0 / (1 + c v0 t / M)` and `x(t) = (M / c) ln(1 + c v0 t / M)`; about its spin axis
+/// `I dw/dt = -k w^2`, so `w(t) = w0 / (1 + k w0 t / I)`. Directions stay fixed (a sphere's
+/// inertia is isotropic), so every component follows the same closed form.
+#[test]
+fn quadratic_drag_slows_a_sphere_on_its_closed_form() {
+    let (mass, c, k) = (2.0, 0.05, 0.002);
+    let inertia = 0.4 * mass * 0.2 * 0.2;
+    let (v0, w0) = (DVec3::new(3.0, -4.0, 12.0), DVec3::new(1.0, 2.0, -2.0));
+    let start = Body::from_kinematics(sphere(mass), DVec3::ZERO, DQuat::IDENTITY, v0, w0);
+    let crowd = Crowd::new(vec![start], 1e-3).with_force(Force::on_all(ForceKind::QuadraticDrag {
+        linear: c,
+        angular: k,
+    }));
+    let t = 1.0;
+    let slowing = 1.0 + c * v0.length() * t / mass;
+    let spin_slowing = 1.0 + k * w0.length() * t / inertia;
+    for (backend, tol) in BACKENDS {
+        let end = run(&crowd, 1000, backend)[0];
+        let direction = v0.normalize();
+        assert_close(
+            "position",
+            end.state.position,
+            direction * (mass / c * slowing.ln()),
+            tol,
+        );
+        assert_close("velocity", end.velocity(), v0 / slowing, tol);
+        assert_close(
+            "angular velocity",
+            end.angular_velocity(),
+            w0 / spin_slowing,
+            tol,
         );
     }
 }

@@ -37,6 +37,7 @@ SCENE = {
     "forces": [
         {"type": "gravity", "acceleration": [0, 0, -9.81]},
         {"type": "linear_drag", "linear": 0.3, "angular": 0.1},
+        {"type": "quadratic_drag", "linear": 0.05, "angular": 0.02},
         {"type": "spring", "body": 1, "anchor": [0, 0, 3], "attach": [0.1, 0, 0],
          "stiffness": 20, "damping": 0.5},
     ],

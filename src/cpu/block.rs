@@ -46,6 +46,10 @@ pub(crate) enum ForceF32 {
         linear: f32,
         angular: f32,
     },
+    QuadraticDrag {
+        linear: f32,
+        angular: f32,
+    },
     PointForce {
         force: [f32; 3],
         point: [f32; 3],
@@ -159,6 +163,10 @@ impl ForceF32 {
                 count: spans[table].1,
             },
             ForceKind::Custom => ForceF32::Custom,
+            ForceKind::QuadraticDrag { linear, angular } => ForceF32::QuadraticDrag {
+                linear: linear as f32,
+                angular: angular as f32,
+            },
         }
     }
 }

@@ -154,6 +154,14 @@ fn accumulate_force(
             *force -= aux.velocity * linear;
             *torque -= aux.angular_velocity * angular;
         }
+        // The lanes' twin of src/physics/forces.rs, operation for operation.
+        ForceF32::QuadraticDrag { linear, angular } => {
+            let length = |v: &Vec3Lanes| (v.x * v.x + v.y * v.y + v.z * v.z).sqrt();
+            let speed = length(&aux.velocity);
+            let spin = length(&aux.angular_velocity);
+            *force -= aux.velocity.scale(Lanes::splat(linear) * speed);
+            *torque -= aux.angular_velocity.scale(Lanes::splat(angular) * spin);
+        }
         ForceF32::PointForce {
             force: applied,
             point,

@@ -62,6 +62,13 @@ pub fn add_force<R: Scalar>(
             total.force = total.force - aux.velocity * s0;
             total.torque = total.torque - aux.angular_velocity * s1;
         }
+        // F = -c |v| v, tau = -k |omega| omega.
+        ForceType::QuadraticDrag => {
+            let speed = aux.velocity.length();
+            let spin = aux.angular_velocity.length();
+            total.force = total.force - aux.velocity * (s0 * speed);
+            total.torque = total.torque - aux.angular_velocity * (s1 * spin);
+        }
         // F at the body point p: tau = (R p) x F.
         ForceType::PointForce => {
             let arm = aux.rotation.mul_vec(w);
