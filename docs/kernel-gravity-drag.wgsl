@@ -13,6 +13,7 @@ const FORCE_THRUST: u32 = 5u;
 const FORCE_SINUSOIDAL: u32 = 6u;
 const FORCE_KEYFRAMED: u32 = 7u;
 const FORCE_CUSTOM: u32 = 8u;
+const FORCE_QUADRATIC_DRAG: u32 = 9u;
 const SHAPE_NONE: u32 = 0u;
 const SHAPE_BOX: u32 = 1u;
 const SHAPE_SPHERE: u32 = 2u;
@@ -1086,6 +1087,90 @@ fn force_sinusoidal(f: Force, s: Motion, c: BodyConstants, aux: Auxiliaries, t: 
     let v116 = v52 + v113;
     *force = vec3<real>(v108, v109, v110);
     *torque = vec3<real>(v114, v115, v116);
+}
+fn force_quadratic_drag(f: Force, s: Motion, c: BodyConstants, aux: Auxiliaries, t: real, env: ForceEnv,
+    force: ptr<function, vec3<real>>, torque: ptr<function, vec3<real>>) {
+    let v0 = s.position.x;
+    let v1 = s.position.y;
+    let v2 = s.position.z;
+    let v3 = s.orientation.w;
+    let v4 = s.orientation.x;
+    let v5 = s.orientation.y;
+    let v6 = s.orientation.z;
+    let v7 = s.linear_momentum.x;
+    let v8 = s.linear_momentum.y;
+    let v9 = s.linear_momentum.z;
+    let v10 = s.angular_momentum.x;
+    let v11 = s.angular_momentum.y;
+    let v12 = s.angular_momentum.z;
+    let v13 = c.mass;
+    let v14 = c.inv_mass;
+    let v15 = c.inv_inertia_xx;
+    let v16 = c.inv_inertia_yy;
+    let v17 = c.inv_inertia_zz;
+    let v18 = c.inv_inertia_xy;
+    let v19 = c.inv_inertia_xz;
+    let v20 = c.inv_inertia_yz;
+    let v21 = aux.velocity.x;
+    let v22 = aux.velocity.y;
+    let v23 = aux.velocity.z;
+    let v24 = aux.rotation[0][0];
+    let v25 = aux.rotation[1][0];
+    let v26 = aux.rotation[2][0];
+    let v27 = aux.rotation[0][1];
+    let v28 = aux.rotation[1][1];
+    let v29 = aux.rotation[2][1];
+    let v30 = aux.rotation[0][2];
+    let v31 = aux.rotation[1][2];
+    let v32 = aux.rotation[2][2];
+    let v33 = aux.angular_velocity.x;
+    let v34 = aux.angular_velocity.y;
+    let v35 = aux.angular_velocity.z;
+    let v36 = f.a.x;
+    let v37 = f.a.y;
+    let v38 = f.a.z;
+    let v39 = f.b.x;
+    let v40 = f.b.y;
+    let v41 = f.b.z;
+    let v42 = f.c.x;
+    let v43 = f.c.y;
+    let v44 = f.c.z;
+    let v45 = f.c.w;
+    let v46 = t;
+    let v47 = (*force).x;
+    let v48 = (*force).y;
+    let v49 = (*force).z;
+    let v50 = (*torque).x;
+    let v51 = (*torque).y;
+    let v52 = (*torque).z;
+    let v53 = v21 * v21;
+    let v54 = v22 * v22;
+    let v55 = v53 + v54;
+    let v56 = v23 * v23;
+    let v57 = v55 + v56;
+    let v58 = sqrt(v57);
+    let v59 = v33 * v33;
+    let v60 = v34 * v34;
+    let v61 = v59 + v60;
+    let v62 = v35 * v35;
+    let v63 = v61 + v62;
+    let v64 = sqrt(v63);
+    let v65 = v42 * v58;
+    let v66 = v21 * v65;
+    let v67 = v22 * v65;
+    let v68 = v23 * v65;
+    let v69 = v47 - v66;
+    let v70 = v48 - v67;
+    let v71 = v49 - v68;
+    let v72 = v43 * v64;
+    let v73 = v33 * v72;
+    let v74 = v34 * v72;
+    let v75 = v35 * v72;
+    let v76 = v50 - v73;
+    let v77 = v51 - v74;
+    let v78 = v52 - v75;
+    *force = vec3<real>(v69, v70, v71);
+    *torque = vec3<real>(v76, v77, v78);
 }
 /// The value at t on the segment from keyframe a to keyframe b (x = time, y = value).
 fn keyframe_lerp(a: vec2<real>, b: vec2<real>, t: real) -> real {
@@ -2507,6 +2592,137 @@ fn lie_rk4_step(s: Motion, c: BodyConstants, env: ForceEnv, t: real, h: real) ->
     let v882 = v12 + v879;
     return Motion(vec3<real>(v728, v729, v730), vec4<real>(v832, v839, v846, v825), vec3<real>(v862, v863, v864), vec3<real>(v880, v881, v882));
 }
+/// Which of the envelope's rules (speed, angular speed, distance) state s breaks.
+fn envelope_breaches(s: Motion, c: BodyConstants, limits_squared: vec3<real>) -> vec3<bool> {
+    let v0 = s.position.x;
+    let v1 = s.position.y;
+    let v2 = s.position.z;
+    let v3 = s.orientation.w;
+    let v4 = s.orientation.x;
+    let v5 = s.orientation.y;
+    let v6 = s.orientation.z;
+    let v7 = s.linear_momentum.x;
+    let v8 = s.linear_momentum.y;
+    let v9 = s.linear_momentum.z;
+    let v10 = s.angular_momentum.x;
+    let v11 = s.angular_momentum.y;
+    let v12 = s.angular_momentum.z;
+    let v13 = c.mass;
+    let v14 = c.inv_mass;
+    let v15 = c.inv_inertia_xx;
+    let v16 = c.inv_inertia_yy;
+    let v17 = c.inv_inertia_zz;
+    let v18 = c.inv_inertia_xy;
+    let v19 = c.inv_inertia_xz;
+    let v20 = c.inv_inertia_yz;
+    let v21 = v3 * v3;
+    let v22 = v4 * v4;
+    let v23 = v21 + v22;
+    let v24 = v5 * v5;
+    let v25 = v23 + v24;
+    let v26 = v6 * v6;
+    let v27 = v25 + v26;
+    let v28 = sqrt(v27);
+    let v29 = real(1e0) / v28;
+    let v30 = v3 * v29;
+    let v31 = v4 * v29;
+    let v32 = v5 * v29;
+    let v33 = v6 * v29;
+    let v34 = v31 + v31;
+    let v35 = v32 + v32;
+    let v36 = v33 + v33;
+    let v37 = v31 * v34;
+    let v38 = v31 * v35;
+    let v39 = v31 * v36;
+    let v40 = v32 * v35;
+    let v41 = v32 * v36;
+    let v42 = v33 * v36;
+    let v43 = v30 * v34;
+    let v44 = v30 * v35;
+    let v45 = v30 * v36;
+    let v46 = v40 + v42;
+    let v47 = real(1e0) - v46;
+    let v48 = v38 - v45;
+    let v49 = v39 + v44;
+    let v50 = v38 + v45;
+    let v51 = v37 + v42;
+    let v52 = real(1e0) - v51;
+    let v53 = v41 - v43;
+    let v54 = v39 - v44;
+    let v55 = v41 + v43;
+    let v56 = v37 + v40;
+    let v57 = real(1e0) - v56;
+    let v58 = v47 * v10;
+    let v59 = v50 * v11;
+    let v60 = v58 + v59;
+    let v61 = v54 * v12;
+    let v62 = v60 + v61;
+    let v63 = v48 * v10;
+    let v64 = v52 * v11;
+    let v65 = v63 + v64;
+    let v66 = v55 * v12;
+    let v67 = v65 + v66;
+    let v68 = v49 * v10;
+    let v69 = v53 * v11;
+    let v70 = v68 + v69;
+    let v71 = v57 * v12;
+    let v72 = v70 + v71;
+    let v73 = v7 * v14;
+    let v74 = v8 * v14;
+    let v75 = v9 * v14;
+    let v76 = v15 * v62;
+    let v77 = v18 * v67;
+    let v78 = v76 + v77;
+    let v79 = v19 * v72;
+    let v80 = v78 + v79;
+    let v81 = v18 * v62;
+    let v82 = v16 * v67;
+    let v83 = v81 + v82;
+    let v84 = v20 * v72;
+    let v85 = v83 + v84;
+    let v86 = v19 * v62;
+    let v87 = v20 * v67;
+    let v88 = v86 + v87;
+    let v89 = v17 * v72;
+    let v90 = v88 + v89;
+    let v91 = v47 * v80;
+    let v92 = v48 * v85;
+    let v93 = v91 + v92;
+    let v94 = v49 * v90;
+    let v95 = v93 + v94;
+    let v96 = v50 * v80;
+    let v97 = v52 * v85;
+    let v98 = v96 + v97;
+    let v99 = v53 * v90;
+    let v100 = v98 + v99;
+    let v101 = v54 * v80;
+    let v102 = v55 * v85;
+    let v103 = v101 + v102;
+    let v104 = v57 * v90;
+    let v105 = v103 + v104;
+    let v106 = limits_squared.x;
+    let v107 = limits_squared.y;
+    let v108 = limits_squared.z;
+    let v109 = v73 * v73;
+    let v110 = v74 * v74;
+    let v111 = v109 + v110;
+    let v112 = v75 * v75;
+    let v113 = v111 + v112;
+    let b114 = v106 < v113;
+    let v115 = v95 * v95;
+    let v116 = v100 * v100;
+    let v117 = v115 + v116;
+    let v118 = v105 * v105;
+    let v119 = v117 + v118;
+    let b120 = v107 < v119;
+    let v121 = v0 * v0;
+    let v122 = v1 * v1;
+    let v123 = v121 + v122;
+    let v124 = v2 * v2;
+    let v125 = v123 + v124;
+    let b126 = v108 < v125;
+    return vec3<bool>(b114, b120, b126);
+}
 /// q / |q|, what a custom force sees.
 fn normalize_orientation(q: vec4<real>) -> vec4<real> {
     let v0 = q.w;
@@ -2818,14 +3034,19 @@ fn state_fault(next: Motion, c: BodyConstants) -> u32 {
         return FAULT_NON_FINITE_ANGULAR_MOMENTUM;
     }
     if KERNEL_ENVELOPE {
-        let aux = auxiliaries(next, c);
-        if dot(aux.velocity, aux.velocity) > params.max_speed_squared {
+        let limits = vec3<real>(
+            params.max_speed_squared,
+            params.max_angular_speed_squared,
+            params.max_distance_squared,
+        );
+        let breaches = envelope_breaches(next, c, limits);
+        if breaches.x {
             return FAULT_SPEED;
         }
-        if dot(aux.angular_velocity, aux.angular_velocity) > params.max_angular_speed_squared {
+        if breaches.y {
             return FAULT_ANGULAR_SPEED;
         }
-        if dot(next.position, next.position) > params.max_distance_squared {
+        if breaches.z {
             return FAULT_DISTANCE;
         }
     }

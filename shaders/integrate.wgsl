@@ -75,14 +75,19 @@ fn state_fault(next: Motion, c: BodyConstants) -> u32 {
         return FAULT_NON_FINITE_ANGULAR_MOMENTUM;
     }
     if KERNEL_ENVELOPE {
-        let aux = auxiliaries(next, c);
-        if dot(aux.velocity, aux.velocity) > params.max_speed_squared {
+        let limits = vec3<real>(
+            params.max_speed_squared,
+            params.max_angular_speed_squared,
+            params.max_distance_squared,
+        );
+        let breaches = envelope_breaches(next, c, limits);
+        if breaches.x {
             return FAULT_SPEED;
         }
-        if dot(aux.angular_velocity, aux.angular_velocity) > params.max_angular_speed_squared {
+        if breaches.y {
             return FAULT_ANGULAR_SPEED;
         }
-        if dot(next.position, next.position) > params.max_distance_squared {
+        if breaches.z {
             return FAULT_DISTANCE;
         }
     }

@@ -6,6 +6,7 @@
 use crate::body::BodyState;
 use crate::codes::Coded;
 use crate::error::{Error, Result};
+use crate::physics::envelope::envelope_breaches;
 use crate::validate::check_number;
 
 /// Why a body was stopped: the first quantity of its new state that broke a rule.
@@ -240,12 +241,18 @@ pub(crate) fn state_fault(
         return None;
     }
     let (velocity, omega) = motion();
-    let out = [
-        (velocity.length_squared() > speed, Fault::Speed),
-        (omega.length_squared() > angular_speed, Fault::AngularSpeed),
-        (next.position.length_squared() > distance, Fault::Distance),
-    ];
-    out.iter().find(|(out, _)| *out).map(|&(_, fault)| fault)
+    let breaches = envelope_breaches(
+        next.position.into(),
+        velocity.into(),
+        omega.into(),
+        [speed, angular_speed, distance],
+    );
+    let rules = [Fault::Speed, Fault::AngularSpeed, Fault::Distance];
+    breaches
+        .iter()
+        .zip(rules)
+        .find(|(broken, _)| **broken)
+        .map(|(_, fault)| fault)
 }
 
 #[cfg(test)]

@@ -45,13 +45,12 @@ pub(crate) fn integrate_pipeline(
 ///   `BufferChunk::new` refuses a chunk whose force ranges end past its force buffer;
 /// - `planes[i]`: `i < plane_count`, the length of the crowd's plane list, which the plane
 ///   buffer holds (plus one unused record when the list is empty);
-/// - the contact arrays of eight: `contact_candidates` fills at most eight points and the
-///   contacts are a subset of them;
 /// - `loads[index]`: read only when `index < arrayLength(&loads)`;
 /// - `keyframes[i]`: `first <= i < first + count` for a keyframed force's `(first, count)`,
 ///   which `flatten_keyframes` takes from the buffer it builds (and `count >= 1`, checked by
 ///   `Crowd::validate`);
-/// - every loop is bounded by those counts or by `steps_per_dispatch`.
+/// - every loop is bounded by those counts, by `steps_per_dispatch`, or by a constant (the
+///   contact sweeps the physics' `repeat` prints).
 ///
 /// A custom force is the user's code, about which none of this can be proven: with one, the
 /// kernel is always compiled with the bounds checks.

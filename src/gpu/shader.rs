@@ -187,12 +187,13 @@ mod tests {
 
     /// The physics' formulas are built from products, cross and dot products, square roots,
     /// normalizations and trigonometry; the kernel's hand-written files hold the plumbing
-    /// around them and may call none of these (the envelope's squared lengths excepted, until
-    /// they join the definition). A formula written here would be a second definition.
+    /// around them and may call none of these. A formula written here would be a second
+    /// definition.
     #[test]
     fn no_shader_file_writes_a_formula_by_hand() {
         let formula_calls = [
             "cross(",
+            "dot(",
             "normalize(",
             "length(",
             "sqrt(",

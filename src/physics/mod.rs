@@ -5,6 +5,7 @@
 
 pub mod algebra;
 pub mod contact;
+pub mod envelope;
 pub mod forces;
 pub mod integrators;
 pub mod motion;

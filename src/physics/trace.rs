@@ -20,6 +20,12 @@ pub struct Traced<F> {
 #[derive(Clone, Copy, Debug)]
 pub struct TracedBool(u32);
 
+impl fmt::Display for TracedBool {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "b{}", self.0)
+    }
+}
+
 #[derive(Clone, Copy, Debug)]
 enum Node {
     /// `let v{n}`.

@@ -4,6 +4,7 @@
 
 use super::algebra::{Mat3, Quat, SymMat3, Vec3};
 use super::contact::{PlaneConstants, ShapeConstants, resolve_plane, step_acceleration};
+use super::envelope::envelope_breaches;
 use super::forces::{Body, Parameters, add_force, add_scaled, keyframe_lerp};
 use super::integrators::{renormalize, step};
 use super::motion::{Auxiliaries, Derivative, Load, MassConstants, State, auxiliaries, derivative};
@@ -37,6 +38,7 @@ pub fn physics_wgsl<F: Scalar + Into<f64>>() -> String {
     for &integrator in Integrator::ALL.iter() {
         out += &step_wgsl::<F>(integrator);
     }
+    out += &envelope_wgsl::<F>();
     out += &trace_function(
         "/// q / |q|, what a custom force sees.\nfn normalize_orientation(q: vec4<real>) -> vec4<real>",
         || format!("    return {};\n", quat(read_quat::<F>("q").normalize())),
@@ -290,6 +292,22 @@ fn step_wgsl<F: Scalar + Into<f64>>(integrator: Integrator) -> String {
         let next = step(integrator, &y, &mass, T::input("t"), T::input("h"), &mut f);
         format!("    return {};\n", motion(&next))
     })
+}
+
+/// `envelope_breaches`: the envelope's rules a state breaks (speed, angular speed, distance).
+fn envelope_wgsl<F: Scalar + Into<f64>>() -> String {
+    trace_function(
+        "/// Which of the envelope's rules (speed, angular speed, distance) state s breaks.\n\
+         fn envelope_breaches(s: Motion, c: BodyConstants, limits_squared: vec3<real>) -> vec3<bool>",
+        || {
+            let state = read_motion::<F>("s");
+            let aux = auxiliaries(&state, &read_constants("c"));
+            let limits = ["x", "y", "z"].map(|l| T::input(&format!("limits_squared.{l}")));
+            let [a, b, c] =
+                envelope_breaches(state.position, aux.velocity, aux.angular_velocity, limits);
+            format!("    return vec3<bool>({a}, {b}, {c});\n")
+        },
+    )
 }
 
 /// The contact resolution in precision `F`: `step_acceleration`, one `resolve_plane_<shape>`
