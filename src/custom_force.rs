@@ -1,5 +1,6 @@
-//! User-written forces: a WGSL function compiled into the GPU kernel, and its Rust twin for
-//! the CPU backends; and the per-body loads a library user sets between steps.
+//! User-written forces: a force law written once in Rust over the number type, which every
+//! backend runs (the GPU kernels the WGSL traced from it); a WGSL function with its Rust twin;
+//! and the per-body loads a library user sets between steps.
 
 use std::fmt;
 use std::sync::Arc;
@@ -7,6 +8,11 @@ use std::sync::Arc;
 use glam::{DQuat, DVec3};
 
 use crate::error::{Error, Result};
+use crate::gpu::Precision;
+use crate::physics::algebra::{Quat, Vec3};
+use crate::physics::motion::Load;
+use crate::physics::scalar::Scalar;
+use crate::physics::wgsl::custom_force_wgsl;
 
 /// A world-frame force and the torque about the centre of mass: what
 /// [`Simulation::set_external_loads`](crate::Simulation::set_external_loads) applies to one
@@ -37,6 +43,52 @@ pub struct CustomForceInput {
     pub time: f64,
     /// Index of the body in the crowd.
     pub body: usize,
+}
+
+/// What a [`ForceLaw`] sees of one body at one derivative evaluation, in the number type `R`:
+/// the fields of [`CustomForceInput`], the body's index as a number.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ForceInput<R> {
+    /// Centre-of-mass position `x` (world).
+    pub position: Vec3<R>,
+    /// Unit quaternion `q` (body to world).
+    pub orientation: Quat<R>,
+    /// Linear velocity `v = P / M`.
+    pub velocity: Vec3<R>,
+    /// Angular velocity `omega` (world).
+    pub angular_velocity: Vec3<R>,
+    /// Mass `M`.
+    pub mass: R,
+    /// Simulated time of this evaluation (an RK4 stage time inside a step).
+    pub time: R,
+    /// Index of the body in the crowd, as a number.
+    pub body: R,
+}
+
+/// A force written once, in Rust, over the number type the physics is written over
+/// ([`Real`](crate::Real)): `cpu-ref` runs it in f64, and the GPU kernels run the WGSL traced
+/// from it in f32 and f64, so on an adapter with IEEE arithmetic `gpu-f64` gives `cpu-ref`'s
+/// bits. Write it with the operations of [`Real`](crate::Real) (`+ - * /`, `sqrt`,
+/// comparisons and `select`, [`sin_cos`](crate::sin_cos)); parameters are fields of `self`,
+/// brought in with [`Real::constant`](crate::Real::constant). Make one with
+/// [`CustomForce::from_law`].
+pub trait ForceLaw: Send + Sync + 'static {
+    /// The world force and the torque about the centre of mass on one body.
+    fn load<R: Scalar>(&self, body: &ForceInput<R>) -> Load<R>;
+}
+
+impl From<&CustomForceInput> for ForceInput<f64> {
+    fn from(input: &CustomForceInput) -> Self {
+        Self {
+            position: input.position.into(),
+            orientation: input.orientation.into(),
+            velocity: input.velocity.into(),
+            angular_velocity: input.angular_velocity.into(),
+            mass: input.mass,
+            time: input.time,
+            body: input.body as f64,
+        }
+    }
 }
 
 /// The Rust twin of a custom force.
@@ -70,6 +122,8 @@ pub struct CustomForce {
     wgsl: String,
     closure: Option<Arc<CustomForceFn>>,
     origin: String,
+    /// A [`ForceLaw`]'s WGSL, traced in f32 and in f64.
+    traced: Option<Arc<[String; 2]>>,
 }
 
 impl CustomForce {
@@ -82,6 +136,44 @@ impl CustomForce {
             wgsl: wgsl.into(),
             closure: Some(Arc::new(closure)),
             origin: "custom_force".to_string(),
+            traced: None,
+        }
+    }
+
+    /// A custom force from a law written once: its f64 instance for the CPU backends and its
+    /// WGSL, traced in each precision, for the GPU.
+    pub fn from_law(law: impl ForceLaw) -> Self {
+        let law = Arc::new(law);
+        let traced = [
+            custom_force_wgsl::<f32, _>(&*law),
+            custom_force_wgsl::<f64, _>(&*law),
+        ];
+        let closure = move |input: &CustomForceInput| {
+            let load = law.load(&ForceInput::from(input));
+            ExternalLoad {
+                force: load.force.into(),
+                torque: load.torque.into(),
+            }
+        };
+        Self {
+            wgsl: traced[1].clone(),
+            closure: Some(Arc::new(closure)),
+            origin: "custom_force".to_string(),
+            traced: Some(Arc::new(traced)),
+        }
+    }
+
+    /// Whether it is a [`ForceLaw`]: its WGSL is generated, not the user's.
+    pub(crate) fn is_law(&self) -> bool {
+        self.traced.is_some()
+    }
+
+    /// The WGSL the kernel of `precision` compiles.
+    pub(crate) fn wgsl_in(&self, precision: Precision) -> &str {
+        match (&self.traced, precision) {
+            (Some(traced), Precision::F32) => &traced[0],
+            (Some(traced), Precision::F64) => &traced[1],
+            (None, _) => &self.wgsl,
         }
     }
 
@@ -92,10 +184,11 @@ impl CustomForce {
             wgsl: wgsl.into(),
             closure: None,
             origin: origin.into(),
+            traced: None,
         }
     }
 
-    /// The WGSL source.
+    /// The WGSL source (a [`ForceLaw`]'s, traced in f64).
     pub fn wgsl(&self) -> &str {
         &self.wgsl
     }

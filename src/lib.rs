@@ -55,7 +55,9 @@ pub use compare::{Deviation, differing_bodies};
 pub use cross_check::{CrossCheck, cross_check, cross_check_crowd};
 pub use crowd::Crowd;
 pub use csv::{CSV_HEADER, write_states_csv};
-pub use custom_force::{CustomForce, CustomForceFn, CustomForceInput, ExternalLoad};
+pub use custom_force::{
+    CustomForce, CustomForceFn, CustomForceInput, ExternalLoad, ForceInput, ForceLaw,
+};
 pub use error::{Error, Result};
 pub use fault::{Envelope, Fault, FaultRules, OnFault, QuarantinedBody};
 pub use force::{Force, ForceKind};
@@ -63,6 +65,13 @@ pub use generate::CrowdSpec;
 pub use integrator::Integrator;
 pub use mass::{MassProperties, ModelFrame};
 pub use mesh::{MeshIntegrals, TriangleMesh};
+/// The physics' number type and the types a [`ForceLaw`] is written with.
+pub use physics::{
+    algebra::{Quat, Vec3},
+    motion::Load,
+    scalar::{Carried, Scalar as Real},
+    trig::sin_cos,
+};
 pub use plane::Plane;
 pub use scene::{SCENE_VERSION, Scene};
 pub use shape::{Shape, ShapeKind};

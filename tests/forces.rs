@@ -8,8 +8,8 @@ use std::f64::consts::TAU;
 use common::{BACKENDS, assert_close, body, gpu, run};
 use rigid_crowd::glam::{DQuat, DVec3};
 use rigid_crowd::{
-    Backend, Body, Crowd, CustomForce, CustomForceInput, Error, ExternalLoad, Force, ForceKind,
-    MassProperties, Shape, Simulation,
+    Backend, Body, Crowd, CustomForce, CustomForceInput, Error, ExternalLoad, Force, ForceInput,
+    ForceKind, ForceLaw, Load, MassProperties, Real, Shape, Simulation, Vec3,
 };
 
 fn sphere(mass: f64) -> MassProperties {
@@ -494,15 +494,45 @@ fn harmonic(input: &CustomForceInput) -> ExternalLoad {
     }
 }
 
+/// The same well written once, as a law over the number type: every backend runs it, the
+/// GPU kernels the WGSL traced from it.
+struct HarmonicWell {
+    omega_squared: f64,
+    torque_rate: f64,
+}
+
+impl ForceLaw for HarmonicWell {
+    fn load<R: Real>(&self, body: &ForceInput<R>) -> Load<R> {
+        let zero = R::constant(0.0);
+        let spin_up = R::constant(self.torque_rate) * (body.body + R::constant(1.0)) * body.time;
+        Load {
+            force: body.position * (-(R::constant(self.omega_squared) * body.mass)),
+            torque: Vec3::new(zero, zero, spin_up),
+        }
+    }
+}
+
 #[test]
 fn a_custom_harmonic_well_follows_its_closed_form_on_every_backend() {
+    let law = || {
+        CustomForce::from_law(HarmonicWell {
+            omega_squared: 4.0,
+            torque_rate: 0.1,
+        })
+    };
+    for custom in [CustomForce::new(HARMONIC_WGSL, harmonic), law()] {
+        harmonic_well_on_every_backend(custom);
+    }
+}
+
+fn harmonic_well_on_every_backend(custom: CustomForce) {
     let x0 = [DVec3::new(1.0, 0.0, 0.5), DVec3::new(-0.3, 2.0, 0.0)];
     let v0 = [DVec3::new(0.0, 1.0, 0.0), DVec3::new(0.4, 0.0, -1.0)];
     let bodies = (0..2)
         .map(|i| body(brick(), x0[i], v0[i], DVec3::ZERO))
         .collect();
     let crowd = Crowd::new(bodies, 1e-3)
-        .with_custom_force(CustomForce::new(HARMONIC_WGSL, harmonic))
+        .with_custom_force(custom)
         .with_force(Force::on_all(ForceKind::Custom));
     let t: f64 = 1.5;
     for (backend, tol) in BACKENDS {

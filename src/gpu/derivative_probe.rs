@@ -119,7 +119,10 @@ fn on_device(ctx: &GpuContext, crowd: &Crowd, precision: Precision) -> DeviceRun
     let (kernel, _) = integrate_source(
         precision,
         &KernelSpec::general(),
-        crowd.custom_force.as_ref().map(|custom| custom.wgsl()),
+        crowd
+            .custom_force
+            .as_ref()
+            .map(|custom| custom.wgsl_in(precision)),
     );
     let source = [kernel.as_str(), PROBE].join("\n");
     let validation = device.push_error_scope(wgpu::ErrorFilter::Validation);

@@ -79,7 +79,10 @@ pub(crate) fn crowd_kernel_ops(
         options.specialized,
         options.steps_per_dispatch,
     );
-    let custom = crowd.custom_force.as_ref().map(|c| c.wgsl());
+    let custom = crowd
+        .custom_force
+        .as_ref()
+        .map(|c| c.wgsl_in(options.precision));
     let (source, _) = super::shader::integrate_source(options.precision, &spec, custom);
     count_integrate(&source)
 }

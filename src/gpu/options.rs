@@ -53,7 +53,7 @@ impl GpuOptions {
 
     /// Whether the kernel is compiled without bounds checks: asked for, and no custom force.
     pub(crate) fn compiles_trusted(&self, custom_force: Option<&CustomForce>) -> bool {
-        self.trusted_shader && custom_force.is_none()
+        self.trusted_shader && custom_force.is_none_or(CustomForce::is_law)
     }
 
     /// Checks the options against the adapter's limits; errors name the option.

@@ -27,7 +27,7 @@ pub(crate) fn integrate_pipeline(
         precision: options.precision,
         workgroup_size: options.workgroup_size,
         trusted,
-        custom_force: custom_force.map(|custom| custom.wgsl().to_string()),
+        custom_force: custom_force.map(|custom| custom.wgsl_in(options.precision).to_string()),
     };
     ctx.pipelines().get_or_build(key, || {
         build_integrate_pipeline(&ctx.device, options, spec, custom_force, trusted)
@@ -52,8 +52,9 @@ pub(crate) fn integrate_pipeline(
 /// - every loop is bounded by those counts, by `steps_per_dispatch`, or by a constant (the
 ///   contact sweeps the physics' `repeat` prints).
 ///
-/// A custom force is the user's code, about which none of this can be proven: with one, the
-/// kernel is always compiled with the bounds checks.
+/// A custom force of the user's WGSL is code about which none of this can be proven: with one,
+/// the kernel is always compiled with the bounds checks. A [`ForceLaw`](crate::ForceLaw)'s
+/// traced WGSL indexes nothing and loops a constant number of times.
 fn build_integrate_pipeline(
     device: &wgpu::Device,
     options: &GpuOptions,
@@ -61,15 +62,18 @@ fn build_integrate_pipeline(
     custom_force: Option<&CustomForce>,
     trusted: bool,
 ) -> Result<wgpu::ComputePipeline> {
-    let (source, first_custom_line) =
-        integrate_source(options.precision, spec, custom_force.map(CustomForce::wgsl));
+    let (source, first_custom_line) = integrate_source(
+        options.precision,
+        spec,
+        custom_force.map(|custom| custom.wgsl_in(options.precision)),
+    );
     if let (Some(custom), Precision::F64) = (custom_force, options.precision) {
         check_custom_force_in_f64(custom, &source)?;
     }
     let constants = [("workgroup_size", options.workgroup_size as f64)];
-    // Without a custom force (the user's WGSL, whose errors wgpu reports line by line), the
+    // Without a custom force of the user's WGSL (whose errors wgpu reports line by line), the
     // kernel goes to a Vulkan driver as SPIR-V with exact float arithmetic.
-    if custom_force.is_none()
+    if custom_force.is_none_or(CustomForce::is_law)
         && device
             .features()
             .contains(wgpu::Features::PASSTHROUGH_SHADERS)

@@ -9,17 +9,24 @@ use super::scalar::{Carried, Scalar};
 /// A 3-vector.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Vec3<R> {
+    /// The x component.
     pub x: R,
+    /// The y component.
     pub y: R,
+    /// The z component.
     pub z: R,
 }
 
 /// A quaternion `w + x i + y j + z k`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Quat<R> {
+    /// The scalar part.
     pub w: R,
+    /// The i component.
     pub x: R,
+    /// The j component.
     pub y: R,
+    /// The k component.
     pub z: R,
 }
 
@@ -41,6 +48,7 @@ pub struct SymMat3<R> {
 }
 
 impl<R: Scalar> Vec3<R> {
+    /// `(x, y, z)`.
     pub fn new(x: R, y: R, z: R) -> Self {
         Self { x, y, z }
     }
@@ -105,6 +113,7 @@ impl<R: Scalar> Mul<R> for Vec3<R> {
 }
 
 impl<R: Scalar> Quat<R> {
+    /// `w + x i + y j + z k`.
     pub fn new(w: R, x: R, y: R, z: R) -> Self {
         Self { w, x, y, z }
     }

@@ -72,7 +72,9 @@ pub struct Derivative<R> {
 /// A force and a torque about the centre of mass.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Load<R> {
+    /// World-frame force through the centre of mass.
     pub force: Vec3<R>,
+    /// World-frame torque about the centre of mass.
     pub torque: Vec3<R>,
 }
 

@@ -12,6 +12,7 @@ use super::scalar::Scalar;
 use super::trace::{Traced, bind_value, trace_function};
 use super::trig::sin_cos;
 use crate::codes::Coded;
+use crate::custom_force::{ForceInput, ForceLaw};
 use crate::force::ForceType;
 use crate::integrator::Integrator;
 use crate::shape::ShapeKind;
@@ -292,6 +293,32 @@ fn step_wgsl<F: Scalar + Into<f64>>(integrator: Integrator) -> String {
         let next = step(integrator, &y, &mass, T::input("t"), T::input("h"), &mut f);
         format!("    return {};\n", motion(&next))
     })
+}
+
+/// `custom_force`, the kernel's call into a custom force, traced from `law` in precision `F`.
+pub fn custom_force_wgsl<F: Scalar + Into<f64>, L: ForceLaw>(law: &L) -> String {
+    trace_function(
+        "/// Generated from the custom force's law (written in Rust, traced).\n\
+         fn custom_force(position: vec3<real>, orientation: vec4<real>, velocity: vec3<real>,\n    \
+         angular_velocity: vec3<real>, mass: real, time: real, body: u32) -> Load",
+        || {
+            let input = ForceInput {
+                position: read_vec3::<F>("position"),
+                orientation: read_quat("orientation"),
+                velocity: read_vec3("velocity"),
+                angular_velocity: read_vec3("angular_velocity"),
+                mass: T::input("mass"),
+                time: T::input("time"),
+                body: T::input("real(body)"),
+            };
+            let load = law.load(&input);
+            format!(
+                "    return Load({}, {});\n",
+                vec3(load.force),
+                vec3(load.torque)
+            )
+        },
+    )
 }
 
 /// `envelope_breaches`: the envelope's rules a state breaks (speed, angular speed, distance).
