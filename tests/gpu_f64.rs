@@ -140,19 +140,7 @@ fn bodies_falling_onto_planes_are_bit_identical_to_the_reference() {
             .filter(|b| b.state.linear_momentum.length() < 1e-3 * b.mass.mass())
             .count();
         println!("{integrator}: {resting} of 300 bodies at rest after {steps} steps");
-        for (steps_per_dispatch, trusted_shader) in [(1, true), (8, false)] {
-            let options = GpuOptions {
-                steps_per_dispatch,
-                trusted_shader,
-                ..GpuOptions::default()
-            };
-            let gpu = gpu_f64_run(&crowd, steps, options);
-            let differing = differing_bodies(&gpu, &reference);
-            assert_eq!(
-                differing, 0,
-                "{integrator}, {steps_per_dispatch} steps a dispatch: {differing} of 300 bodies differ"
-            );
-        }
+        assert_gpu_f64_matches(&crowd, steps, &reference, &[(1, true), (8, false)]);
     }
 }
 
@@ -286,6 +274,28 @@ fn a_custom_force_calling_a_32_bit_only_built_in_is_refused_on_gpu_f64() {
     assert!(error.contains("sin_real"), "{error}");
 }
 
+/// `gpu-f64` runs `crowd` for `steps` steps under each `(steps per dispatch, trusted shader)`
+/// of `configs`, and every body ends with `reference`'s bits.
+fn assert_gpu_f64_matches(crowd: &Crowd, steps: u64, reference: &[Body], configs: &[(u32, bool)]) {
+    for &(steps_per_dispatch, trusted_shader) in configs {
+        let options = GpuOptions {
+            steps_per_dispatch,
+            trusted_shader,
+            ..GpuOptions::default()
+        };
+        let gpu = gpu_f64_run(crowd, steps, options);
+        let differing = differing_bodies(&gpu, reference);
+        assert_eq!(
+            differing,
+            0,
+            "{}, {steps_per_dispatch} steps a dispatch, trusted {trusted_shader}: \
+             {differing} of {} bodies differ",
+            crowd.integrator,
+            reference.len()
+        );
+    }
+}
+
 fn gpu_f64_run(crowd: &Crowd, steps: u64, options: GpuOptions) -> Vec<Body> {
     let options = GpuOptions {
         precision: Precision::F64,
@@ -309,20 +319,12 @@ fn every_force_kind_and_integrator_is_bit_identical_to_the_reference() {
         crowd.forces.retain(|f| f.type_name() != "custom");
         crowd.custom_force = None;
         let reference = run(&crowd, steps, Backend::Reference);
-        for (steps_per_dispatch, trusted_shader) in [(1, true), (8, true), (8, false)] {
-            let options = GpuOptions {
-                steps_per_dispatch,
-                trusted_shader,
-                ..GpuOptions::default()
-            };
-            let gpu = gpu_f64_run(&crowd, steps, options);
-            let differing = differing_bodies(&gpu, &reference);
-            assert_eq!(
-                differing, 0,
-                "{integrator}, {steps_per_dispatch} steps a dispatch, trusted {trusted_shader}: \
-                 {differing} of 300 bodies differ"
-            );
-        }
+        assert_gpu_f64_matches(
+            &crowd,
+            steps,
+            &reference,
+            &[(1, true), (8, true), (8, false)],
+        );
     }
 }
 
