@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use glam::{DQuat, DVec3};
 
+use crate::cpu::lanes::Lanes;
 use crate::error::{Error, Result};
 use crate::gpu::Precision;
 use crate::physics::algebra::{Quat, Vec3};
@@ -124,7 +125,12 @@ pub struct CustomForce {
     origin: String,
     /// A [`ForceLaw`]'s WGSL, traced in f32 and in f64.
     traced: Option<Arc<[String; 2]>>,
+    /// A [`ForceLaw`] on eight f32 lanes, for the `cpu` backend.
+    lanes: Option<Arc<LanesLaw>>,
 }
+
+/// A force law's instance on the `cpu` backend's lanes.
+pub(crate) type LanesLaw = dyn Fn(&ForceInput<Lanes>) -> Load<Lanes> + Send + Sync;
 
 impl CustomForce {
     /// A custom force from its WGSL source and its Rust twin.
@@ -137,6 +143,7 @@ impl CustomForce {
             closure: Some(Arc::new(closure)),
             origin: "custom_force".to_string(),
             traced: None,
+            lanes: None,
         }
     }
 
@@ -148,6 +155,8 @@ impl CustomForce {
             custom_force_wgsl::<f32, _>(&*law),
             custom_force_wgsl::<f64, _>(&*law),
         ];
+        let on_lanes = Arc::clone(&law);
+        let lanes = move |input: &ForceInput<Lanes>| on_lanes.load(input);
         let closure = move |input: &CustomForceInput| {
             let load = law.load(&ForceInput::from(input));
             ExternalLoad {
@@ -160,7 +169,13 @@ impl CustomForce {
             closure: Some(Arc::new(closure)),
             origin: "custom_force".to_string(),
             traced: Some(Arc::new(traced)),
+            lanes: Some(Arc::new(lanes)),
         }
+    }
+
+    /// A [`ForceLaw`]'s instance on lanes; `None` for a WGSL string and its Rust twin.
+    pub(crate) fn lanes_law(&self) -> Option<&LanesLaw> {
+        self.lanes.as_deref()
     }
 
     /// Whether it is a [`ForceLaw`]: its WGSL is generated, not the user's.
@@ -185,6 +200,7 @@ impl CustomForce {
             closure: None,
             origin: origin.into(),
             traced: None,
+            lanes: None,
         }
     }
 

@@ -1,11 +1,13 @@
-//! The keyframe search in f64: which segment of a table a time falls in. The interpolation
-//! on the segment is `physics::forces::keyframe_lerp`.
+//! The keyframe search on the CPU, in f64 and f32: which segment of a table a time falls
+//! in. The interpolation on the segment is `physics::forces::keyframe_lerp`; the GPU kernel
+//! makes the same comparisons (shaders/derivative.wgsl).
 
 use crate::physics::forces::keyframe_lerp;
+use crate::physics::scalar::Scalar;
 
 /// The piecewise-linear interpolation of `keyframes` (`[t, value]`, times strictly
 /// increasing, at least one) at `t`, held constant before the first and after the last.
-pub(crate) fn keyframe_scale(keyframes: &[[f64; 2]], t: f64) -> f64 {
+pub(crate) fn keyframe_scale<R: Scalar + PartialOrd>(keyframes: &[[R; 2]], t: R) -> R {
     let [first_time, first_value] = keyframes[0];
     if t <= first_time {
         return first_value;

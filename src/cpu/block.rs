@@ -3,88 +3,39 @@
 
 use crate::body::{Body, BodyState};
 use crate::cpu::faults::LaneMask;
-use crate::cpu::lanes::{LANES, Lanes, QuatLanes, Vec3Lanes};
-use crate::force::ForceKind;
+use crate::cpu::lanes::{LANES, Lanes, Vec3Lanes};
+use crate::force::{ForceKind, ForceType};
 use crate::force_table::ForceTable;
+use crate::physics::algebra::{Quat, SymMat3, Vec3};
+use crate::physics::forces::Parameters;
+use crate::physics::motion::{Load, MassConstants, State};
 
-/// The momentum-form state of eight bodies; twin of `Motion` in shaders/derivative.wgsl.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub(crate) struct StateBlock {
-    pub position: Vec3Lanes,
-    pub orientation: QuatLanes,
-    pub linear_momentum: Vec3Lanes,
-    pub angular_momentum: Vec3Lanes,
-}
+/// The momentum-form state of eight bodies, one lane each.
+pub(crate) type StateBlock = State<Lanes>;
+
+/// The external loads of eight bodies (world frame, about each centre of mass).
+pub(crate) type LoadBlock = Load<Lanes>;
 
 /// The constants of eight bodies and where their own forces are.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub(crate) struct ConstantBlock {
-    pub mass: Lanes,
-    pub inv_mass: Lanes,
-    /// The symmetric Ibody^-1 as xx, yy, zz, xy, xz, yz.
-    pub inv_inertia: [Lanes; 6],
+    /// `M`, `1/M` and `Ibody^-1` of each lane.
+    pub mass: MassConstants<Lanes>,
     /// `(first, count)` of this block's per-body forces in the simulation's list.
     pub own_forces: (u32, u32),
     /// Each lane's body index in the crowd (a spare lane repeats its block's first body).
-    pub bodies: [u32; crate::cpu::lanes::LANES],
-}
-
-/// The external loads of eight bodies (world frame, about each centre of mass).
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub(crate) struct LoadBlock {
-    pub force: Vec3Lanes,
-    pub torque: Vec3Lanes,
+    pub bodies: [u32; LANES],
 }
 
 /// A force in f32, its parameters shared by every lane it is applied to.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) enum ForceF32 {
-    Gravity {
-        acceleration: [f32; 3],
-    },
-    LinearDrag {
-        linear: f32,
-        angular: f32,
-    },
-    QuadraticDrag {
-        linear: f32,
-        angular: f32,
-    },
-    PointForce {
-        force: [f32; 3],
-        point: [f32; 3],
-    },
-    Spring {
-        anchor: [f32; 3],
-        attach: [f32; 3],
-        stiffness: f32,
-        damping: f32,
-    },
-    Attractor {
-        centre: [f32; 3],
-        strength: f32,
-        softening: f32,
-    },
-    Thrust {
-        force: [f32; 3],
-        torque: [f32; 3],
-    },
-    Sinusoidal {
-        force: [f32; 3],
-        torque: [f32; 3],
-        offset: f32,
-        amplitude: f32,
-        frequency: f32,
-        phase: f32,
-    },
-    /// Keyframes `keyframes[first..first + count]` of the simulation's flattened table.
-    Keyframed {
-        force: [f32; 3],
-        torque: [f32; 3],
-        first: u32,
-        count: u32,
-    },
-    Custom,
+pub(crate) struct ForceF32 {
+    pub kind: ForceType,
+    /// The parameters in `ForceParameters` order, rounded to f32 as the f32 kernel's are.
+    pub parameters: Parameters<f32>,
+    /// A keyframed force's table, `keyframes[first..first + count]` of the simulation's
+    /// flattened table.
+    pub keyframes: (u32, u32),
 }
 
 /// A force acting on one body (one lane) of a block.
@@ -94,79 +45,22 @@ pub(crate) struct LaneForce {
     pub force: ForceF32,
 }
 
-fn f32x3(v: glam::DVec3) -> [f32; 3] {
-    v.as_vec3().to_array()
-}
-
 impl ForceF32 {
     /// `kind` in f32; `spans` from `flatten_keyframes` locates keyframe tables.
     pub fn new(kind: &ForceKind, spans: &[(u32, u32)]) -> Self {
-        match *kind {
-            ForceKind::Gravity { acceleration } => ForceF32::Gravity {
-                acceleration: f32x3(acceleration),
+        let p = kind.parameters();
+        let vector = |v: glam::DVec3| Vec3::new(v.x as f32, v.y as f32, v.z as f32);
+        let keyframes = match *kind {
+            ForceKind::Keyframed { table, .. } => spans[table],
+            _ => (0, 0),
+        };
+        Self {
+            kind: kind.force_type(),
+            parameters: Parameters {
+                vectors: p.vectors.map(vector),
+                scalars: p.scalars.map(|s| s as f32),
             },
-            ForceKind::LinearDrag { linear, angular } => ForceF32::LinearDrag {
-                linear: linear as f32,
-                angular: angular as f32,
-            },
-            ForceKind::PointForce { force, point } => ForceF32::PointForce {
-                force: f32x3(force),
-                point: f32x3(point),
-            },
-            ForceKind::Spring {
-                anchor,
-                attach,
-                stiffness,
-                damping,
-            } => ForceF32::Spring {
-                anchor: f32x3(anchor),
-                attach: f32x3(attach),
-                stiffness: stiffness as f32,
-                damping: damping as f32,
-            },
-            ForceKind::Attractor {
-                centre,
-                strength,
-                softening,
-            } => ForceF32::Attractor {
-                centre: f32x3(centre),
-                strength: strength as f32,
-                softening: softening as f32,
-            },
-            ForceKind::Thrust { force, torque } => ForceF32::Thrust {
-                force: f32x3(force),
-                torque: f32x3(torque),
-            },
-            ForceKind::Sinusoidal {
-                force,
-                torque,
-                offset,
-                amplitude,
-                frequency,
-                phase,
-            } => ForceF32::Sinusoidal {
-                force: f32x3(force),
-                torque: f32x3(torque),
-                offset: offset as f32,
-                amplitude: amplitude as f32,
-                frequency: frequency as f32,
-                phase: phase as f32,
-            },
-            ForceKind::Keyframed {
-                force,
-                torque,
-                table,
-            } => ForceF32::Keyframed {
-                force: f32x3(force),
-                torque: f32x3(torque),
-                first: spans[table].0,
-                count: spans[table].1,
-            },
-            ForceKind::Custom => ForceF32::Custom,
-            ForceKind::QuadraticDrag { linear, angular } => ForceF32::QuadraticDrag {
-                linear: linear as f32,
-                angular: angular as f32,
-            },
+            keyframes,
         }
     }
 }
@@ -177,34 +71,34 @@ impl ForceF32 {
 pub(crate) fn pack_block(bodies: &[Body], first_body: usize) -> (StateBlock, ConstantBlock) {
     let body = |lane: usize| &bodies[if lane < bodies.len() { lane } else { 0 }];
     let lanes = |f: &dyn Fn(&Body) -> f64| Lanes(std::array::from_fn(|l| f(body(l)) as f32));
-    let vec3 = |f: &dyn Fn(&Body) -> glam::DVec3| Vec3Lanes {
-        x: lanes(&|b| f(b).x),
-        y: lanes(&|b| f(b).y),
-        z: lanes(&|b| f(b).z),
+    let vec3 = |f: &dyn Fn(&Body) -> glam::DVec3| {
+        Vec3::new(lanes(&|b| f(b).x), lanes(&|b| f(b).y), lanes(&|b| f(b).z))
     };
     let state = StateBlock {
         position: vec3(&|b| b.state.position),
-        orientation: QuatLanes {
-            w: lanes(&|b| b.state.orientation.w),
-            x: lanes(&|b| b.state.orientation.x),
-            y: lanes(&|b| b.state.orientation.y),
-            z: lanes(&|b| b.state.orientation.z),
-        },
+        orientation: Quat::new(
+            lanes(&|b| b.state.orientation.w),
+            lanes(&|b| b.state.orientation.x),
+            lanes(&|b| b.state.orientation.y),
+            lanes(&|b| b.state.orientation.z),
+        ),
         linear_momentum: vec3(&|b| b.state.linear_momentum),
         angular_momentum: vec3(&|b| b.state.angular_momentum),
     };
-    let inv = |f: &dyn Fn(glam::DMat3) -> f64| lanes(&|b| f(b.mass.inv_inertia_body()));
+    let inv = |i: usize| lanes(&|b| b.mass.inv_inertia_entries()[i]);
     let constants = ConstantBlock {
-        mass: lanes(&|b| b.mass.mass()),
-        inv_mass: lanes(&|b| b.mass.inv_mass()),
-        inv_inertia: [
-            inv(&|m| m.x_axis.x),
-            inv(&|m| m.y_axis.y),
-            inv(&|m| m.z_axis.z),
-            inv(&|m| m.y_axis.x),
-            inv(&|m| m.z_axis.x),
-            inv(&|m| m.z_axis.y),
-        ],
+        mass: MassConstants {
+            mass: lanes(&|b| b.mass.mass()),
+            inv_mass: lanes(&|b| b.mass.inv_mass()),
+            inv_inertia: SymMat3 {
+                xx: inv(0),
+                yy: inv(1),
+                zz: inv(2),
+                xy: inv(3),
+                xz: inv(4),
+                yz: inv(5),
+            },
+        },
         own_forces: (0, 0),
         bodies: std::array::from_fn(|lane| {
             (first_body + if lane < bodies.len() { lane } else { 0 }) as u32
@@ -213,20 +107,18 @@ pub(crate) fn pack_block(bodies: &[Body], first_body: usize) -> (StateBlock, Con
     (state, constants)
 }
 
-impl LoadBlock {
-    /// No force, no torque: every block's load until loads are set.
-    pub const ZERO: Self = {
-        let zero = Vec3Lanes {
-            x: Lanes([0.0; crate::cpu::lanes::LANES]),
-            y: Lanes([0.0; crate::cpu::lanes::LANES]),
-            z: Lanes([0.0; crate::cpu::lanes::LANES]),
-        };
-        Self {
-            force: zero,
-            torque: zero,
-        }
+/// No force, no torque: every block's load until loads are set.
+pub(crate) const ZERO_LOAD: LoadBlock = {
+    let zero = Vec3 {
+        x: Lanes([0.0; LANES]),
+        y: Lanes([0.0; LANES]),
+        z: Lanes([0.0; LANES]),
     };
-}
+    Load {
+        force: zero,
+        torque: zero,
+    }
+};
 
 impl ConstantBlock {
     /// Appends the block's per-body forces (from `table`) to `own` and records where they are.
@@ -238,7 +130,7 @@ impl ConstantBlock {
     ) {
         let first = own.len() as u32;
         let body_count = table.body_count();
-        for lane in 0..crate::cpu::lanes::LANES {
+        for lane in 0..LANES {
             let body = self.bodies[lane] as usize;
             // Spare lanes repeat the block's first body: its forces are pushed once.
             if body >= body_count || (lane > 0 && body == self.bodies[0] as usize) {
@@ -256,7 +148,7 @@ impl ConstantBlock {
     }
 }
 
-impl StateBlock {
+impl State<Lanes> {
     /// Every component of the lanes in `lanes` put back to `previous`'s: frozen bodies
     /// stay where they were while the rest of the block moves on.
     pub fn keep_lanes(&mut self, previous: &StateBlock, lanes: LaneMask) {

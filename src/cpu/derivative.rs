@@ -1,11 +1,16 @@
-//! Auxiliary quantities, force and torque accumulation and the state derivative of eight
-//! bodies at once, in f32. Twin of `shaders/derivative.wgsl`: keep the three in step.
+//! The state derivative of eight bodies at once, in f32: the definition in `src/physics` on a
+//! lane type ([`LaneType`]), with the crowd's force records, keyframe tables and custom force.
 
 use glam::{DQuat, DVec3};
 
-use crate::cpu::block::{ConstantBlock, ForceF32, LaneForce, LoadBlock, StateBlock};
-use crate::cpu::lanes::{LANES, Lanes, Mat3Lanes, QuatLanes, Vec3Lanes};
-use crate::custom_force::{CustomForce, CustomForceInput};
+use crate::cpu::block::{ConstantBlock, ForceF32, LaneForce, LoadBlock};
+use crate::cpu::lanes::{LANES, LaneType, Lanes};
+use crate::custom_force::{CustomForce, CustomForceInput, ForceInput};
+use crate::force::ForceType;
+use crate::physics::algebra::Vec3;
+use crate::physics::forces::{Body, Parameters, add_force, add_scaled};
+use crate::physics::motion::{self, Derivative, Load, MassConstants, State};
+use crate::profile::keyframe_scale;
 
 /// Everything a block's derivative reads besides its state, its constants and the time.
 #[derive(Clone, Copy)]
@@ -25,68 +30,57 @@ pub(crate) struct BlockForces<'a> {
     pub first_body: usize,
 }
 
-/// `offset + amplitude sin(2 pi frequency t + phase)`; twin of `sinusoid_scale` in
-/// shaders/derivative.wgsl.
-#[inline(always)]
-pub(crate) fn sinusoid_scale(
-    offset: f32,
-    amplitude: f32,
-    frequency: f32,
-    phase: f32,
-    t: f32,
-) -> f32 {
-    offset + amplitude * (std::f32::consts::TAU * frequency * t + phase).sin()
+/// A block's constants and loads in the lane type a run computes in, converted once a run.
+#[derive(Clone, Copy)]
+pub(crate) struct BlockConstants<'a, L> {
+    pub mass: MassConstants<L>,
+    pub load: Load<L>,
+    /// The block's body indices and own-force span.
+    pub block: &'a ConstantBlock,
 }
 
-/// Piecewise-linear keyframes held at both ends; twin of `keyframe_scale` in
-/// shaders/derivative.wgsl (and of the f64 one in src/profile.rs).
-#[inline(always)]
-pub(crate) fn keyframe_scale(keyframes: &[[f32; 2]], t: f32) -> f32 {
-    let [first_time, first_value] = keyframes[0];
-    if t <= first_time {
-        return first_value;
-    }
-    for i in 1..keyframes.len() {
-        let ([t0, v0], [t1, v1]) = (keyframes[i - 1], keyframes[i]);
-        if t < t1 {
-            return v0 + (v1 - v0) * ((t - t0) / (t1 - t0));
+impl<'a, L: LaneType> BlockConstants<'a, L> {
+    #[inline(always)]
+    pub fn new(block: &'a ConstantBlock, load: &LoadBlock) -> Self {
+        Self {
+            mass: block.mass.map(L::from),
+            load: load.map(L::from),
+            block,
         }
     }
-    keyframes[keyframes.len() - 1][1]
 }
 
-/// The Rust twin of the custom force, called once per lane in f64.
+/// A custom force that is not a law: its Rust twin, called once per lane in f64.
 #[inline(never)]
-#[allow(clippy::too_many_arguments)]
-fn custom_loads(
+fn custom_twin_loads(
     custom: &CustomForce,
     first_body: usize,
-    s: &StateBlock,
     c: &ConstantBlock,
-    aux: &Auxiliaries,
-    t: f32,
-    force: &mut Vec3Lanes,
-    torque: &mut Vec3Lanes,
+    input: &ForceInput<Lanes>,
+    total: &mut Load<Lanes>,
 ) {
-    let q = s.orientation.normalize();
     let v3 =
-        |v: &Vec3Lanes, l: usize| DVec3::new(v.x.0[l] as f64, v.y.0[l] as f64, v.z.0[l] as f64);
+        |v: &Vec3<Lanes>, l: usize| DVec3::new(v.x.0[l] as f64, v.y.0[l] as f64, v.z.0[l] as f64);
+    let q = input.orientation;
     for lane in 0..LANES {
         let load = custom.evaluate(&CustomForceInput {
-            position: v3(&s.position, lane),
+            position: v3(&input.position, lane),
             orientation: DQuat::from_xyzw(
                 q.x.0[lane] as f64,
                 q.y.0[lane] as f64,
                 q.z.0[lane] as f64,
                 q.w.0[lane] as f64,
             ),
-            velocity: v3(&aux.velocity, lane),
-            angular_velocity: v3(&aux.angular_velocity, lane),
-            mass: c.mass.0[lane] as f64,
-            time: t as f64,
+            velocity: v3(&input.velocity, lane),
+            angular_velocity: v3(&input.angular_velocity, lane),
+            mass: input.mass.0[lane] as f64,
+            time: input.time.0[lane] as f64,
             body: first_body + c.bodies[lane] as usize,
         });
-        for (sum, value) in [(&mut *force, load.force), (&mut *torque, load.torque)] {
+        for (sum, value) in [
+            (&mut total.force, load.force),
+            (&mut total.torque, load.torque),
+        ] {
             sum.x.0[lane] += value.x as f32;
             sum.y.0[lane] += value.y as f32;
             sum.z.0[lane] += value.z as f32;
@@ -94,171 +88,127 @@ fn custom_loads(
     }
 }
 
-/// dY/dt of eight bodies: `(v, dq/dt, F, tau)`.
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct Derivative {
-    pub velocity: Vec3Lanes,
-    pub spin: QuatLanes,
-    pub force: Vec3Lanes,
-    pub torque: Vec3Lanes,
-}
-
-pub(crate) struct Auxiliaries {
-    pub velocity: Vec3Lanes,
-    rotation: Mat3Lanes,
-    pub angular_velocity: Vec3Lanes,
-}
-
-/// `Ibody^-1 v` for the symmetric inverse inertia stored as six entries.
+/// The custom force's share on every lane: its law on [`Lanes`], or its Rust twin lane by
+/// lane. Inlined, so that the conversions compile with the clone's instruction set (out of
+/// line, each AVX operation is a call).
 #[inline(always)]
-fn inv_inertia_mul(c: &ConstantBlock, v: Vec3Lanes) -> Vec3Lanes {
-    let [xx, yy, zz, xy, xz, yz] = c.inv_inertia;
-    Vec3Lanes {
-        x: xx * v.x + xy * v.y + xz * v.z,
-        y: xy * v.x + yy * v.y + yz * v.z,
-        z: xz * v.x + yz * v.y + zz * v.z,
-    }
-}
-
-/// `v = P / M`, `R = R(normalize(q))`, `omega = R (Ibody^-1 (R^T L))`.
-#[inline(always)]
-pub(crate) fn auxiliaries(s: &StateBlock, c: &ConstantBlock) -> Auxiliaries {
-    let rotation = s.orientation.normalize().to_mat3();
-    let body_momentum = rotation.transpose_mul_vec(s.angular_momentum);
-    Auxiliaries {
-        velocity: s.linear_momentum.scale(c.inv_mass),
-        rotation,
-        angular_velocity: rotation.mul_vec(inv_inertia_mul(c, body_momentum)),
-    }
-}
-
-/// Adds one force source's force and torque (about the centre of mass) at time `t` to the
-/// totals of every lane.
-#[allow(clippy::too_many_arguments)] // the twin of the WGSL function, argument for argument
-#[inline(always)]
-fn accumulate_force(
-    f: &ForceF32,
-    s: &StateBlock,
-    c: &ConstantBlock,
-    aux: &Auxiliaries,
-    t: f32,
-    env: &BlockForces,
-    force: &mut Vec3Lanes,
-    torque: &mut Vec3Lanes,
+fn add_custom<L: LaneType>(
+    custom: &CustomForce,
+    c: &BlockConstants<L>,
+    body: &Body<L>,
+    first_body: usize,
+    total: &mut Load<L>,
 ) {
-    match *f {
-        ForceF32::Gravity { acceleration } => {
-            *force += Vec3Lanes::splat(acceleration).scale(c.mass);
+    let to_lanes = |v: L| -> Lanes { v.into() };
+    let input = ForceInput {
+        position: body.state.position.map(to_lanes),
+        orientation: body.state.orientation.normalize().map(to_lanes),
+        velocity: body.aux.velocity.map(to_lanes),
+        angular_velocity: body.aux.angular_velocity.map(to_lanes),
+        mass: c.mass.mass.into(),
+        time: body.time.into(),
+        body: Lanes(c.block.bodies.map(|b| (first_body + b as usize) as f32)),
+    };
+    match custom.lanes_law() {
+        Some(law) => {
+            let load = law(&input).map(L::from);
+            total.force = total.force + load.force;
+            total.torque = total.torque + load.torque;
         }
-        ForceF32::LinearDrag { linear, angular } => {
-            *force -= aux.velocity * linear;
-            *torque -= aux.angular_velocity * angular;
+        None => {
+            let mut on_lanes = total.map(to_lanes);
+            custom_twin_loads(custom, first_body, c.block, &input, &mut on_lanes);
+            *total = on_lanes.map(L::from);
         }
-        // The lanes' twin of src/physics/forces.rs, operation for operation.
-        ForceF32::QuadraticDrag { linear, angular } => {
-            let length = |v: &Vec3Lanes| (v.x * v.x + v.y * v.y + v.z * v.z).sqrt();
-            let speed = length(&aux.velocity);
-            let spin = length(&aux.angular_velocity);
-            *force -= aux.velocity.scale(Lanes::splat(linear) * speed);
-            *torque -= aux.angular_velocity.scale(Lanes::splat(angular) * spin);
+    }
+}
+
+/// Adds one force record's force and torque (about the centre of mass) to the totals of
+/// every lane: `add_force` of the definition, or the keyframed and custom kinds' callers.
+#[inline(always)]
+fn accumulate_force<L: LaneType>(
+    f: &ForceF32,
+    c: &BlockConstants<L>,
+    body: &Body<L>,
+    env: &BlockForces,
+    total: &mut Load<L>,
+) {
+    let splat = |v: Vec3<f32>| Vec3::new(L::splat(v.x), L::splat(v.y), L::splat(v.z));
+    // Written out: `[T; N]::map` is not inlined into the SIMD clones, and each call there
+    // costs an AVX state transition.
+    let [u, w] = f.parameters.vectors;
+    let (u, w) = (splat(u), splat(w));
+    match f.kind {
+        ForceType::Keyframed => {
+            let (first, count) = (f.keyframes.0 as usize, f.keyframes.1 as usize);
+            // A block's bodies share the clock: one search serves every lane.
+            let time: Lanes = body.time.into();
+            let scale = keyframe_scale(&env.keyframes[first..first + count], time.0[0]);
+            add_scaled(u, w, L::splat(scale), total);
         }
-        ForceF32::PointForce {
-            force: applied,
-            point,
-        } => {
-            let applied = Vec3Lanes::splat(applied);
-            let arm = aux.rotation.mul_vec(Vec3Lanes::splat(point));
-            *force += applied;
-            *torque += arm.cross(applied);
-        }
-        ForceF32::Spring {
-            anchor,
-            attach,
-            stiffness,
-            damping,
-        } => {
-            let arm = aux.rotation.mul_vec(Vec3Lanes::splat(attach));
-            let stretch = s.position + arm - Vec3Lanes::splat(anchor);
-            let attach_velocity = aux.velocity + aux.angular_velocity.cross(arm);
-            let applied = -stretch * stiffness - attach_velocity * damping;
-            *force += applied;
-            *torque += arm.cross(applied);
-        }
-        ForceF32::Attractor {
-            centre,
-            strength,
-            softening,
-        } => {
-            let r = s.position - Vec3Lanes::splat(centre);
-            let d2 = r.x * r.x + r.y * r.y + r.z * r.z + Lanes::splat(softening * softening);
-            let pull = c.mass * strength * (d2 * d2.sqrt()).recip();
-            *force -= r.scale(pull);
-        }
-        ForceF32::Thrust {
-            force: body_force,
-            torque: body_torque,
-        } => {
-            *force += aux.rotation.mul_vec(Vec3Lanes::splat(body_force));
-            *torque += aux.rotation.mul_vec(Vec3Lanes::splat(body_torque));
-        }
-        ForceF32::Sinusoidal {
-            force: applied,
-            torque: turning,
-            offset,
-            amplitude,
-            frequency,
-            phase,
-        } => {
-            let scale = sinusoid_scale(offset, amplitude, frequency, phase, t);
-            *force += Vec3Lanes::splat(applied) * scale;
-            *torque += Vec3Lanes::splat(turning) * scale;
-        }
-        ForceF32::Keyframed {
-            force: applied,
-            torque: turning,
-            first,
-            count,
-        } => {
-            let scale = keyframe_scale(&env.keyframes[first as usize..(first + count) as usize], t);
-            *force += Vec3Lanes::splat(applied) * scale;
-            *torque += Vec3Lanes::splat(turning) * scale;
-        }
-        ForceF32::Custom => {
+        ForceType::Custom => {
             if let Some(custom) = env.custom_force {
-                custom_loads(custom, env.first_body, s, c, aux, t, force, torque);
+                add_custom(custom, c, body, env.first_body, total);
             }
         }
+        kind => {
+            let [s0, s1, s2, s3] = f.parameters.scalars;
+            let parameters = Parameters {
+                vectors: [u, w],
+                scalars: [L::splat(s0), L::splat(s1), L::splat(s2), L::splat(s3)],
+            };
+            add_force(kind, &parameters, body, total);
+        }
     }
+}
+
+/// `a` in the lanes where `condition` holds, else `b`.
+#[inline(always)]
+fn select3<L: LaneType>(condition: L::Bool, a: Vec3<L>, b: Vec3<L>) -> Vec3<L> {
+    Vec3::new(
+        L::select(condition, a.x, b.x),
+        L::select(condition, a.y, b.y),
+        L::select(condition, a.z, b.z),
+    )
 }
 
 /// A SIMD clone of [`derivative`], called out of line by the integrators. Inlining every
 /// force kind into every stage of every integrator made one function so large that a
 /// release build of the crate took minutes; one call per stage costs little beside the
 /// derivative's own work.
-pub(crate) type DerivativeFn = fn(&StateBlock, &ConstantBlock, &BlockForces, f32) -> Derivative;
+pub(crate) type DerivativeFn<L> =
+    fn(&State<L>, &BlockConstants<L>, &BlockForces, L) -> Derivative<L>;
 
 /// dY/dt of a block at time `t` under its external loads, the forces acting on every body
-/// and each body's own. A body's own force is evaluated across the block and kept in that
-/// body's lane only: own forces are rare, and one code path keeps the arithmetic identical
-/// to the globals'.
+/// and each body's own: the load first, then the forces in order. A body's own force is
+/// evaluated across the block and kept in that body's lane only, so each lane adds exactly
+/// what the kernel adds for its body.
 #[inline(always)]
-pub(crate) fn derivative(s: &StateBlock, c: &ConstantBlock, f: &BlockForces, t: f32) -> Derivative {
-    let aux = auxiliaries(s, c);
-    let mut force = f.load.force;
-    let mut torque = f.load.torque;
+pub(crate) fn derivative<L: LaneType>(
+    s: &State<L>,
+    c: &BlockConstants<L>,
+    f: &BlockForces,
+    t: L,
+) -> Derivative<L> {
+    let aux = motion::auxiliaries(s, &c.mass);
+    let body = Body {
+        state: s,
+        mass: &c.mass,
+        aux: &aux,
+        time: t,
+    };
+    let mut total = c.load;
     for g in f.global {
-        accumulate_force(g, s, c, &aux, t, f, &mut force, &mut torque);
+        accumulate_force(g, c, &body, f, &mut total);
     }
     for o in f.own {
-        let (mut one_force, mut one_torque) = (Vec3Lanes::default(), Vec3Lanes::default());
-        accumulate_force(&o.force, s, c, &aux, t, f, &mut one_force, &mut one_torque);
-        force += one_force.only(o.lane);
-        torque += one_torque.only(o.lane);
+        let mut with = total;
+        accumulate_force(&o.force, c, &body, f, &mut with);
+        let only = L::lane_is(o.lane);
+        total = Load {
+            force: select3(only, with.force, total.force),
+            torque: select3(only, with.torque, total.torque),
+        };
     }
-    Derivative {
-        velocity: aux.velocity,
-        spin: QuatLanes::pure_mul(aux.angular_velocity, s.orientation) * 0.5,
-        force,
-        torque,
-    }
+    motion::derivative(s, &aux, total)
 }

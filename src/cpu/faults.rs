@@ -1,48 +1,33 @@
-//! The fault rules on eight lanes at once; twin of `state_fault` in src/fault.rs and
-//! shaders/integrate.wgsl. The healthy path is one mask per block and step; which rule a
-//! lane broke is worked out only once one did.
+//! The fault rules on eight lanes at once: the non-finite test as a mask, the envelope
+//! as the definition's `envelope_breaches` on lanes (as `state_fault` in src/fault.rs and the
+//! kernel run it). The healthy path is one mask per block and step; which rule a lane broke
+//! is worked out only once one did.
 
-use crate::cpu::block::{ConstantBlock, StateBlock};
-use crate::cpu::derivative::auxiliaries;
-use crate::cpu::lanes::{LANES, Lanes};
+use crate::cpu::lanes::{LANES, LaneType};
 use crate::fault::Fault;
+use crate::physics::envelope::envelope_breaches;
+use crate::physics::motion::{MassConstants, State, auxiliaries};
 
 /// One bit per lane of a block.
 pub(crate) type LaneMask = u8;
 const _: () = assert!(LANES <= LaneMask::BITS as usize);
 
 /// The lanes where a component holds a NaN or an infinity: `x * 0` is 0 for a finite `x`
-/// and NaN otherwise, so one running sum per lane checks every component.
+/// and NaN otherwise, so one running sum per lane checks every component; a NaN is the one
+/// number not equal to itself.
 #[inline(always)]
-fn non_finite(components: &[Lanes]) -> LaneMask {
-    let sum = components
-        .iter()
-        .fold(Lanes::splat(0.0), |sum, &v| sum + v * 0.0);
-    unordered(sum)
-}
-
-/// The lanes where `v > limit`.
-#[inline(always)]
-fn above(v: Lanes, limit: f32) -> LaneMask {
-    (0..LANES).fold(0, |mask, lane| {
-        mask | (((v.0[lane] > limit) as LaneMask) << lane)
-    })
-}
-
-/// The lanes holding a NaN.
-#[inline(always)]
-fn unordered(v: Lanes) -> LaneMask {
-    (0..LANES).fold(0, |mask, lane| {
-        mask | ((v.0[lane].is_nan() as LaneMask) << lane)
-    })
+fn non_finite<L: LaneType>(components: &[L]) -> LaneMask {
+    let zero = L::splat(0.0);
+    let sum = components.iter().fold(zero, |sum, &v| sum + v * zero);
+    L::mask(L::not(sum.equals(sum)))
 }
 
 /// For each rule in [`Fault`] order, the lanes of `next` that break it; the envelope
 /// (squared limits, `None` when no limit is set) only where every number is finite.
 #[inline(always)]
-fn broken_by_rule(
-    next: &StateBlock,
-    constants: &ConstantBlock,
+fn broken_by_rule<L: LaneType>(
+    next: &State<L>,
+    mass: &MassConstants<L>,
     envelope_squared: Option<&[f32; 3]>,
 ) -> [LaneMask; 7] {
     let (p, q) = (&next.position, &next.orientation);
@@ -52,16 +37,22 @@ fn broken_by_rule(
     let linear = non_finite(&[m.x, m.y, m.z]);
     let angular = non_finite(&[l.x, l.y, l.z]);
     let mut rules = [position, orientation, linear, angular, 0, 0, 0];
-    if let Some(&[speed, angular_speed, distance]) = envelope_squared {
+    if let Some(limits) = envelope_squared {
         let finite = !(position | orientation | linear | angular);
-        let aux = auxiliaries(next, constants);
-        rules[4] = finite & above(aux.velocity.dot(aux.velocity), speed);
-        rules[5] = finite
-            & above(
-                aux.angular_velocity.dot(aux.angular_velocity),
-                angular_speed,
-            );
-        rules[6] = finite & above(p.dot(*p), distance);
+        let aux = auxiliaries(next, mass);
+        let breaches = envelope_breaches(
+            next.position,
+            aux.velocity,
+            aux.angular_velocity,
+            [
+                L::splat(limits[0]),
+                L::splat(limits[1]),
+                L::splat(limits[2]),
+            ],
+        );
+        for (rule, broken) in rules[4..].iter_mut().zip(breaches) {
+            *rule = finite & L::mask(broken);
+        }
     }
     rules
 }
@@ -69,9 +60,9 @@ fn broken_by_rule(
 /// The lanes of `next`, a block's new state, that break a rule: non-finite, or outside the
 /// envelope when one is set.
 #[inline(always)]
-pub(crate) fn broken_lanes(
-    next: &StateBlock,
-    constants: &ConstantBlock,
+pub(crate) fn broken_lanes<L: LaneType>(
+    next: &State<L>,
+    mass: &MassConstants<L>,
     envelope_squared: Option<&[f32; 3]>,
 ) -> LaneMask {
     let (p, q) = (&next.position, &next.orientation);
@@ -82,20 +73,20 @@ pub(crate) fn broken_lanes(
     let broken = non_finite(&components);
     match envelope_squared {
         None => broken,
-        Some(_) => broken_by_rule(next, constants, envelope_squared)
+        Some(_) => broken_by_rule(next, mass, envelope_squared)
             .into_iter()
             .fold(broken, |all, rule| all | rule),
     }
 }
 
 /// The first rule lane `lane` of `next` breaks (the lane is one [`broken_lanes`] named).
-pub(crate) fn lane_fault(
-    next: &StateBlock,
-    constants: &ConstantBlock,
+pub(crate) fn lane_fault<L: LaneType>(
+    next: &State<L>,
+    mass: &MassConstants<L>,
     envelope_squared: Option<&[f32; 3]>,
     lane: usize,
 ) -> Fault {
-    let rules = broken_by_rule(next, constants, envelope_squared);
+    let rules = broken_by_rule(next, mass, envelope_squared);
     let first = rules.iter().position(|&mask| mask & (1 << lane) != 0);
     // `Fault::ALL` is in rule order; a lane named by `broken_lanes` breaks one of them.
     first.map_or(Fault::NonFinitePosition, |rule| {
@@ -107,6 +98,8 @@ pub(crate) fn lane_fault(
 mod tests {
     use super::*;
     use crate::body::BodyState;
+    use crate::cpu::block::{ConstantBlock, StateBlock};
+    use crate::cpu::lanes::Lanes;
     use glam::{DQuat, DVec3};
 
     fn block() -> (StateBlock, ConstantBlock) {
@@ -122,17 +115,20 @@ mod tests {
                 },
             );
         }
+        let (one, zero) = (Lanes::splat(1.0), Lanes::splat(0.0));
         let constants = ConstantBlock {
-            mass: Lanes::splat(2.0),
-            inv_mass: Lanes::splat(0.5),
-            inv_inertia: [
-                Lanes::splat(1.0),
-                Lanes::splat(1.0),
-                Lanes::splat(1.0),
-                Lanes::splat(0.0),
-                Lanes::splat(0.0),
-                Lanes::splat(0.0),
-            ],
+            mass: crate::physics::motion::MassConstants {
+                mass: Lanes::splat(2.0),
+                inv_mass: Lanes::splat(0.5),
+                inv_inertia: crate::physics::algebra::SymMat3 {
+                    xx: one,
+                    yy: one,
+                    zz: one,
+                    xy: zero,
+                    xz: zero,
+                    yz: zero,
+                },
+            },
             ..ConstantBlock::default()
         };
         (state, constants)
@@ -153,11 +149,11 @@ mod tests {
         s.position.x.0[6] = 4.1;
         // Lane 7 stays inside: speed 2, exactly on the limit.
         s.linear_momentum.x.0[7] = 4.0;
-        let broken = broken_lanes(&s, &c, Some(&limits));
+        let broken = broken_lanes(&s, &c.mass, Some(&limits));
         assert_eq!(broken, 0b0111_1111);
-        assert_eq!(broken_lanes(&s, &c, None), 0b0000_1111);
+        assert_eq!(broken_lanes(&s, &c.mass, None), 0b0000_1111);
         for lane in 0..7 {
-            let fault = lane_fault(&s, &c, Some(&limits), lane);
+            let fault = lane_fault(&s, &c.mass, Some(&limits), lane);
             assert_eq!(
                 fault,
                 <Fault as crate::codes::Coded>::ALL[lane],

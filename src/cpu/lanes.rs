@@ -1,7 +1,12 @@
-//! Eight f32 lanes and the 3-vectors, quaternions and matrices built from them. Every
-//! operation is a plain loop over the lanes, which LLVM turns into SIMD instructions.
+//! Eight f32 lanes: the number type the `cpu` backend runs the physics over
+//! ([`Scalar`]), so a block of eight bodies is the definition in `src/physics` applied to
+//! eight bodies at once. Every operation is a plain loop over the lanes, which LLVM turns
+//! into SIMD instructions, and each lane rounds as the f32 GPU kernel does.
 
-use std::ops::{Add, AddAssign, Mul, Neg, Sub, SubAssign};
+use std::ops::{Add, Div, Mul, Neg, Sub};
+
+use crate::physics::algebra::Vec3;
+use crate::physics::scalar::{Carried, Scalar};
 
 /// Bodies per block: eight f32 lanes fill two SSE or one AVX register.
 pub(crate) const LANES: usize = 8;
@@ -10,6 +15,13 @@ pub(crate) const LANES: usize = 8;
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 #[repr(align(32))]
 pub(crate) struct Lanes(pub [f32; LANES]);
+
+/// One comparison's outcome per lane.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct LaneBools(pub [bool; LANES]);
+
+/// A 3-vector per lane.
+pub(crate) type Vec3Lanes = Vec3<Lanes>;
 
 // NOTE: the indexed loops below are deliberate: LLVM turns them into whole-register
 // operations, while zipped iterators measured about 25% slower.
@@ -30,7 +42,8 @@ impl Lanes {
     }
 
     #[inline(always)]
-    fn zip(self, other: Self, f: impl Fn(f32, f32) -> f32) -> Self {
+    #[cfg_attr(target_arch = "x86_64", allow(dead_code))]
+    pub(super) fn zip(self, other: Self, f: impl Fn(f32, f32) -> f32) -> Self {
         let mut out = [0.0; LANES];
         for i in 0..LANES {
             out[i] = f(self.0[i], other.0[i]);
@@ -39,55 +52,160 @@ impl Lanes {
     }
 
     #[inline(always)]
-    pub fn sqrt(self) -> Self {
-        self.map(f32::sqrt)
+    fn compare(self, other: Self, f: impl Fn(f32, f32) -> bool) -> LaneBools {
+        let mut out = [false; LANES];
+        for i in 0..LANES {
+            out[i] = f(self.0[i], other.0[i]);
+        }
+        LaneBools(out)
+    }
+}
+
+/// A number type holding one f32 per lane of a block, which the block loop runs the physics
+/// over: [`Lanes`] everywhere, and on x86-64 an AVX register inside the AVX2 clone. The
+/// blocks are stored as [`Lanes`]; a run converts at its start and end.
+pub(crate) trait LaneType: Scalar + From<Lanes> + Into<Lanes> {
+    /// `value` in every lane.
+    fn splat(value: f32) -> Self;
+    /// A condition that holds in lane `lane` only.
+    fn lane_is(lane: usize) -> Self::Bool;
+    /// The lanes where `holds` does, one bit each.
+    fn mask(holds: Self::Bool) -> u8;
+}
+
+impl LaneType for Lanes {
+    #[inline(always)]
+    fn splat(value: f32) -> Self {
+        Lanes::splat(value)
+    }
+    #[inline(always)]
+    fn lane_is(lane: usize) -> LaneBools {
+        LaneBools(std::array::from_fn(|l| l == lane))
+    }
+    #[inline(always)]
+    fn mask(holds: LaneBools) -> u8 {
+        (0..LANES).fold(0, |mask, lane| mask | ((holds.0[lane] as u8) << lane))
+    }
+}
+
+impl LaneBools {
+    /// Whether any lane holds.
+    #[inline(always)]
+    pub fn any(self) -> bool {
+        self.0.iter().any(|&b| b)
+    }
+}
+
+/// The four arithmetic operations and the square root lane by lane. On x86-64 they are
+/// SSE instructions on two halves (SSE2 is in every x86-64 CPU, so they inline into every
+/// clone): written as plain loops over eight floats, LLVM's SLP vectorizer regrouped the
+/// floats of neighbouring fields into mixed registers and shuffles, which doubled the
+/// derivative's instructions.
+#[cfg(target_arch = "x86_64")]
+mod ops {
+    use super::Lanes;
+    use std::arch::x86_64::{
+        __m128, _mm_add_ps, _mm_div_ps, _mm_loadu_ps, _mm_mul_ps, _mm_sqrt_ps, _mm_storeu_ps,
+        _mm_sub_ps,
+    };
+
+    #[inline(always)]
+    fn halves(l: Lanes) -> (__m128, __m128) {
+        // SAFETY: `l.0` holds eight floats: two unaligned loads of four read inside it.
+        unsafe {
+            (
+                _mm_loadu_ps(l.0.as_ptr()),
+                _mm_loadu_ps(l.0.as_ptr().add(4)),
+            )
+        }
     }
 
     #[inline(always)]
-    pub fn recip(self) -> Self {
-        self.map(|v| 1.0 / v)
-    }
-
-    /// Lane `lane` kept, every other lane zero: one body's share of a block-wide result.
-    #[inline(always)]
-    pub fn only(self, lane: usize) -> Self {
-        let mut out = Self::default();
-        out.0[lane] = self.0[lane];
+    fn join(low: __m128, high: __m128) -> Lanes {
+        let mut out = Lanes::default();
+        // SAFETY: two stores of four floats inside the eight of `out.0`.
+        unsafe {
+            _mm_storeu_ps(out.0.as_mut_ptr(), low);
+            _mm_storeu_ps(out.0.as_mut_ptr().add(4), high);
+        }
         out
     }
-}
 
-impl Add for Lanes {
-    type Output = Self;
     #[inline(always)]
-    fn add(self, rhs: Self) -> Self {
-        self.zip(rhs, |a, b| a + b)
+    pub fn binary(a: Lanes, b: Lanes, op: impl Fn(__m128, __m128) -> __m128) -> Lanes {
+        let ((a0, a1), (b0, b1)) = (halves(a), halves(b));
+        join(op(a0, b0), op(a1, b1))
+    }
+
+    #[inline(always)]
+    pub fn add(a: Lanes, b: Lanes) -> Lanes {
+        // SAFETY: SSE is part of x86-64: every x86-64 CPU runs it.
+        binary(a, b, |x, y| unsafe { _mm_add_ps(x, y) })
+    }
+    #[inline(always)]
+    pub fn sub(a: Lanes, b: Lanes) -> Lanes {
+        // SAFETY: SSE is part of x86-64: every x86-64 CPU runs it.
+        binary(a, b, |x, y| unsafe { _mm_sub_ps(x, y) })
+    }
+    #[inline(always)]
+    pub fn mul(a: Lanes, b: Lanes) -> Lanes {
+        // SAFETY: SSE is part of x86-64: every x86-64 CPU runs it.
+        binary(a, b, |x, y| unsafe { _mm_mul_ps(x, y) })
+    }
+    #[inline(always)]
+    pub fn div(a: Lanes, b: Lanes) -> Lanes {
+        // SAFETY: SSE is part of x86-64: every x86-64 CPU runs it.
+        binary(a, b, |x, y| unsafe { _mm_div_ps(x, y) })
+    }
+    #[inline(always)]
+    pub fn sqrt(a: Lanes) -> Lanes {
+        let (low, high) = halves(a);
+        // SAFETY: SSE is part of x86-64: every x86-64 CPU runs it.
+        unsafe { join(_mm_sqrt_ps(low), _mm_sqrt_ps(high)) }
     }
 }
 
-impl Sub for Lanes {
-    type Output = Self;
+#[cfg(not(target_arch = "x86_64"))]
+mod ops {
+    use super::Lanes;
+
     #[inline(always)]
-    fn sub(self, rhs: Self) -> Self {
-        self.zip(rhs, |a, b| a - b)
+    pub fn add(a: Lanes, b: Lanes) -> Lanes {
+        a.zip(b, |x, y| x + y)
+    }
+    #[inline(always)]
+    pub fn sub(a: Lanes, b: Lanes) -> Lanes {
+        a.zip(b, |x, y| x - y)
+    }
+    #[inline(always)]
+    pub fn mul(a: Lanes, b: Lanes) -> Lanes {
+        a.zip(b, |x, y| x * y)
+    }
+    #[inline(always)]
+    pub fn div(a: Lanes, b: Lanes) -> Lanes {
+        a.zip(b, |x, y| x / y)
+    }
+    #[inline(always)]
+    pub fn sqrt(a: Lanes) -> Lanes {
+        a.map(f32::sqrt)
     }
 }
 
-impl Mul for Lanes {
-    type Output = Self;
-    #[inline(always)]
-    fn mul(self, rhs: Self) -> Self {
-        self.zip(rhs, |a, b| a * b)
-    }
+macro_rules! lane_operator {
+    ($trait:ident, $method:ident) => {
+        impl $trait for Lanes {
+            type Output = Self;
+            #[inline(always)]
+            fn $method(self, rhs: Self) -> Self {
+                ops::$method(self, rhs)
+            }
+        }
+    };
 }
-
-impl Mul<f32> for Lanes {
-    type Output = Self;
-    #[inline(always)]
-    fn mul(self, rhs: f32) -> Self {
-        self.map(|a| a * rhs)
-    }
-}
+lane_operator!(Add, add);
+lane_operator!(Sub, sub);
+lane_operator!(Mul, mul);
+lane_operator!(Div, div);
 
 impl Neg for Lanes {
     type Output = Self;
@@ -97,323 +215,131 @@ impl Neg for Lanes {
     }
 }
 
-/// A 3-vector per lane.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub(crate) struct Vec3Lanes {
-    pub x: Lanes,
-    pub y: Lanes,
-    pub z: Lanes,
-}
+#[allow(clippy::needless_range_loop)]
+impl Scalar for Lanes {
+    type Bool = LaneBools;
+    const IS_F64: bool = false;
 
-impl Vec3Lanes {
     #[inline(always)]
-    pub fn splat(v: [f32; 3]) -> Self {
-        Self {
-            x: Lanes::splat(v[0]),
-            y: Lanes::splat(v[1]),
-            z: Lanes::splat(v[2]),
+    fn constant(value: f64) -> Self {
+        Self::splat(value as f32)
+    }
+    #[inline(always)]
+    fn sqrt(self) -> Self {
+        ops::sqrt(self)
+    }
+    #[inline(always)]
+    fn floor(self) -> Self {
+        self.map(f32::floor)
+    }
+    #[inline(always)]
+    fn less(self, other: Self) -> LaneBools {
+        self.compare(other, |a, b| a < b)
+    }
+    #[inline(always)]
+    fn equals(self, other: Self) -> LaneBools {
+        self.compare(other, |a, b| a == b)
+    }
+    #[inline(always)]
+    fn select(condition: LaneBools, if_true: Self, if_false: Self) -> Self {
+        // As bits, so LLVM blends registers: picking values made it store the chosen lanes
+        // with a masked store, which later loads cannot forward from.
+        let mut out = [0.0; LANES];
+        for i in 0..LANES {
+            let mask = 0u32.wrapping_sub(condition.0[i] as u32);
+            out[i] =
+                f32::from_bits((if_true.0[i].to_bits() & mask) | (if_false.0[i].to_bits() & !mask));
         }
+        Self(out)
     }
-
     #[inline(always)]
-    pub fn scale(self, s: Lanes) -> Self {
-        Self {
-            x: self.x * s,
-            y: self.y * s,
-            z: self.z * s,
+    fn not(condition: LaneBools) -> LaneBools {
+        let mut out = [false; LANES];
+        for i in 0..LANES {
+            out[i] = !condition.0[i];
         }
+        LaneBools(out)
     }
-
-    #[inline(always)]
-    pub fn cross(self, o: Self) -> Self {
-        Self {
-            x: self.y * o.z - self.z * o.y,
-            y: self.z * o.x - self.x * o.z,
-            z: self.x * o.y - self.y * o.x,
+    /// Every lane's `then` is computed where any lane needs it, and each lane keeps its own.
+    fn if_then<V: Carried<Self>>(condition: LaneBools, value: V, then: impl FnOnce(V) -> V) -> V {
+        if !condition.any() {
+            return value;
         }
+        let kept = value.to_scalars();
+        let taken = then(value).to_scalars();
+        let mut picked = kept
+            .into_iter()
+            .zip(taken)
+            .map(|(kept, taken)| Self::select(condition, taken, kept));
+        V::from_scalars(&mut picked)
     }
-
     #[inline(always)]
-    pub fn dot(self, o: Self) -> Lanes {
-        self.x * o.x + self.y * o.y + self.z * o.z
-    }
-
-    #[inline(always)]
-    pub fn only(self, lane: usize) -> Self {
-        Self {
-            x: self.x.only(lane),
-            y: self.y.only(lane),
-            z: self.z.only(lane),
-        }
-    }
-}
-
-impl Add for Vec3Lanes {
-    type Output = Self;
-    #[inline(always)]
-    fn add(self, o: Self) -> Self {
-        Self {
-            x: self.x + o.x,
-            y: self.y + o.y,
-            z: self.z + o.z,
-        }
-    }
-}
-
-impl Sub for Vec3Lanes {
-    type Output = Self;
-    #[inline(always)]
-    fn sub(self, o: Self) -> Self {
-        Self {
-            x: self.x - o.x,
-            y: self.y - o.y,
-            z: self.z - o.z,
-        }
-    }
-}
-
-impl Mul<f32> for Vec3Lanes {
-    type Output = Self;
-    #[inline(always)]
-    fn mul(self, s: f32) -> Self {
-        Self {
-            x: self.x * s,
-            y: self.y * s,
-            z: self.z * s,
-        }
-    }
-}
-
-impl Neg for Vec3Lanes {
-    type Output = Self;
-    #[inline(always)]
-    fn neg(self) -> Self {
-        Self {
-            x: -self.x,
-            y: -self.y,
-            z: -self.z,
-        }
-    }
-}
-
-impl AddAssign for Vec3Lanes {
-    #[inline(always)]
-    fn add_assign(&mut self, o: Self) {
-        *self = *self + o;
-    }
-}
-
-impl SubAssign for Vec3Lanes {
-    #[inline(always)]
-    fn sub_assign(&mut self, o: Self) {
-        *self = *self - o;
-    }
-}
-
-/// A quaternion per lane, `w` the scalar part.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub(crate) struct QuatLanes {
-    pub w: Lanes,
-    pub x: Lanes,
-    pub y: Lanes,
-    pub z: Lanes,
-}
-
-impl Add for QuatLanes {
-    type Output = Self;
-    #[inline(always)]
-    fn add(self, o: Self) -> Self {
-        Self {
-            w: self.w + o.w,
-            x: self.x + o.x,
-            y: self.y + o.y,
-            z: self.z + o.z,
-        }
-    }
-}
-
-impl Mul<f32> for QuatLanes {
-    type Output = Self;
-    #[inline(always)]
-    fn mul(self, s: f32) -> Self {
-        Self {
-            w: self.w * s,
-            x: self.x * s,
-            y: self.y * s,
-            z: self.z * s,
-        }
-    }
-}
-
-impl QuatLanes {
-    #[inline(always)]
-    pub fn normalize(self) -> Self {
-        let inv = (self.w * self.w + self.x * self.x + self.y * self.y + self.z * self.z)
-            .sqrt()
-            .recip();
-        Self {
-            w: self.w * inv,
-            x: self.x * inv,
-            y: self.y * inv,
-            z: self.z * inv,
-        }
-    }
-
-    /// `[0, v] q`: the Hamilton product of a pure quaternion and `q`.
-    #[inline(always)]
-    pub fn pure_mul(v: Vec3Lanes, q: Self) -> Self {
-        let qv = Vec3Lanes {
-            x: q.x,
-            y: q.y,
-            z: q.z,
-        };
-        let vector = v.scale(q.w) + v.cross(qv);
-        Self {
-            w: -(v.x * q.x + v.y * q.y + v.z * q.z),
-            x: vector.x,
-            y: vector.y,
-            z: vector.z,
-        }
-    }
-
-    /// The Hamilton product `self o`.
-    #[inline(always)]
-    pub fn product(self, o: Self) -> Self {
-        let (a, b) = (self.vector(), o.vector());
-        let vector = b.scale(self.w) + a.scale(o.w) + a.cross(b);
-        Self {
-            w: self.w * o.w - a.dot(b),
-            x: vector.x,
-            y: vector.y,
-            z: vector.z,
-        }
-    }
-
-    /// `(-x, -y, -z, w)`: the inverse of a unit quaternion.
-    #[inline(always)]
-    pub fn conjugate(self) -> Self {
-        Self {
-            w: self.w,
-            x: -self.x,
-            y: -self.y,
-            z: -self.z,
-        }
-    }
-
-    /// The vector part `(x, y, z)`.
-    #[inline(always)]
-    pub fn vector(self) -> Vec3Lanes {
-        Vec3Lanes {
-            x: self.x,
-            y: self.y,
-            z: self.z,
-        }
-    }
-
-    /// Rotation matrix of a unit quaternion (Baraff 4-3), as three columns.
-    #[inline(always)]
-    pub fn to_mat3(self) -> Mat3Lanes {
-        let (x2, y2, z2) = (self.x + self.x, self.y + self.y, self.z + self.z);
-        let (xx, xy, xz) = (self.x * x2, self.x * y2, self.x * z2);
-        let (yy, yz, zz) = (self.y * y2, self.y * z2, self.z * z2);
-        let (wx, wy, wz) = (self.w * x2, self.w * y2, self.w * z2);
-        let one = Lanes::splat(1.0);
-        Mat3Lanes {
-            columns: [
-                Vec3Lanes {
-                    x: one - (yy + zz),
-                    y: xy + wz,
-                    z: xz - wy,
-                },
-                Vec3Lanes {
-                    x: xy - wz,
-                    y: one - (xx + zz),
-                    z: yz + wx,
-                },
-                Vec3Lanes {
-                    x: xz + wy,
-                    y: yz - wx,
-                    z: one - (xx + yy),
-                },
-            ],
-        }
-    }
-}
-
-/// A 3x3 matrix per lane, stored as columns.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub(crate) struct Mat3Lanes {
-    pub columns: [Vec3Lanes; 3],
-}
-
-impl Mat3Lanes {
-    #[inline(always)]
-    pub fn mul_vec(&self, v: Vec3Lanes) -> Vec3Lanes {
-        let [a, b, c] = self.columns;
-        a.scale(v.x) + b.scale(v.y) + c.scale(v.z)
-    }
-
-    /// `M^T v`: the dot product of each column with `v`.
-    #[inline(always)]
-    pub fn transpose_mul_vec(&self, v: Vec3Lanes) -> Vec3Lanes {
-        let dot = |c: Vec3Lanes| c.x * v.x + c.y * v.y + c.z * v.z;
-        Vec3Lanes {
-            x: dot(self.columns[0]),
-            y: dot(self.columns[1]),
-            z: dot(self.columns[2]),
-        }
+    fn repeat<V: Carried<Self>>(times: u32, value: V, mut body: impl FnMut(V) -> V) -> V {
+        (0..times).fold(value, |v, _| body(v))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use glam::{Mat3, Quat, Vec3};
+    use crate::physics::algebra::Quat;
 
     fn lanes_of(f: impl Fn(usize) -> f32) -> Lanes {
         Lanes(std::array::from_fn(f))
     }
 
+    /// Each lane of the physics on lanes is the physics in f32, bit for bit: the quaternion
+    /// and matrix products of `src/physics` on eight bodies at once against one at a time.
     #[test]
-    fn lane_quaternions_match_glam() {
-        let q = QuatLanes {
-            w: lanes_of(|i| 0.9 - 0.1 * i as f32),
-            x: lanes_of(|i| 0.1 * i as f32),
-            y: lanes_of(|i| -0.3 + 0.05 * i as f32),
-            z: Lanes::splat(0.2),
-        };
-        let v = Vec3Lanes {
-            x: lanes_of(|i| i as f32),
-            y: lanes_of(|i| 1.0 - i as f32),
-            z: Lanes::splat(0.5),
-        };
-        let n = q.normalize();
-        let m = n.to_mat3();
-        let spun = QuatLanes::pure_mul(v, q);
+    fn each_lane_computes_the_f32_definition_bit_for_bit() {
+        let q = Quat::new(
+            lanes_of(|i| 0.9 - 0.1 * i as f32),
+            lanes_of(|i| 0.1 * i as f32),
+            lanes_of(|i| -0.3 + 0.05 * i as f32),
+            Lanes::splat(0.2),
+        );
+        let v = Vec3::new(
+            lanes_of(|i| i as f32),
+            lanes_of(|i| 1.0 - i as f32),
+            Lanes::splat(0.5),
+        );
+        let rotated = q.normalize().to_rotation().mul_vec(v);
+        let spun = Quat::pure_product(v, q).product(q.conjugate());
+        let (sin, cos) = crate::physics::trig::sin_cos(v.x * Lanes::splat(3.7));
         for i in 0..LANES {
-            let gq = Quat::from_xyzw(q.x.0[i], q.y.0[i], q.z.0[i], q.w.0[i]);
-            let gv = Vec3::new(v.x.0[i], v.y.0[i], v.z.0[i]);
-            let gm = Mat3::from_quat(gq.normalize());
-            let rotated = m.mul_vec(v);
-            let back = m.transpose_mul_vec(v);
-            let expected = gm * gv;
-            let expected_back = gm.transpose() * gv;
-            let got = Vec3::new(rotated.x.0[i], rotated.y.0[i], rotated.z.0[i]);
-            let got_back = Vec3::new(back.x.0[i], back.y.0[i], back.z.0[i]);
-            assert!((got - expected).length() < 1e-5, "lane {i}");
-            assert!((got_back - expected_back).length() < 1e-5, "lane {i}");
-            let product = q.product(n.conjugate());
-            let p = [
-                product.x.0[i],
-                product.y.0[i],
-                product.z.0[i],
-                product.w.0[i],
-            ];
-            let expected_product = gq * gq.normalize().conjugate();
-            assert!((Quat::from_array(p) - expected_product).length() < 1e-5);
-            let gs = Quat::from_xyzw(gv.x, gv.y, gv.z, 0.0) * gq;
-            let s = [spun.x.0[i], spun.y.0[i], spun.z.0[i], spun.w.0[i]];
-            assert!((Quat::from_array(s) - gs).length() < 1e-5, "lane {i}");
+            let q1 = Quat::new(q.w.0[i], q.x.0[i], q.y.0[i], q.z.0[i]);
+            let v1 = Vec3::new(v.x.0[i], v.y.0[i], v.z.0[i]);
+            let r1 = q1.normalize().to_rotation().mul_vec(v1);
+            assert_eq!(
+                [rotated.x.0[i], rotated.y.0[i], rotated.z.0[i]],
+                [r1.x, r1.y, r1.z]
+            );
+            let s1 = Quat::pure_product(v1, q1).product(q1.conjugate());
+            let lane = [spun.w.0[i], spun.x.0[i], spun.y.0[i], spun.z.0[i]];
+            assert_eq!(lane, [s1.w, s1.x, s1.y, s1.z], "lane {i}");
+            assert_eq!(
+                (sin.0[i], cos.0[i]),
+                crate::physics::trig::sin_cos(v1.x * 3.7)
+            );
         }
+    }
+
+    /// A branch runs where any lane takes it and each lane keeps its own outcome.
+    #[test]
+    fn a_branch_keeps_each_lanes_own_outcome() {
+        let x = lanes_of(|i| i as f32 - 3.5);
+        let positive = Lanes::splat(0.0).less(x);
+        let doubled = Lanes::if_then(positive, x, |x| x * Lanes::splat(2.0));
+        let expected = lanes_of(|i| {
+            let x = i as f32 - 3.5;
+            if x > 0.0 { 2.0 * x } else { x }
+        });
+        assert_eq!(doubled, expected);
+        let none = Lanes::if_then(
+            Lanes::not(Lanes::splat(0.0).less(Lanes::splat(1.0))),
+            x,
+            |_| unreachable!("no lane takes the branch"),
+        );
+        assert_eq!(none, x);
     }
 }

@@ -7,12 +7,16 @@ use rayon::prelude::*;
 use crate::body::{Body, BodyState};
 use crate::body_masses::{BodyMasses, MassChunk};
 use crate::body_source::{BodySource, SOURCE_CHUNK};
-use crate::cpu::block::{ConstantBlock, ForceF32, LaneForce, LoadBlock, StateBlock, pack_block};
+#[cfg(target_arch = "x86_64")]
+use crate::cpu::avx::AvxLanes;
+use crate::cpu::block::{
+    ConstantBlock, ForceF32, LaneForce, LoadBlock, StateBlock, ZERO_LOAD, pack_block,
+};
 use crate::cpu::contact::{ContactBlock, resolve_contacts};
-use crate::cpu::derivative::{BlockForces, Derivative, DerivativeFn, derivative};
+use crate::cpu::derivative::{BlockConstants, BlockForces, DerivativeFn, derivative};
 use crate::cpu::faults::{LaneMask, broken_lanes, lane_fault};
 use crate::cpu::integrate::{integrate_step, step_time};
-use crate::cpu::lanes::LANES;
+use crate::cpu::lanes::{LANES, LaneType, Lanes};
 use crate::crowd::Crowd;
 use crate::custom_force::{CustomForce, ExternalLoad};
 use crate::error::Result;
@@ -21,6 +25,7 @@ use crate::force_table::{ForceTable, flatten_keyframes};
 use crate::integrator::Integrator;
 use crate::mass::MassProperties;
 use crate::physics::contact::PlaneConstants;
+use crate::physics::motion::{Derivative, State};
 
 /// Everything one block's `step(n)` needs besides its state.
 #[derive(Clone, Copy)]
@@ -48,10 +53,11 @@ impl BlockRun<'_> {
     /// rule is not taken: the block stops at its last good state. Under `freeze` only those
     /// lanes stay at their last good state, for the rest of the run.
     #[inline(always)]
-    fn run(&self, state: &StateBlock, derivative: DerivativeFn) -> BlockOutcome {
-        let mut s = *state;
+    fn run<L: LaneType>(&self, state: &StateBlock, derivative: DerivativeFn<L>) -> BlockOutcome {
+        let constants = BlockConstants::<L>::new(self.constants, self.forces.load);
+        let mut s: State<L> = state.map(L::from);
         let mut outcome = BlockOutcome {
-            state: s,
+            state: *state,
             frozen: self.frozen,
             faults: [None; LANES],
         };
@@ -61,33 +67,37 @@ impl BlockRun<'_> {
                 self.integrator,
                 derivative,
                 &s,
-                self.constants,
+                &constants,
                 self.forces,
                 t,
                 self.dt,
             );
             if let Some((block, planes)) = self.contacts {
-                resolve_contacts(&s, &mut next, block, planes, self.dt);
+                let mut resolved = next.map(Into::into);
+                resolve_contacts(&s.map(Into::into), &mut resolved, block, planes, self.dt);
+                next = resolved.map(L::from);
             }
             let broken =
-                broken_lanes(&next, self.constants, self.envelope_squared) & !outcome.frozen;
+                broken_lanes(&next, &constants.mass, self.envelope_squared) & !outcome.frozen;
             if broken != 0 {
                 for lane in (0..LANES).filter(|lane| broken & (1 << lane) != 0) {
-                    let fault = lane_fault(&next, self.constants, self.envelope_squared, lane);
+                    let fault = lane_fault(&next, &constants.mass, self.envelope_squared, lane);
                     outcome.faults[lane] = Some((step, fault));
                 }
                 if !self.freeze {
-                    outcome.state = s;
+                    outcome.state = s.map(Into::into);
                     return outcome;
                 }
                 outcome.frozen |= broken;
             }
             if outcome.frozen != 0 {
-                next.keep_lanes(&s, outcome.frozen);
+                let mut kept: StateBlock = next.map(Into::into);
+                kept.keep_lanes(&s.map(Into::into), outcome.frozen);
+                next = kept.map(L::from);
             }
             s = next;
         }
-        outcome.state = s;
+        outcome.state = s.map(Into::into);
         outcome
     }
 }
@@ -104,7 +114,12 @@ struct BlockOutcome {
 type BlockClone = fn(&BlockRun, &StateBlock) -> BlockOutcome;
 
 #[inline(never)]
-fn derivative_baseline(s: &StateBlock, c: &ConstantBlock, f: &BlockForces, t: f32) -> Derivative {
+fn derivative_baseline(
+    s: &State<Lanes>,
+    c: &BlockConstants<Lanes>,
+    f: &BlockForces,
+    t: Lanes,
+) -> Derivative<Lanes> {
     derivative(s, c, f, t)
 }
 
@@ -112,12 +127,18 @@ fn run_baseline(run: &BlockRun, state: &StateBlock) -> BlockOutcome {
     run.run(state, derivative_baseline)
 }
 
-/// Eight f32 lanes fill one 256-bit register. No FMA: Rust never contracts `a * b + c`,
-/// so the clones perform the same IEEE operations as the baseline.
+/// Eight f32 lanes fill one 256-bit register, one AVX instruction per operation
+/// ([`AvxLanes`]). No FMA: Rust never contracts `a * b + c`, so the clones perform the same
+/// IEEE operations as the baseline.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 #[inline(never)]
-fn derivative_avx2(s: &StateBlock, c: &ConstantBlock, f: &BlockForces, t: f32) -> Derivative {
+fn derivative_avx2(
+    s: &State<AvxLanes>,
+    c: &BlockConstants<AvxLanes>,
+    f: &BlockForces,
+    t: AvxLanes,
+) -> Derivative<AvxLanes> {
     derivative(s, c, f, t)
 }
 
@@ -125,7 +146,7 @@ fn derivative_avx2(s: &StateBlock, c: &ConstantBlock, f: &BlockForces, t: f32) -
 #[target_feature(enable = "avx2")]
 fn run_avx2(run: &BlockRun, state: &StateBlock) -> BlockOutcome {
     // The closure inherits this function's AVX2, so the call needs no `unsafe`.
-    run.run(state, |s, c, f, t| derivative_avx2(s, c, f, t))
+    run.run::<AvxLanes>(state, |s, c, f, t| derivative_avx2(s, c, f, t))
 }
 
 /// The widest clone this CPU runs; x86-64 without AVX2 gets the baseline (SSE2).
@@ -272,6 +293,11 @@ impl CpuSimulation {
     /// lowest such body, the clock step of its last good state and the fault are returned;
     /// under `freeze` alone, frozen there and left out of later steps.
     pub fn step(&mut self, steps: u64) -> Option<(usize, u64, Fault)> {
+        self.step_with(widest_clone(), steps)
+    }
+
+    /// [`CpuSimulation::step`] with the block loop compiled for one instruction set.
+    fn step_with(&mut self, clone: BlockClone, steps: u64) -> Option<(usize, u64, Fault)> {
         let (global, own) = (&self.global[..], &self.own[..]);
         let (contacts, planes) = (&self.contacts[..], &self.planes[..]);
         let (keyframes, custom_force) = (&self.keyframes[..], self.custom_force.as_ref());
@@ -280,7 +306,6 @@ impl CpuSimulation {
         let loads = &self.loads[..];
         let envelope_squared = self.envelope_squared.as_ref();
         let freeze = self.on_fault == OnFault::Freeze;
-        let clone = widest_clone();
         let faults: Vec<(usize, u64, Fault)> = self
             .states
             .par_iter_mut()
@@ -289,7 +314,7 @@ impl CpuSimulation {
             .enumerate()
             .with_min_len(BLOCKS_PER_TASK)
             .flat_map_iter(|(block, ((state, frozen), constants))| {
-                let load = loads.get(block).unwrap_or(&LoadBlock::ZERO);
+                let load = loads.get(block).unwrap_or(&ZERO_LOAD);
                 let (first, count) = constants.own_forces;
                 let run = BlockRun {
                     integrator,
@@ -418,4 +443,49 @@ fn zeroed_vec<T: Clone + Default>(len: usize, bodies: usize) -> Result<Vec<T>> {
         .map_err(|_| crate::Error::too_many_bodies(bodies))?;
     v.resize(len, T::default());
     Ok(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::body_source::BodySource;
+    use crate::cross_check::cross_check_crowd;
+    use crate::plane::Plane;
+
+    /// The clone this machine runs (AVX2 on x86-64 CPUs that have it) and the baseline give
+    /// the same bits: the same IEEE operations in the same order, in other instructions.
+    #[test]
+    fn every_clone_computes_the_same_bits() {
+        for integrator in Integrator::ALL {
+            let crowd = cross_check_crowd(203, 7, integrator, 1e-3)
+                .unwrap()
+                .with_plane(Plane::ground(0.5, 0.3));
+            let source = BodySource::given(&crowd.bodies);
+            let mut baseline = CpuSimulation::new(&crowd, &source, 0).unwrap();
+            let mut widest = baseline.clone();
+            baseline.step_with(run_baseline, 300);
+            widest.step_with(widest_clone(), 300);
+            let bits = |sim: &CpuSimulation| -> Vec<u32> {
+                let states = sim.states.iter();
+                states
+                    .flat_map(|s| {
+                        let q = s.orientation;
+                        [s.position, s.linear_momentum, s.angular_momentum]
+                            .into_iter()
+                            .flat_map(|v| [v.x, v.y, v.z])
+                            .chain([q.w, q.x, q.y, q.z])
+                    })
+                    .flat_map(|lanes| lanes.0.map(f32::to_bits))
+                    .collect()
+            };
+            let (a, b) = (bits(&baseline), bits(&widest));
+            let differing = a.iter().zip(&b).filter(|(a, b)| a != b).count();
+            assert_eq!(
+                differing,
+                0,
+                "{integrator}: {differing} of {} numbers differ",
+                a.len()
+            );
+        }
+    }
 }

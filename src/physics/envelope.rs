@@ -6,6 +6,7 @@ use super::scalar::Scalar;
 
 /// Which rules a body at `position` moving at `velocity` and `angular_velocity` breaks, in
 /// order speed, angular speed, distance: `|v|^2 > limits_squared[0]`, and so on.
+#[inline(always)]
 pub fn envelope_breaches<R: Scalar>(
     position: Vec3<R>,
     velocity: Vec3<R>,

@@ -18,25 +18,28 @@ pub struct Body<'a, R> {
 }
 
 /// A force's parameters: `vectors` then `scalars`, as `ForceParameters` orders them.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Parameters<R> {
     pub vectors: [Vec3<R>; 2],
     pub scalars: [R; 4],
 }
 
 /// `offset + amplitude sin(2 pi frequency t + phase)`.
+#[inline(always)]
 pub fn sinusoid_scale<R: Scalar>(offset: R, amplitude: R, frequency: R, phase: R, t: R) -> R {
     let (sin, _) = sin_cos(R::constant(std::f64::consts::TAU) * frequency * t + phase);
     offset + amplitude * sin
 }
 
 /// The value at `t` on the keyframe segment from `(t0, v0)` to `(t1, v1)`.
+#[inline(always)]
 pub fn keyframe_lerp<R: Scalar>([t0, v0]: [R; 2], [t1, v1]: [R; 2], t: R) -> R {
     v0 + (v1 - v0) * ((t - t0) / (t1 - t0))
 }
 
 /// Adds `scale` times a world force and torque: the sinusoidal and keyframed kinds, once
 /// their scale is known.
+#[inline(always)]
 pub fn add_scaled<R: Scalar>(force: Vec3<R>, torque: Vec3<R>, scale: R, total: &mut Load<R>) {
     total.force = total.force + force * scale;
     total.torque = total.torque + torque * scale;
@@ -45,6 +48,7 @@ pub fn add_scaled<R: Scalar>(force: Vec3<R>, torque: Vec3<R>, scale: R, total: &
 /// Adds the force and torque of a force of kind `kind` with parameters `p` on `body` to
 /// `total`. The keyframed kind's scale comes from its table (`keyframe_scale`), found by the
 /// caller; the custom kind is the user's own code, called by the caller.
+#[inline(always)]
 pub fn add_force<R: Scalar>(
     kind: ForceType,
     p: &Parameters<R>,

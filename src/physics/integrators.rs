@@ -12,6 +12,7 @@ use super::trig::sin_cos;
 use crate::integrator::Integrator;
 
 /// Explicit Euler: `Y(t + h) = Y + h f(t, Y)`.
+#[inline(always)]
 pub fn euler<R: Scalar>(
     y: &State<R>,
     t: R,
@@ -24,6 +25,7 @@ pub fn euler<R: Scalar>(
 /// Semi-implicit (symplectic) Euler: kick `P`, `L` with the old state's force and torque,
 /// then drift `x`, `q` with the new momenta seen through the old orientation:
 /// `v1 = P1 / M`, `omega1 = R0 Ibody^-1 R0^T L1`, the auxiliaries of the kicked state.
+#[inline(always)]
 pub fn symplectic_euler<R: Scalar>(
     y: &State<R>,
     mass: &MassConstants<R>,
@@ -46,11 +48,13 @@ pub fn symplectic_euler<R: Scalar>(
 }
 
 /// `a + 2 (b + c) + d`: the weighted sum of four RK4 slopes (before the `h/6`).
+#[inline(always)]
 fn rk4_sum<R: Scalar, T: Add<Output = T> + Mul<R, Output = T>>(a: T, b: T, c: T, d: T) -> T {
     a + (b + c) * R::constant(2.0) + d
 }
 
 /// Classic RK4: `Y(t + h) = Y + h/6 (k1 + 2 k2 + 2 k3 + k4)`.
+#[inline(always)]
 pub fn rk4<R: Scalar>(
     y: &State<R>,
     t: R,
@@ -73,12 +77,14 @@ pub fn rk4<R: Scalar>(
 
 /// `|theta|` below which [`exp_rotation`] takes its Taylor series: there the dropped
 /// `|theta|^6` terms are below the precision's round-off.
+#[inline(always)]
 pub fn exp_series_below<R: Scalar>() -> R {
     R::constant(if R::IS_F64 { 1e-3 } else { 1e-2 })
 }
 
 /// The unit quaternion of rotation vector `theta`,
 /// `(cos(|theta|/2), sin(|theta|/2) theta/|theta|)`: the exponential map onto S^3.
+#[inline(always)]
 pub fn exp_rotation<R: Scalar>(theta: Vec3<R>) -> Quat<R> {
     let angle = theta.length();
     let a2 = angle * angle;
@@ -98,6 +104,7 @@ pub fn exp_rotation<R: Scalar>(theta: Vec3<R>) -> Quat<R> {
 
 /// The inverse of the exponential map's derivative, truncated after the terms fourth-order
 /// methods need: `dexpinv(u, v) = v - 1/2 u x v + 1/12 u x (u x v)`.
+#[inline(always)]
 pub fn dexpinv<R: Scalar>(u: Vec3<R>, v: Vec3<R>) -> Vec3<R> {
     let uv = u.cross(v);
     v - uv * R::constant(0.5) + u.cross(uv) * R::constant(1.0 / 12.0)
@@ -105,12 +112,14 @@ pub fn dexpinv<R: Scalar>(u: Vec3<R>, v: Vec3<R>) -> Vec3<R> {
 
 /// World angular velocity from `dq/dt = 1/2 [0, omega] q` and a unit `q`:
 /// `[0, omega] = 2 dq/dt q*`.
+#[inline(always)]
 fn angular_velocity<R: Scalar>(k: &Derivative<R>, orientation: Quat<R>) -> Vec3<R> {
     (k.spin.product(orientation.conjugate()) * R::constant(2.0)).vector()
 }
 
 /// Runge–Kutta–Munthe-Kaas 4: classic RK4 stages for `x`, `P`, `L`; the orientation moves
 /// on S^3 as `q_i = exp(u_i) q0`, `k_i = dexpinv(u_i, h omega_i)`.
+#[inline(always)]
 pub fn lie_rk4<R: Scalar>(
     y: &State<R>,
     t: R,
@@ -149,6 +158,7 @@ pub fn lie_rk4<R: Scalar>(
 }
 
 /// `q / |q|` (Baraff 4): a step's orientation back on the unit sphere.
+#[inline(always)]
 pub fn renormalize<R: Scalar>(mut y: State<R>) -> State<R> {
     y.orientation = y.orientation.normalize();
     y
@@ -156,6 +166,7 @@ pub fn renormalize<R: Scalar>(mut y: State<R>) -> State<R> {
 
 /// One step of `integrator` from time `t`, before `q` is renormalized: what the scheme
 /// itself makes of `|q|`.
+#[inline(always)]
 pub fn step<R: Scalar>(
     integrator: Integrator,
     y: &State<R>,

@@ -5,7 +5,7 @@ use super::algebra::{Mat3, Quat, SymMat3, Vec3};
 use super::scalar::{Carried, Scalar};
 
 /// Momentum-form state `Y = (x, q, P, L)`.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct State<R> {
     /// Centre-of-mass position `x`.
     pub position: Vec3<R>,
@@ -18,12 +18,14 @@ pub struct State<R> {
 }
 
 impl<R: Scalar> Carried<R> for State<R> {
+    #[inline(always)]
     fn push_scalars(&self, out: &mut Vec<R>) {
         self.position.push_scalars(out);
         self.orientation.push_scalars(out);
         self.linear_momentum.push_scalars(out);
         self.angular_momentum.push_scalars(out);
     }
+    #[inline(always)]
     fn from_scalars(s: &mut impl Iterator<Item = R>) -> Self {
         Self {
             position: Vec3::from_scalars(s),
@@ -35,7 +37,7 @@ impl<R: Scalar> Carried<R> for State<R> {
 }
 
 /// The constants of one body the physics reads.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct MassConstants<R> {
     /// `M`.
     pub mass: R,
@@ -46,7 +48,7 @@ pub struct MassConstants<R> {
 }
 
 /// Auxiliary quantities, recomputed from the state at every evaluation (Baraff 2-42).
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Auxiliaries<R> {
     /// `v = P / M`.
     pub velocity: Vec3<R>,
@@ -57,7 +59,7 @@ pub struct Auxiliaries<R> {
 }
 
 /// `dY/dt = (v, dq/dt, F, tau)`.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Derivative<R> {
     /// `dx/dt = v`.
     pub velocity: Vec3<R>,
@@ -70,7 +72,7 @@ pub struct Derivative<R> {
 }
 
 /// A force and a torque about the centre of mass.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Load<R> {
     /// World-frame force through the centre of mass.
     pub force: Vec3<R>,
@@ -78,7 +80,44 @@ pub struct Load<R> {
     pub torque: Vec3<R>,
 }
 
+impl<R: Copy> State<R> {
+    /// Each number through `f`: the state in another number type.
+    #[inline(always)]
+    pub fn map<S>(&self, f: impl Fn(R) -> S + Copy) -> State<S> {
+        State {
+            position: self.position.map(f),
+            orientation: self.orientation.map(f),
+            linear_momentum: self.linear_momentum.map(f),
+            angular_momentum: self.angular_momentum.map(f),
+        }
+    }
+}
+
+impl<R: Copy> MassConstants<R> {
+    /// Each number through `f`: the constants in another number type.
+    #[inline(always)]
+    pub fn map<S>(&self, f: impl Fn(R) -> S + Copy) -> MassConstants<S> {
+        MassConstants {
+            mass: f(self.mass),
+            inv_mass: f(self.inv_mass),
+            inv_inertia: self.inv_inertia.map(f),
+        }
+    }
+}
+
+impl<R: Copy> Load<R> {
+    /// Each number through `f`: the load in another number type.
+    #[inline(always)]
+    pub fn map<S>(&self, f: impl Fn(R) -> S + Copy) -> Load<S> {
+        Load {
+            force: self.force.map(f),
+            torque: self.torque.map(f),
+        }
+    }
+}
+
 /// `v = P / M` (as `P (1/M)`), `R = R(normalize(q))`, `omega = R (Ibody^-1 (R^T L))`.
+#[inline(always)]
 pub fn auxiliaries<R: Scalar>(state: &State<R>, mass: &MassConstants<R>) -> Auxiliaries<R> {
     let rotation = state.orientation.normalize().to_rotation();
     let body_momentum = rotation.transpose_mul_vec(state.angular_momentum);
@@ -91,11 +130,13 @@ pub fn auxiliaries<R: Scalar>(state: &State<R>, mass: &MassConstants<R>) -> Auxi
 
 /// `dq/dt = 1/2 [0, omega] q`. It multiplies the state's own `q` (not its normalized copy),
 /// so it stays linear in `q` inside the stages of a step.
+#[inline(always)]
 pub fn spin<R: Scalar>(angular_velocity: Vec3<R>, orientation: Quat<R>) -> Quat<R> {
     Quat::pure_product(angular_velocity, orientation) * R::constant(0.5)
 }
 
 /// The derivative of a state whose auxiliaries are `aux` and on which the forces sum to `load`.
+#[inline(always)]
 pub fn derivative<R: Scalar>(
     state: &State<R>,
     aux: &Auxiliaries<R>,
@@ -110,6 +151,7 @@ pub fn derivative<R: Scalar>(
 }
 
 /// `Y + h k`: the state advanced along a derivative.
+#[inline(always)]
 pub fn advance<R: Scalar>(state: &State<R>, k: &Derivative<R>, h: R) -> State<R> {
     State {
         position: state.position + k.velocity * h,
@@ -120,6 +162,7 @@ pub fn advance<R: Scalar>(state: &State<R>, k: &Derivative<R>, h: R) -> State<R>
 }
 
 impl From<&crate::body::BodyState> for State<f64> {
+    #[inline(always)]
     fn from(s: &crate::body::BodyState) -> Self {
         Self {
             position: s.position.into(),
@@ -131,6 +174,7 @@ impl From<&crate::body::BodyState> for State<f64> {
 }
 
 impl From<State<f64>> for crate::body::BodyState {
+    #[inline(always)]
     fn from(s: State<f64>) -> Self {
         Self {
             position: s.position.into(),
@@ -144,6 +188,7 @@ impl From<State<f64>> for crate::body::BodyState {
 impl From<&crate::mass::MassProperties> for MassConstants<f64> {
     /// The inverse inertia's six entries as the GPU's body constants take them
     /// (`MassProperties::inv_inertia_entries`), so every backend reads the same numbers.
+    #[inline(always)]
     fn from(m: &crate::mass::MassProperties) -> Self {
         let [xx, yy, zz, xy, xz, yz] = m.inv_inertia_entries();
         Self {

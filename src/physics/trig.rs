@@ -15,6 +15,7 @@ const TWO_OVER_PI: f64 = std::f64::consts::FRAC_2_PI;
 /// `pi/2` in three pieces, the first ones short enough that `k * piece` is exact for every
 /// quarter-turn count `k` the kernels meet (33 bits each in f64: `|k| < 2^20`; 8 and 11
 /// bits in f32: `|k| < 2^13`).
+#[inline(always)]
 fn half_pi_pieces<R: Scalar>() -> [R; 3] {
     let pieces = if R::IS_F64 {
         [
@@ -33,6 +34,7 @@ fn half_pi_pieces<R: Scalar>() -> [R; 3] {
 }
 
 /// `c0 + z (c1 + z (c2 + ...))`: Horner's scheme, highest coefficient innermost.
+#[inline(always)]
 fn horner<R: Scalar>(z: R, coefficients: &[f64]) -> R {
     let (last, rest) = coefficients
         .split_last()
@@ -43,6 +45,7 @@ fn horner<R: Scalar>(z: R, coefficients: &[f64]) -> R {
 }
 
 /// `sin r` for `|r| <= pi/4`.
+#[inline(always)]
 fn sin_kernel<R: Scalar>(r: R) -> R {
     let z = r * r;
     if R::IS_F64 {
@@ -67,6 +70,7 @@ fn sin_kernel<R: Scalar>(r: R) -> R {
 }
 
 /// `cos r` for `|r| <= pi/4`.
+#[inline(always)]
 fn cos_kernel<R: Scalar>(r: R) -> R {
     let z = r * r;
     let half_z = R::constant(0.5) * z;
@@ -94,6 +98,7 @@ fn cos_kernel<R: Scalar>(r: R) -> R {
 }
 
 /// `(sin x, cos x)`.
+#[inline(always)]
 pub fn sin_cos<R: Scalar>(x: R) -> (R, R) {
     let k = (x * R::constant(TWO_OVER_PI) + R::constant(0.5)).floor();
     let [high, mid, low] = half_pi_pieces::<R>();
