@@ -173,6 +173,10 @@ pub struct CrossCheck {
     pub gpu_f64_differing_bodies: Option<usize>,
     /// Fast CPU path (f32) against the CPU reference (f64), per quantity.
     pub fast_cpu: Deviation,
+    /// How many bodies of the f32 GPU's result differ in any bit from the fast CPU path's,
+    /// which runs the same definition in f32: zero where the f64 pair's count is, for the
+    /// same reasons.
+    pub gpu_differing_bodies: usize,
     /// Wall time of the GPU steps (submit to completion, no readback).
     pub gpu_time: Duration,
     /// Wall time of the f64 GPU steps, where they ran.
@@ -214,11 +218,13 @@ pub fn cross_check(crowd: &Crowd, steps: u64, ctx: &GpuContext) -> Result<CrossC
         }
         None => (None, None, None),
     };
+    let (gpu, fast_cpu) = (gpu.bodies()?, fast_cpu.bodies()?);
     Ok(CrossCheck {
-        gpu: Deviation::between(&gpu.bodies()?, &reference),
+        gpu: Deviation::between(&gpu, &reference),
         gpu_f64,
         gpu_f64_differing_bodies,
-        fast_cpu: Deviation::between(&fast_cpu.bodies()?, &reference),
+        fast_cpu: Deviation::between(&fast_cpu, &reference),
+        gpu_differing_bodies: differing_bodies(&gpu, &fast_cpu),
         gpu_time,
         gpu_f64_time,
         fast_cpu_time,

@@ -157,11 +157,19 @@ fn check_says_when_gpu_f64_is_bit_identical_and_why_not() {
         stdout.contains("PASS: gpu-f64 bit-identical to cpu-ref (every bit of all 500 bodies)"),
         "{stdout}"
     );
+    assert!(
+        stdout.contains("gpu bit-identical to cpu (every bit of all 500 bodies, f32)"),
+        "{stdout}"
+    );
     let with = rigid_crowd(&["check", "--bodies", "500", "--steps", "100"], &[]);
     let stdout = String::from_utf8_lossy(&with.stdout);
     assert!(with.status.success(), "{stdout}");
     assert!(
         stdout.contains("bodies not bit-identical: the custom WGSL force and its Rust twin"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("gpu and cpu: ") && !stdout.contains("gpu bit-identical to cpu"),
         "{stdout}"
     );
 }

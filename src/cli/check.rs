@@ -90,6 +90,21 @@ pub fn check(args: CheckArgs) -> Result<ExitCode> {
         "{}: f32 backends {worst:.3e} (tolerance {GPU_TOLERANCE:e})",
         verdict(pass)
     );
+    let why = if crowd.custom_force.is_some() {
+        "the custom WGSL force and its Rust twin are two definitions"
+    } else {
+        "this adapter does not honour IEEE arithmetic"
+    };
+    match result.gpu_differing_bodies {
+        0 => println!(
+            "gpu bit-identical to cpu (every bit of all {} bodies, f32)",
+            args.bodies
+        ),
+        differing => println!(
+            "gpu and cpu: {differing} of {} bodies not bit-identical: {why}",
+            args.bodies
+        ),
+    }
     match (&result.gpu_f64, result.gpu_f64_differing_bodies) {
         (Some(_), Some(0)) => println!(
             "PASS: gpu-f64 bit-identical to cpu-ref (every bit of all {} bodies)",
@@ -98,11 +113,6 @@ pub fn check(args: CheckArgs) -> Result<ExitCode> {
         (Some(d), differing) => {
             let ok = d.max() <= GPU_F64_TOLERANCE;
             pass &= ok;
-            let why = if crowd.custom_force.is_some() {
-                "the custom WGSL force and its Rust twin are two definitions"
-            } else {
-                "this adapter does not honour IEEE arithmetic"
-            };
             println!(
                 "{}: gpu-f64 {:.3e} (tolerance {GPU_F64_TOLERANCE:e}; {} of {} bodies not bit-identical: {why})",
                 verdict(ok),
