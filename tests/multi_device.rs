@@ -105,6 +105,48 @@ fn a_contact_scene_on_several_devices_matches_one() {
     }
 }
 
+/// Bodies of every shape raining onto a floor and a slanted wall, on two devices, give the
+/// CPU's bits over 2,001 steps: `gpu-f64` those of `cpu-ref`, `gpu` those of `cpu`. Contacts
+/// amplify a last-bit difference tenfold every few dozen steps, so only the same arithmetic
+/// on every shard passes.
+#[test]
+fn contacts_on_two_devices_give_the_bits_of_the_cpu() {
+    let spec = rigid_crowd::CrowdSpec {
+        region: [[-2.0, -2.0, 0.5], [2.0, 2.0, 3.0]],
+        size: [0.1, 0.3],
+        shapes: rigid_crowd::ShapeKind::EVERY.to_vec(),
+        ..rigid_crowd::CrowdSpec::new(120, 44)
+    };
+    let crowd = Crowd::new(spec.generate().unwrap(), 1e-3)
+        .with_force(Force::on_all(ForceKind::Gravity {
+            acceleration: DVec3::new(0.0, 0.0, -9.81),
+        }))
+        .with_force(Force::on_all(ForceKind::QuadraticDrag {
+            linear: 0.05,
+            angular: 0.01,
+        }))
+        .with_plane(Plane::ground(0.4, 0.5))
+        .with_plane(Plane::through(
+            DVec3::new(-2.0, 0.0, 0.0),
+            DVec3::new(1.0, 0.2, 0.6),
+            0.5,
+            0.2,
+        ));
+    let steps = 2_001;
+    for (gpu, cpu) in [
+        (Backend::GpuF64, Backend::Reference),
+        (Backend::Gpu, Backend::FastCpu),
+    ] {
+        let expected = bits(&common::run(&crowd, steps, cpu));
+        let two = bits(&run(&crowd, gpu, 2, steps).bodies().unwrap());
+        let differing = two
+            .chunks(13)
+            .zip(expected.chunks(13))
+            .filter(|(a, b)| a != b);
+        assert_eq!(differing.count(), 0, "{} on two devices", gpu.name());
+    }
+}
+
 /// A crowd larger than three source chunks is cut on chunk boundaries (the path a generated
 /// crowd of millions takes); the non-blocking reads see every device.
 #[test]
