@@ -268,12 +268,14 @@ fn impulses<R: Scalar>(
     let zero = R::constant(0.0);
     let n = plane.normal;
     let inv_mass = mass.inv_mass;
-    let in_contact: Vec<R::Bool> = points
-        .iter()
-        .zip(depths)
-        .map(|(_, &d)| zero.less(d))
-        .collect();
-    let arms: Vec<Vec3<R>> = points.iter().map(|&p| p - state.position).collect();
+    let count = points.len();
+    // Per point, in fixed arrays (the first `count` slots used): no allocation per contact.
+    let mut in_contact = [None; MAX_CONTACT_POINTS];
+    let mut arms = [Vec3::splat(zero); MAX_CONTACT_POINTS];
+    for k in 0..count {
+        in_contact[k] = Some(zero.less(depths[k]));
+        arms[k] = points[k] - state.position;
+    }
     state.position = state.position + n * deepest;
 
     // Iinv = R Ibody^-1 R^T.
@@ -284,25 +286,23 @@ fn impulses<R: Scalar>(
     let resting_speed = R::constant(RESTING_STEPS) * towards_plane * h;
     // Each contact's target normal speed: restitution times its speed when it crossed the
     // surface, where that beats the resting speed; zero for a point moving away.
-    let targets: Vec<R> = arms
-        .iter()
-        .zip(depths)
-        .map(|(&r, &depth)| {
-            let normal_speed = (velocity + angular_velocity.cross(r)).dot(n);
-            let squared = normal_speed * normal_speed - R::constant(2.0) * towards_plane * depth;
-            let at_surface = max(squared, zero).sqrt();
-            let bounce = R::select(
-                resting_speed.less(at_surface),
-                plane.restitution * at_surface,
-                zero,
-            );
-            R::select(normal_speed.less(zero), bounce, zero)
-        })
-        .collect();
-    let normal_masses: Vec<R> = arms
-        .iter()
-        .map(|&r| inverse_mass_along(inv_mass, &inv_inertia, r, n))
-        .collect();
+    let mut targets = [zero; MAX_CONTACT_POINTS];
+    for k in 0..count {
+        let (r, depth) = (arms[k], depths[k]);
+        let normal_speed = (velocity + angular_velocity.cross(r)).dot(n);
+        let squared = normal_speed * normal_speed - R::constant(2.0) * towards_plane * depth;
+        let at_surface = max(squared, zero).sqrt();
+        let bounce = R::select(
+            resting_speed.less(at_surface),
+            plane.restitution * at_surface,
+            zero,
+        );
+        targets[k] = R::select(normal_speed.less(zero), bounce, zero);
+    }
+    let mut normal_masses = [zero; MAX_CONTACT_POINTS];
+    for k in 0..count {
+        normal_masses[k] = inverse_mass_along(inv_mass, &inv_inertia, arms[k], n);
+    }
 
     let start: Impulses<R> = (
         state.linear_momentum,
@@ -314,9 +314,10 @@ fn impulses<R: Scalar>(
     );
     let (linear_momentum, angular_momentum, ..) =
         R::repeat(CONTACT_ITERATIONS, start, |mut sweep| {
-            for k in 0..points.len() {
+            for k in 0..count {
                 let contact = (sweep.0, sweep.1, sweep.2, sweep.3, sweep.4[k], sweep.5[k]);
-                let (p, l, v, w, normal, friction) = R::if_then(in_contact[k], contact, |c| {
+                let touching = in_contact[k].expect("set for every point");
+                let (p, l, v, w, normal, friction) = R::if_then(touching, contact, |c| {
                     contact_impulse(
                         c,
                         inv_mass,
