@@ -204,11 +204,10 @@ pub fn step_acceleration<R: Scalar>(
     (next.linear_momentum - start.linear_momentum) * (mass.inv_mass / h)
 }
 
-/// What the impulse loop carries: `P`, `L`, `v`, `omega`, and each point's accumulated normal
-/// and friction impulses.
+/// What the impulse loop carries: `P`, `L`, and each point's accumulated normal and friction
+/// impulses (`v = P / M` and `omega = Iinv L` are recomputed where needed: fewer values to
+/// carry through the GPU's loop, the same bits).
 type Impulses<R> = (
-    Vec3<R>,
-    Vec3<R>,
     Vec3<R>,
     Vec3<R>,
     [R; MAX_CONTACT_POINTS],
@@ -307,17 +306,15 @@ fn impulses<R: Scalar>(
     let start: Impulses<R> = (
         state.linear_momentum,
         state.angular_momentum,
-        velocity,
-        angular_velocity,
         [zero; MAX_CONTACT_POINTS],
         [Vec3::splat(zero); MAX_CONTACT_POINTS],
     );
     let (linear_momentum, angular_momentum, ..) =
         R::repeat(CONTACT_ITERATIONS, start, |mut sweep| {
             for k in 0..count {
-                let contact = (sweep.0, sweep.1, sweep.2, sweep.3, sweep.4[k], sweep.5[k]);
+                let contact = (sweep.0, sweep.1, sweep.2[k], sweep.3[k]);
                 let touching = in_contact[k].expect("set for every point");
-                let (p, l, v, w, normal, friction) = R::if_then(touching, contact, |c| {
+                let (p, l, normal, friction) = R::if_then(touching, contact, |c| {
                     contact_impulse(
                         c,
                         inv_mass,
@@ -328,9 +325,9 @@ fn impulses<R: Scalar>(
                         normal_masses[k],
                     )
                 });
-                (sweep.0, sweep.1, sweep.2, sweep.3) = (p, l, v, w);
-                sweep.4[k] = normal;
-                sweep.5[k] = friction;
+                (sweep.0, sweep.1) = (p, l);
+                sweep.2[k] = normal;
+                sweep.3[k] = friction;
             }
             sweep
         });
@@ -341,15 +338,14 @@ fn impulses<R: Scalar>(
     }
 }
 
-/// One contact's impulses: `P`, `L`, `v`, `omega` and its accumulated normal and friction
-/// impulses.
-type Contact<R> = (Vec3<R>, Vec3<R>, Vec3<R>, Vec3<R>, R, Vec3<R>);
+/// One contact's impulses: `P`, `L` and its accumulated normal and friction impulses.
+type Contact<R> = (Vec3<R>, Vec3<R>, R, Vec3<R>);
 
 /// One Gauss–Seidel update of the contact at arm `r`: the normal impulse that drives its
 /// normal speed to `target` (the accumulated impulse kept non-negative), then the friction
 /// impulse that stops its slip (the accumulated impulse within Coulomb's cone).
 fn contact_impulse<R: Scalar>(
-    (p, l, v, w, normal, friction): Contact<R>,
+    (p, l, normal, friction): Contact<R>,
     inv_mass: R,
     inv_inertia: &Mat3<R>,
     plane: &PlaneConstants<R>,
@@ -359,6 +355,7 @@ fn contact_impulse<R: Scalar>(
 ) -> Contact<R> {
     let zero = R::constant(0.0);
     let n = plane.normal;
+    let (v, w) = (p * inv_mass, inv_inertia.mul_vec(l));
     let normal_speed = (v + w.cross(r)).dot(n);
     let total = max(normal + (target - normal_speed) / normal_mass, zero);
     let push = n * (total - normal);
@@ -370,10 +367,10 @@ fn contact_impulse<R: Scalar>(
     let point_velocity = v + w.cross(r);
     let slip = point_velocity - n * point_velocity.dot(n);
     let slip_speed = slip.length();
-    let (p, l, v, w, friction) = R::if_then(
+    let (p, l, friction) = R::if_then(
         zero.less(slip_speed),
-        (p, l, v, w, friction),
-        |(p, l, _, _, friction)| {
+        (p, l, friction),
+        |(p, l, friction)| {
             let t = slip * (R::constant(1.0) / slip_speed);
             let tangent_mass = inverse_mass_along(inv_mass, inv_inertia, r, t);
             let wanted = friction - t * (slip_speed / tangent_mass);
@@ -388,10 +385,10 @@ fn contact_impulse<R: Scalar>(
             let rub = clamped - friction;
             let p = p + rub;
             let l = l + r.cross(rub);
-            (p, l, p * inv_mass, inv_inertia.mul_vec(l), clamped)
+            (p, l, clamped)
         },
     );
-    (p, l, v, w, total, friction)
+    (p, l, total, friction)
 }
 
 /// Resolves `next` (the state after a step that started at `start`) against every plane in
