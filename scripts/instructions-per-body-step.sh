@@ -3,11 +3,12 @@
 # that does not move with machine noise. Two runs differ only in the step count, so the
 # difference in instructions is the cost of the extra body-steps alone (set-up, crowd
 # generation and thread start cancel out).
-# Usage: scripts/instructions-per-body-step.sh [BODIES] (needs valgrind and a release build)
+# Usage: [BINARY=path/to/rigid-crowd] scripts/instructions-per-body-step.sh [BODIES]
+# (needs valgrind and a release build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bodies=${1:-8000}
-binary=target/release/rigid-crowd
+binary=${BINARY:-target/release/rigid-crowd}
 [ -x "$binary" ] || cargo build --release
 total_instructions() { # backend steps
     local out
