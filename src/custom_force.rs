@@ -67,9 +67,9 @@ pub struct ForceInput<R> {
 }
 
 /// A force written once, in Rust, over the number type the physics is written over
-/// ([`Real`](crate::Real)): `cpu-ref` runs it in f64, and the GPU kernels run the WGSL traced
-/// from it in f32 and f64, so on an adapter with IEEE arithmetic `gpu-f64` gives `cpu-ref`'s
-/// bits. Write it with the operations of [`Real`](crate::Real) (`+ - * /`, `sqrt`,
+/// ([`Real`](crate::Real)): `cpu-ref` runs it in f64, `cpu` on eight f32 lanes, and the GPU
+/// kernels run the WGSL traced from it in f32 and f64, so on an adapter with IEEE arithmetic
+/// `gpu-f64` gives `cpu-ref`'s bits and `gpu` gives `cpu`'s. Write it with the operations of [`Real`](crate::Real) (`+ - * /`, `sqrt`,
 /// comparisons and `select`, [`sin_cos`](crate::sin_cos)); parameters are fields of `self`,
 /// brought in with [`Real::constant`](crate::Real::constant). Make one with
 /// [`CustomForce::from_law`].
@@ -147,8 +147,8 @@ impl CustomForce {
         }
     }
 
-    /// A custom force from a law written once: its f64 instance for the CPU backends and its
-    /// WGSL, traced in each precision, for the GPU.
+    /// A custom force from a law written once: its f64 instance for `cpu-ref`, its instance
+    /// on f32 lanes for `cpu`, and its WGSL, traced in each precision, for the GPU.
     pub fn from_law(law: impl ForceLaw) -> Self {
         let law = Arc::new(law);
         let traced = [

@@ -1,5 +1,6 @@
-//! The fast CPU backend (`--backend cpu`): the same equations as the f64 reference, in f32,
-//! structure of arrays in blocks of eight bodies, every core. Validated against the reference.
+//! The fast CPU backend (`--backend cpu`): the definition in `src/physics` in f32, on blocks of
+//! eight bodies (one lane each, structure of arrays), every core. It gives the f32 kernel's
+//! bits where the adapter's arithmetic is IEEE's, and is validated against the reference.
 
 #[cfg(target_arch = "x86_64")]
 mod avx;
