@@ -10,9 +10,9 @@ mod common;
 use rigid_crowd::glam::DVec3;
 use rigid_crowd::gpu::{GpuOptions, Precision};
 use rigid_crowd::{
-    Backend, Body, Crowd, CrowdSpec, Deviation, Force, ForceKind, GPU_F64_STEP_TOLERANCE,
-    GPU_F64_TOLERANCE, GPU_TOLERANCE, Integrator, Plane, Scene, ShapeKind, Simulation,
-    cross_check_crowd, differing_bodies,
+    Backend, Body, Crowd, CrowdSpec, Deviation, ForceKind, GPU_F64_STEP_TOLERANCE,
+    GPU_F64_TOLERANCE, GPU_TOLERANCE, Integrator, Scene, ShapeKind, Simulation, cross_check_crowd,
+    differing_bodies,
 };
 use rigid_crowd::{CustomForce, ForceInput, ForceLaw, Load, Real, sin_cos};
 
@@ -100,31 +100,13 @@ fn every_scene() -> Vec<(std::path::PathBuf, Scene)> {
     scenes
 }
 
-/// A few hundred bodies of every shape raining onto a floor and a slanted wall, under gravity
-/// and drag, with restitution and friction: bodies bounce, rock, slide and come to rest.
+/// 300 bodies of every shape raining onto a floor and a slanted wall under gravity and drag.
 fn raining_onto_planes(integrator: Integrator) -> Crowd {
-    let spec = CrowdSpec {
-        region: [[-2.0, -2.0, 0.5], [2.0, 2.0, 3.0]],
-        size: [0.1, 0.3],
-        shapes: ShapeKind::EVERY.to_vec(),
-        ..CrowdSpec::new(300, 43)
+    let drag = ForceKind::LinearDrag {
+        linear: 0.05,
+        angular: 0.01,
     };
-    Crowd::new(spec.generate().unwrap(), 1e-3)
-        .with_integrator(integrator)
-        .with_force(Force::on_all(ForceKind::Gravity {
-            acceleration: DVec3::new(0.0, 0.0, -9.81),
-        }))
-        .with_force(Force::on_all(ForceKind::LinearDrag {
-            linear: 0.05,
-            angular: 0.01,
-        }))
-        .with_plane(Plane::ground(0.4, 0.5))
-        .with_plane(Plane::through(
-            DVec3::new(-2.0, 0.0, 0.0),
-            DVec3::new(1.0, 0.2, 0.6),
-            0.5,
-            0.2,
-        ))
+    common::raining_onto_planes(300, 43, drag).with_integrator(integrator)
 }
 
 /// Contacts amplify a last-bit difference tenfold every few dozen steps (a body rocking on

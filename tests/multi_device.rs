@@ -111,27 +111,11 @@ fn a_contact_scene_on_several_devices_matches_one() {
 /// on every shard passes.
 #[test]
 fn contacts_on_two_devices_give_the_bits_of_the_cpu() {
-    let spec = rigid_crowd::CrowdSpec {
-        region: [[-2.0, -2.0, 0.5], [2.0, 2.0, 3.0]],
-        size: [0.1, 0.3],
-        shapes: rigid_crowd::ShapeKind::EVERY.to_vec(),
-        ..rigid_crowd::CrowdSpec::new(120, 44)
+    let drag = ForceKind::QuadraticDrag {
+        linear: 0.05,
+        angular: 0.01,
     };
-    let crowd = Crowd::new(spec.generate().unwrap(), 1e-3)
-        .with_force(Force::on_all(ForceKind::Gravity {
-            acceleration: DVec3::new(0.0, 0.0, -9.81),
-        }))
-        .with_force(Force::on_all(ForceKind::QuadraticDrag {
-            linear: 0.05,
-            angular: 0.01,
-        }))
-        .with_plane(Plane::ground(0.4, 0.5))
-        .with_plane(Plane::through(
-            DVec3::new(-2.0, 0.0, 0.0),
-            DVec3::new(1.0, 0.2, 0.6),
-            0.5,
-            0.2,
-        ));
+    let crowd = common::raining_onto_planes(120, 44, drag);
     let steps = 2_001;
     for (gpu, cpu) in [
         (Backend::GpuF64, Backend::Reference),

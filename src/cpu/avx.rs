@@ -5,7 +5,7 @@
 use std::arch::x86_64::*;
 use std::ops::{Add, Div, Mul, Neg, Sub};
 
-use crate::cpu::lanes::{LANES, LaneType, Lanes};
+use crate::cpu::lanes::{LANES, LaneType, Lanes, if_any_lane};
 use crate::physics::scalar::{Carried, Scalar};
 
 /// Eight f32 lanes in an AVX register.
@@ -112,18 +112,8 @@ impl Scalar for AvxLanes {
         let all = unsafe { _mm256_castsi256_ps(_mm256_set1_epi32(-1)) };
         AvxMask(unsafe { _mm256_xor_ps(condition.0, all) })
     }
-    /// Every lane's `then` is computed where any lane needs it, and each lane keeps its own.
     fn if_then<V: Carried<Self>>(condition: AvxMask, value: V, then: impl FnOnce(V) -> V) -> V {
-        if unsafe { _mm256_movemask_ps(condition.0) } == 0 {
-            return value;
-        }
-        let kept = value.to_scalars();
-        let taken = then(value).to_scalars();
-        let mut picked = kept
-            .into_iter()
-            .zip(taken)
-            .map(|(kept, taken)| Self::select(condition, taken, kept));
-        V::from_scalars(&mut picked)
+        if_any_lane(condition, value, then)
     }
     #[inline(always)]
     fn repeat<V: Carried<Self>>(times: u32, value: V, mut body: impl FnMut(V) -> V) -> V {

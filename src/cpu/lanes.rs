@@ -73,6 +73,25 @@ pub(crate) trait LaneType: Scalar + From<Lanes> + Into<Lanes> {
     fn mask(holds: Self::Bool) -> u8;
 }
 
+/// [`Scalar::if_then`] on lanes: every lane's `then` is computed where any lane needs it, and
+/// each lane keeps its own outcome.
+pub(crate) fn if_any_lane<L: LaneType, V: Carried<L>>(
+    condition: L::Bool,
+    value: V,
+    then: impl FnOnce(V) -> V,
+) -> V {
+    if L::mask(condition) == 0 {
+        return value;
+    }
+    let kept = value.to_scalars();
+    let taken = then(value).to_scalars();
+    let mut picked = kept
+        .into_iter()
+        .zip(taken)
+        .map(|(kept, taken)| L::select(condition, taken, kept));
+    V::from_scalars(&mut picked)
+}
+
 impl LaneType for Lanes {
     #[inline(always)]
     fn splat(value: f32) -> Self {
@@ -85,14 +104,6 @@ impl LaneType for Lanes {
     #[inline(always)]
     fn mask(holds: LaneBools) -> u8 {
         (0..LANES).fold(0, |mask, lane| mask | ((holds.0[lane] as u8) << lane))
-    }
-}
-
-impl LaneBools {
-    /// Whether any lane holds.
-    #[inline(always)]
-    pub fn any(self) -> bool {
-        self.0.iter().any(|&b| b)
     }
 }
 
@@ -260,18 +271,8 @@ impl Scalar for Lanes {
         }
         LaneBools(out)
     }
-    /// Every lane's `then` is computed where any lane needs it, and each lane keeps its own.
     fn if_then<V: Carried<Self>>(condition: LaneBools, value: V, then: impl FnOnce(V) -> V) -> V {
-        if !condition.any() {
-            return value;
-        }
-        let kept = value.to_scalars();
-        let taken = then(value).to_scalars();
-        let mut picked = kept
-            .into_iter()
-            .zip(taken)
-            .map(|(kept, taken)| Self::select(condition, taken, kept));
-        V::from_scalars(&mut picked)
+        if_any_lane(condition, value, then)
     }
     #[inline(always)]
     fn repeat<V: Carried<Self>>(times: u32, value: V, mut body: impl FnMut(V) -> V) -> V {

@@ -101,3 +101,28 @@ pub fn state_bits(bodies: &[Body]) -> Vec<u64> {
         .map(f64::to_bits)
         .collect()
 }
+
+/// `count` bodies of every shape (seed `seed`) raining onto a floor and a slanted wall, under
+/// gravity and `drag`, with restitution and friction: bodies bounce, rock, slide and come to
+/// rest.
+pub fn raining_onto_planes(count: usize, seed: u64, drag: rigid_crowd::ForceKind) -> Crowd {
+    use rigid_crowd::{CrowdSpec, Force, ForceKind, Plane, ShapeKind};
+    let spec = CrowdSpec {
+        region: [[-2.0, -2.0, 0.5], [2.0, 2.0, 3.0]],
+        size: [0.1, 0.3],
+        shapes: ShapeKind::EVERY.to_vec(),
+        ..CrowdSpec::new(count, seed)
+    };
+    Crowd::new(spec.generate().unwrap(), 1e-3)
+        .with_force(Force::on_all(ForceKind::Gravity {
+            acceleration: DVec3::new(0.0, 0.0, -9.81),
+        }))
+        .with_force(Force::on_all(drag))
+        .with_plane(Plane::ground(0.4, 0.5))
+        .with_plane(Plane::through(
+            DVec3::new(-2.0, 0.0, 0.0),
+            DVec3::new(1.0, 0.2, 0.6),
+            0.5,
+            0.2,
+        ))
+}
