@@ -1,70 +1,45 @@
 #![doc = include_str!("crate-docs.md")]
 #![warn(missing_docs)]
 
-pub mod analytic;
-mod atomic_file;
-mod backend;
+// The layers, each depending only on those above it in this list (tests/module_graph.rs).
+mod assembly;
+mod backends;
 #[cfg(feature = "cli")]
 mod bench;
-mod body;
-mod body_masses;
-mod body_source;
 mod checkpoint;
 #[cfg(feature = "cli")]
 #[doc(hidden)]
 pub mod cli;
-mod codes;
-mod compare;
-mod cross_check;
-mod crowd;
-mod csv;
-mod custom_force;
-mod eigen;
-mod error;
-mod fault;
-mod force;
-mod force_table;
-mod generate;
-mod input_file;
-mod integrator;
-#[cfg(feature = "cli")]
-mod integrator_table;
-mod mass;
-mod mesh;
+mod model;
 #[cfg(feature = "mpi")]
 pub mod mpi;
 mod physics;
-mod plane;
-mod profile;
 pub mod record;
-mod scene;
-mod shape;
-mod simulation;
-mod states;
-mod validate;
-
-mod cpu;
-mod cpu_ref;
-pub mod gpu;
 pub mod render;
+mod simulation;
+mod verify;
 
-pub use backend::Backend;
-pub use body::{Body, BodyState, ModelPose};
+pub use backends::gpu;
+pub use verify::analytic;
+
+pub use assembly::crowd::Crowd;
+pub use assembly::generate::CrowdSpec;
+pub use assembly::scene::{SCENE_VERSION, Scene};
 pub use checkpoint::{CHECKPOINT_VERSION, Checkpoint, RecordingPlan, RunPlan};
-pub use compare::{Deviation, differing_bodies};
-pub use cross_check::{CrossCheck, cross_check, cross_check_crowd};
-pub use crowd::Crowd;
-pub use csv::{CSV_HEADER, write_states_csv};
-pub use custom_force::{
+pub use model::backend::Backend;
+pub use model::body::{Body, BodyState, ModelPose};
+pub use model::error::{Error, Result};
+pub use model::fault::{Envelope, Fault, FaultRules, OnFault, QuarantinedBody};
+pub use model::force::{Force, ForceKind};
+pub use model::integrator::Integrator;
+pub use model::mass::{MassProperties, ModelFrame};
+pub use model::mesh::{MeshIntegrals, TriangleMesh};
+pub use model::plane::Plane;
+pub use model::shape::{Shape, ShapeKind};
+pub use model::states::{Scalar, StateArrays, StatesMut};
+pub use physics::custom_force::{
     CustomForce, CustomForceFn, CustomForceInput, ExternalLoad, ForceInput, ForceLaw,
 };
-pub use error::{Error, Result};
-pub use fault::{Envelope, Fault, FaultRules, OnFault, QuarantinedBody};
-pub use force::{Force, ForceKind};
-pub use generate::CrowdSpec;
-pub use integrator::Integrator;
-pub use mass::{MassProperties, ModelFrame};
-pub use mesh::{MeshIntegrals, TriangleMesh};
 /// The physics' number type and the types a [`ForceLaw`] is written with.
 pub use physics::{
     algebra::{Quat, Vec3},
@@ -72,11 +47,10 @@ pub use physics::{
     scalar::{Carried, Scalar as Real},
     trig::sin_cos,
 };
-pub use plane::Plane;
-pub use scene::{SCENE_VERSION, Scene};
-pub use shape::{Shape, ShapeKind};
+pub use record::csv::{CSV_HEADER, write_states_csv};
 pub use simulation::{Simulation, StatesTicket};
-pub use states::{Scalar, StateArrays, StatesMut};
+pub use verify::compare::{Deviation, differing_bodies};
+pub use verify::cross_check::{CrossCheck, cross_check, cross_check_crowd};
 
 /// Largest relative deviation accepted between the f32 GPU backend and the f64 CPU reference
 /// by `rigid-crowd check` and the cross-check tests (see the README for what was measured).

@@ -5,11 +5,11 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use crate::backend::Backend;
+use crate::backends::gpu::{GpuContext, GpuOptions, Precision, copy_bandwidth};
 use crate::bench::Workload;
-use crate::error::{Error, Result};
-use crate::gpu::{GpuContext, GpuOptions, Precision, copy_bandwidth};
-use crate::simulation::Simulation;
+use crate::model::backend::Backend;
+use crate::model::error::{Error, Result};
+use crate::simulation::facade::Simulation;
 
 /// Bytes one unfused f32 step must move per body: the 64-byte state read and written, the
 /// 48-byte constants read. Twice that in f64 (`bytes_per_body_step`).
@@ -249,7 +249,7 @@ impl BenchPlan {
 
     fn measure_cpu(
         &self,
-        crowd: &crate::crowd::Crowd,
+        crowd: &crate::assembly::crowd::Crowd,
         backend: Backend,
         threads: usize,
         cpu: &str,
@@ -281,7 +281,7 @@ impl BenchPlan {
 
     fn measure_gpu(
         &self,
-        crowd: &crate::crowd::Crowd,
+        crowd: &crate::assembly::crowd::Crowd,
         devices: &[GpuContext],
         options: GpuOptions,
         copy_bytes_per_second: f64,
@@ -316,7 +316,7 @@ impl BenchPlan {
         );
         let moved = bytes_per_body_step(options.precision) / options.steps_per_dispatch as f64;
         row.devices = devices.len();
-        row.ops_per_body_step = crate::gpu::op_count::crowd_kernel_ops(crowd, &options)
+        row.ops_per_body_step = crate::backends::gpu::op_count::crowd_kernel_ops(crowd, &options)
             .ok()
             .map(|ops| ops.per_body_step(options.steps_per_dispatch));
         row.fraction_of_copy_bandwidth =

@@ -13,12 +13,12 @@ pub use recording::{RecordingCost, measure_recording};
 
 use glam::DVec3;
 
-use crate::crowd::Crowd;
-use crate::error::Result;
-use crate::force::{Force, ForceKind};
-use crate::generate::CrowdSpec;
-use crate::integrator::Integrator;
-use crate::plane::Plane;
+use crate::assembly::crowd::Crowd;
+use crate::assembly::generate::CrowdSpec;
+use crate::model::error::Result;
+use crate::model::force::{Force, ForceKind};
+use crate::model::integrator::Integrator;
+use crate::model::plane::Plane;
 
 /// What the benchmark crowd feels: each builds a kernel of its own on the GPU, so a slowdown
 /// of any of them shows.
@@ -141,7 +141,7 @@ mod tests {
         kinds.dedup();
         assert_eq!(
             kinds.len(),
-            <crate::force::ForceType as crate::codes::Coded>::ALL.len()
+            <crate::model::force::ForceType as crate::model::codes::Coded>::ALL.len()
         );
     }
 }

@@ -6,11 +6,11 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use crate::crowd::Crowd;
-use crate::error::Result;
-use crate::gpu::{GpuContext, GpuOptions};
+use crate::assembly::crowd::Crowd;
+use crate::backends::gpu::{GpuContext, GpuOptions};
+use crate::model::error::Result;
 use crate::record::{TrajectoryWriter, frame_count, record_run};
-use crate::simulation::Simulation;
+use crate::simulation::facade::Simulation;
 
 /// GPU throughput recorded every `every` steps against unrecorded, one crowd size.
 #[derive(Clone, Debug, Serialize)]

@@ -4,7 +4,7 @@
 
 use glam::{DMat3, DQuat, DVec3};
 
-use crate::error::{Error, Result};
+use crate::model::error::{Error, Result};
 
 /// Appends little-endian values to a byte vector.
 #[derive(Default)]

@@ -3,25 +3,25 @@
 //! Every value is stored with its exact bits, so a resumed run starts from the very state the
 //! interrupted one had.
 
-use crate::fault::{Envelope, Fault, FaultRules, OnFault, QuarantinedBody};
+use crate::model::fault::{Envelope, Fault, FaultRules, OnFault, QuarantinedBody};
 use glam::DVec3;
 
-use crate::backend::Backend;
-use crate::body::{Body, BodyState};
+use crate::assembly::crowd::Crowd;
+use crate::assembly::scene::SCENE_VERSION;
 use crate::checkpoint::bytes::{ByteReader, ByteWriter};
 use crate::checkpoint::{Checkpoint, RecordingPlan, RunPlan};
-use crate::codes::Coded;
-use crate::crowd::Crowd;
-use crate::custom_force::{CustomForce, ExternalLoad};
-use crate::error::{Error, Result};
-use crate::force::{Force, ForceKind};
-use crate::force::{ForceParameters, ForceType};
-use crate::integrator::Integrator;
-use crate::mass::{MassProperties, ModelFrame};
-use crate::plane::Plane;
-use crate::scene::SCENE_VERSION;
-use crate::shape::Shape;
-use crate::shape::{NO_SHAPE_CODE, ShapeKind};
+use crate::model::backend::Backend;
+use crate::model::body::{Body, BodyState};
+use crate::model::codes::Coded;
+use crate::model::error::{Error, Result};
+use crate::model::force::{Force, ForceKind};
+use crate::model::force::{ForceParameters, ForceType};
+use crate::model::integrator::Integrator;
+use crate::model::mass::{MassProperties, ModelFrame};
+use crate::model::plane::Plane;
+use crate::model::shape::Shape;
+use crate::model::shape::{NO_SHAPE_CODE, ShapeKind};
+use crate::physics::custom_force::{CustomForce, ExternalLoad};
 
 /// Bytes of one body record: mass, inertia, shape tag and parameters, model frame, state.
 const BODY_BYTES: usize = 8 + 72 + 1 + 24 + 24 + 32 + 104;

@@ -9,17 +9,18 @@
 //! bodies (index, step, fault, last good state). Floating-point values are
 //! stored as their exact bits, so a run resumed from a checkpoint continues bit for bit.
 
+pub(crate) mod atomic_file;
 mod bytes;
 mod codec;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::atomic_file::write_atomically;
-use crate::backend::Backend;
-use crate::crowd::Crowd;
-use crate::custom_force::{CustomForce, ExternalLoad};
-use crate::error::{Error, Result};
+use crate::assembly::crowd::Crowd;
+use crate::checkpoint::atomic_file::write_atomically;
+use crate::model::backend::Backend;
+use crate::model::error::{Error, Result};
+use crate::physics::custom_force::{CustomForce, ExternalLoad};
 use crate::record::TrajectoryProgress;
 
 /// The first bytes of every checkpoint file.
@@ -66,7 +67,7 @@ pub struct Checkpoint {
     pub external_loads: Option<Vec<ExternalLoad>>,
     /// The bodies frozen under the `freeze` policy, in crowd order: a resumed run keeps them
     /// frozen at their last good state, with the step and fault that froze them.
-    pub quarantined: Vec<crate::fault::QuarantinedBody>,
+    pub quarantined: Vec<crate::model::fault::QuarantinedBody>,
 }
 
 /// The rest of a command-line run: where it stops and where it writes.
@@ -183,14 +184,15 @@ mod tests {
     use std::io::Write;
 
     use super::*;
-    use crate::atomic_file::AtomicFile;
+    use crate::checkpoint::atomic_file::AtomicFile;
 
     #[test]
     fn a_crash_mid_write_leaves_the_previous_checkpoint_intact() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("run.ckpt");
         let crowd =
-            crate::cross_check::cross_check_crowd(20, 2, crate::Integrator::Rk4, 1e-3).unwrap();
+            crate::verify::cross_check::cross_check_crowd(20, 2, crate::Integrator::Rk4, 1e-3)
+                .unwrap();
         let mut sim = crate::Simulation::reference(&crowd).unwrap();
         sim.step(2).unwrap();
         let saved = sim.checkpoint().unwrap();

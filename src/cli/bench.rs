@@ -5,12 +5,12 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use crate::atomic_file::AtomicFile;
+use crate::backends::gpu::{DeviceCount, GpuContext, GpuOptions};
 use crate::bench::plot::{Series, throughput_svg};
 use crate::bench::{
     BenchPlan, BenchReport, FLOP_PER_BODY_STEP, Measurement, Workload, arithmetic_intensity,
 };
-use crate::gpu::{DeviceCount, GpuContext, GpuOptions};
+use crate::checkpoint::atomic_file::AtomicFile;
 use crate::{Backend, Error, Result};
 use clap::Args;
 

@@ -14,10 +14,10 @@ use ::mpi::traits::*;
 use serde::Serialize;
 
 use super::ranks::World;
-use crate::atomic_file::AtomicFile;
+use crate::assembly::crowd::Crowd;
+use crate::backends::gpu::{GpuContext, GpuOptions};
 use crate::bench::{BenchPlan, describe_options};
-use crate::crowd::Crowd;
-use crate::gpu::{GpuContext, GpuOptions};
+use crate::checkpoint::atomic_file::AtomicFile;
 use crate::mpi::{MpiSimulation, agree_on, node_rank};
 use crate::{Backend, Result, Simulation};
 

@@ -1,8 +1,8 @@
 //! `rigid-crowd bench --record-every K`: GPU throughput recorded every K steps against
 //! unrecorded, as rows after the main table.
 
+use crate::backends::gpu::GpuContext;
 use crate::bench::{BenchPlan, RecordingCost, measure_recording};
-use crate::gpu::GpuContext;
 use crate::{Backend, Error, Result};
 
 /// Refuses `--record-every 0`, or the flag without the gpu backend, before any measuring.

@@ -4,8 +4,8 @@
 use std::process::ExitCode;
 
 use crate::{
-    Error, ForceKind, GPU_F64_TOLERANCE, GPU_TOLERANCE, Integrator, Result, cross_check,
-    cross_check_crowd, gpu::GpuContext,
+    Error, ForceKind, GPU_F64_TOLERANCE, GPU_TOLERANCE, Integrator, Result,
+    backends::gpu::GpuContext, cross_check, cross_check_crowd,
 };
 use clap::Args;
 

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use crate::bench::workload;
-use crate::{Body, Deviation, Error, GPU_TOLERANCE, Result, Simulation, gpu::GpuContext};
+use crate::{Body, Deviation, Error, GPU_TOLERANCE, Result, Simulation, backends::gpu::GpuContext};
 use clap::Args;
 
 #[derive(Args, Debug)]

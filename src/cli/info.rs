@@ -3,12 +3,15 @@
 use std::process::ExitCode;
 
 use crate::Result;
-use crate::gpu::{Precision, list_adapters};
+use crate::backends::gpu::{Precision, list_adapters};
 
 pub fn info() -> Result<ExitCode> {
     let adapters = list_adapters();
     if adapters.is_empty() {
-        println!("no GPU adapters found: {}", crate::gpu::NO_ADAPTER_HINT);
+        println!(
+            "no GPU adapters found: {}",
+            crate::backends::gpu::NO_ADAPTER_HINT
+        );
         return Ok(ExitCode::SUCCESS);
     }
     for (i, a) in adapters.iter().enumerate() {

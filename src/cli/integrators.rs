@@ -5,9 +5,9 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use crate::atomic_file::AtomicFile;
-use crate::gpu::GpuContext;
-use crate::integrator_table::{TablePlan, measure_integrators};
+use crate::backends::gpu::GpuContext;
+use crate::checkpoint::atomic_file::AtomicFile;
+use crate::cli::integrator_table::{TablePlan, measure_integrators};
 use crate::{Error, Result};
 use clap::Args;
 

@@ -9,6 +9,7 @@ mod bench_recording;
 mod check;
 mod demo;
 mod info;
+mod integrator_table;
 mod integrators;
 mod progress;
 mod quarantine_report;

@@ -6,11 +6,11 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
-use crate::atomic_file::AtomicFile;
-use crate::body::{angular_velocity, velocity};
-use crate::error::{Error, Result};
-use crate::fault::{FaultRules, OnFault, QuarantinedBody};
-use crate::simulation::Simulation;
+use crate::checkpoint::atomic_file::AtomicFile;
+use crate::model::body::{angular_velocity, velocity};
+use crate::model::error::{Error, Result};
+use crate::model::fault::{FaultRules, OnFault, QuarantinedBody};
+use crate::simulation::facade::Simulation;
 
 /// `OUT.quarantine.json` for the final states `OUT`.
 pub(crate) fn report_path(out: &Path) -> PathBuf {

@@ -20,8 +20,8 @@ use super::quarantine_report::{QuarantineReport, entries};
 use super::recording::Recording;
 use super::resume::ResumeArgs;
 use super::run::{Output, PlannedRun, RunArgs, parse_backend};
-use crate::body_source::BodySource;
-use crate::gpu::{DeviceCount, GpuContext};
+use crate::assembly::body_source::BodySource;
+use crate::backends::gpu::{DeviceCount, GpuContext};
 use crate::mpi::{MpiSimulation, bytes_to_root, node_rank};
 use crate::record::{
     FinalStates, StreamError, TrajectoryFormat, encode_frame_part, stream_final_rows,

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
-use crate::gpu::GpuContext;
+use crate::backends::gpu::GpuContext;
 use crate::render::{CAPTURE_FORMAT, FrameCapture, Image, Renderer};
 use crate::{Error, Result, Scene, Simulation};
 use clap::Args;

@@ -7,14 +7,14 @@ use std::time::Instant;
 use clap::Args;
 
 use super::quarantine_report::QuarantineReport;
-use crate::atomic_file::AtomicFile;
-use crate::body_source::BodySource;
-use crate::fault::{FaultRules, OnFault};
+use crate::assembly::body_source::BodySource;
+use crate::checkpoint::atomic_file::AtomicFile;
+use crate::model::fault::{FaultRules, OnFault};
 use crate::record::{TrajectoryFormat, write_final_states};
 use crate::{
     Backend, Crowd, CrowdSpec, Error, ExternalLoad, Integrator, QuarantinedBody, Result, RunPlan,
     Scene, Simulation,
-    gpu::{DeviceCount, GpuContext},
+    backends::gpu::{DeviceCount, GpuContext},
 };
 
 #[derive(Args, Debug)]

@@ -3,8 +3,8 @@
 
 use ::mpi::traits::*;
 
-use crate::error::{Error, Result};
-use crate::fault::Fault;
+use crate::model::error::{Error, Result};
+use crate::model::fault::Fault;
 
 /// Words each rank contributes: what happened, the crowd index of the body, the step, the
 /// fault's code.

@@ -13,13 +13,13 @@ use ::mpi::traits::*;
 use serde::{Deserialize, Serialize};
 
 use super::simulation::{MpiSimulation, rank_shards};
-use crate::atomic_file::write_atomically;
-use crate::backend::Backend;
-use crate::body_source::BodySource;
+use crate::assembly::body_source::BodySource;
+use crate::backends::gpu::GpuContext;
+use crate::checkpoint::atomic_file::write_atomically;
 use crate::checkpoint::{Checkpoint, RunPlan};
-use crate::error::{Error, Result};
-use crate::gpu::GpuContext;
-use crate::simulation::Simulation;
+use crate::model::backend::Backend;
+use crate::model::error::{Error, Result};
+use crate::simulation::facade::Simulation;
 
 use crate::checkpoint::MANIFEST_KEY;
 

@@ -10,14 +10,14 @@ use glam::{DQuat, DVec3};
 
 use super::agree::agree;
 use super::gather::bytes_to_root;
-use crate::backend::Backend;
-use crate::body::{Body, BodyState};
-use crate::body_source::{BodySource, plan_shards};
-use crate::crowd::Crowd;
-use crate::error::{Error, Result};
-use crate::fault::{Fault, QuarantinedBody};
-use crate::gpu::{GpuContext, GpuOptions};
-use crate::simulation::Simulation;
+use crate::assembly::body_source::{BodySource, plan_shards};
+use crate::assembly::crowd::Crowd;
+use crate::backends::gpu::{GpuContext, GpuOptions};
+use crate::model::backend::Backend;
+use crate::model::body::{Body, BodyState};
+use crate::model::error::{Error, Result};
+use crate::model::fault::{Fault, QuarantinedBody};
+use crate::simulation::facade::Simulation;
 
 /// A crowd integrated by the ranks of an MPI communicator, one contiguous shard each.
 ///

@@ -16,8 +16,8 @@ use glam::DVec3;
 use super::algebra::{Mat3, Vec3};
 use super::motion::{MassConstants, State};
 use super::scalar::Scalar;
-use crate::plane::Plane;
-use crate::shape::{Shape, ShapeKind};
+use crate::model::plane::Plane;
+use crate::model::shape::{Shape, ShapeKind};
 
 /// Approach speeds below this many steps' worth of the acceleration towards the plane get no
 /// bounce: a body resting on several points would otherwise rock on the speed each step of

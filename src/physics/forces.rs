@@ -6,7 +6,7 @@ use super::algebra::Vec3;
 use super::motion::{Auxiliaries, Load, MassConstants, State};
 use super::scalar::Scalar;
 use super::trig::sin_cos;
-use crate::force::ForceType;
+use crate::model::force::ForceType;
 
 /// What a force acting on one body sees: its state, constants and auxiliaries, and the time.
 #[derive(Clone, Copy, Debug)]

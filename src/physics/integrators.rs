@@ -9,7 +9,7 @@ use super::algebra::{Quat, Vec3};
 use super::motion::{Derivative, MassConstants, State, advance, auxiliaries, spin};
 use super::scalar::Scalar;
 use super::trig::sin_cos;
-use crate::integrator::Integrator;
+use crate::model::integrator::Integrator;
 
 /// Explicit Euler: `Y(t + h) = Y + h f(t, Y)`.
 #[inline(always)]

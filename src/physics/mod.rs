@@ -4,11 +4,16 @@
 //! in the same order give the same bits wherever the arithmetic is IEEE's.
 
 pub mod algebra;
+#[cfg(target_arch = "x86_64")]
+pub(crate) mod avx;
 pub mod contact;
+pub mod custom_force;
 pub mod envelope;
 pub mod forces;
 pub mod integrators;
+pub(crate) mod lanes;
 pub mod motion;
+pub(crate) mod profile;
 pub mod scalar;
 pub mod trace;
 pub mod trig;

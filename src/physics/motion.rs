@@ -161,9 +161,9 @@ pub fn advance<R: Scalar>(state: &State<R>, k: &Derivative<R>, h: R) -> State<R>
     }
 }
 
-impl From<&crate::body::BodyState> for State<f64> {
+impl From<&crate::model::body::BodyState> for State<f64> {
     #[inline(always)]
-    fn from(s: &crate::body::BodyState) -> Self {
+    fn from(s: &crate::model::body::BodyState) -> Self {
         Self {
             position: s.position.into(),
             orientation: s.orientation.into(),
@@ -173,7 +173,7 @@ impl From<&crate::body::BodyState> for State<f64> {
     }
 }
 
-impl From<State<f64>> for crate::body::BodyState {
+impl From<State<f64>> for crate::model::body::BodyState {
     #[inline(always)]
     fn from(s: State<f64>) -> Self {
         Self {
@@ -185,11 +185,11 @@ impl From<State<f64>> for crate::body::BodyState {
     }
 }
 
-impl From<&crate::mass::MassProperties> for MassConstants<f64> {
+impl From<&crate::model::mass::MassProperties> for MassConstants<f64> {
     /// The inverse inertia's six entries as the GPU's body constants take them
     /// (`MassProperties::inv_inertia_entries`), so every backend reads the same numbers.
     #[inline(always)]
-    fn from(m: &crate::mass::MassProperties) -> Self {
+    fn from(m: &crate::model::mass::MassProperties) -> Self {
         let [xx, yy, zz, xy, xz, yz] = m.inv_inertia_entries();
         Self {
             mass: m.mass(),

@@ -11,11 +11,11 @@ use super::motion::{Auxiliaries, Derivative, Load, MassConstants, State, auxilia
 use super::scalar::Scalar;
 use super::trace::{Traced, bind_value, trace_function};
 use super::trig::sin_cos;
-use crate::codes::Coded;
-use crate::custom_force::{ForceInput, ForceLaw};
-use crate::force::ForceType;
-use crate::integrator::Integrator;
-use crate::shape::ShapeKind;
+use crate::model::codes::Coded;
+use crate::model::force::ForceType;
+use crate::model::integrator::Integrator;
+use crate::model::shape::ShapeKind;
+use crate::physics::custom_force::{ForceInput, ForceLaw};
 
 /// The parameters of every `force_<kind>` function, which the generated force visits call.
 const FORCE_SIGNATURE: &str = "(f: Force, s: Motion, c: BodyConstants, aux: Auxiliaries, \

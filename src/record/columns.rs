@@ -1,6 +1,6 @@
 //! The numbers recorded per body: the columns of the state CSV, as one row of f64.
 
-use crate::body::Body;
+use crate::model::body::Body;
 
 /// Columns of a recorded body state, in order: the model frame's position and orientation
 /// (`w, x, y, z`), the centre of mass's velocity, angular velocity, linear and angular

@@ -5,16 +5,16 @@
 
 use std::io::Write;
 
-use crate::atomic_file::AtomicFile;
-use crate::backend::Backend;
-use crate::body::Body;
-use crate::csv::{BatchEncoder, CSV_HEADER, encode_csv_rows};
-use crate::error::{Error, Result};
+use crate::checkpoint::atomic_file::AtomicFile;
+use crate::model::backend::Backend;
+use crate::model::body::Body;
+use crate::model::error::{Error, Result};
 use crate::record::columns::{TRAJECTORY_COLUMNS, state_row};
+use crate::record::csv::{BatchEncoder, CSV_HEADER, encode_csv_rows};
 use crate::record::format::TrajectoryFormat;
 use crate::record::npy::{self, Dtype};
 use crate::record::npz::NpzArchive;
-use crate::simulation::Simulation;
+use crate::simulation::facade::Simulation;
 
 /// Writes the bodies of `sim` as they are now into `file` as `format` and commits it (renames
 /// it into place). The states are streamed from the simulation a batch at a time: nothing

@@ -6,6 +6,7 @@
 //! steps while the host writes the previous frame. See docs/recording.md.
 
 mod columns;
+pub(crate) mod csv;
 #[cfg(feature = "cli")]
 mod final_states;
 mod format;

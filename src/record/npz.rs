@@ -10,8 +10,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use zip::ZipWriter;
 use zip::write::SimpleFileOptions;
 
-use crate::atomic_file::AtomicFile;
-use crate::error::{Error, Result};
+use crate::checkpoint::atomic_file::AtomicFile;
+use crate::model::error::{Error, Result};
 use crate::record::npy;
 use crate::record::writer::FrameStatus;
 

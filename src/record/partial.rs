@@ -7,8 +7,8 @@ use std::fs::{File, OpenOptions};
 use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
-use crate::atomic_file::{remove_stale_temporaries, sync_directory};
-use crate::error::{Error, Result};
+use crate::checkpoint::atomic_file::{remove_stale_temporaries, sync_directory};
+use crate::model::error::{Error, Result};
 
 /// What a checkpoint remembers of a file in progress: its length and the CRC-32 of those
 /// bytes, which a resumed run checks before it appends.
@@ -188,7 +188,7 @@ impl PartialFile {
     }
 }
 
-/// The checks [`AtomicFile`](crate::atomic_file::AtomicFile) makes: a file name, not a
+/// The checks [`AtomicFile`](crate::checkpoint::atomic_file::AtomicFile) makes: a file name, not a
 /// directory.
 fn check_target(target: &Path) -> Result<()> {
     if target.file_name().is_none() {

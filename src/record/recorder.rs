@@ -1,8 +1,8 @@
 //! The recording loop: step K, ask for the states, write the previous frame while the
 //! device integrates the next K steps.
 
-use crate::body::Body;
-use crate::error::{Error, Result};
+use crate::model::body::Body;
+use crate::model::error::{Error, Result};
 use crate::simulation::{Simulation, StatesTicket};
 
 /// Frames a run of `steps` steps records every `every` steps: the start and each multiple

@@ -3,10 +3,10 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::atomic_file::AtomicFile;
-use crate::body::Body;
-use crate::error::{Error, Result};
-use crate::fault::QuarantinedBody;
+use crate::checkpoint::atomic_file::AtomicFile;
+use crate::model::body::Body;
+use crate::model::error::{Error, Result};
+use crate::model::fault::QuarantinedBody;
 use crate::record::columns::{TRAJECTORY_COLUMNS, state_row};
 use crate::record::format::TrajectoryFormat;
 use crate::record::npy::{self, Dtype};
@@ -516,9 +516,9 @@ fn push_csv_frame(out: &mut Vec<u8>, step: u64, time: f64, first_body: usize, bo
     use rayon::prelude::*;
     const BODIES_PER_TASK: usize = 2048;
     let mut prefix = Vec::new();
-    crate::csv::push_usize(&mut prefix, step as usize);
+    crate::record::csv::push_usize(&mut prefix, step as usize);
     prefix.push(b',');
-    crate::csv::push_f64(&mut prefix, time);
+    crate::record::csv::push_f64(&mut prefix, time);
     prefix.push(b',');
     let chunks: Vec<Vec<u8>> = bodies
         .par_chunks(BODIES_PER_TASK)
@@ -527,10 +527,10 @@ fn push_csv_frame(out: &mut Vec<u8>, step: u64, time: f64, first_body: usize, bo
             let mut text = Vec::with_capacity(chunk.len() * 512);
             for (i, body) in (first_body + c * BODIES_PER_TASK..).zip(chunk) {
                 text.extend_from_slice(&prefix);
-                crate::csv::push_usize(&mut text, i);
+                crate::record::csv::push_usize(&mut text, i);
                 for value in state_row(body) {
                     text.push(b',');
-                    crate::csv::push_f64(&mut text, value);
+                    crate::record::csv::push_f64(&mut text, value);
                 }
                 text.push(b'\n');
             }

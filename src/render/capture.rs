@@ -1,8 +1,8 @@
 //! Frames rendered off screen and read back as images: the one place a rendered frame leaves
 //! the GPU.
 
-use crate::error::{Error, Result};
-use crate::gpu::read_buffer;
+use crate::backends::gpu::read_buffer;
+use crate::model::error::{Error, Result};
 use crate::render::camera::Camera;
 use crate::render::image::Image;
 use crate::render::renderer::{RenderTargets, Renderer};

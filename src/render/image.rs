@@ -7,9 +7,9 @@ use std::io::Write;
 use std::path::Path;
 
 #[cfg(feature = "png")]
-use crate::atomic_file::AtomicFile;
+use crate::checkpoint::atomic_file::AtomicFile;
 #[cfg(feature = "png")]
-use crate::error::{Error, Result};
+use crate::model::error::{Error, Result};
 
 /// An 8-bit sRGB RGBA image, rows top to bottom.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -6,10 +6,10 @@ use std::ops::Range;
 use bytemuck::{Pod, Zeroable};
 use glam::{DMat3, DQuat, DVec3};
 
-use crate::eigen::symmetric_eigen;
-use crate::mass::MassProperties;
+use crate::model::eigen::symmetric_eigen;
+use crate::model::mass::MassProperties;
+use crate::model::shape::Shape;
 use crate::render::mesh::UnitMesh;
-use crate::shape::Shape;
 
 /// One drawn body; kept in sync with `RenderBody` in shaders/render.wgsl.
 #[repr(C)]

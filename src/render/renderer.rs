@@ -6,15 +6,15 @@ use std::ops::Range;
 use glam::Vec3;
 use wgpu::util::DeviceExt;
 
-use crate::crowd::Crowd;
-use crate::error::{Error, Result};
-use crate::gpu::{GpuChunk, GpuContext};
+use crate::assembly::crowd::Crowd;
+use crate::backends::gpu::{GpuChunk, GpuContext};
+use crate::model::error::{Error, Result};
 use crate::render::camera::Camera;
 use crate::render::instances::grouped_records;
 use crate::render::mesh::{Mesh, MeshVertex, UnitMesh};
 use crate::render::pipeline::{DEPTH_FORMAT, Pipelines, SAMPLE_COUNT, ViewGpu};
 use crate::render::stage::Stage;
-use crate::simulation::Simulation;
+use crate::simulation::facade::Simulation;
 
 /// Background colour (linear RGB): a pale sky.
 const SKY: wgpu::Color = wgpu::Color {
@@ -206,7 +206,7 @@ impl Renderer {
                 ChunkDraw { group, instances }
             })
             .collect();
-        crate::gpu::check_scope(scope, "building the renderer")?;
+        crate::backends::gpu::check_scope(scope, "building the renderer")?;
         ctx.take_uncaptured()?;
         Ok(Self {
             ctx,

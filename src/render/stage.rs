@@ -3,8 +3,8 @@
 
 use glam::{DVec3, Vec3};
 
-use crate::crowd::Crowd;
-use crate::force::ForceKind;
+use crate::assembly::crowd::Crowd;
+use crate::model::force::ForceKind;
 use crate::render::instances::equivalent_box;
 use crate::render::mesh::MeshVertex;
 
@@ -90,7 +90,7 @@ fn lowest(crowd: &Crowd, up: DVec3) -> Option<f64> {
 }
 
 /// Radius of a sphere about the centre of mass that holds the body as drawn.
-fn extent(mass: &crate::mass::MassProperties) -> f64 {
+fn extent(mass: &crate::model::mass::MassProperties) -> f64 {
     match mass.shape() {
         Some(shape) => shape.half_extents().length(),
         None => equivalent_box(mass.mass(), mass.inertia_body()).0.length(),
@@ -172,8 +172,8 @@ fn clip(polygon: &[DVec3], n: DVec3, d: f64) -> Vec<DVec3> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::generate::CrowdSpec;
-    use crate::plane::Plane;
+    use crate::assembly::generate::CrowdSpec;
+    use crate::model::plane::Plane;
 
     /// A pit of a floor and four walls: every floor vertex lies on its plane and inside the
     /// others, the triangles face the bodies' side, and the floor under the crowd is covered.
@@ -217,7 +217,7 @@ mod tests {
     #[test]
     fn without_planes_the_ground_is_under_the_lowest_body_and_up_opposes_gravity() {
         let mut crowd = Crowd::new(CrowdSpec::new(20, 3).generate().unwrap(), 1e-3);
-        crowd.forces.push(crate::force::Force {
+        crowd.forces.push(crate::model::force::Force {
             kind: ForceKind::Gravity {
                 acceleration: DVec3::new(0.0, -9.8, 0.0),
             },

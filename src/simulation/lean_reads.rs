@@ -1,9 +1,9 @@
 //! Lean reads: the states into caller-owned arrays, one per quantity (src/states.rs), with
 //! no per-body objects and no allocation that grows with the crowd.
 
-use super::{Engine, Simulation};
-use crate::error::Result;
-use crate::states::{Scalar, StatesMut};
+use super::facade::{Engine, Simulation};
+use crate::model::error::Result;
+use crate::model::states::{Scalar, StatesMut};
 
 use super::states_readback::StatesTicket;
 
@@ -68,7 +68,7 @@ impl Simulation {
 
 #[cfg(test)]
 mod tests {
-    use crate::gpu::GpuContext;
+    use crate::backends::gpu::GpuContext;
     use crate::{Crowd, CrowdSpec, Simulation, StateArrays};
 
     #[test]

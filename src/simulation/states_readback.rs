@@ -9,9 +9,9 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::{Engine, Simulation};
-use crate::body::Body;
-use crate::error::{Error, Result};
+use super::facade::{Engine, Simulation};
+use crate::model::body::Body;
+use crate::model::error::{Error, Result};
 
 /// A claim on the states of one step, from [`Simulation::request_states`]; redeem it with
 /// [`Simulation::try_states`] or [`Simulation::wait_states`] on the same simulation.

@@ -1,0 +1,14 @@
+//! The fast CPU backend (`--backend cpu`): the definition in `src/physics` in f32, on blocks of
+//! eight bodies (one lane each, structure of arrays), every core. It gives the f32 kernel's
+//! bits where the adapter's arithmetic is IEEE's, and is validated against the reference.
+
+mod block;
+mod contact;
+mod derivative;
+mod faults;
+mod integrate;
+mod simulation;
+
+pub use simulation::CpuSimulation;
+
+pub(crate) use integrate::STEPS_PER_OVERFLOW;

@@ -1,0 +1,181 @@
+//! The state derivative of one body in f64: the definition in `src/physics` with the
+//! crowd's force records, keyframe tables and custom force (Baraff 2-42, 2-43).
+
+#[cfg(test)]
+use glam::DQuat;
+use glam::DVec3;
+
+use crate::model::body::BodyState;
+use crate::model::force::ForceKind;
+use crate::model::mass::MassProperties;
+use crate::physics::custom_force::{CustomForce, CustomForceInput, ExternalLoad};
+use crate::physics::forces::{Body, Parameters, add_force, add_scaled};
+use crate::physics::motion::{self, Load, MassConstants, State};
+use crate::physics::profile::keyframe_scale;
+
+/// What the forces on one body see besides its state and the time: which body it is, the
+/// load set on it from outside, and the crowd's keyframe tables and custom force.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ForceEnv<'a> {
+    /// Index of the body in the crowd (passed to a custom force).
+    pub body: usize,
+    /// The external load held on the body (`Simulation::set_external_loads`).
+    pub load: ExternalLoad,
+    /// The crowd's keyframe tables.
+    pub keyframes: &'a [Vec<[f64; 2]>],
+    /// The crowd's custom force.
+    pub custom_force: Option<&'a CustomForce>,
+}
+
+/// `dY/dt` for one body: `(v, dq/dt, F, tau)`.
+#[cfg(test)]
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Derivative {
+    /// `dx/dt = v`.
+    pub velocity: DVec3,
+    /// `dq/dt = 1/2 [0, omega] q`.
+    pub spin: DQuat,
+    /// `dP/dt = F`, the total force.
+    pub force: DVec3,
+    /// `dL/dt = tau`, the total torque about the centre of mass.
+    pub torque: DVec3,
+}
+
+/// The auxiliary velocities of a state (Baraff 2-42), for the fault and contact checks.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Auxiliaries {
+    pub velocity: DVec3,
+    pub angular_velocity: DVec3,
+}
+
+/// `v` and `omega` of `state` (`physics::motion::auxiliaries`).
+pub(crate) fn auxiliaries(state: &BodyState, mass: &MassProperties) -> Auxiliaries {
+    let aux = motion::auxiliaries(&State::from(state), &MassConstants::from(mass));
+    Auxiliaries {
+        velocity: aux.velocity.into(),
+        angular_velocity: aux.angular_velocity.into(),
+    }
+}
+
+/// Adds one force source's force and torque at time `t` to `total`.
+fn accumulate_force(kind: &ForceKind, body: &Body<f64>, env: &ForceEnv, total: &mut Load<f64>) {
+    let p = kind.parameters();
+    let [u, w] = p.vectors.map(Into::into);
+    match *kind {
+        ForceKind::Keyframed { table, .. } => {
+            add_scaled(
+                u,
+                w,
+                keyframe_scale(&env.keyframes[table], body.time),
+                total,
+            );
+        }
+        ForceKind::Custom => {
+            if let Some(custom) = env.custom_force {
+                let (state, aux) = (body.state, body.aux);
+                let load = custom.evaluate(&CustomForceInput {
+                    position: state.position.into(),
+                    orientation: state.orientation.normalize().into(),
+                    velocity: aux.velocity.into(),
+                    angular_velocity: aux.angular_velocity.into(),
+                    mass: body.mass.mass,
+                    time: body.time,
+                    body: env.body,
+                });
+                total.force = total.force + load.force.into();
+                total.torque = total.torque + load.torque.into();
+            }
+        }
+        _ => {
+            let parameters = Parameters {
+                vectors: [u, w],
+                scalars: p.scalars,
+            };
+            add_force(kind.force_type(), &parameters, body, total);
+        }
+    }
+}
+
+/// The state derivative of `state` under `forces` and the external load at time `t`: the
+/// load first, then the forces in order.
+pub(crate) fn derivative_of<'a>(
+    state: &State<f64>,
+    mass: &MassConstants<f64>,
+    forces: impl IntoIterator<Item = &'a ForceKind>,
+    t: f64,
+    env: &ForceEnv,
+) -> motion::Derivative<f64> {
+    let aux = motion::auxiliaries(state, mass);
+    let body = Body {
+        state,
+        mass,
+        aux: &aux,
+        time: t,
+    };
+    let mut total = Load {
+        force: env.load.force.into(),
+        torque: env.load.torque.into(),
+    };
+    for kind in forces {
+        accumulate_force(kind, &body, env, &mut total);
+    }
+    motion::derivative(state, &aux, total)
+}
+
+/// The state derivative `dY/dt` of one body under `forces` and its external load at time `t`.
+///
+/// `dq/dt` multiplies the state's own `q` (not its normalized copy), so it stays linear in `q`
+/// inside the RK4 stages; only `R` uses the normalized quaternion.
+#[cfg(test)]
+pub fn derivative<'a>(
+    state: &BodyState,
+    mass: &MassProperties,
+    forces: impl IntoIterator<Item = &'a ForceKind>,
+    t: f64,
+    env: &ForceEnv,
+) -> Derivative {
+    let k = derivative_of(&state.into(), &mass.into(), forces, t, env);
+    Derivative {
+        velocity: k.velocity.into(),
+        spin: k.spin.into(),
+        force: k.force.into(),
+        torque: k.torque.into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::body::Body;
+    use crate::model::shape::Shape;
+
+    /// Baraff 5-4 and 5-6: equal and opposite forces at opposite corners of the 6 x 1 x 4
+    /// block give no net force and the torque (0, 6f, 0). tests/analytic.rs integrates the
+    /// swing that follows.
+    #[test]
+    fn baraff_5_4_opposite_forces_sum_to_torque_0_6f_0() {
+        let f = 2.0;
+        let size = DVec3::new(6.0, 1.0, 4.0);
+        let mass = MassProperties::from_shape(24.0, Shape::Box { size }, "block").unwrap();
+        let forces = [
+            ForceKind::PointForce {
+                force: DVec3::new(0.0, 0.0, f),
+                point: DVec3::new(-3.0, 0.0, -2.0),
+            },
+            ForceKind::PointForce {
+                force: DVec3::new(0.0, 0.0, -f),
+                point: DVec3::new(3.0, 0.0, 2.0),
+            },
+        ];
+        let at_rest = Body::at_rest(mass).state;
+        let env = ForceEnv {
+            body: 0,
+            load: ExternalLoad::default(),
+            keyframes: &[],
+            custom_force: None,
+        };
+        let k = derivative(&at_rest, &mass, &forces, 0.0, &env);
+        assert_eq!(k.force, DVec3::ZERO);
+        assert_eq!(k.torque, DVec3::new(0.0, 6.0 * f, 0.0));
+    }
+}

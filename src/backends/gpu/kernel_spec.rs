@@ -1,0 +1,591 @@
+//! What an integration kernel is compiled for. The integrator, the force kinds and whether
+//! contacts run are fixed when the pipeline is built, and the code that visits the forces is
+//! generated for them, so the driver folds away everything else and a gravity-and-drag RK4
+//! crowd runs straight-line code:
+//! - the forces on every body are called one after another, each with its record's index a
+//!   constant: no loop, and the same record for every invocation;
+//! - a body's own forces, which the force table orders by kind, are visited kind by kind,
+//!   each kind behind a bit of the body's `own_kinds` mask, and as a loop only where some body
+//!   has more than one force of that kind. A switch per record would make an invocation group
+//!   whose bodies differ run every case for every record;
+//! - the records called one by one (not in a loop) are read once per dispatch into the
+//!   body's `ForceEnv`, not at every stage of every step: four reads a step under RK4, each a
+//!   gather across the invocations for a body's own forces;
+//! - where the crowd's keyframe segments are longer than a dispatch, a keyframed record called
+//!   one by one has its table searched once per dispatch, for a window of three keyframes
+//!   that every stage interpolates in without a loop.
+//!
+//! The general kernel (every kind, loops everywhere) is kept for comparison: the two sum the
+//! same records in the same order and give bit-identical results, which
+//! `tests/kernel_spec.rs` checks.
+
+use crate::assembly::crowd::Crowd;
+use crate::assembly::force_table::ForceTable;
+use crate::model::codes::Coded;
+use crate::model::force::ForceType;
+use crate::model::integrator::Integrator;
+
+/// The longest list of forces on every body that a kernel calls one by one; a longer list is
+/// visited in loops, one per kind, so the kernel's size stays bounded.
+const MAX_UNROLLED_GLOBAL_FORCES: usize = 16;
+
+/// The integrators, force kinds and contact handling one kernel is compiled for.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct KernelSpec {
+    /// Integrators with a case in `scheme_step`, in [`Integrator::ALL`] order.
+    integrators: Vec<Integrator>,
+    /// How `accumulate_global_forces` visits the forces on every body.
+    global_forces: GlobalForces,
+    /// The kinds `accumulate_own_forces` visits, in [`ForceType::ALL`] order.
+    own_forces: Vec<OwnForces>,
+    /// Whether the contact resolution is compiled in.
+    contacts: bool,
+    /// Whether the envelope checks (speed, angular speed, distance) are compiled in.
+    envelope: bool,
+    /// Whether keyframed records called one by one interpolate in a window found once per
+    /// dispatch rather than searching their table at every stage.
+    keyframe_windows: bool,
+}
+
+/// How the kernel visits the forces acting on every body.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+enum GlobalForces {
+    /// Exactly these records, in table order: one call each.
+    Calls(Vec<ForceType>),
+    /// Any records of these kinds (in [`ForceType::ALL`] order): one loop per kind.
+    Loops(Vec<ForceType>),
+}
+
+/// One kind of a body's own forces, and whether one body can have several of it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+struct OwnForces {
+    kind: ForceType,
+    repeated: bool,
+}
+
+impl KernelSpec {
+    /// Whether the contact resolution is compiled in.
+    pub fn contacts(&self) -> bool {
+        self.contacts
+    }
+
+    /// Every integrator, force kind and contacts: a kernel for any crowd.
+    pub fn general() -> Self {
+        Self {
+            integrators: Integrator::ALL.to_vec(),
+            global_forces: GlobalForces::Loops(ForceType::ALL.to_vec()),
+            own_forces: ForceType::ALL
+                .iter()
+                .map(|&kind| OwnForces {
+                    kind,
+                    repeated: true,
+                })
+                .collect(),
+            contacts: true,
+            envelope: true,
+            keyframe_windows: false,
+        }
+    }
+
+    /// Exactly what `crowd`, whose forces `table` holds, uses: its integrator, its forces on
+    /// every body, the kinds of its bodies' own forces, contacts if it has planes, and
+    /// keyframe windows if its tables allow them when `steps_per_dispatch` steps are fused.
+    /// A kernel built for it handles nothing else.
+    pub fn of(crowd: &Crowd, table: &ForceTable, steps_per_dispatch: u32) -> Self {
+        let globals: Vec<ForceType> = table.forces[..table.global_count]
+            .iter()
+            .map(|f| f.force_type())
+            .collect();
+        let global_forces = if globals.len() <= MAX_UNROLLED_GLOBAL_FORCES {
+            GlobalForces::Calls(globals)
+        } else {
+            GlobalForces::Loops(kinds_in(&globals))
+        };
+        // Per kind (by code), the most forces of it that one body has. The table orders a
+        // body's forces by kind, so each run of one kind is that kind's count.
+        let slot = |kind: ForceType| (kind.code() - ForceType::FIRST_CODE) as usize;
+        let mut most = vec![0; ForceType::ALL.len()];
+        for &(first, count) in table.own_ranges() {
+            let own = &table.forces[first as usize..][..count as usize];
+            for run in own.chunk_by(|a, b| a.force_type() == b.force_type()) {
+                let most = &mut most[slot(run[0].force_type())];
+                *most = (*most).max(run.len());
+            }
+        }
+        let mut spec = Self {
+            integrators: vec![crowd.integrator],
+            global_forces,
+            own_forces: ForceType::ALL
+                .iter()
+                .map(|&kind| (kind, most[slot(kind)]))
+                .filter(|&(_, most)| most > 0)
+                .map(|(kind, most)| OwnForces {
+                    kind,
+                    repeated: most > 1,
+                })
+                .collect(),
+            contacts: !crowd.planes.is_empty(),
+            envelope: crowd.fault_rules.envelope.is_set(),
+            keyframe_windows: false,
+        };
+        spec.keyframe_windows = spec.calls_keyframed_records_one_by_one()
+            && keyframe_segments_outlast_a_dispatch(crowd, steps_per_dispatch);
+        spec
+    }
+
+    /// The kernel for `crowd` fusing `steps_per_dispatch` steps: [`KernelSpec::of`] when
+    /// `specialized`, else the general one.
+    pub fn for_crowd(
+        crowd: &Crowd,
+        table: &ForceTable,
+        specialized: bool,
+        steps_per_dispatch: u32,
+    ) -> Self {
+        if specialized {
+            Self::of(crowd, table, steps_per_dispatch)
+        } else {
+            Self::general()
+        }
+    }
+
+    /// Whether some keyframed record is called one by one rather than in a loop.
+    fn calls_keyframed_records_one_by_one(&self) -> bool {
+        let global = matches!(&self.global_forces,
+            GlobalForces::Calls(records) if records.contains(&ForceType::Keyframed));
+        let own = self
+            .own_forces
+            .iter()
+            .any(|own| own.kind == ForceType::Keyframed && !own.repeated);
+        global || own
+    }
+
+    /// The generated WGSL: `KERNEL_CONTACTS`, `KERNEL_ENVELOPE`, `ForceRecords` and
+    /// `load_force_records`, `accumulate_global_forces`, `accumulate_own_forces` and
+    /// `scheme_step`. A record or integrator the kernel has no
+    /// code for (a kind the crowd does not use cannot appear in its records) sets
+    /// `faults.first_unknown_code`: never a silent fallback.
+    pub fn wgsl(&self) -> String {
+        let scheme_cases: String = self
+            .integrators
+            .iter()
+            .map(|integrator| {
+                format!(
+                    "        case {}: {{\n            next = {}_step(s, c, env, t, h);\n        }}\n",
+                    integrator.wgsl_constant(),
+                    integrator.name()
+                )
+            })
+            .collect();
+        format!(
+            "// Generated by src/gpu/kernel_spec.rs for this kernel's crowd.
+const KERNEL_CONTACTS: bool = {contacts};
+const KERNEL_ENVELOPE: bool = {envelope};
+
+{records}
+/// Adds the force and torque of every force acting on all bodies to the totals.
+fn accumulate_global_forces({FORCE_PARAMETERS}) {{
+{global}}}
+
+/// Adds the force and torque of the body's own forces to the totals.
+fn accumulate_own_forces({FORCE_PARAMETERS}) {{
+{own}}}
+
+/// One step of the crowd's integrator, before q is renormalized.
+fn scheme_step(s: Motion, c: BodyConstants, env: ForceEnv, t: real, h: real) -> Motion {{
+    var next = s;
+    switch params.integrator {{
+{scheme_cases}        default: {{
+            atomicMin(&faults.first_unknown_code, env.body);
+        }}
+    }}
+    return next;
+}}
+",
+            contacts = self.contacts,
+            envelope = self.envelope,
+            records = self.records_wgsl(),
+            global = self.global_forces.wgsl(self.keyframe_windows),
+            own = own_forces_wgsl(&self.own_forces, self.keyframe_windows),
+        )
+    }
+}
+
+impl KernelSpec {
+    /// `ForceRecords`, the records called one by one (the forces on every body, each kind of
+    /// a body's own forces it has at most one of) with the keyframe windows of those that
+    /// have them, and `load_force_records`, which reads them once per dispatch, walking a
+    /// body's own forces as `accumulate_own_forces` does.
+    fn records_wgsl(&self) -> String {
+        let mut fields = String::new();
+        let mut loads = String::new();
+        if let GlobalForces::Calls(records) = &self.global_forces {
+            for (index, &kind) in records.iter().enumerate() {
+                let name = format!("global_{index}");
+                let read = format!("forces[{index}u]");
+                let (field, load) = self.record_wgsl(&name, kind, &read, "    ");
+                fields += &field;
+                loads += &load;
+            }
+        }
+        // The walk goes up to the last kind called once. Without loops that is every own
+        // record, so the check for one without code runs here, once per dispatch, instead
+        // of at every stage.
+        let loops = loops_over_own_forces(&self.own_forces);
+        let walked = match self.own_forces.iter().rposition(|own| !own.repeated) {
+            Some(last) => &self.own_forces[..=last],
+            None => &[],
+        };
+        if !walked.is_empty() || !loops {
+            loads += "    let end = c.force_first + c.force_count;\n    var i = c.force_first;\n";
+        }
+        for own in walked {
+            let walk = if own.repeated {
+                format!(
+                    "        while i < end && forces[i].kind == {} {{\n            i++;\n        }}\n",
+                    own.kind.wgsl_constant()
+                )
+            } else {
+                let name = format!("own_{}", own.kind.name());
+                let (field, load) = self.record_wgsl(&name, own.kind, "forces[i]", "        ");
+                fields += &field;
+                load + "        i++;\n"
+            };
+            loads += &format!(
+                "    if (c.own_kinds & {bit}u) != 0u {{\n{walk}    }}\n",
+                bit = own.kind.bit()
+            );
+        }
+        if !loops {
+            loads += &left_over_is_a_fault("body");
+        }
+        format!(
+            "/// The force records this kernel calls one by one, read once per dispatch.
+struct ForceRecords {{
+{fields}    /// A member even when every record is visited in a loop.
+    none: u32,
+}}
+
+fn load_force_records(c: BodyConstants, body: u32, low: u32, high: u32) -> ForceRecords {{
+    var r: ForceRecords;
+{times}{loads}    return r;
+}}
+",
+            times = if self.keyframe_windows {
+                "    let times = dispatch_times(low, high);\n"
+            } else {
+                ""
+            },
+        )
+    }
+
+    /// The `ForceRecords` field(s) of the record of kind `kind` called one by one as `name`,
+    /// and the statements of `load_force_records`, indented by `indent`, that fill them from
+    /// the record `read`.
+    fn record_wgsl(
+        &self,
+        name: &str,
+        kind: ForceType,
+        read: &str,
+        indent: &str,
+    ) -> (String, String) {
+        let mut field = format!("    {name}: Force,\n");
+        let mut load = format!("{indent}r.{name} = {read};\n");
+        if in_window(kind, self.keyframe_windows) {
+            field += &format!("    {name}_window: KeyframeWindow,\n");
+            load += &format!("{indent}r.{name}_window = keyframe_window(r.{name}, times, body);\n");
+        }
+        (field, load)
+    }
+}
+
+/// The parameters of the generated force functions, which pass them on to `force_<kind>`.
+const FORCE_PARAMETERS: &str = "s: Motion, c: BodyConstants, aux: Auxiliaries, t: real, \
+    env: ForceEnv,\n        force: ptr<function, vec3<real>>, torque: ptr<function, vec3<real>>";
+
+/// The call of kind `kind`'s force function on `record` (a `Force` value).
+fn call(kind: ForceType, record: &str) -> String {
+    format!(
+        "force_{}({record}, s, c, aux, t, env, force, torque);",
+        kind.name()
+    )
+}
+
+/// The call of record `record` of `ForceRecords` (an `env.records` member), of kind `kind`:
+/// a keyframed one with a window interpolates in it.
+fn call_one(kind: ForceType, record: &str, windows: bool) -> String {
+    if in_window(kind, windows) {
+        format!(
+            "add_keyframed({record}, keyframe_window_scale({record}_window, t), force, torque);"
+        )
+    } else {
+        call(kind, record)
+    }
+}
+
+/// Whether a record of `kind` called one by one interpolates in a keyframe window, in a
+/// kernel with windows if `windows`.
+fn in_window(kind: ForceType, windows: bool) -> bool {
+    windows && kind == ForceType::Keyframed
+}
+
+/// Whether the segments of every keyframe table of `crowd` are long enough for windows when
+/// `steps_per_dispatch` steps are fused. A window covers the segment of a dispatch's earliest
+/// time and the next one, so a dispatch (its steps and one more for the last stages) always
+/// fits if every segment is twice as long: room for `keyframe_window`'s widening of the
+/// dispatch's times by 2^-20 of their size on each side, kept below half a dispatch at the
+/// table's times (before them and after them a window holds a value and cannot miss).
+fn keyframe_segments_outlast_a_dispatch(crowd: &Crowd, steps_per_dispatch: u32) -> bool {
+    let dispatch = (steps_per_dispatch as f64 + 1.0) * crowd.dt;
+    crowd.keyframes.iter().all(|table| {
+        let (first, last) = (table[0][0], table[table.len() - 1][0]);
+        let widening = 2.0 * (first.abs().max(last.abs()) + dispatch) * 2f64.powi(-20);
+        widening <= 0.5 * dispatch
+            && table
+                .windows(2)
+                .all(|pair| pair[1][0] - pair[0][0] >= 2.0 * dispatch)
+    })
+}
+
+/// The kinds among `forces`, in [`ForceType::ALL`] order.
+fn kinds_in(forces: &[ForceType]) -> Vec<ForceType> {
+    ForceType::ALL
+        .iter()
+        .copied()
+        .filter(|kind| forces.contains(kind))
+        .collect()
+}
+
+/// A loop over the records of kind `kind` from `i` on, which stops at `end` or at a record of
+/// another kind.
+fn kind_loop(kind: ForceType, indent: &str) -> String {
+    format!(
+        "{indent}while i < end && forces[i].kind == {code} {{
+{indent}    {call}
+{indent}    i++;
+{indent}}}
+",
+        code = kind.wgsl_constant(),
+        call = call(kind, "forces[i]"),
+    )
+}
+
+/// A record left over after the kinds were visited is of a kind without code: a fault of
+/// the body whose crowd index is `body`.
+fn left_over_is_a_fault(body: &str) -> String {
+    format!(
+        "    if i < end {{
+        atomicMin(&faults.first_unknown_code, {body});
+    }}
+"
+    )
+}
+
+impl GlobalForces {
+    /// The body of `accumulate_global_forces`, with keyframe windows if `windows`.
+    fn wgsl(&self, windows: bool) -> String {
+        match self {
+            GlobalForces::Calls(records) => records
+                .iter()
+                .enumerate()
+                .map(|(index, &kind)| {
+                    format!(
+                        "    {}\n",
+                        call_one(kind, &format!("env.records.global_{index}"), windows)
+                    )
+                })
+                .collect(),
+            GlobalForces::Loops(kinds) => {
+                let loops: String = kinds.iter().map(|&kind| kind_loop(kind, "    ")).collect();
+                format!(
+                    "    let end = params.global_force_count;\n    var i = 0u;\n{loops}{}",
+                    left_over_is_a_fault("env.body")
+                )
+            }
+        }
+    }
+}
+
+/// Whether some body has several own forces of one kind, so that `accumulate_own_forces`
+/// walks its records with an index and checks what is left over; otherwise
+/// `load_force_records` walks and checks them, once per dispatch.
+fn loops_over_own_forces(kinds: &[OwnForces]) -> bool {
+    kinds.iter().any(|own| own.repeated)
+}
+
+/// The body of `accumulate_own_forces`: per kind, nothing unless the body's `own_kinds` has
+/// its bit, then one call, or a loop where a body can have several. Without loops the
+/// records need no index here: `load_force_records` walked and checked them.
+fn own_forces_wgsl(kinds: &[OwnForces], windows: bool) -> String {
+    let loops = loops_over_own_forces(kinds);
+    let visits: String = kinds
+        .iter()
+        .map(|own| {
+            let visit = if own.repeated {
+                kind_loop(own.kind, "        ")
+            } else {
+                let record = format!("env.records.own_{}", own.kind.name());
+                let next = if loops { "        i++;\n" } else { "" };
+                format!("        {}\n{next}", call_one(own.kind, &record, windows))
+            };
+            format!(
+                "    if (c.own_kinds & {bit}u) != 0u {{\n{visit}    }}\n",
+                bit = own.kind.bit()
+            )
+        })
+        .collect();
+    if !loops {
+        return visits;
+    }
+    format!(
+        "    let end = c.force_first + c.force_count;\n    var i = c.force_first;\n{visits}{}",
+        left_over_is_a_fault("env.body")
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::force::{Force, ForceKind};
+    use glam::DVec3;
+
+    #[test]
+    fn the_general_kernel_has_every_case_and_a_crowds_only_its_own() {
+        let general = KernelSpec::general().wgsl();
+        for &kind in ForceType::ALL {
+            assert!(general.contains(&format!("force_{}(", kind.name())));
+        }
+        for integrator in Integrator::ALL {
+            assert!(general.contains(&format!("{}_step(", integrator.name())));
+        }
+        assert!(general.contains("const KERNEL_CONTACTS: bool = true;"));
+
+        let bodies = crate::CrowdSpec::new(4, 1).generate().unwrap();
+        let crowd = Crowd::new(bodies, 1e-3)
+            .with_integrator(Integrator::LieRk4)
+            .with_force(Force::on_all(ForceKind::Gravity {
+                acceleration: DVec3::NEG_Z,
+            }));
+        let own = KernelSpec::of(&crowd, &ForceTable::new(&crowd, crowd.bodies.len()), 8).wgsl();
+        assert!(own.contains("force_gravity("));
+        assert!(own.contains("lie_rk4_step("));
+        assert!(own.contains("const KERNEL_CONTACTS: bool = false;"));
+        for &kind in &ForceType::ALL[1..] {
+            assert!(!own.contains(&format!("force_{}(", kind.name())));
+        }
+        for integrator in Integrator::ALL {
+            if integrator != Integrator::LieRk4 {
+                assert!(!own.contains(&format!(" {}_step(", integrator.name())));
+            }
+        }
+    }
+
+    #[test]
+    fn keyframed_records_get_windows_only_where_every_segment_outlasts_a_dispatch() {
+        let bodies = crate::CrowdSpec::new(3, 1).generate().unwrap();
+        let crowd_with = |table: Vec<[f64; 2]>, per_body: usize| {
+            let mut crowd = Crowd::new(bodies.clone(), 1e-3);
+            let table = crowd.add_keyframes(table);
+            let keyframed = ForceKind::Keyframed {
+                force: DVec3::X,
+                torque: DVec3::ZERO,
+                table,
+            };
+            crowd.forces.push(Force::on_all(keyframed));
+            crowd
+                .forces
+                .extend(vec![Force::on_body(0, keyframed); per_body]);
+            crowd
+        };
+        let windowed = |crowd: &Crowd, fuse| {
+            let wgsl = KernelSpec::of(crowd, &ForceTable::new(crowd, 3), fuse).wgsl();
+            let (records, own) = split_at_own_forces(&wgsl);
+            (
+                records.contains("r.global_0_window = keyframe_window(r.global_0, times, body);")
+                    && !records.contains("force_keyframed(env.records.global_0,"),
+                own.contains("keyframe_window_scale(env.records.own_keyframed_window, t)"),
+            )
+        };
+        // Segments of 20 steps: a dispatch of 8 (9 with its last stages, twice over) fits.
+        let long = crowd_with(vec![[0.0, 1.0], [0.02, 2.0], [0.04, 0.0]], 1);
+        assert_eq!(windowed(&long, 8), (true, true));
+        assert_eq!(windowed(&long, 10), (false, false), "20 steps < 2 x 11");
+        // A body with two keyframed forces loops over them: each searches its table.
+        assert_eq!(
+            windowed(&crowd_with(vec![[0.0, 1.0], [0.02, 2.0]], 2), 8),
+            (true, false)
+        );
+        assert_eq!(
+            windowed(&crowd_with(vec![[0.0, 1.0], [0.01, 2.0]], 1), 8),
+            (false, false)
+        );
+        // Long segments 1e4 s in, where 2^-20 of the time is more than half a dispatch.
+        let late = crowd_with(vec![[1e4, 1.0], [1e4 + 1.0, 2.0]], 1);
+        assert_eq!(windowed(&late, 8), (false, false));
+        let sooner = crowd_with(vec![[1e3, 1.0], [1e3 + 1.0, 2.0]], 1);
+        assert_eq!(windowed(&sooner, 8), (true, true));
+        // The general kernel searches everywhere.
+        assert!(!KernelSpec::general().wgsl().contains("keyframe_window"));
+    }
+
+    /// The generated source before `accumulate_own_forces`, and that function.
+    fn split_at_own_forces(wgsl: &str) -> (&str, &str) {
+        let (records, rest) = wgsl.split_at(wgsl.find("fn accumulate_own_forces").unwrap());
+        (records, &rest[..rest.find("fn scheme_step").unwrap()])
+    }
+
+    #[test]
+    fn forces_on_every_body_are_called_one_by_one_up_to_a_limit_and_repeats_loop() {
+        let bodies = crate::CrowdSpec::new(3, 1).generate().unwrap();
+        let gravity = Force::on_all(ForceKind::Gravity {
+            acceleration: DVec3::NEG_Z,
+        });
+        let thrust = ForceKind::Thrust {
+            force: DVec3::X,
+            torque: DVec3::ZERO,
+        };
+        let mut crowd = Crowd::new(bodies, 1e-3)
+            .with_force(gravity)
+            .with_force(Force::on_body(0, thrust))
+            .with_force(Force::on_body(1, thrust));
+        let spec = KernelSpec::of(&crowd, &ForceTable::new(&crowd, crowd.bodies.len()), 8);
+        assert_eq!(
+            spec.global_forces,
+            GlobalForces::Calls(vec![ForceType::Gravity])
+        );
+        assert!(spec.wgsl().contains("force_gravity(env.records.global_0,"));
+        assert!(spec.wgsl().contains("r.global_0 = forces[0u];"));
+        assert!(spec.wgsl().contains("force_thrust(env.records.own_thrust,"));
+        let once = OwnForces {
+            kind: ForceType::Thrust,
+            repeated: false,
+        };
+        assert_eq!(spec.own_forces, [once]);
+        assert!(!spec.wgsl().contains("forces[i].kind == FORCE_THRUST"));
+
+        // Single calls only: the records are walked and checked once per dispatch, in
+        // `load_force_records`, and the stages keep no index.
+        let wgsl = spec.wgsl();
+        let (records, own) = split_at_own_forces(&wgsl);
+        assert!(records.contains("atomicMin(&faults.first_unknown_code, body);"));
+        assert!(!own.contains("first_unknown_code") && !own.contains("i++"));
+
+        crowd.forces.push(Force::on_body(1, thrust));
+        let spec = KernelSpec::of(&crowd, &ForceTable::new(&crowd, crowd.bodies.len()), 8);
+        assert!(spec.own_forces[0].repeated, "body 1 has two thrusts");
+        assert!(spec.wgsl().contains("forces[i].kind == FORCE_THRUST"));
+        let wgsl = spec.wgsl();
+        let (records, own) = split_at_own_forces(&wgsl);
+        assert!(!records.contains("first_unknown_code"));
+        assert!(own.contains("atomicMin(&faults.first_unknown_code, env.body);"));
+
+        crowd
+            .forces
+            .extend(vec![gravity; MAX_UNROLLED_GLOBAL_FORCES]);
+        let spec = KernelSpec::of(&crowd, &ForceTable::new(&crowd, crowd.bodies.len()), 8);
+        assert_eq!(
+            spec.global_forces,
+            GlobalForces::Loops(vec![ForceType::Gravity])
+        );
+        assert!(spec.wgsl().contains("forces[i].kind == FORCE_GRAVITY"));
+    }
+}

@@ -1,0 +1,393 @@
+//! Operations per body-step of an integration kernel, counted in its own generated source
+//! (naga's IR, the form every backend compiles from): what `rigid-crowd bench` prints beside
+//! the hand-counted FLOP, for every workload, so a change that makes a crowd's kernel longer
+//! shows as a number before any timing.
+//!
+//! The count follows the longest path: a call counts its callee's operations, a loop one
+//! iteration (the step loop of `integrate` is the per-step part), an `if` its longer branch,
+//! except where the condition is a constant the driver folds (`KERNEL_CONTACTS`,
+//! `KERNEL_ENVELOPE` false), whose dead branch counts nothing. An operation is one IR
+//! expression or store: arithmetic (binary, unary, built-in math, select, comparisons,
+//! conversions) or memory (loads, stores, atomics, `arrayLength`); a vector operation counts
+//! once, addressing, swizzles and constructors not at all. It is a static measure of the
+//! generated code, not of any driver's machine code.
+
+use std::collections::HashMap;
+
+use serde::Serialize;
+use wgpu::naga;
+
+/// Operations of one kind and another.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct OpTally {
+    /// Binary, unary, built-in math, select, relational and conversion expressions.
+    pub arithmetic: u64,
+    /// Loads, stores, atomics and `arrayLength`.
+    pub memory: u64,
+}
+
+impl OpTally {
+    /// Every operation.
+    pub fn total(self) -> u64 {
+        self.arithmetic + self.memory
+    }
+
+    fn add(self, other: Self) -> Self {
+        Self {
+            arithmetic: self.arithmetic + other.arithmetic,
+            memory: self.memory + other.memory,
+        }
+    }
+
+    fn longer(self, other: Self) -> Self {
+        if other.total() > self.total() {
+            other
+        } else {
+            self
+        }
+    }
+}
+
+/// The operations of `integrate`: those of each step of its fused loop, and those around it
+/// (once per dispatch).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct KernelOps {
+    /// One iteration of the step loop.
+    pub per_step: OpTally,
+    /// Everything outside it: the state read and written, the early returns.
+    pub per_dispatch: OpTally,
+}
+
+impl KernelOps {
+    /// Operations per body-step when `steps_per_dispatch` steps are fused.
+    pub fn per_body_step(&self, steps_per_dispatch: u32) -> f64 {
+        self.per_step.total() as f64
+            + self.per_dispatch.total() as f64 / steps_per_dispatch.max(1) as f64
+    }
+}
+
+/// The operations of the kernel `options` build for `crowd` (specialized to it or general,
+/// in `options`' precision), as [`count_integrate`] counts them.
+pub(crate) fn crowd_kernel_ops(
+    crowd: &crate::assembly::crowd::Crowd,
+    options: &super::GpuOptions,
+) -> Result<KernelOps, String> {
+    let table = crate::assembly::force_table::ForceTable::new(crowd, crowd.bodies.len());
+    let spec = super::kernel_spec::KernelSpec::for_crowd(
+        crowd,
+        &table,
+        options.specialized,
+        options.steps_per_dispatch,
+    );
+    let custom = crowd
+        .custom_force
+        .as_ref()
+        .map(|c| c.wgsl_in(options.precision));
+    let (source, _) = super::shader::integrate_source(options.precision, &spec, custom);
+    count_integrate(&source)
+}
+
+/// Counts the `integrate` entry point of the kernel `source`. Errors if it does not parse
+/// or has no such entry point or step loop.
+pub(crate) fn count_integrate(source: &str) -> Result<KernelOps, String> {
+    let module = naga::front::wgsl::parse_str(source).map_err(|e| e.emit_to_string(source))?;
+    let entry = module
+        .entry_points
+        .iter()
+        .find(|e| e.name == "integrate")
+        .ok_or("the kernel has no `integrate` entry point")?;
+    let mut counter = Counter {
+        module: &module,
+        functions: HashMap::new(),
+    };
+    let function = &entry.function;
+    let (body, continuing) =
+        find_step_loop(&function.body).ok_or("`integrate` has no step loop")?;
+    let mut known = HashMap::new();
+    let per_step = counter
+        .block(function, body, &mut known)
+        .add(counter.block(function, continuing, &mut known));
+    let whole = counter.block(function, &function.body, &mut HashMap::new());
+    Ok(KernelOps {
+        per_step,
+        per_dispatch: OpTally {
+            arithmetic: whole.arithmetic - per_step.arithmetic,
+            memory: whole.memory - per_step.memory,
+        },
+    })
+}
+
+/// The first loop at the top level of `block` (or in a plain block there), the step loop:
+/// its body and continuing blocks.
+fn find_step_loop(block: &naga::Block) -> Option<(&naga::Block, &naga::Block)> {
+    block.iter().find_map(|statement| match statement {
+        naga::Statement::Loop {
+            body, continuing, ..
+        } => Some((body, continuing)),
+        naga::Statement::Block(inner) => find_step_loop(inner),
+        _ => None,
+    })
+}
+
+/// The local variables known to hold a constant `bool` at a point of a function: how naga
+/// lowers `a && b` (a variable set in an `if a`, then tested).
+type Known = HashMap<naga::Handle<naga::LocalVariable>, bool>;
+
+struct Counter<'m> {
+    module: &'m naga::Module,
+    /// Each function's count, once counted.
+    functions: HashMap<naga::Handle<naga::Function>, OpTally>,
+}
+
+impl Counter<'_> {
+    fn function(&mut self, handle: naga::Handle<naga::Function>) -> OpTally {
+        if let Some(&tally) = self.functions.get(&handle) {
+            return tally;
+        }
+        let function = &self.module.functions[handle];
+        let tally = self.block(function, &function.body, &mut Known::new());
+        self.functions.insert(handle, tally);
+        tally
+    }
+
+    fn block(
+        &mut self,
+        function: &naga::Function,
+        block: &naga::Block,
+        known: &mut Known,
+    ) -> OpTally {
+        use naga::Statement as S;
+        let mut tally = OpTally::default();
+        for statement in block.iter() {
+            let more = match statement {
+                S::Emit(range) => range
+                    .clone()
+                    .map(|h| expression_ops(&function.expressions[h]))
+                    .fold(OpTally::default(), OpTally::add),
+                S::Block(inner) => self.block(function, inner, known),
+                S::If {
+                    condition,
+                    accept,
+                    reject,
+                } => match self.bool_of(&function.expressions, *condition, known) {
+                    Some(true) => self.block(function, accept, known),
+                    Some(false) => self.block(function, reject, known),
+                    None => {
+                        let accept = self.block(function, accept, &mut known.clone());
+                        let reject = self.block(function, reject, &mut known.clone());
+                        known.clear();
+                        accept.longer(reject)
+                    }
+                },
+                S::Switch { cases, .. } => {
+                    let longest = cases
+                        .iter()
+                        .map(|case| self.block(function, &case.body, &mut known.clone()))
+                        .fold(OpTally::default(), OpTally::longer);
+                    known.clear();
+                    longest
+                }
+                S::Loop {
+                    body, continuing, ..
+                } => {
+                    known.clear();
+                    let once = self
+                        .block(function, body, known)
+                        .add(self.block(function, continuing, known));
+                    known.clear();
+                    once
+                }
+                S::Call {
+                    function: callee, ..
+                } => self.function(*callee),
+                S::Store { pointer, value } => {
+                    let arena = &function.expressions;
+                    if let naga::Expression::LocalVariable(variable) = arena[*pointer] {
+                        match self.bool_of(arena, *value, known) {
+                            Some(b) => known.insert(variable, b),
+                            None => known.remove(&variable),
+                        };
+                    }
+                    OpTally {
+                        arithmetic: 0,
+                        memory: 1,
+                    }
+                }
+                S::Atomic { .. } | S::ImageStore { .. } => OpTally {
+                    arithmetic: 0,
+                    memory: 1,
+                },
+                _ => OpTally::default(),
+            };
+            tally = tally.add(more);
+        }
+        tally
+    }
+
+    /// The value of `handle` where the driver knows it: a `const` or literal `bool`, a local
+    /// variable last set to one (`known`), its negation, or an `&&` / `||` that one constant
+    /// side decides.
+    fn bool_of(
+        &self,
+        arena: &naga::Arena<naga::Expression>,
+        handle: naga::Handle<naga::Expression>,
+        known: &Known,
+    ) -> Option<bool> {
+        use naga::{BinaryOperator as B, Expression as E};
+        match &arena[handle] {
+            E::Literal(naga::Literal::Bool(value)) => Some(*value),
+            E::Constant(constant) => {
+                let init = self.module.constants[*constant].init;
+                self.bool_of(&self.module.global_expressions, init, &Known::new())
+            }
+            E::Load { pointer } => match arena[*pointer] {
+                E::LocalVariable(variable) => known.get(&variable).copied(),
+                _ => None,
+            },
+            E::Unary {
+                op: naga::UnaryOperator::LogicalNot,
+                expr,
+            } => self.bool_of(arena, *expr, known).map(|b| !b),
+            E::Binary { op, left, right } => {
+                let (l, r) = (
+                    self.bool_of(arena, *left, known),
+                    self.bool_of(arena, *right, known),
+                );
+                match op {
+                    B::LogicalAnd if l == Some(false) || r == Some(false) => Some(false),
+                    B::LogicalAnd => l.zip(r).map(|(l, r)| l && r),
+                    B::LogicalOr if l == Some(true) || r == Some(true) => Some(true),
+                    B::LogicalOr => l.zip(r).map(|(l, r)| l || r),
+                    _ => None,
+                }
+            }
+            _ => None,
+        }
+    }
+}
+
+/// What evaluating `expression` costs.
+fn expression_ops(expression: &naga::Expression) -> OpTally {
+    use naga::Expression as E;
+    match expression {
+        E::Binary { .. }
+        | E::Unary { .. }
+        | E::Math { .. }
+        | E::Select { .. }
+        | E::Relational { .. }
+        | E::As { .. } => OpTally {
+            arithmetic: 1,
+            memory: 0,
+        },
+        E::Load { .. } | E::ArrayLength(_) => OpTally {
+            arithmetic: 0,
+            memory: 1,
+        },
+        _ => OpTally::default(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const KERNEL: &str = "
+const FOLDED: bool = false;
+@group(0) @binding(0) var<storage, read_write> data: array<f32>;
+fn twice(x: f32) -> f32 { return x * 2.0 + 1.0; }
+@compute @workgroup_size(1)
+fn integrate(@builtin(global_invocation_id) id: vec3<u32>) {
+    var s = data[id.x];
+    for (var k = 0u; k < 4u; k++) {
+        s = twice(s) * s;
+        if FOLDED && s > 0.0 {
+            s = sqrt(s) + sqrt(s) + sqrt(s) + sqrt(s);
+        }
+        if s > 3.0 {
+            s = s - 1.0;
+        }
+    }
+    data[id.x] = s;
+}
+";
+
+    #[test]
+    fn the_step_loop_counts_once_calls_count_their_callee_and_folded_branches_nothing() {
+        let ops = count_integrate(KERNEL).unwrap();
+        // Per step: `k < 4`, twice's `* 2.0` and `+ 1.0`, `* s`, `s > 3.0`, `s - 1.0`, `k + 1`;
+        // nothing of the folded `if` (naga lowers its `&&` to a variable set in an `if`).
+        assert_eq!(ops.per_step.arithmetic, 7, "{ops:?}");
+        // The loads and stores of the locals `s` and `k`.
+        assert_eq!(ops.per_step.memory, 11, "{ops:?}");
+        // Around the loop: the storage read and write and the locals' first stores.
+        assert_eq!(
+            ops.per_dispatch,
+            OpTally {
+                arithmetic: 0,
+                memory: 4
+            }
+        );
+        assert_eq!(ops.per_body_step(4), 18.0 + 4.0 / 4.0);
+        let unfolded = KERNEL.replace("const FOLDED: bool = false;", "const FOLDED: bool = true;");
+        let more = count_integrate(&unfolded).unwrap();
+        assert_eq!(
+            more.per_step.arithmetic,
+            ops.per_step.arithmetic + 8,
+            "`s > 0.0`, four sqrt and three sums: {more:?}"
+        );
+    }
+}
+
+#[cfg(test)]
+mod kernel_tests {
+    use super::*;
+    use crate::backends::gpu::{GpuOptions, Precision};
+    use crate::model::force::{Force, ForceKind};
+    use crate::model::integrator::Integrator;
+    use glam::DVec3;
+
+    fn gravity_drag(count: usize) -> crate::assembly::crowd::Crowd {
+        let bodies = crate::CrowdSpec::new(count, 1).generate().unwrap();
+        crate::assembly::crowd::Crowd::new(bodies, 1e-3)
+            .with_force(Force::on_all(ForceKind::Gravity {
+                acceleration: DVec3::new(0.0, 0.0, -9.81),
+            }))
+            .with_force(Force::on_all(ForceKind::LinearDrag {
+                linear: 0.3,
+                angular: 0.05,
+            }))
+    }
+
+    /// On the real kernels: a crowd using every force kind (with keyframes and a custom force)
+    /// runs a longer kernel than gravity and drag, the general kernel a longer one than
+    /// both, and fusing steps spreads the state's read and write over them.
+    #[test]
+    fn kernels_count_longer_with_more_force_kinds_and_shorter_fused() {
+        let every = crate::cross_check_crowd(420, 3, Integrator::Rk4, 1e-3).unwrap();
+        let plain = gravity_drag(420);
+        for precision in [Precision::F32, Precision::F64] {
+            let options = |fuse, specialized| GpuOptions {
+                precision,
+                steps_per_dispatch: fuse,
+                specialized,
+                ..GpuOptions::default()
+            };
+            let ops = |crowd, fuse, specialized| {
+                crowd_kernel_ops(crowd, &options(fuse, specialized))
+                    .unwrap()
+                    .per_body_step(fuse)
+            };
+            let (plain_ops, every_ops) = (ops(&plain, 1, true), ops(&every, 1, true));
+            let general = ops(&plain, 1, false);
+            assert!(
+                plain_ops < every_ops && every_ops < general,
+                "{precision:?}: gravity-drag {plain_ops}, every force {every_ops}, general {general}"
+            );
+            assert!(ops(&plain, 8, true) < plain_ops);
+            // A step of gravity and drag under RK4 is some hundreds of operations: four
+            // derivatives (a quaternion to a matrix, two matrix products, the forces) and
+            // the stage sums.
+            assert!((200.0..1000.0).contains(&plain_ops), "{plain_ops}");
+        }
+    }
+}

@@ -1,0 +1,65 @@
+//! Static half-spaces the bodies bounce off: ground planes, walls, ramps.
+
+use glam::DVec3;
+
+use crate::model::error::{Error, Result};
+use crate::model::validate::{check_non_negative, check_vector};
+
+/// The boundary of a static half-space. Bodies live on the side the normal points to; a
+/// body point found below the surface is pushed back out and its velocity resolved with an
+/// impulse (restitution and Coulomb friction, see `src/cpu_ref/contact.rs`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Plane {
+    /// Unit outward normal (normalized on construction).
+    pub normal: DVec3,
+    /// `normal . p` of every point `p` on the surface.
+    pub offset: f64,
+    /// Coefficient of restitution `e` in `[0, 1]`: the fraction of the approach speed kept.
+    pub restitution: f64,
+    /// Coulomb friction coefficient `mu >= 0`: tangential impulse at most `mu` times the normal one.
+    pub friction: f64,
+}
+
+impl Plane {
+    /// The plane through `point` with outward `normal` (any length but zero).
+    pub fn through(point: DVec3, normal: DVec3, restitution: f64, friction: f64) -> Self {
+        let normal = normal.normalize_or_zero();
+        Self {
+            normal,
+            offset: normal.dot(point),
+            restitution,
+            friction,
+        }
+    }
+
+    /// A floor at height `z = 0` with normal `+z`.
+    pub fn ground(restitution: f64, friction: f64) -> Self {
+        Self::through(DVec3::ZERO, DVec3::Z, restitution, friction)
+    }
+
+    /// How far `point` is below the surface (negative above it).
+    pub fn depth(&self, point: DVec3) -> f64 {
+        self.offset - self.normal.dot(point)
+    }
+
+    /// Checks every parameter; `field` names the plane in errors (e.g. `planes[0]`).
+    pub fn validate(&self, field: &str) -> Result<()> {
+        check_vector(&format!("{field}.normal"), self.normal.to_array())?;
+        let length = self.normal.length();
+        if (length - 1.0).abs() > 1e-9 {
+            return Err(Error::invalid(
+                format!("{field}.normal"),
+                format!("must be a non-zero vector (got length {length})"),
+            ));
+        }
+        check_vector(&format!("{field}.offset"), [self.offset])?;
+        check_non_negative(&format!("{field}.restitution"), self.restitution)?;
+        if self.restitution > 1.0 {
+            return Err(Error::invalid(
+                format!("{field}.restitution"),
+                format!("must be in [0, 1] (got {})", self.restitution),
+            ));
+        }
+        check_non_negative(&format!("{field}.friction"), self.friction)
+    }
+}

@@ -1,0 +1,106 @@
+//! How far two integrations of the same crowd are apart, quantity by quantity.
+
+use glam::DVec3;
+
+use crate::model::body::Body;
+
+/// Largest relative deviation of each quantity between a tested run and a reference run.
+///
+/// For every body, `|tested - reference| / max(|reference|, crowd scale)`, where the crowd
+/// scale is the RMS magnitude of that quantity over the reference crowd: a body at rest is
+/// measured against the crowd's typical magnitude instead of dividing by zero.
+/// Orientations are unit quaternions, compared up to sign (`q` and `-q` are one rotation).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Deviation {
+    /// Centre-of-mass position `x`.
+    pub position: f64,
+    /// Orientation `q`.
+    pub orientation: f64,
+    /// Velocity `v`.
+    pub velocity: f64,
+    /// Angular velocity `omega`.
+    pub angular_velocity: f64,
+    /// Linear momentum `P`.
+    pub linear_momentum: f64,
+    /// Angular momentum `L`.
+    pub angular_momentum: f64,
+}
+
+impl Deviation {
+    /// Compares `tested` against `reference`, body by body (same length and order).
+    pub fn between(tested: &[Body], reference: &[Body]) -> Self {
+        assert_eq!(tested.len(), reference.len(), "crowds differ in size");
+        let vector = |f: &dyn Fn(&Body) -> DVec3| {
+            let scale = rms(reference.iter().map(f));
+            tested
+                .iter()
+                .zip(reference)
+                .map(|(t, r)| {
+                    (f(t) - f(r)).length() / f(r).length().max(scale).max(f64::MIN_POSITIVE)
+                })
+                .fold(0.0, f64::max)
+        };
+        let orientation = tested
+            .iter()
+            .zip(reference)
+            .map(|(t, r)| {
+                let (a, b) = (t.state.orientation, r.state.orientation);
+                (a - b).length().min((a + b).length())
+            })
+            .fold(0.0, f64::max);
+        Self {
+            position: vector(&|b| b.state.position),
+            orientation,
+            velocity: vector(&|b| b.velocity()),
+            angular_velocity: vector(&|b| b.angular_velocity()),
+            linear_momentum: vector(&|b| b.state.linear_momentum),
+            angular_momentum: vector(&|b| b.state.angular_momentum),
+        }
+    }
+
+    /// The largest of all quantities.
+    pub fn max(&self) -> f64 {
+        self.named().iter().map(|(_, v)| *v).fold(0.0, f64::max)
+    }
+
+    /// Each quantity with its name, in a fixed order.
+    pub fn named(&self) -> [(&'static str, f64); 6] {
+        [
+            ("position", self.position),
+            ("orientation", self.orientation),
+            ("velocity", self.velocity),
+            ("angular_velocity", self.angular_velocity),
+            ("linear_momentum", self.linear_momentum),
+            ("angular_momentum", self.angular_momentum),
+        ]
+    }
+}
+
+/// How many bodies of `tested` differ from `reference` in any bit of their state
+/// `(x, q, P, L)` (same length and order): zero where two backends computed the same thing.
+pub fn differing_bodies(tested: &[Body], reference: &[Body]) -> usize {
+    assert_eq!(tested.len(), reference.len(), "crowds differ in size");
+    let bits = |b: &Body| {
+        let s = &b.state;
+        let (x, q, p, l) = (
+            s.position,
+            s.orientation,
+            s.linear_momentum,
+            s.angular_momentum,
+        );
+        [
+            x.x, x.y, x.z, q.w, q.x, q.y, q.z, p.x, p.y, p.z, l.x, l.y, l.z,
+        ]
+        .map(f64::to_bits)
+    };
+    tested
+        .iter()
+        .zip(reference)
+        .filter(|(t, r)| bits(t) != bits(r))
+        .count()
+}
+
+fn rms(values: impl Iterator<Item = DVec3>) -> f64 {
+    let (sum, n) = values.fold((0.0, 0usize), |(s, n), v| (s + v.length_squared(), n + 1));
+    if n == 0 { 0.0 } else { (sum / n as f64).sqrt() }
+}

@@ -1,0 +1,6 @@
+//! Verification: comparing states, the cross-check of every backend against the reference,
+//! and the analytic solutions the tests grade against.
+
+pub mod analytic;
+pub(crate) mod compare;
+pub(crate) mod cross_check;
