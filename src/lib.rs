@@ -1,23 +1,45 @@
 #![doc = include_str!("crate-docs.md")]
 #![warn(missing_docs)]
 
-// The layers, each depending only on those above it in this list (tests/module_graph.rs).
+// The layers, bottom first: each depends only on those declared before it
+// (tests/module_graph.rs checks it).
+
+// What a crowd is made of and how a run is set: bodies, shapes, forces, planes, integrators,
+// fault kinds and rules, errors.
+mod model;
+
+// The one definition of the physics, generic over the number type, and its number types.
+mod physics;
+
+// A crowd put together: scene files, the generator, body sources, the packed tables.
 mod assembly;
+
+// The instances of the definition: cpu-ref, cpu, and the GPU with its device plumbing.
 mod backends;
+
+// Checkpoint files and the run plan they carry.
+mod checkpoint;
+
+// The facade: one API over every backend.
+mod simulation;
+
+// Around the facade: recordings, verification, rendering, ranks.
+pub mod record;
+
+mod verify;
+
+pub mod render;
+
+#[cfg(feature = "mpi")]
+pub mod mpi;
+
+// The front ends: benchmarks and the command line.
 #[cfg(feature = "cli")]
 mod bench;
-mod checkpoint;
+
 #[cfg(feature = "cli")]
 #[doc(hidden)]
 pub mod cli;
-mod model;
-#[cfg(feature = "mpi")]
-pub mod mpi;
-mod physics;
-pub mod record;
-pub mod render;
-mod simulation;
-mod verify;
 
 pub use backends::gpu;
 pub use verify::analytic;
@@ -29,7 +51,8 @@ pub use checkpoint::{CHECKPOINT_VERSION, Checkpoint, RecordingPlan, RunPlan};
 pub use model::backend::Backend;
 pub use model::body::{Body, BodyState, ModelPose};
 pub use model::error::{Error, Result};
-pub use model::fault::{Envelope, Fault, FaultRules, OnFault, QuarantinedBody};
+pub use model::fault::Fault;
+pub use model::fault_rules::{Envelope, FaultRules, OnFault, QuarantinedBody};
 pub use model::force::{Force, ForceKind};
 pub use model::integrator::Integrator;
 pub use model::mass::{MassProperties, ModelFrame};
@@ -37,9 +60,8 @@ pub use model::mesh::{MeshIntegrals, TriangleMesh};
 pub use model::plane::Plane;
 pub use model::shape::{Shape, ShapeKind};
 pub use model::states::{Scalar, StateArrays, StatesMut};
-pub use physics::custom_force::{
-    CustomForce, CustomForceFn, CustomForceInput, ExternalLoad, ForceInput, ForceLaw,
-};
+pub use physics::custom_force::{CustomForce, CustomForceFn};
+pub use physics::force_law::{CustomForceInput, ExternalLoad, ForceInput, ForceLaw};
 /// The physics' number type and the types a [`ForceLaw`] is written with.
 pub use physics::{
     algebra::{Quat, Vec3},

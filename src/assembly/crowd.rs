@@ -2,7 +2,7 @@
 
 use crate::model::body::{Body, BodyState};
 use crate::model::error::{Error, Result};
-use crate::model::fault::FaultRules;
+use crate::model::fault_rules::FaultRules;
 use crate::model::force::{Force, ForceKind};
 use crate::model::integrator::Integrator;
 use crate::model::plane::Plane;

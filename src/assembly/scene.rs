@@ -10,7 +10,7 @@ use crate::assembly::crowd::Crowd;
 use crate::assembly::generate::CrowdSpec;
 use crate::model::body::Body;
 use crate::model::error::{Error, Result};
-use crate::model::fault::{Envelope, FaultRules, OnFault};
+use crate::model::fault_rules::{Envelope, FaultRules, OnFault};
 use crate::model::force::{Force, ForceKind};
 use crate::model::integrator::Integrator;
 use crate::model::mass::{MassProperties, mass_from_density};

@@ -6,7 +6,8 @@ use std::time::Instant;
 use serde::Serialize;
 
 use crate::backends::gpu::{GpuContext, GpuOptions, Precision, copy_bandwidth};
-use crate::bench::Workload;
+use crate::bench::labels::describe_options;
+use crate::bench::workload::Workload;
 use crate::model::backend::Backend;
 use crate::model::error::{Error, Result};
 use crate::simulation::facade::Simulation;
@@ -128,7 +129,7 @@ pub struct BenchReport {
     pub rows: Vec<Measurement>,
     /// GPU throughput recorded against unrecorded (`rigid-crowd bench --record-every K`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub recording: Vec<crate::bench::RecordingCost>,
+    pub recording: Vec<crate::bench::recording::RecordingCost>,
 }
 
 fn median(values: &[f64]) -> f64 {
@@ -150,20 +151,6 @@ pub fn cpu_description() -> String {
         .unwrap_or_else(|| std::env::consts::ARCH.to_string());
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     format!("{model}, {cores} logical cores")
-}
-
-/// Describes GPU options the way the table shows them.
-pub fn describe_options(o: &GpuOptions) -> String {
-    format!(
-        "fuse {}, wg {}, {}",
-        o.steps_per_dispatch,
-        o.workgroup_size,
-        if o.trusted_shader {
-            "trusted"
-        } else {
-            "checked"
-        }
-    ) + if o.specialized { "" } else { ", general" }
 }
 
 impl BenchPlan {

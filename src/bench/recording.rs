@@ -90,7 +90,7 @@ pub fn measure_recording(
         bodies,
         steps,
         every,
-        variant: super::describe_options(&options.for_crowd(crowd)),
+        variant: crate::bench::labels::describe_options(&options.for_crowd(crowd)),
         unrecorded_body_steps_per_second: plain,
         recorded_body_steps_per_second: with_recording,
         kept: with_recording / plain,

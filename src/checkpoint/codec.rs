@@ -3,13 +3,15 @@
 //! Every value is stored with its exact bits, so a resumed run starts from the very state the
 //! interrupted one had.
 
-use crate::model::fault::{Envelope, Fault, FaultRules, OnFault, QuarantinedBody};
+use crate::model::fault::Fault;
+use crate::model::fault_rules::{Envelope, FaultRules, OnFault, QuarantinedBody};
 use glam::DVec3;
 
 use crate::assembly::crowd::Crowd;
 use crate::assembly::scene::SCENE_VERSION;
 use crate::checkpoint::bytes::{ByteReader, ByteWriter};
-use crate::checkpoint::{Checkpoint, RecordingPlan, RunPlan};
+use crate::checkpoint::contents::Checkpoint;
+use crate::checkpoint::run_plan::{RecordingPlan, RunPlan, TrajectoryProgress};
 use crate::model::backend::Backend;
 use crate::model::body::{Body, BodyState};
 use crate::model::codes::Coded;
@@ -21,7 +23,8 @@ use crate::model::mass::{MassProperties, ModelFrame};
 use crate::model::plane::Plane;
 use crate::model::shape::Shape;
 use crate::model::shape::{NO_SHAPE_CODE, ShapeKind};
-use crate::physics::custom_force::{CustomForce, ExternalLoad};
+use crate::physics::custom_force::CustomForce;
+use crate::physics::force_law::ExternalLoad;
 
 /// Bytes of one body record: mass, inertia, shape tag and parameters, model frame, state.
 const BODY_BYTES: usize = 8 + 72 + 1 + 24 + 24 + 32 + 104;
@@ -277,7 +280,7 @@ fn decode_recording(r: &mut ByteReader) -> Result<RecordingPlan> {
         every,
         frames,
         first_step,
-        progress: crate::record::TrajectoryProgress {
+        progress: TrajectoryProgress {
             frames_written,
             bytes,
             crc32,
@@ -487,7 +490,7 @@ fn integrator_from_tag(tag: u8) -> Result<Integrator> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::checkpoint::CHECKPOINT_VERSION;
+    use crate::checkpoint::file_format::CHECKPOINT_VERSION;
     use glam::DQuat;
 
     fn frozen_checkpoint() -> Checkpoint {

@@ -242,7 +242,7 @@ fn table_row(r: &Measurement) -> String {
         r.steps,
         r.seconds,
         r.clock,
-        super::rate(r.body_steps_per_second),
+        super::text::rate(r.body_steps_per_second),
         r.effective_gb_per_second,
         optional(r.fraction_of_copy_bandwidth, 10, 3),
         optional(r.gflop_per_second, 8, 1),
@@ -281,10 +281,10 @@ fn commit(mut out: AtomicFile, contents: &[u8]) -> Result<()> {
 
 pub fn bench(args: BenchArgs) -> Result<ExitCode> {
     #[cfg(feature = "mpi")]
-    if let Some(world) = super::ranks::World::launched() {
+    if let Some(world) = super::world::World::launched() {
         let outcome = crate::mpi::agree_on(world.comm(), plan(&args))
             .and_then(|plan| super::bench_ranks::bench(&plan, &world, args.json.as_deref()));
-        return Ok(super::ranks::conclude(&world, outcome));
+        return Ok(super::world::conclude(&world, outcome));
     }
     let mut plan = plan(&args)?;
     super::bench_recording::check(args.record_every, &plan)?;

@@ -13,7 +13,7 @@ use ::mpi::topology::SimpleCommunicator;
 use ::mpi::traits::*;
 use serde::Serialize;
 
-use super::ranks::World;
+use super::world::World;
 use crate::assembly::crowd::Crowd;
 use crate::backends::gpu::{GpuContext, GpuOptions};
 use crate::bench::{BenchPlan, describe_options};
@@ -129,10 +129,10 @@ pub(crate) fn bench(
                         row.backend,
                         row.variant,
                         row.bodies,
-                        super::rate(row.one_rank),
-                        super::rate(row.strong),
+                        super::text::rate(row.one_rank),
+                        super::text::rate(row.strong),
                         row.strong_efficiency,
-                        super::rate(row.weak),
+                        super::text::rate(row.weak),
                         row.weak_efficiency
                     );
                 }

@@ -42,11 +42,11 @@ pub fn measure(ctx: &GpuContext, plan: &BenchPlan, every: u64) -> Result<Vec<Rec
                 cost.steps,
                 format!(
                     "{}body-steps",
-                    super::rate(cost.unrecorded_body_steps_per_second)
+                    super::text::rate(cost.unrecorded_body_steps_per_second)
                 ),
                 format!(
                     "{}body-steps",
-                    super::rate(cost.recorded_body_steps_per_second)
+                    super::text::rate(cost.recorded_body_steps_per_second)
                 ),
                 100.0 * cost.kept
             );

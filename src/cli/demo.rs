@@ -31,7 +31,7 @@ fn timed_row(mut sim: Simulation, steps: u64, label: &str, what: &str) -> Result
     let body_steps = bodies.len() as f64 * steps as f64;
     println!(
         "{label:<8} {what:<48} {seconds:>8.3} s  {:>12}body-steps/s",
-        super::rate(body_steps / seconds.max(1e-9))
+        super::text::rate(body_steps / seconds.max(1e-9))
     );
     Ok(bodies)
 }

@@ -13,7 +13,7 @@ use crate::model::backend::Backend;
 use crate::model::body::Body;
 use crate::model::error::Result;
 use crate::model::integrator::Integrator;
-use crate::physics::custom_force::ExternalLoad;
+use crate::physics::force_law::ExternalLoad;
 use crate::simulation::facade::Simulation;
 use crate::verify::analytic::tumbling_top;
 

@@ -19,6 +19,9 @@ mod recording;
 mod render;
 mod resume;
 mod run;
+mod text;
+#[cfg(feature = "mpi")]
+mod world;
 
 use std::process::ExitCode;
 
@@ -61,18 +64,11 @@ pub fn main() -> ExitCode {
         Err(e) => {
             // Under MPI every rank ends with the same (agreed) error: rank 0 says it.
             if !is_other_mpi_rank() {
-                say(&format!("error: {e}"));
+                text::say(&format!("error: {e}"));
             }
             ExitCode::FAILURE
         }
     }
-}
-
-/// Writes `line` to stderr in one write: under an MPI launcher, which forwards what it
-/// reads, a line written in pieces can be cut by another process's output.
-pub(crate) fn say(line: &str) {
-    use std::io::Write;
-    let _ = std::io::stderr().write_all(format!("{line}\n").as_bytes());
 }
 
 /// Whether an MPI launcher started this process as a rank other than 0.
@@ -135,8 +131,22 @@ fn execute(cli: Cli) -> Result<ExitCode> {
         refuse_mpi_launch()?;
     }
     match cli.command {
-        Command::Run(args) => run::run(args),
-        Command::Resume(args) => resume::resume(args),
+        Command::Run(args) => {
+            let started = std::time::Instant::now();
+            #[cfg(feature = "mpi")]
+            if let Some(world) = world::World::launched() {
+                return ranks::run(args, world, started);
+            }
+            run::run(args, started)
+        }
+        Command::Resume(args) => {
+            let started = std::time::Instant::now();
+            #[cfg(feature = "mpi")]
+            if let Some(world) = world::World::launched() {
+                return ranks::resume(args, world, started);
+            }
+            resume::resume(args, started)
+        }
         Command::Check(args) => check::check(args),
         Command::Demo(args) => demo::demo(args),
         Command::Bench(args) => bench::bench(args),
@@ -144,18 +154,4 @@ fn execute(cli: Cli) -> Result<ExitCode> {
         Command::Integrators(args) => integrators::integrators(args),
         Command::Render(args) => render::render(args),
     }
-}
-
-/// `12.3 M` style rate with three significant digits.
-pub(crate) fn rate(per_second: f64) -> String {
-    let (value, unit) = if per_second >= 1e9 {
-        (per_second / 1e9, " G")
-    } else if per_second >= 1e6 {
-        (per_second / 1e6, " M")
-    } else if per_second >= 1e3 {
-        (per_second / 1e3, " k")
-    } else {
-        (per_second, " ")
-    };
-    format!("{value:.3}{unit}")
 }

@@ -27,7 +27,11 @@ impl Progress {
         .with_key(
             "body_steps",
             move |state: &ProgressState, out: &mut dyn std::fmt::Write| {
-                let _ = write!(out, "{}", super::rate(state.per_sec() * bodies as f64));
+                let _ = write!(
+                    out,
+                    "{}",
+                    super::text::rate(state.per_sec() * bodies as f64)
+                );
             },
         );
         let bar = ProgressBar::with_draw_target(Some(steps), ProgressDrawTarget::stderr())

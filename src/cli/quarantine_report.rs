@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use crate::checkpoint::atomic_file::AtomicFile;
 use crate::model::body::{angular_velocity, velocity};
 use crate::model::error::{Error, Result};
-use crate::model::fault::{FaultRules, OnFault, QuarantinedBody};
+use crate::model::fault_rules::{FaultRules, OnFault, QuarantinedBody};
 use crate::simulation::facade::Simulation;
 
 /// `OUT.quarantine.json` for the final states `OUT`.

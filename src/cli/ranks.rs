@@ -12,7 +12,6 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
-use ::mpi::environment::Universe;
 use ::mpi::topology::SimpleCommunicator;
 use ::mpi::traits::*;
 
@@ -20,6 +19,7 @@ use super::quarantine_report::{QuarantineReport, entries};
 use super::recording::Recording;
 use super::resume::ResumeArgs;
 use super::run::{Output, PlannedRun, RunArgs, parse_backend};
+use super::world::{World, conclude};
 use crate::assembly::body_source::BodySource;
 use crate::backends::gpu::{DeviceCount, GpuContext};
 use crate::mpi::{MpiSimulation, bytes_to_root, node_rank};
@@ -28,69 +28,6 @@ use crate::record::{
 };
 use crate::{Error, OnFault, Result, RunPlan};
 
-/// The variables MPI launchers set in the processes they start (Open MPI's `mpirun`, MPICH's
-/// Hydra, PMIx launchers such as Slurm's `srun`).
-pub(crate) const LAUNCHER_VARIABLES: [&str; 3] = ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"];
-
-/// MPI, initialized because a launcher started this process.
-pub(crate) struct World {
-    comm: SimpleCommunicator,
-    // Finalizes MPI when dropped, after the communicator.
-    _universe: Universe,
-}
-
-impl World {
-    /// MPI initialized and its world communicator, when an MPI launcher started this
-    /// process; `None` when it was started alone (it then runs as a single process).
-    pub(crate) fn launched() -> Option<Self> {
-        if !LAUNCHER_VARIABLES
-            .iter()
-            .any(|v| std::env::var_os(v).is_some())
-        {
-            return None;
-        }
-        let universe = ::mpi::initialize()?;
-        // A rank that panics must not wait in MPI_Finalize for ranks that wait for it: it
-        // ends at once, and the launcher ends the others.
-        let report = std::panic::take_hook();
-        std::panic::set_hook(Box::new(move |info| {
-            report(info);
-            std::process::abort();
-        }));
-        Some(Self {
-            comm: universe.world(),
-            _universe: universe,
-        })
-    }
-
-    /// The world's communicator.
-    pub(crate) fn comm(&self) -> &SimpleCommunicator {
-        &self.comm
-    }
-
-    /// Whether this is rank 0, which prints and writes the crowd's files.
-    pub(crate) fn is_root(&self) -> bool {
-        self.comm.rank() == 0
-    }
-}
-
-/// Ends a command over the ranks: rank 0 says the (agreed) error, then every rank waits for
-/// the others, so that no rank's failing exit makes the launcher end rank 0 before it said
-/// it.
-pub(crate) fn conclude(world: &World, outcome: Result<ExitCode>) -> ExitCode {
-    let code = match outcome {
-        Ok(code) => code,
-        Err(e) => {
-            if world.is_root() {
-                super::say(&format!("error: {e}"));
-            }
-            ExitCode::FAILURE
-        }
-    };
-    world.comm.barrier();
-    code
-}
-
 /// `rigid-crowd run` over the ranks.
 pub(crate) fn run(args: RunArgs, world: World, started: Instant) -> Result<ExitCode> {
     let outcome = run_ranks(args, &world, started);
@@ -98,7 +35,7 @@ pub(crate) fn run(args: RunArgs, world: World, started: Instant) -> Result<ExitC
 }
 
 fn run_ranks(args: RunArgs, world: &World, started: Instant) -> Result<ExitCode> {
-    let comm = world.comm.duplicate();
+    let comm = world.comm().duplicate();
     let agree = |r| crate::mpi::agree_on(&comm, r);
     same_file_everywhere(&comm, &args.scene)?;
     let backend = agree(parse_backend(&args.backend))?;
@@ -169,7 +106,15 @@ pub(crate) fn resume(args: ResumeArgs, world: World, started: Instant) -> Result
 }
 
 fn resume_ranks(args: ResumeArgs, world: &World, started: Instant) -> Result<ExitCode> {
-    let comm = world.comm.duplicate();
+    let bytes = std::fs::read(&args.checkpoint).map_err(|e| Error::io(&args.checkpoint, e))?;
+    if !crate::checkpoint::is_manifest(&bytes) {
+        return Err(Error::Mpi(format!(
+            "{} was written by one process: resume it without mpirun",
+            args.checkpoint.display()
+        )));
+    }
+    drop(bytes);
+    let comm = world.comm().duplicate();
     let backend = match &args.backend {
         Some(name) => Some(crate::mpi::agree_on(&comm, parse_backend(name))?),
         None => None,
@@ -321,17 +266,17 @@ fn drive(mut sim: MpiSimulation<SimpleCommunicator>, mut d: Drive) -> Result<Exi
     if let Err(e) = outcome {
         if sim.is_root() {
             match (&d.checkpoint, last_checkpoint) {
-                (Some(path), Some(step)) => super::say(&format!(
+                (Some(path), Some(step)) => super::text::say(&format!(
                     "error: {e}; the last checkpoint is {} (step {step}): continue with `mpirun -np {} rigid-crowd resume {}`",
                     path.display(),
                     sim.ranks(),
                     path.display()
                 )),
-                (Some(path), None) => super::say(&format!(
+                (Some(path), None) => super::text::say(&format!(
                     "error: {e}; no checkpoint was written yet ({} is unchanged)",
                     path.display()
                 )),
-                (None, _) => super::say(&format!("error: {e}")),
+                (None, _) => super::text::say(&format!("error: {e}")),
             }
         }
         return Ok(ExitCode::FAILURE);
@@ -356,17 +301,17 @@ fn drive(mut sim: MpiSimulation<SimpleCommunicator>, mut d: Drive) -> Result<Exi
     if sim.is_root() {
         let body_steps = sim.body_count() as f64 * steps as f64;
         let (integrator, dt) = d.integrator;
-        super::say(&format!(
+        super::text::say(&format!(
             "{} bodies x {steps} steps ({integrator}, dt = {dt} s) on {}: {elapsed:.3} s, {}body-steps/s; wrote {}{recorded}; set-up {:.3} s, integration {elapsed:.3} s, output {:.3} s",
             sim.body_count(),
             d.adapter,
-            super::rate(body_steps / elapsed.max(1e-9)),
+            super::text::rate(body_steps / elapsed.max(1e-9)),
             d.plan.out.display(),
             (start - d.started).as_secs_f64(),
             integrated.elapsed().as_secs_f64(),
         ));
         if let Some(line) = reported {
-            super::say(&line);
+            super::text::say(&line);
         }
     }
     Ok(ExitCode::SUCCESS)

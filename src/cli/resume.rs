@@ -30,21 +30,10 @@ pub struct ResumeArgs {
     pub(crate) devices: String,
 }
 
-pub fn resume(args: ResumeArgs) -> Result<ExitCode> {
-    let started = Instant::now();
+/// `rigid-crowd resume` in one process; `started` is when the command began.
+pub fn resume(args: ResumeArgs, started: Instant) -> Result<ExitCode> {
     let bytes = std::fs::read(&args.checkpoint).map_err(|e| Error::io(&args.checkpoint, e))?;
     let manifest = crate::checkpoint::is_manifest(&bytes);
-    #[cfg(feature = "mpi")]
-    if let Some(world) = super::ranks::World::launched() {
-        if !manifest {
-            return Err(Error::Mpi(format!(
-                "{} was written by one process: resume it without mpirun",
-                args.checkpoint.display()
-            )));
-        }
-        drop(bytes);
-        return super::ranks::resume(args, world, started);
-    }
     if manifest {
         return Err(Error::invalid(
             args.checkpoint.display().to_string(),

@@ -9,7 +9,7 @@ use clap::Args;
 use super::quarantine_report::QuarantineReport;
 use crate::assembly::body_source::BodySource;
 use crate::checkpoint::atomic_file::AtomicFile;
-use crate::model::fault::{FaultRules, OnFault};
+use crate::model::fault_rules::{FaultRules, OnFault};
 use crate::record::{TrajectoryFormat, write_final_states};
 use crate::{
     Backend, Crowd, CrowdSpec, Error, ExternalLoad, Integrator, QuarantinedBody, Result, RunPlan,
@@ -146,12 +146,8 @@ impl Output {
     }
 }
 
-pub fn run(args: RunArgs) -> Result<ExitCode> {
-    let started = Instant::now();
-    #[cfg(feature = "mpi")]
-    if let Some(world) = super::ranks::World::launched() {
-        return super::ranks::run(args, world, started);
-    }
+/// `rigid-crowd run` in one process; `started` is when the command began.
+pub fn run(args: RunArgs, started: Instant) -> Result<ExitCode> {
     let backend = parse_backend(&args.backend)?;
     let output = Output::claim(&args.out)?;
     let planned = PlannedRun::of(&args, backend)?;
@@ -364,7 +360,7 @@ pub(crate) fn drive(
         sim.body_count(),
         integrator,
         dt,
-        super::rate(body_steps / elapsed.max(1e-9)),
+        super::text::rate(body_steps / elapsed.max(1e-9)),
         plan.out.display()
     );
     if let Some(report) = report {

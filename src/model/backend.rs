@@ -1,7 +1,7 @@
 //! The backends a crowd can be integrated on, as users name them. A leaf module: the
 //! simulation, the checkpoint format and the command line all depend on it.
 
-use crate::backends::gpu::Precision;
+use crate::model::precision::Precision;
 
 /// Which backend integrates a crowd.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

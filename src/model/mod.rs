@@ -8,6 +8,7 @@ pub(crate) mod codes;
 pub(crate) mod eigen;
 pub(crate) mod error;
 pub(crate) mod fault;
+pub(crate) mod fault_rules;
 pub(crate) mod force;
 pub(crate) mod input_file;
 pub(crate) mod integrator;

@@ -16,7 +16,8 @@ use crate::backends::gpu::{GpuContext, GpuOptions};
 use crate::model::backend::Backend;
 use crate::model::body::{Body, BodyState};
 use crate::model::error::{Error, Result};
-use crate::model::fault::{Fault, QuarantinedBody};
+use crate::model::fault::Fault;
+use crate::model::fault_rules::QuarantinedBody;
 use crate::simulation::facade::Simulation;
 
 /// A crowd integrated by the ranks of an MPI communicator, one contiguous shard each.

@@ -6,9 +6,11 @@
 pub mod algebra;
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod avx;
+pub(crate) mod clock;
 pub mod contact;
 pub mod custom_force;
 pub mod envelope;
+pub mod force_law;
 pub mod forces;
 pub mod integrators;
 pub(crate) mod lanes;

@@ -15,7 +15,7 @@ use crate::model::codes::Coded;
 use crate::model::force::ForceType;
 use crate::model::integrator::Integrator;
 use crate::model::shape::ShapeKind;
-use crate::physics::custom_force::{ForceInput, ForceLaw};
+use crate::physics::force_law::{ForceInput, ForceLaw};
 
 /// The parameters of every `force_<kind>` function, which the generated force visits call.
 const FORCE_SIGNATURE: &str = "(f: Force, s: Motion, c: BodyConstants, aux: Auxiliaries, \

@@ -10,6 +10,7 @@ pub(crate) mod csv;
 #[cfg(feature = "cli")]
 mod final_states;
 mod format;
+mod frame_status;
 mod npy;
 #[cfg(feature = "npz")]
 mod npz;
@@ -17,6 +18,7 @@ mod partial;
 mod recorder;
 mod writer;
 
+pub use crate::checkpoint::TrajectoryProgress;
 pub use columns::TRAJECTORY_COLUMNS;
 pub(crate) use columns::state_row;
 #[cfg(feature = "cli")]
@@ -25,8 +27,8 @@ pub(crate) use final_states::write_final_states;
 pub(crate) use final_states::{FinalStates, StreamError, stream_final_rows};
 pub use format::TrajectoryFormat;
 pub use recorder::{Recorder, frame_count, record_run};
+pub use writer::TrajectoryWriter;
 #[cfg(all(feature = "cli", feature = "mpi"))]
 pub(crate) use writer::encode_frame_part;
 #[cfg(feature = "cli")]
 pub(crate) use writer::finished_as_synced;
-pub use writer::{TrajectoryProgress, TrajectoryWriter};

@@ -12,8 +12,8 @@ use zip::write::SimpleFileOptions;
 
 use crate::checkpoint::atomic_file::AtomicFile;
 use crate::model::error::{Error, Result};
+use crate::record::frame_status::FrameStatus;
 use crate::record::npy;
-use crate::record::writer::FrameStatus;
 
 /// An archive being written into its temporary file, inside its `states.npy` entry until
 /// [`NpzArchive::finish`]. Dropped unfinished (an error elsewhere), it writes nothing more

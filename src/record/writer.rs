@@ -3,49 +3,18 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use crate::checkpoint::TrajectoryProgress;
 use crate::checkpoint::atomic_file::AtomicFile;
 use crate::model::body::Body;
 use crate::model::error::{Error, Result};
-use crate::model::fault::QuarantinedBody;
+use crate::model::fault_rules::QuarantinedBody;
 use crate::record::columns::{TRAJECTORY_COLUMNS, state_row};
 use crate::record::format::TrajectoryFormat;
+use crate::record::frame_status::FrameStatus;
 use crate::record::npy::{self, Dtype};
 #[cfg(feature = "npz")]
 use crate::record::npz::NpzArchive;
 use crate::record::partial::{Durable, PartialFile};
-
-/// The `status` entry of a trajectory recorded under the `freeze` fault policy: per frame and
-/// body, 0 while the body is healthy and its [`Fault`](crate::Fault)'s code once it is frozen.
-/// A body frozen after clock step `s` (its last good state) is frozen in every frame after
-/// `s`; the recording's bodies are never reset, so the final list of frozen bodies gives
-/// every frame's status.
-pub(crate) struct FrameStatus {
-    pub bodies: usize,
-    /// The clock step of the recording's step 0.
-    pub first_clock_step: u64,
-    /// Each frozen body: its index, the clock step of its last good state, its fault code.
-    pub frozen: Vec<(usize, u64, u8)>,
-}
-
-impl FrameStatus {
-    /// The `(frames, bodies)` uint8 array, one frame's row at a time.
-    #[cfg_attr(not(feature = "npz"), allow(dead_code))]
-    pub(crate) fn write(&self, out: &mut impl Write, steps: &[i64]) -> std::io::Result<()> {
-        out.write_all(&npy::header(npy::Dtype::U8, &[steps.len(), self.bodies]))?;
-        let mut row = vec![0u8; self.bodies];
-        for &step in steps {
-            let clock = self.first_clock_step + step as u64;
-            row.fill(0);
-            for &(body, last_good, code) in &self.frozen {
-                if clock > last_good {
-                    row[body] = code;
-                }
-            }
-            out.write_all(&row)?;
-        }
-        Ok(())
-    }
-}
 
 /// Where the frames go, by format.
 enum Sink {
@@ -56,18 +25,6 @@ enum Sink {
     /// A resumable recording's file in progress: the CSV or `.npy` file as it will be, or
     /// for `.npz` the `states.npy` entry, put in the archive at the end.
     Partial(PartialFile),
-}
-
-/// How far a resumable trajectory was made durable ([`TrajectoryWriter::sync`]): what a
-/// checkpoint keeps so that [`TrajectoryWriter::resume`] continues the file.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct TrajectoryProgress {
-    /// Frames written.
-    pub frames_written: u64,
-    /// Bytes of the file in progress.
-    pub bytes: u64,
-    /// CRC-32 of those bytes, checked before a resumed run appends.
-    pub crc32: u32,
 }
 
 /// A trajectory file being written: `frames` frames of `bodies` bodies each, in the format

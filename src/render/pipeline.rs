@@ -3,8 +3,8 @@
 
 use bytemuck::{Pod, Zeroable};
 
-use crate::backends::gpu::Precision;
 use crate::backends::gpu::shader::common_source;
+use crate::model::precision::Precision;
 use crate::render::mesh::MeshVertex;
 
 /// Vertex and fragment stages of the bodies and the floor.

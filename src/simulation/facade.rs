@@ -9,15 +9,16 @@ use crate::checkpoint::Checkpoint;
 use crate::model::backend::Backend;
 use crate::model::body::{Body, BodyState};
 use crate::model::error::{Error, Result};
-use crate::model::fault::{Fault, FaultRules, QuarantinedBody};
-use crate::physics::custom_force::ExternalLoad;
+use crate::model::fault::Fault;
+use crate::model::fault_rules::{FaultRules, QuarantinedBody};
+use crate::physics::force_law::ExternalLoad;
 use std::time::Instant;
 
 use crate::backends::gpu::{GpuChunk, GpuContext, GpuOptions, GpuShards, Precision, StepTimes};
 use crate::model::mass::MassProperties;
 use crate::model::validate::check_vector;
 
-use crate::simulation::states_readback::Readbacks;
+use crate::simulation::tickets::Readbacks;
 
 #[derive(Debug)]
 pub(super) enum Engine {

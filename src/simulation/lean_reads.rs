@@ -5,7 +5,7 @@ use super::facade::{Engine, Simulation};
 use crate::model::error::Result;
 use crate::model::states::{Scalar, StatesMut};
 
-use super::states_readback::StatesTicket;
+use super::tickets::StatesTicket;
 
 impl Simulation {
     /// Writes the current states into `out`'s arrays (waiting for queued GPU steps), each

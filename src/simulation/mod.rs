@@ -3,7 +3,8 @@
 
 pub(crate) mod facade;
 mod lean_reads;
-pub(crate) mod states_readback;
+mod states_readback;
+mod tickets;
 
 pub use facade::Simulation;
-pub use states_readback::StatesTicket;
+pub use tickets::StatesTicket;

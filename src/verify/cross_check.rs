@@ -10,7 +10,8 @@ use crate::backends::gpu::GpuContext;
 use crate::model::error::Result;
 use crate::model::force::{Force, ForceKind};
 use crate::model::integrator::Integrator;
-use crate::physics::custom_force::{CustomForce, CustomForceInput, ExternalLoad};
+use crate::physics::custom_force::CustomForce;
+use crate::physics::force_law::{CustomForceInput, ExternalLoad};
 use crate::simulation::facade::Simulation;
 use crate::verify::compare::{Deviation, differing_bodies};
 

@@ -164,7 +164,8 @@ mod tests {
                 let inv_mass = 0.5;
                 (state.linear_momentum * inv_mass, state.angular_momentum)
             };
-            let reference = crate::model::fault::state_fault(&limits64, &state, motion);
+            let reference =
+                crate::backends::cpu_ref::faults::state_fault(&limits64, &state, motion);
             assert_eq!(reference, Some(fault), "lane {lane}");
         }
     }

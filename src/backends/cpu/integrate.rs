@@ -7,19 +7,6 @@ use crate::physics::integrators::{renormalize, step};
 use crate::physics::lanes::LaneType;
 use crate::physics::motion::State;
 
-/// The f32 time of step `step` (counted from the crowd's clock zero): the step count split
-/// in two exact f32 integers, as the GPU stores it (twin of `step_time` in
-/// shaders/integrate.wgsl).
-#[inline(always)]
-pub(crate) fn step_time(step: u64, dt: f32) -> f32 {
-    let low = (step % STEPS_PER_OVERFLOW) as f32;
-    let high = (step / STEPS_PER_OVERFLOW) as f32;
-    low * dt + high * (STEPS_PER_OVERFLOW as f32 * dt)
-}
-
-/// Steps counted exactly by one f32 before the count carries (2^24).
-pub(crate) const STEPS_PER_OVERFLOW: u64 = 1 << 24;
-
 /// One full step of a block from time `t`, then every q renormalized.
 /// `derivative` is the caller's SIMD clone of [`crate::backends::cpu::derivative::derivative`].
 #[inline(always)]

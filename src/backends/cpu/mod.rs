@@ -10,5 +10,3 @@ mod integrate;
 mod simulation;
 
 pub use simulation::CpuSimulation;
-
-pub(crate) use integrate::STEPS_PER_OVERFLOW;

@@ -14,16 +14,19 @@ use crate::backends::cpu::block::{
 use crate::backends::cpu::contact::{ContactBlock, resolve_contacts};
 use crate::backends::cpu::derivative::{BlockConstants, BlockForces, DerivativeFn, derivative};
 use crate::backends::cpu::faults::{LaneMask, broken_lanes, lane_fault};
-use crate::backends::cpu::integrate::{integrate_step, step_time};
+use crate::backends::cpu::integrate::integrate_step;
 use crate::model::body::{Body, BodyState};
 use crate::model::error::Result;
-use crate::model::fault::{Fault, OnFault, QuarantinedBody};
+use crate::model::fault::Fault;
+use crate::model::fault_rules::{OnFault, QuarantinedBody};
 use crate::model::integrator::Integrator;
 use crate::model::mass::MassProperties;
 #[cfg(target_arch = "x86_64")]
 use crate::physics::avx::AvxLanes;
+use crate::physics::clock::step_time;
 use crate::physics::contact::PlaneConstants;
-use crate::physics::custom_force::{CustomForce, ExternalLoad};
+use crate::physics::custom_force::CustomForce;
+use crate::physics::force_law::ExternalLoad;
 use crate::physics::lanes::{LANES, LaneType, Lanes};
 use crate::physics::motion::{Derivative, State};
 

@@ -75,7 +75,7 @@ mod tests {
     fn no_env() -> ForceEnv<'static> {
         ForceEnv {
             body: 0,
-            load: crate::physics::custom_force::ExternalLoad::default(),
+            load: crate::physics::force_law::ExternalLoad::default(),
             keyframes: &[],
             custom_force: None,
         }

@@ -1,9 +1,9 @@
-//! The f64 CPU reference (`--backend cpu-ref`): a direct rendering of Baraff's equations, the
-//! oracle every other backend is validated against. Each file is the twin of the shader with
-//! the same stem.
+//! The f64 CPU reference (`--backend cpu-ref`): the definition in `src/physics` in f64, one
+//! body at a time, written for clarity; the oracle every other backend is validated against.
 
 pub(crate) mod contact;
 pub(crate) mod derivative;
+pub(crate) mod faults;
 pub(crate) mod integrate;
 mod simulation;
 

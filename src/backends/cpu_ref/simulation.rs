@@ -10,15 +10,18 @@ use crate::assembly::crowd::Crowd;
 use crate::assembly::force_table::ForceTable;
 use crate::backends::cpu_ref::contact::resolve_contacts;
 use crate::backends::cpu_ref::derivative::{ForceEnv, auxiliaries};
+use crate::backends::cpu_ref::faults::state_fault;
 use crate::backends::cpu_ref::integrate::integrate;
 use crate::model::body::BodyState;
 use crate::model::error::{Error, Result};
-use crate::model::fault::{Fault, OnFault, QuarantinedBody, state_fault};
+use crate::model::fault::Fault;
+use crate::model::fault_rules::{OnFault, QuarantinedBody};
 use crate::model::force::ForceKind;
 use crate::model::integrator::Integrator;
 use crate::model::mass::MassProperties;
 use crate::physics::contact::{PlaneConstants, ShapeConstants};
-use crate::physics::custom_force::{CustomForce, ExternalLoad};
+use crate::physics::custom_force::CustomForce;
+use crate::physics::force_law::ExternalLoad;
 
 /// A crowd integrated by the f64 CPU reference.
 #[derive(Clone, Debug)]

@@ -89,9 +89,9 @@ pub(crate) fn f32_only_builtins_on_f64(source: &str) -> Result<Vec<String>, Stri
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::backends::gpu::Precision;
     use crate::backends::gpu::kernel_spec::KernelSpec;
     use crate::backends::gpu::shader::integrate_source;
+    use crate::model::precision::Precision;
 
     #[test]
     fn sin_of_an_f64_is_found_with_its_function() {

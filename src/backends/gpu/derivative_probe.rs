@@ -83,7 +83,7 @@ struct DeviceRun {
 
 /// `step_time` of shaders/integrate.wgsl evaluated in `precision`.
 fn kernel_step_time(precision: Precision, step: u64, dt: f64) -> f64 {
-    let overflow = crate::backends::cpu::STEPS_PER_OVERFLOW;
+    let overflow = crate::physics::clock::STEPS_PER_OVERFLOW;
     let (low, high) = (step % overflow, step / overflow);
     match precision {
         Precision::F32 => {

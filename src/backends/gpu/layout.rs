@@ -6,15 +6,15 @@ use bytemuck::{Pod, Zeroable};
 use glam::{DQuat, DVec3};
 
 use crate::assembly::force_table::{ForceTable, flatten_keyframes};
-use crate::backends::cpu::STEPS_PER_OVERFLOW;
 use crate::model::body::{Body, BodyState};
 use crate::model::codes::Coded;
 use crate::model::force::ForceKind;
 use crate::model::plane::Plane;
 use crate::model::precision::{Precision, Real, with_real};
 use crate::model::shape::{NO_SHAPE_CODE, Shape};
+use crate::physics::clock::STEPS_PER_OVERFLOW;
 use crate::physics::contact::ShapeConstants;
-use crate::physics::custom_force::ExternalLoad;
+use crate::physics::force_law::ExternalLoad;
 
 /// Marks a generic record as plain bytes. Sound because every record is `repr(C)`, made of
 /// `Pod` fields only, and laid out without implicit padding in both precisions (the sizes
@@ -296,7 +296,7 @@ pub(crate) struct DispatchParams {
     pub first_body: u32,
     pub plane_count: u32,
     pub dt: f64,
-    pub fault_rules: crate::model::fault::FaultRules,
+    pub fault_rules: crate::model::fault_rules::FaultRules,
 }
 
 /// The encoders of every buffer, in one precision. Each returns the bytes to upload; a

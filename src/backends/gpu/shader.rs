@@ -6,7 +6,8 @@
 
 use crate::backends::gpu::kernel_spec::KernelSpec;
 use crate::model::codes::wgsl_constants;
-use crate::model::fault::{Fault, HEALTHY_STATUS, OnFault};
+use crate::model::fault::{Fault, HEALTHY_STATUS};
+use crate::model::fault_rules::OnFault;
 use crate::model::force::ForceType;
 use crate::model::integrator::Integrator;
 use crate::model::precision::Precision;
@@ -85,7 +86,7 @@ pub(crate) fn layout_constants() -> String {
         forces = wgsl_constants::<ForceType>(),
         shapes = wgsl_constants::<ShapeKind>(),
         faults = wgsl_constants::<Fault>(),
-        steps = crate::backends::cpu::STEPS_PER_OVERFLOW,
+        steps = crate::physics::clock::STEPS_PER_OVERFLOW,
     )
 }
 

@@ -11,9 +11,9 @@ use crate::assembly::crowd::Crowd;
 use crate::backends::gpu::{GpuChunk, GpuContext, GpuOptions, GpuSimulation, StepTimes};
 use crate::model::body::{Body, BodyState};
 use crate::model::error::{Error, Result};
-use crate::model::fault::QuarantinedBody;
+use crate::model::fault_rules::QuarantinedBody;
 use crate::model::mass::MassProperties;
-use crate::physics::custom_force::ExternalLoad;
+use crate::physics::force_law::ExternalLoad;
 
 /// A crowd integrated on one or more devices.
 #[derive(Debug)]

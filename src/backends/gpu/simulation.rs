@@ -26,9 +26,10 @@ use crate::backends::gpu::pipeline::integrate_pipeline;
 use crate::backends::gpu::readback::{read_buffer, read_buffer_at};
 use crate::backends::gpu::shader::{HEALTHY, NO_FAULTS};
 use crate::backends::gpu::timing::PassTimer;
-use crate::model::fault::{Fault, FaultRules, QuarantinedBody};
+use crate::model::fault::Fault;
+use crate::model::fault_rules::{FaultRules, QuarantinedBody};
 use crate::model::mass::MassProperties;
-use crate::physics::custom_force::ExternalLoad;
+use crate::physics::force_law::ExternalLoad;
 
 /// At most this many dispatches per command buffer: enough to amortise a submit.
 const MAX_DISPATCHES_PER_SUBMISSION: u64 = 256;

@@ -10,7 +10,7 @@ use std::path::Path;
 
 use glam::DVec3;
 
-use super::TriangleMesh;
+use super::triangle_mesh::TriangleMesh;
 use crate::model::error::{Error, Result};
 
 /// Statements that carry nothing about the solid's volume.

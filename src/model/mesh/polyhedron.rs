@@ -9,7 +9,7 @@ use std::collections::HashMap;
 
 use glam::{DMat3, DQuat, DVec3};
 
-use super::TriangleMesh;
+use super::triangle_mesh::TriangleMesh;
 use crate::model::eigen::symmetric_eigen;
 use crate::model::error::{Error, Result};
 use crate::model::validate::MAX_MAGNITUDE;

@@ -1,0 +1,45 @@
+//! What a checkpoint holds: the crowd mid-run and what the run needs to continue.
+
+use crate::assembly::crowd::Crowd;
+use crate::checkpoint::run_plan::RunPlan;
+use crate::model::backend::Backend;
+use crate::model::fault_rules::QuarantinedBody;
+use crate::physics::custom_force::CustomForce;
+use crate::physics::force_law::ExternalLoad;
+
+/// A crowd captured mid-run, with what the run needs to continue.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Checkpoint {
+    /// The bodies in their state at the checkpoint, the forces, planes, keyframes, integrator
+    /// and `dt`; `start_step` is the clock's step at the checkpoint, so the time-varying
+    /// forces continue where they were. A custom force comes back with its WGSL only: attach
+    /// the Rust twin again (`crowd.custom_force = Some(CustomForce::new(...))`) to resume on
+    /// a CPU backend.
+    pub crowd: Crowd,
+    /// The backend that wrote it: resuming on the same backend (and, for the GPU, the same
+    /// adapter) continues bit for bit.
+    pub backend: Backend,
+    /// The adapter that wrote it, as `GpuContext::describe` names it (empty on the CPU).
+    pub adapter: String,
+    /// What the command-line run was asked to do, so `rigid-crowd resume` can finish it.
+    pub run: Option<RunPlan>,
+    /// The external loads in force at the checkpoint, if any were set.
+    pub external_loads: Option<Vec<ExternalLoad>>,
+    /// The bodies frozen under the `freeze` policy, in crowd order: a resumed run keeps them
+    /// frozen at their last good state, with the step and fault that froze them.
+    pub quarantined: Vec<QuarantinedBody>,
+}
+
+impl Checkpoint {
+    /// The clock step the checkpoint was taken at.
+    pub fn step(&self) -> u64 {
+        self.crowd.start_step
+    }
+
+    /// The crowd with `custom` attached as its custom force: for resuming a crowd whose
+    /// custom force had a Rust twin, which a file cannot hold.
+    pub fn with_custom_force(mut self, custom: CustomForce) -> Self {
+        self.crowd.custom_force = Some(custom);
+        self
+    }
+}
