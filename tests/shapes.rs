@@ -482,7 +482,7 @@ fn a_mesh_body_spun_about_a_principal_axis_reports_the_rigid_motion_of_its_verti
                 (pose.position + pose.orientation * vertex - expected).length()
                     / expected.length().max(1.0)
             })
-            .fold(0.0, f64::max);
+            .fold(0.0, common::largest);
         eprintln!(
             "{backend:?}: worst relative vertex error {worst:.2e} (tolerance {tolerance:.0e})"
         );

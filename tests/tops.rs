@@ -24,7 +24,7 @@ fn trajectory(crowd: &Crowd, backend: Backend, chunk: u64, samples: usize) -> Ve
 fn worst(pairs: impl Iterator<Item = (DVec3, DVec3)>) -> f64 {
     pairs
         .map(|(got, expected)| (got - expected).length() / expected.length())
-        .fold(0.0, f64::max)
+        .fold(0.0, common::largest)
 }
 
 #[test]
@@ -114,7 +114,7 @@ fn asymmetric_top_near_its_intermediate_axis_flips_on_schedule() {
                 .iter()
                 .enumerate()
                 .map(|(i, w)| (*w - top.body_angular_velocity(time(i))).length())
-                .fold(0.0, f64::max)
+                .fold(0.0, common::largest)
                 / omega0.length();
             // Zero crossings of omega2 by linear interpolation between samples.
             let mut flips = Vec::new();
@@ -227,7 +227,7 @@ fn symplectic_euler_keeps_a_springs_energy_bounded_where_euler_pumps_it_up() {
             bodies
                 .iter()
                 .map(|b| (energy(b) - e0).abs() / e0)
-                .fold(0.0, f64::max)
+                .fold(0.0, common::largest)
         };
         let symplectic = run(Integrator::SymplecticEuler);
         let euler = run(Integrator::Euler);

@@ -78,7 +78,7 @@ pub fn demo(args: DemoArgs) -> Result<ExitCode> {
             continue;
         };
         let deviation = Deviation::between(&bodies, &reference);
-        worst = worst.max(deviation.max());
+        worst = crate::verify::compare::largest(worst, deviation.max());
         let parts: Vec<String> = deviation
             .named()
             .iter()

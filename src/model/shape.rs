@@ -305,7 +305,7 @@ mod tests {
             let volume_error = relative(volume, shape.volume());
             let moment_error = (0..3)
                 .map(|i| relative(moments[i], exact[i]))
-                .fold(0.0, f64::max);
+                .fold(0.0, crate::verify::compare::largest);
             eprintln!(
                 "{shape:?}: volume error {volume_error:.2e}, moment error {moment_error:.2e}"
             );

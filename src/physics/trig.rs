@@ -120,6 +120,7 @@ pub fn sin_cos<R: Scalar>(x: R) -> (R, R) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::verify::compare::largest;
 
     /// Error in units of the precision's epsilon, relative away from zero, absolute near it.
     fn error(got: f64, expected: f64, epsilon: f64) -> f64 {
@@ -141,9 +142,12 @@ mod tests {
             for _ in 0..50_000 {
                 let x = uniform(&mut seed, span);
                 let (s, c) = sin_cos(x);
-                let e = error(s, x.sin(), f64::EPSILON).max(error(c, x.cos(), f64::EPSILON));
+                let e = largest(
+                    error(s, x.sin(), f64::EPSILON),
+                    error(c, x.cos(), f64::EPSILON),
+                );
                 assert!(!e.is_nan(), "x = {x}: sin {s}, cos {c}");
-                worst = worst.max(e);
+                worst = largest(worst, e);
             }
             assert!(worst <= 2.0, "|x| <= {span:e}: {worst:.2} ulps");
         }
@@ -159,13 +163,12 @@ mod tests {
                 let x = uniform(&mut seed, span) as f32;
                 let (s, c) = sin_cos(x);
                 let exact = (x as f64).sin_cos();
-                let e = error(s as f64, exact.0, f32::EPSILON as f64).max(error(
-                    c as f64,
-                    exact.1,
-                    f32::EPSILON as f64,
-                ));
+                let e = largest(
+                    error(s as f64, exact.0, f32::EPSILON as f64),
+                    error(c as f64, exact.1, f32::EPSILON as f64),
+                );
                 assert!(!e.is_nan(), "x = {x}: sin {s}, cos {c}");
-                worst = worst.max(e);
+                worst = largest(worst, e);
             }
             assert!(worst <= 2.0, "|x| <= {span:e}: {worst:.2} ulps");
         }

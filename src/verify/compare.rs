@@ -4,6 +4,12 @@ use glam::DVec3;
 
 use crate::model::body::Body;
 
+/// The larger of `a` and `b`, and NaN if either is: a deviation that is NaN must fail every
+/// comparison, where `f64::max` would return the other operand and hide it.
+pub(crate) fn largest(a: f64, b: f64) -> f64 {
+    if a.is_nan() || a >= b { a } else { b }
+}
+
 /// Largest relative deviation of each quantity between a tested run and a reference run.
 ///
 /// For every body, `|tested - reference| / max(|reference|, crowd scale)`, where the crowd
@@ -38,7 +44,7 @@ impl Deviation {
                 .map(|(t, r)| {
                     (f(t) - f(r)).length() / f(r).length().max(scale).max(f64::MIN_POSITIVE)
                 })
-                .fold(0.0, f64::max)
+                .fold(0.0, largest)
         };
         let orientation = tested
             .iter()
@@ -47,7 +53,7 @@ impl Deviation {
                 let (a, b) = (t.state.orientation, r.state.orientation);
                 (a - b).length().min((a + b).length())
             })
-            .fold(0.0, f64::max);
+            .fold(0.0, largest);
         Self {
             position: vector(&|b| b.state.position),
             orientation,
@@ -60,7 +66,7 @@ impl Deviation {
 
     /// The largest of all quantities.
     pub fn max(&self) -> f64 {
-        self.named().iter().map(|(_, v)| *v).fold(0.0, f64::max)
+        self.named().iter().map(|(_, v)| *v).fold(0.0, largest)
     }
 
     /// Each quantity with its name, in a fixed order.
@@ -103,4 +109,41 @@ pub fn differing_bodies(tested: &[Body], reference: &[Body]) -> usize {
 fn rms(values: impl Iterator<Item = DVec3>) -> f64 {
     let (sum, n) = values.fold((0.0, 0usize), |(s, n), v| (s + v.length_squared(), n + 1));
     if n == 0 { 0.0 } else { (sum / n as f64).sqrt() }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::body::BodyState;
+    use crate::model::mass::MassProperties;
+    use glam::DQuat;
+
+    fn body(position: DVec3) -> Body {
+        let state = BodyState {
+            position,
+            orientation: DQuat::IDENTITY,
+            linear_momentum: DVec3::X,
+            angular_momentum: DVec3::Y,
+        };
+        let mass = MassProperties::from_principal(1.0, DVec3::ONE, "mass").unwrap();
+        Body { mass, state }
+    }
+
+    #[test]
+    fn a_nan_anywhere_fails_every_comparison() {
+        let reference = [body(DVec3::X), body(DVec3::Y)];
+        let fine = Deviation::between(&[body(DVec3::X), body(DVec3::Y * 1.5)], &reference);
+        assert!(fine.max() > 0.0 && fine.max() <= 1.0, "{fine:?}");
+        // The NaN body first and last: a fold with f64::max would keep only the finite one.
+        for tested in [
+            [body(DVec3::NAN), body(DVec3::Y)],
+            [body(DVec3::X), body(DVec3::NAN)],
+        ] {
+            let deviation = Deviation::between(&tested, &reference);
+            assert!(deviation.position.is_nan(), "{deviation:?}");
+            assert!(!(deviation.max() <= 1e-3), "{deviation:?}");
+        }
+        assert!(largest(f64::NAN, 1.0).is_nan() && largest(1.0, f64::NAN).is_nan());
+        assert_eq!(largest(1.0, 2.0), 2.0);
+    }
 }

@@ -17,6 +17,12 @@ pub fn gpu() -> &'static GpuContext {
     })
 }
 
+/// The larger of `a` and `b`, and NaN if either is, for folding errors: `f64::max` returns
+/// the other operand of a NaN, so a NaN error would pass a tolerance.
+pub fn largest(a: f64, b: f64) -> f64 {
+    if a.is_nan() || a >= b { a } else { b }
+}
+
 /// Runs `crowd` for `steps` steps on `backend` and returns the bodies.
 pub fn run(crowd: &Crowd, steps: u64, backend: Backend) -> Vec<Body> {
     let mut sim = Simulation::on_backend(crowd, backend, gpu()).expect("valid crowd");

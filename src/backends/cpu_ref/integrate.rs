@@ -101,7 +101,8 @@ mod tests {
         let mut worst: f64 = 0.0;
         for _ in 0..2000 {
             state = step_unnormalized(Integrator::LieRk4, &state, &mass, &[], &no_env(), 0.0, h);
-            worst = worst.max((state.orientation.length() - 1.0).abs());
+            worst =
+                crate::verify::compare::largest(worst, (state.orientation.length() - 1.0).abs());
         }
         // Each step multiplies unit quaternions (a few ulps each) and never renormalizes:
         // round-off accumulates as a random walk, ~sqrt(2000) * 1e-16.
