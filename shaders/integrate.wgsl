@@ -16,7 +16,7 @@
 @group(0) @binding(7) var<storage, read_write> faults: Faults;
 
 /// The time of step `low + STEPS_PER_OVERFLOW high`; twin of `step_time` in
-/// src/cpu/integrate.rs (the split keeps f32 times as they were when the count lived in
+/// src/physics/clock.rs (the split keeps f32 times as they were when the count lived in
 /// f32 lanes; in f64 both products are exact).
 fn step_time(low: u32, high: u32, dt: real) -> real {
     return real(low) * dt + real(high) * (real(STEPS_PER_OVERFLOW) * dt);
@@ -43,14 +43,14 @@ fn dispatch_times(low: u32, high: u32) -> vec2<real> {
 override workgroup_size: u32 = 64u;
 
 /// One full step of one body from time t, then q renormalized (Baraff 4). `scheme_step`,
-/// generated with a case for the crowd's integrator (src/gpu/kernel_spec.rs), calls
+/// generated with a case for the crowd's integrator (src/backends/gpu/kernel_spec.rs), calls
 /// `<integrator name>_step` and reports an unknown code.
 fn integrate_step(s: Motion, c: BodyConstants, env: ForceEnv, t: real, h: real) -> Motion {
     return renormalize(scheme_step(s, c, env, t, h));
 }
 
 /// Whether every component is finite (`all_finite` comes with the precision's math, see
-/// src/gpu/shader.rs).
+/// src/backends/gpu/shader.rs).
 fn motion_is_finite(m: Motion) -> bool {
     return all_finite(vec4<real>(m.position, m.linear_momentum.x))
         && all_finite(m.orientation)
@@ -59,7 +59,7 @@ fn motion_is_finite(m: Motion) -> bool {
 }
 
 /// The FAULT_* code of the first rule a body's new state `next` breaks, or HEALTHY_STATUS;
-/// twin of `state_fault` in src/fault.rs. KERNEL_ENVELOPE is generated: false (no limit
+/// twin of `state_fault` in src/backends/cpu_ref/faults.rs. KERNEL_ENVELOPE is generated: false (no limit
 /// set) folds the envelope away.
 fn state_fault(next: Motion, c: BodyConstants) -> u32 {
     if !motion_is_finite(next) {

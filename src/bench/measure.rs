@@ -90,7 +90,7 @@ pub struct Measurement {
     /// GPU only: the kernel's [`arithmetic_intensity`] (gravity-drag workload).
     pub flop_per_byte: Option<f64>,
     /// GPU only: operations per body-step of the kernel built for this crowd, counted in its
-    /// generated source along the longest path (src/gpu/op_count.rs), at this row's fusion.
+    /// generated source along the longest path (src/backends/gpu/op_count.rs), at this row's fusion.
     pub ops_per_body_step: Option<f64>,
     /// Body-steps per second over the `cpu-ref` row of the same size (best thread count).
     pub speedup_over_cpu_ref: Option<f64>,

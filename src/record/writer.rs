@@ -468,7 +468,7 @@ pub(crate) fn encode_frame_part(
 
 /// One frame's CSV rows (`step,time,body,` and the [`TRAJECTORY_COLUMNS`]) appended to `out`,
 /// the bodies formatted in parallel in chunks and joined in order: the text is std's `{}` of
-/// every number (src/csv.rs), whatever the number of threads.
+/// every number (src/record/csv.rs), whatever the number of threads.
 fn push_csv_frame(out: &mut Vec<u8>, step: u64, time: f64, first_body: usize, bodies: &[Body]) {
     use rayon::prelude::*;
     const BODIES_PER_TASK: usize = 2048;

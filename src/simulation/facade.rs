@@ -37,7 +37,7 @@ pub struct Simulation {
     pub(super) settings: Crowd,
     pub(super) body_count: usize,
     pub(super) steps_taken: u64,
-    /// Outstanding [`StatesTicket`]s (src/simulation/states_readback.rs).
+    /// Outstanding [`StatesTicket`]s (src/simulation/tickets.rs).
     pub(super) readbacks: Readbacks,
     /// The loads last set, kept for checkpoints.
     pub(super) external_loads: Option<Vec<ExternalLoad>>,

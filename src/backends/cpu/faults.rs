@@ -1,5 +1,5 @@
 //! The fault rules on eight lanes at once: the non-finite test as a mask, the envelope
-//! as the definition's `envelope_breaches` on lanes (as `state_fault` in src/fault.rs and the
+//! as the definition's `envelope_breaches` on lanes (as `state_fault` in src/backends/cpu_ref/faults.rs and the
 //! kernel run it). The healthy path is one mask per block and step; which rule a lane broke
 //! is worked out only once one did.
 

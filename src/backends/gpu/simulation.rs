@@ -1,5 +1,5 @@
 //! The GPU backend's simulation: uploads a crowd once, then encodes many integration
-//! dispatches per submission and reads back only when asked. Twin of src/cpu_ref/simulation.rs.
+//! dispatches per submission and reads back only when asked. Twin of src/backends/cpu_ref/simulation.rs.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -64,10 +64,10 @@ pub struct GpuSimulation {
     any_frozen: bool,
     /// What made the kernel's results unusable, once something did.
     broken: Option<KernelBreak>,
-    /// Outstanding non-blocking state requests (src/gpu/async_readback.rs).
+    /// Outstanding non-blocking state requests (src/backends/gpu/async_readback.rs).
     pub(super) readback: AsyncReadback,
     /// The crowd index of body 0 here: not 0 for one shard of a crowd spread over several
-    /// devices (src/gpu/shards.rs). The kernel sees crowd indices; everything else here
+    /// devices (src/backends/gpu/shards.rs). The kernel sees crowd indices; everything else here
     /// counts from this simulation's first body.
     first_body: usize,
 }
@@ -355,7 +355,7 @@ impl GpuSimulation {
     }
 
     /// Queues a copy of the states as the steps queued so far leave them and returns its
-    /// id; integration can be queued behind it at once (see src/gpu/async_readback.rs).
+    /// id; integration can be queued behind it at once (see src/backends/gpu/async_readback.rs).
     pub(crate) fn request_states(&mut self) -> Result<u64> {
         self.ctx.check_lost()?;
         self.readback.request(&self.ctx, &self.chunks)
