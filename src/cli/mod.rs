@@ -19,6 +19,7 @@ mod recording;
 mod render;
 mod resume;
 mod run;
+mod run_loop;
 mod text;
 #[cfg(feature = "mpi")]
 mod world;

@@ -19,6 +19,8 @@ use super::quarantine_report::{QuarantineReport, entries};
 use super::recording::Recording;
 use super::resume::ResumeArgs;
 use super::run::{Output, PlannedRun, RunArgs, parse_backend};
+use super::run_loop::{Stepping, run_to_end};
+use super::text::say;
 use super::world::{World, conclude};
 use crate::assembly::body_source::BodySource;
 use crate::backends::gpu::{DeviceCount, GpuContext};
@@ -214,73 +216,26 @@ struct Drive {
 
 /// Steps to `plan.end_step`, writing the frames due and the checkpoints, then the final
 /// states; rank 0 prints the summary, or the error with where the work is.
-fn drive(mut sim: MpiSimulation<SimpleCommunicator>, mut d: Drive) -> Result<ExitCode> {
+fn drive(sim: MpiSimulation<SimpleCommunicator>, mut d: Drive) -> Result<ExitCode> {
     let start_step = sim.clock_step();
     let steps = d.plan.end_step.saturating_sub(start_step);
-    let mut last_checkpoint = None;
+    let mut rank = RankRun {
+        sim,
+        schedule: d.schedule.take(),
+        recording: d.recording.take(),
+    };
     let start = Instant::now();
-    let outcome = (|| -> Result<()> {
-        let every_checkpoint = d.plan.checkpoint_every;
-        let mut next_checkpoint = match (&d.checkpoint, every_checkpoint) {
-            (Some(_), every) if every > 0 => start_step + every,
-            _ => u64::MAX,
-        };
-        loop {
-            let clock = sim.clock_step();
-            if let Some(schedule) = &mut d.schedule {
-                if schedule.next == clock {
-                    schedule.write_frame(&mut sim, d.recording.as_mut())?;
-                }
-            }
-            if clock >= d.plan.end_step {
-                return Ok(());
-            }
-            let mut target = d.plan.end_step.min(next_checkpoint);
-            if let Some(schedule) = &d.schedule {
-                target = target.min(schedule.next);
-            }
-            sim.step(target - clock)?;
-            let clock = sim.clock_step();
-            let due = clock == next_checkpoint || clock == d.plan.end_step;
-            if let (Some(path), true) = (&d.checkpoint, due) {
-                if let Some(schedule) = &mut d.schedule {
-                    if schedule.next == clock {
-                        schedule.write_frame(&mut sim, d.recording.as_mut())?;
-                    }
-                }
-                let synced = match &mut d.recording {
-                    Some(recording) => recording.sync(sim.local_mut()),
-                    None => Ok(None),
-                };
-                let synced = sim.agree(synced)?;
-                let run = sim.is_root().then(|| RunPlan {
-                    recording: synced,
-                    ..d.plan.clone()
-                });
-                sim.checkpoint(path, run)?;
-                last_checkpoint = Some(clock);
-                next_checkpoint = clock + every_checkpoint;
-            }
-        }
-    })();
-    if let Err(e) = outcome {
-        if sim.is_root() {
-            match (&d.checkpoint, last_checkpoint) {
-                (Some(path), Some(step)) => super::text::say(&format!(
-                    "error: {e}; the last checkpoint is {} (step {step}): continue with `mpirun -np {} rigid-crowd resume {}`",
-                    path.display(),
-                    sim.ranks(),
-                    path.display()
-                )),
-                (Some(path), None) => super::text::say(&format!(
-                    "error: {e}; no checkpoint was written yet ({} is unchanged)",
-                    path.display()
-                )),
-                (None, _) => super::text::say(&format!("error: {e}")),
-            }
+    if let Err(stopped) = run_to_end(&mut rank, &d.plan, d.checkpoint.as_deref()) {
+        if rank.sim.is_root() {
+            let resume = format!("mpirun -np {} rigid-crowd resume", rank.sim.ranks());
+            say(&stopped.line(d.checkpoint.as_deref(), &resume));
         }
         return Ok(ExitCode::FAILURE);
     }
+    let RankRun {
+        mut sim, recording, ..
+    } = rank;
+    d.recording = recording;
     let integrated = Instant::now();
     let elapsed = (integrated - start).as_secs_f64();
     write_final_states(&mut sim, d.output.take(), d.out_format)?;
@@ -301,7 +256,7 @@ fn drive(mut sim: MpiSimulation<SimpleCommunicator>, mut d: Drive) -> Result<Exi
     if sim.is_root() {
         let body_steps = sim.body_count() as f64 * steps as f64;
         let (integrator, dt) = d.integrator;
-        super::text::say(&format!(
+        say(&format!(
             "{} bodies x {steps} steps ({integrator}, dt = {dt} s) on {}: {elapsed:.3} s, {}body-steps/s; wrote {}{recorded}; set-up {:.3} s, integration {elapsed:.3} s, output {:.3} s",
             sim.body_count(),
             d.adapter,
@@ -311,10 +266,69 @@ fn drive(mut sim: MpiSimulation<SimpleCommunicator>, mut d: Drive) -> Result<Exi
             integrated.elapsed().as_secs_f64(),
         ));
         if let Some(line) = reported {
-            super::text::say(&line);
+            say(&line);
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// A rank's share of the run, as the run loop drives it.
+struct RankRun {
+    sim: MpiSimulation<SimpleCommunicator>,
+    /// The frames to record, known to every rank (rank 0 writes them).
+    schedule: Option<FrameSchedule>,
+    /// Rank 0's recording.
+    recording: Option<Recording>,
+}
+
+impl RankRun {
+    /// Writes the frame due at the current step, if one is.
+    fn write_due_frame(&mut self) -> Result<()> {
+        match &mut self.schedule {
+            Some(schedule) if schedule.next == self.sim.clock_step() => {
+                schedule.write_frame(&mut self.sim, self.recording.as_mut())
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+impl Stepping for RankRun {
+    fn clock_step(&self) -> u64 {
+        self.sim.clock_step()
+    }
+
+    fn advance(&mut self, steps: u64) -> Result<()> {
+        let target = self.sim.clock_step() + steps;
+        loop {
+            self.write_due_frame()?;
+            let clock = self.sim.clock_step();
+            if clock >= target {
+                return Ok(());
+            }
+            let next_frame = self.schedule.as_ref().map_or(u64::MAX, |s| s.next);
+            self.sim.step(target.min(next_frame) - clock)?;
+        }
+    }
+
+    fn checkpoint(&mut self, path: &Path, plan: &RunPlan) -> Result<()> {
+        let synced = match &mut self.recording {
+            Some(recording) => recording.sync(self.sim.local_mut()),
+            None => Ok(None),
+        };
+        let synced = self.sim.agree(synced)?;
+        let run = self.sim.is_root().then(|| RunPlan {
+            recording: synced,
+            ..plan.clone()
+        });
+        self.sim.checkpoint(path, run)
+    }
+
+    fn finish(&mut self) -> Result<()> {
+        // A run of no steps still writes the frame of its first step.
+        self.write_due_frame()?;
+        self.sim.finish()
+    }
 }
 
 /// The list of the bodies a `freeze` run froze, every rank's entries (made where the bodies'

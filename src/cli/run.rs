@@ -7,6 +7,9 @@ use std::time::Instant;
 use clap::Args;
 
 use super::quarantine_report::QuarantineReport;
+use super::recording::Recording;
+use super::run_loop::{Stepping, run_to_end};
+use super::text::say;
 use crate::assembly::body_source::BodySource;
 use crate::checkpoint::atomic_file::AtomicFile;
 use crate::model::fault_rules::{FaultRules, OnFault};
@@ -152,7 +155,7 @@ pub fn run(args: RunArgs, started: Instant) -> Result<ExitCode> {
     let output = Output::claim(&args.out)?;
     let planned = PlannedRun::of(&args, backend)?;
     let resumable = args.checkpoint.is_some();
-    let recording = super::recording::Recording::prepare(
+    let recording = Recording::prepare(
         &args.recording,
         planned.body_count(),
         planned.steps,
@@ -248,7 +251,7 @@ pub(crate) fn drive(
     plan: &RunPlan,
     output: Output,
     checkpoint_path: Option<&Path>,
-    mut recording: super::recording::Recording,
+    recording: Recording,
     started: Instant,
 ) -> Result<ExitCode> {
     let RunStart {
@@ -293,57 +296,22 @@ pub(crate) fn drive(
     sim.freeze(&quarantined)?;
     let (integrator, dt) = (crowd.integrator, crowd.dt);
     drop(crowd);
-    #[cfg(feature = "fault-injection")]
-    let fault = injected_device_loss()?;
     let start_step = sim.clock_step();
     let steps = plan.end_step.saturating_sub(start_step);
-    let mut last_checkpoint: Option<u64> = None;
+    let mut local = LocalRun {
+        sim,
+        recording,
+        #[cfg(feature = "fault-injection")]
+        device_loss: injected_device_loss()?,
+    };
     let start = Instant::now();
-    let outcome = (|| -> Result<()> {
-        while sim.clock_step() < plan.end_step {
-            let left = plan.end_step - sim.clock_step();
-            let chunk = match plan.checkpoint_every {
-                0 => left,
-                every => left.min(every),
-            };
-            recording.advance(&mut sim, chunk)?;
-            #[cfg(feature = "fault-injection")]
-            if let Some((at, device)) = fault {
-                if sim.clock_step() >= at {
-                    if let Some(ctx) = sim.gpu_device(device) {
-                        ctx.destroy_device();
-                    }
-                }
-            }
-            if let Some(path) = checkpoint_path {
-                let mut checkpoint = sim.checkpoint()?;
-                let recording = recording.sync(&mut sim)?;
-                checkpoint.run = Some(RunPlan {
-                    recording,
-                    ..plan.clone()
-                });
-                checkpoint.write(path)?;
-                last_checkpoint = Some(sim.clock_step());
-            }
-        }
-        sim.finish()
-    })();
-    if let Err(e) = outcome {
-        // One line that says what failed and where the work is.
-        match (checkpoint_path, last_checkpoint) {
-            (Some(path), Some(step)) => eprintln!(
-                "error: {e}; the last checkpoint is {} (step {step}): continue with `rigid-crowd resume {}`",
-                path.display(),
-                path.display()
-            ),
-            (Some(path), None) => eprintln!(
-                "error: {e}; no checkpoint was written yet ({} is unchanged)",
-                path.display()
-            ),
-            (None, _) => eprintln!("error: {e}"),
-        }
+    if let Err(stopped) = run_to_end(&mut local, plan, checkpoint_path) {
+        say(&stopped.line(checkpoint_path, "rigid-crowd resume"));
         return Ok(ExitCode::FAILURE);
     }
+    let LocalRun {
+        mut sim, recording, ..
+    } = local;
     let integrated = Instant::now();
     let elapsed = (integrated - start).as_secs_f64();
     write_final_states(output.file, output.format, &mut sim)?;
@@ -367,6 +335,48 @@ pub(crate) fn drive(
         eprintln!("{}", report.write(&mut sim)?);
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// A run in one process, as the run loop drives it.
+struct LocalRun {
+    sim: Simulation,
+    recording: Recording,
+    /// `RIGID_CROWD_INJECT_DEVICE_LOSS_AT`'s step and device, in test builds.
+    #[cfg(feature = "fault-injection")]
+    device_loss: Option<(u64, usize)>,
+}
+
+impl Stepping for LocalRun {
+    fn clock_step(&self) -> u64 {
+        self.sim.clock_step()
+    }
+
+    fn advance(&mut self, steps: u64) -> Result<()> {
+        self.recording.advance(&mut self.sim, steps)?;
+        #[cfg(feature = "fault-injection")]
+        if let Some((at, device)) = self.device_loss {
+            if self.sim.clock_step() >= at {
+                if let Some(ctx) = self.sim.gpu_device(device) {
+                    ctx.destroy_device();
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn checkpoint(&mut self, path: &Path, plan: &RunPlan) -> Result<()> {
+        let mut checkpoint = self.sim.checkpoint()?;
+        let recording = self.recording.sync(&mut self.sim)?;
+        checkpoint.run = Some(RunPlan {
+            recording,
+            ..plan.clone()
+        });
+        checkpoint.write(path)
+    }
+
+    fn finish(&mut self) -> Result<()> {
+        self.sim.finish()
+    }
 }
 
 /// The process's peak resident memory (`VmHWM`, Linux only): what a run of this size needs.
