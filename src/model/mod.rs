@@ -16,6 +16,7 @@ pub(crate) mod mass;
 pub(crate) mod mesh;
 pub(crate) mod plane;
 pub(crate) mod precision;
+pub(crate) mod quarantine;
 pub(crate) mod shape;
 pub(crate) mod states;
 pub(crate) mod validate;

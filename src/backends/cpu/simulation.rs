@@ -1,7 +1,5 @@
 //! The fast CPU backend: f32, eight bodies per block, blocks spread over every core.
 
-use std::collections::BTreeMap;
-
 use rayon::prelude::*;
 
 use crate::assembly::body_masses::{BodyMasses, MassChunk};
@@ -18,9 +16,10 @@ use crate::backends::cpu::integrate::integrate_step;
 use crate::model::body::{Body, BodyState};
 use crate::model::error::Result;
 use crate::model::fault::Fault;
-use crate::model::fault_rules::{OnFault, QuarantinedBody};
+use crate::model::fault_rules::QuarantinedBody;
 use crate::model::integrator::Integrator;
 use crate::model::mass::MassProperties;
+use crate::model::quarantine::Quarantine;
 #[cfg(target_arch = "x86_64")]
 use crate::physics::avx::AvxLanes;
 use crate::physics::clock::step_time;
@@ -187,14 +186,12 @@ pub struct CpuSimulation {
     dt: f32,
     /// `start_step` plus the steps taken.
     step: u64,
-    on_fault: OnFault,
     /// The squared speed, angular speed and distance limits, when any is set.
     envelope_squared: Option<[f32; 3]>,
     /// Each block's frozen lanes.
     frozen_lanes: Vec<LaneMask>,
-    /// The frozen bodies: the clock step of each one's last good state (which `states`
-    /// keeps) and the fault that froze it.
-    frozen: BTreeMap<usize, (u64, Fault)>,
+    /// The policy and the frozen bodies, whose last good states `states` keeps.
+    quarantine: Quarantine,
 }
 
 impl CpuSimulation {
@@ -259,14 +256,13 @@ impl CpuSimulation {
             integrator: crowd.integrator,
             dt: crowd.dt as f32,
             step: crowd.start_step,
-            on_fault: crowd.fault_rules.on_fault,
+            quarantine: Quarantine::new(crowd.fault_rules.on_fault),
             envelope_squared: crowd
                 .fault_rules
                 .envelope
                 .is_set()
                 .then(|| crowd.fault_rules.envelope.squared_limits(|v| v as f32)),
             frozen_lanes,
-            frozen: BTreeMap::new(),
         })
     }
 
@@ -308,7 +304,7 @@ impl CpuSimulation {
         let (integrator, dt, first_step) = (self.integrator, self.dt, self.step);
         let loads = &self.loads[..];
         let envelope_squared = self.envelope_squared.as_ref();
-        let freeze = self.on_fault == OnFault::Freeze;
+        let freeze = self.quarantine.freezes();
         let faults: Vec<(usize, u64, Fault)> = self
             .states
             .par_iter_mut()
@@ -347,16 +343,7 @@ impl CpuSimulation {
             })
             .collect();
         self.step += steps;
-        match self.on_fault {
-            OnFault::Stop => faults.into_iter().min_by_key(|&(body, ..)| body),
-            OnFault::Freeze => {
-                let found = faults
-                    .into_iter()
-                    .map(|(body, step, fault)| (body, (step, fault)));
-                self.frozen.extend(found);
-                None
-            }
-        }
+        self.quarantine.settle(faults)
     }
 
     /// Body `i`'s mass properties.
@@ -367,22 +354,15 @@ impl CpuSimulation {
 
     /// The frozen bodies, in crowd order.
     pub(crate) fn quarantined(&self) -> Vec<QuarantinedBody> {
-        self.frozen
-            .iter()
-            .map(|(&body, &(step, fault))| QuarantinedBody {
-                body,
-                step,
-                fault,
-                state: self.states[body / LANES].state(body % LANES),
-            })
-            .collect()
+        self.quarantine
+            .records(|body| self.states[body / LANES].state(body % LANES))
     }
 
     /// Freezes each body of `bodies` at its given state, step and fault (validated).
     pub(crate) fn freeze(&mut self, bodies: &[QuarantinedBody]) {
         for q in bodies {
             self.set_state(q.body, &q.state);
-            self.frozen.insert(q.body, (q.step, q.fault));
+            self.quarantine.freeze(q);
             let (block, lane) = (q.body / LANES, q.body % LANES);
             self.frozen_lanes[block] |= self.lanes_of(block, lane);
         }
@@ -411,7 +391,7 @@ impl CpuSimulation {
             self.states[block].set(l, state);
         }
         self.frozen_lanes[block] &= !lanes;
-        self.frozen.remove(&i);
+        self.quarantine.release(i);
     }
 
     /// Hands every body's index, mass properties and state (widened to f64) to `visit`, in

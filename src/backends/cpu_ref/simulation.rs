@@ -1,7 +1,5 @@
 //! The CPU reference backend: integrates every body in f64, bodies in parallel.
 
-use std::collections::BTreeMap;
-
 use rayon::prelude::*;
 
 use crate::assembly::body_masses::BodyMasses;
@@ -15,10 +13,11 @@ use crate::backends::cpu_ref::integrate::integrate;
 use crate::model::body::BodyState;
 use crate::model::error::{Error, Result};
 use crate::model::fault::Fault;
-use crate::model::fault_rules::{OnFault, QuarantinedBody};
+use crate::model::fault_rules::QuarantinedBody;
 use crate::model::force::ForceKind;
 use crate::model::integrator::Integrator;
 use crate::model::mass::MassProperties;
+use crate::model::quarantine::Quarantine;
 use crate::physics::contact::{PlaneConstants, ShapeConstants};
 use crate::physics::custom_force::CustomForce;
 use crate::physics::force_law::ExternalLoad;
@@ -38,12 +37,10 @@ pub struct CpuRefSimulation {
     loads: Vec<ExternalLoad>,
     /// `start_step` plus the steps taken: the clock reads `step * dt`.
     step: u64,
-    on_fault: OnFault,
     /// The squared speed, angular speed and distance limits (infinite where unset).
     envelope_squared: [f64; 3],
-    /// The frozen bodies: the clock step of each one's last good state (which `states`
-    /// keeps) and the fault that froze it.
-    frozen: BTreeMap<usize, (u64, Fault)>,
+    /// The policy and the frozen bodies, whose last good states `states` keeps.
+    quarantine: Quarantine,
     /// The crowd index of body 0 here (a custom force sees crowd indices).
     first_body: usize,
 }
@@ -86,9 +83,8 @@ impl CpuRefSimulation {
             custom_force: crowd.custom_force.clone(),
             loads: Vec::new(),
             step: crowd.start_step,
-            on_fault: crowd.fault_rules.on_fault,
+            quarantine: Quarantine::new(crowd.fault_rules.on_fault),
             envelope_squared: crowd.fault_rules.envelope.squared_limits(|v| v),
-            frozen: BTreeMap::new(),
             first_body,
         })
     }
@@ -106,14 +102,14 @@ impl CpuRefSimulation {
         let (keyframes, custom_force) = (&self.keyframes[..], self.custom_force.as_ref());
         let planes = &self.planes[..];
         let (masses, loads) = (&self.masses, &self.loads[..]);
-        let (frozen, envelope_squared) = (&self.frozen, &self.envelope_squared);
+        let (quarantine, envelope_squared) = (&self.quarantine, &self.envelope_squared);
         let first_body = self.first_body;
         let faults: Vec<(usize, u64, Fault)> = self
             .states
             .par_iter_mut()
             .enumerate()
             .filter_map(|(i, body_state)| {
-                if !frozen.is_empty() && frozen.contains_key(&i) {
+                if quarantine.is_frozen(i) {
                     return None;
                 }
                 let mass = masses.get(i);
@@ -153,16 +149,7 @@ impl CpuRefSimulation {
             })
             .collect();
         self.step += steps;
-        match self.on_fault {
-            OnFault::Stop => faults.into_iter().min_by_key(|&(body, ..)| body),
-            OnFault::Freeze => {
-                let found = faults
-                    .into_iter()
-                    .map(|(body, step, fault)| (body, (step, fault)));
-                self.frozen.extend(found);
-                None
-            }
-        }
+        self.quarantine.settle(faults)
     }
 
     /// Body `i`'s mass properties.
@@ -173,22 +160,14 @@ impl CpuRefSimulation {
 
     /// The frozen bodies, in crowd order.
     pub(crate) fn quarantined(&self) -> Vec<QuarantinedBody> {
-        self.frozen
-            .iter()
-            .map(|(&body, &(step, fault))| QuarantinedBody {
-                body,
-                step,
-                fault,
-                state: self.states[body],
-            })
-            .collect()
+        self.quarantine.records(|body| self.states[body])
     }
 
     /// Freezes each body of `bodies` at its given state, step and fault (validated).
     pub(crate) fn freeze(&mut self, bodies: &[QuarantinedBody]) {
         for q in bodies {
             self.states[q.body] = q.state;
-            self.frozen.insert(q.body, (q.step, q.fault));
+            self.quarantine.freeze(q);
         }
     }
 
@@ -202,7 +181,7 @@ impl CpuRefSimulation {
     /// integration.
     pub fn set_state(&mut self, i: usize, state: &BodyState) {
         self.states[i] = *state;
-        self.frozen.remove(&i);
+        self.quarantine.release(i);
     }
 
     /// Hands every body's index, mass properties and state to `visit`, in crowd order.
