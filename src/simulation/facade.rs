@@ -12,6 +12,7 @@ use crate::model::error::{Error, Result};
 use crate::model::fault::Fault;
 use crate::model::fault_rules::{FaultRules, QuarantinedBody};
 use crate::physics::force_law::ExternalLoad;
+use crate::simulation::engine::Engine;
 use std::time::Instant;
 
 use crate::backends::gpu::{GpuChunk, GpuContext, GpuOptions, GpuShards, Precision, StepTimes};
@@ -20,18 +21,10 @@ use crate::model::validate::check_vector;
 
 use crate::simulation::tickets::Readbacks;
 
-#[derive(Debug)]
-pub(super) enum Engine {
-    Reference(CpuRefSimulation),
-    FastCpu(CpuSimulation),
-    // Boxed: the GPU side holds many wgpu handles, the CPU side a few vectors.
-    Gpu(Box<GpuShards>),
-}
-
 /// A crowd being integrated on one backend.
 #[derive(Debug)]
 pub struct Simulation {
-    pub(super) engine: Engine,
+    pub(super) engine: Box<dyn Engine>,
     /// The crowd without its bodies (forces, planes, keyframes, integrator, `dt`, the clock's
     /// first step): what a checkpoint holds besides the bodies.
     pub(super) settings: Crowd,
@@ -96,9 +89,9 @@ impl Simulation {
         crowd.validate_settings(source.len())?;
         let engine = match backend {
             Backend::Reference => {
-                Engine::Reference(CpuRefSimulation::new(crowd, source, first_body)?)
+                Box::new(CpuRefSimulation::new(crowd, source, first_body)?) as Box<dyn Engine>
             }
-            Backend::FastCpu => Engine::FastCpu(CpuSimulation::new(crowd, source, first_body)?),
+            Backend::FastCpu => Box::new(CpuSimulation::new(crowd, source, first_body)?),
             Backend::Gpu | Backend::GpuF64 => {
                 let options = GpuOptions {
                     precision: backend.gpu_precision().unwrap_or(Precision::F32),
@@ -118,11 +111,10 @@ impl Simulation {
         Ok(Self::with_engine(engine, crowd, source.len()))
     }
 
-    fn with_engine(engine: Engine, crowd: &Crowd, body_count: usize) -> Self {
-        let adapter = match &engine {
-            Engine::Gpu(sim) => sim.context().describe(),
-            _ => String::new(),
-        };
+    fn with_engine(engine: Box<dyn Engine>, crowd: &Crowd, body_count: usize) -> Self {
+        let adapter = engine
+            .gpu()
+            .map_or_else(String::new, |g| g.context().describe());
         Self {
             engine,
             settings: Crowd {
@@ -190,12 +182,7 @@ impl Simulation {
             }
             check_state(&q.state, &format!("quarantined[{k}].state"))?;
         }
-        match &mut self.engine {
-            Engine::Reference(sim) => sim.freeze(bodies),
-            Engine::FastCpu(sim) => sim.freeze(bodies),
-            Engine::Gpu(sim) => sim.freeze(bodies)?,
-        }
-        Ok(())
+        self.engine.freeze(bodies)
     }
 
     /// The bodies frozen so far under [`OnFault::Freeze`](crate::OnFault::Freeze), in crowd
@@ -205,21 +192,13 @@ impl Simulation {
     /// only once the kernel has counted a frozen body. Empty under `stop`, whose fault is an
     /// error instead.
     pub fn quarantined(&mut self) -> Result<Vec<QuarantinedBody>> {
-        match &mut self.engine {
-            Engine::Reference(sim) => Ok(sim.quarantined()),
-            Engine::FastCpu(sim) => Ok(sim.quarantined()),
-            Engine::Gpu(sim) => sim.quarantined(),
-        }
+        self.engine.quarantined()
     }
 
     /// Body `body`'s mass properties (an index below the body count).
     #[cfg(feature = "cli")]
     pub(crate) fn mass(&self, body: usize) -> MassProperties {
-        match &self.engine {
-            Engine::Reference(sim) => sim.mass(body),
-            Engine::FastCpu(sim) => sim.mass(body),
-            Engine::Gpu(sim) => sim.mass(body),
-        }
+        self.engine.mass(body)
     }
 
     /// How this run treats bodies that go wrong (the crowd's [`Crowd::fault_rules`]).
@@ -331,18 +310,13 @@ impl Simulation {
         first_body: usize,
     ) -> Result<Self> {
         crowd.validate_settings(source.len())?;
-        let engine = Engine::Gpu(Box::new(GpuShards::new(
-            devices, crowd, source, options, first_body,
-        )?));
+        let engine = Box::new(GpuShards::new(devices, crowd, source, options, first_body)?);
         Ok(Self::with_engine(engine, crowd, source.len()))
     }
 
     /// How many GPU devices the crowd is spread over (0 on the CPU backends).
     pub fn device_count(&self) -> usize {
-        match &self.engine {
-            Engine::Gpu(sim) => sim.device_count(),
-            _ => 0,
-        }
+        self.engine.gpu().map_or(0, GpuShards::device_count)
     }
 
     /// Integrates `crowd` on `backend`, opening the best GPU adapter if needed.
@@ -356,11 +330,7 @@ impl Simulation {
 
     /// The backend in use.
     pub fn backend(&self) -> Backend {
-        match &self.engine {
-            Engine::Reference(_) => Backend::Reference,
-            Engine::FastCpu(_) => Backend::FastCpu,
-            Engine::Gpu(sim) => Backend::gpu(sim.options().precision),
-        }
+        self.engine.backend()
     }
 
     /// Advances every body by `steps` steps. On the GPU this only queues the work.
@@ -374,14 +344,7 @@ impl Simulation {
     /// body is frozen instead (see [`quarantined`](Self::quarantined)) and the rest go on.
     pub fn step(&mut self, steps: u64) -> Result<()> {
         self.check_stopped()?;
-        let fault = match &mut self.engine {
-            Engine::Reference(sim) => sim.step(steps),
-            Engine::FastCpu(sim) => sim.step(steps),
-            Engine::Gpu(sim) => {
-                sim.step(steps)?;
-                None
-            }
-        };
+        let fault = self.engine.step(steps)?;
         self.steps_taken += steps;
         self.fault = fault;
         self.check_stopped()
@@ -399,22 +362,12 @@ impl Simulation {
     /// Fails as [`step`](Self::step) does once a body has stopped the run.
     pub fn finish(&mut self) -> Result<()> {
         self.check_stopped()?;
-        match &mut self.engine {
-            Engine::Reference(_) | Engine::FastCpu(_) => Ok(()),
-            Engine::Gpu(sim) => sim.finish(),
-        }
+        self.engine.finish()
     }
 
     /// The bodies in their current state (a GPU readback on the GPU backend).
     pub fn bodies(&self) -> Result<Vec<Body>> {
-        match &self.engine {
-            Engine::Gpu(sim) => sim.bodies(),
-            _ => {
-                let mut bodies = Vec::with_capacity(self.body_count);
-                self.visit_cpu_states(|_, &mass, &state| bodies.push(Body { mass, state }));
-                Ok(bodies)
-            }
-        }
+        self.engine.bodies()
     }
 
     #[cfg(feature = "cli")]
@@ -423,25 +376,9 @@ impl Simulation {
     /// copy of the crowd kept for later reads.
     pub(crate) fn stream_states(
         &mut self,
-        visit: impl FnMut(usize, &MassProperties, &BodyState),
+        mut visit: impl FnMut(usize, &MassProperties, &BodyState),
     ) -> Result<()> {
-        match &mut self.engine {
-            Engine::Gpu(sim) => sim.stream_states(visit),
-            _ => {
-                self.visit_cpu_states(visit);
-                Ok(())
-            }
-        }
-    }
-
-    /// Hands every body's index, mass properties and state to `visit`, in crowd order, on a
-    /// CPU backend; does nothing on the GPU.
-    fn visit_cpu_states(&self, visit: impl FnMut(usize, &MassProperties, &BodyState)) {
-        match &self.engine {
-            Engine::Reference(sim) => sim.visit_states(visit),
-            Engine::FastCpu(sim) => sim.visit_states(visit),
-            Engine::Gpu(_) => {}
-        }
+        self.engine.stream_states(&mut visit)
     }
 
     /// Hands every body's index, mass properties and current state to `visit`, in crowd
@@ -450,22 +387,16 @@ impl Simulation {
     /// are reported as by [`bodies`](Self::bodies).
     pub(crate) fn visit_states(
         &mut self,
-        visit: impl FnMut(usize, &MassProperties, &BodyState),
+        mut visit: impl FnMut(usize, &MassProperties, &BodyState),
     ) -> Result<()> {
-        match &mut self.engine {
-            Engine::Gpu(sim) => sim.visit_states(visit),
-            _ => {
-                self.visit_cpu_states(visit);
-                Ok(())
-            }
-        }
+        self.engine.visit_states(&mut visit)
     }
 
     /// Runs `steps` steps and waits for them, timing the run on the host and, on a GPU
     /// whose adapter has timestamp queries, on the device (the sum of the compute passes).
     /// Faults are reported as by [`step`](Self::step) and [`finish`](Self::finish).
     pub fn timed_steps(&mut self, steps: u64) -> Result<StepTimes> {
-        let Engine::Gpu(sim) = &mut self.engine else {
+        let Some(sim) = self.engine.gpu_mut() else {
             let start = Instant::now();
             self.step(steps)?;
             return Ok(StepTimes {
@@ -483,37 +414,25 @@ impl Simulation {
     /// [`layout_wgsl`](crate::backends::gpu::layout_wgsl) declares its records. Empty on the CPU
     /// backends.
     pub fn gpu_chunks(&self) -> Vec<GpuChunk<'_>> {
-        match &self.engine {
-            Engine::Gpu(sim) => sim.chunks(),
-            _ => Vec::new(),
-        }
+        self.engine.gpu().map_or_else(Vec::new, GpuShards::chunks)
     }
 
     /// The kernel options in use on the GPU (those asked for, except that a crowd with a
     /// custom force runs the bounds-checked kernel); `None` on the CPU backends.
     pub fn gpu_options(&self) -> Option<&GpuOptions> {
-        match &self.engine {
-            Engine::Gpu(sim) => Some(sim.options()),
-            _ => None,
-        }
+        self.engine.gpu().map(GpuShards::options)
     }
 
     /// The GPU context the simulation runs on (`None` on the CPU backends).
     pub fn gpu_context(&self) -> Option<&GpuContext> {
-        match &self.engine {
-            Engine::Gpu(sim) => Some(sim.context()),
-            _ => None,
-        }
+        self.engine.gpu().map(GpuShards::context)
     }
 
     /// The `index`-th device of a crowd spread over several (test builds: the device a
     /// fault is injected into).
     #[cfg(feature = "fault-injection")]
     pub(crate) fn gpu_device(&self, index: usize) -> Option<&GpuContext> {
-        match &self.engine {
-            Engine::Gpu(sim) => sim.device(index),
-            _ => None,
-        }
+        self.engine.gpu().and_then(|g| g.device(index))
     }
 
     /// How many bodies the simulation integrates.
@@ -564,20 +483,7 @@ impl Simulation {
             checked.push(checked_state(state, &format!("states[{k}]"))?);
         }
         let clock_step = self.clock_step();
-        match &mut self.engine {
-            Engine::Reference(sim) => {
-                for (&i, s) in indices.iter().zip(&checked) {
-                    sim.set_state(i, s);
-                }
-            }
-            Engine::FastCpu(sim) => {
-                for (&i, s) in indices.iter().zip(&checked) {
-                    sim.set_state(i, s);
-                }
-            }
-            Engine::Gpu(sim) => sim.set_states(indices, &checked, clock_step)?,
-        }
-        Ok(())
+        self.engine.set_states(indices, &checked, clock_step)
     }
 
     /// Sets the world-frame force and torque (about the centre of mass) held on each body
@@ -602,11 +508,7 @@ impl Simulation {
                 load.torque.to_array(),
             )?;
         }
-        match &mut self.engine {
-            Engine::Reference(sim) => sim.set_external_loads(loads),
-            Engine::FastCpu(sim) => sim.set_external_loads(loads),
-            Engine::Gpu(sim) => sim.set_external_loads(loads)?,
-        }
+        self.engine.set_external_loads(loads)?;
         self.external_loads = Some(loads.to_vec());
         Ok(())
     }

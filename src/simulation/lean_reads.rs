@@ -1,7 +1,7 @@
 //! Lean reads: the states into caller-owned arrays, one per quantity (src/model/states.rs), with
 //! no per-body objects and no allocation that grows with the crowd.
 
-use super::facade::{Engine, Simulation};
+use super::facade::Simulation;
 use crate::model::error::Result;
 use crate::model::states::{Scalar, StatesMut};
 
@@ -51,11 +51,9 @@ impl Simulation {
     ) -> Result<()> {
         out.check_lengths(self.body_count)?;
         self.check(&ticket)?;
-        match &mut self.engine {
-            Engine::Gpu(sim) => {
-                sim.visit_request(ticket.id(), |i, mass, state| out.put(i, mass, state))
-            }
-            Engine::Reference(_) | Engine::FastCpu(_) => {
+        match self.engine.gpu_mut() {
+            Some(sim) => sim.visit_request(ticket.id(), |i, mass, state| out.put(i, mass, state)),
+            None => {
                 let bodies = self.readbacks.take(ticket.id())?;
                 for (i, body) in bodies.iter().enumerate() {
                     out.put(i, &body.mass, &body.state);

@@ -1,6 +1,7 @@
 //! The facade: one API over every backend (build from a crowd, `step(n)`, read the bodies
 //! back), and the reads that stream states out of it.
 
+mod engine;
 pub(crate) mod facade;
 mod lean_reads;
 mod states_readback;

@@ -6,7 +6,7 @@
 //! integration queued afterwards runs while the copy lands. The CPU backends take the
 //! states at once, so their tickets are ready immediately.
 
-use super::facade::{Engine, Simulation};
+use super::facade::Simulation;
 use crate::model::body::Body;
 use crate::model::error::Result;
 use crate::simulation::tickets::{StatesTicket, foreign_ticket};
@@ -21,9 +21,9 @@ impl Simulation {
     /// Recording never changes the results: the states are exactly those
     /// [`bodies`](Self::bodies) would return now.
     pub fn request_states(&mut self) -> Result<StatesTicket> {
-        let id = match &mut self.engine {
-            Engine::Gpu(sim) => sim.request_states()?,
-            Engine::Reference(_) | Engine::FastCpu(_) => {
+        let id = match self.engine.gpu_mut() {
+            Some(sim) => sim.request_states()?,
+            None => {
                 let bodies = self.bodies()?;
                 self.readbacks.store(bodies)
             }
@@ -41,18 +41,18 @@ impl Simulation {
     /// is an error, as is a ticket of another simulation.
     pub fn try_states(&mut self, ticket: &StatesTicket) -> Result<Option<Vec<Body>>> {
         self.check(ticket)?;
-        match &mut self.engine {
-            Engine::Gpu(sim) => sim.try_states(ticket.id),
-            Engine::Reference(_) | Engine::FastCpu(_) => self.readbacks.take(ticket.id).map(Some),
+        match self.engine.gpu_mut() {
+            Some(sim) => sim.try_states(ticket.id),
+            None => self.readbacks.take(ticket.id).map(Some),
         }
     }
 
     /// The states of `ticket`, waiting for the GPU's copy if needed.
     pub fn wait_states(&mut self, ticket: StatesTicket) -> Result<Vec<Body>> {
         self.check(&ticket)?;
-        match &mut self.engine {
-            Engine::Gpu(sim) => sim.wait_states(ticket.id),
-            Engine::Reference(_) | Engine::FastCpu(_) => self.readbacks.take(ticket.id),
+        match self.engine.gpu_mut() {
+            Some(sim) => sim.wait_states(ticket.id),
+            None => self.readbacks.take(ticket.id),
         }
     }
 
