@@ -28,6 +28,7 @@ use crate::backends::gpu::GpuContext;
 use crate::backends::gpu::chunk::dispatch_grid;
 use crate::backends::gpu::kernel_spec::KernelSpec;
 use crate::backends::gpu::layout::{DispatchParams, Encode, decode_states};
+use crate::backends::gpu::probe;
 use crate::backends::gpu::readback::read_buffer;
 use crate::backends::gpu::shader::{NO_FAULTS, integrate_source};
 use crate::model::body::BodyState;
@@ -125,23 +126,6 @@ fn on_device(ctx: &GpuContext, crowd: &Crowd, precision: Precision) -> DeviceRun
             .map(|custom| custom.wgsl_in(precision)),
     );
     let source = [kernel.as_str(), PROBE].join("\n");
-    let validation = device.push_error_scope(wgpu::ErrorFilter::Validation);
-    let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-        label: Some("derivative_probe.wgsl"),
-        source: wgpu::ShaderSource::Wgsl(source.into()),
-    });
-    let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-        label: Some("derivative probe"),
-        layout: None,
-        module: &module,
-        entry_point: Some("derivative_probe"),
-        compilation_options: wgpu::PipelineCompilationOptions {
-            constants: &[("workgroup_size", WORKGROUP_SIZE as f64)],
-            zero_initialize_workgroup_memory: false,
-        },
-        cache: None,
-    });
-
     let init = |label, contents: &[u8], usage| {
         device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
             label: Some(label),
@@ -184,30 +168,15 @@ fn on_device(ctx: &GpuContext, crowd: &Crowd, precision: Precision) -> DeviceRun
         (7, &faults),
         (8, &out),
     ];
-    let entries: Vec<_> = bound
-        .iter()
-        .map(|&(binding, buffer)| wgpu::BindGroupEntry {
-            binding,
-            resource: buffer.as_entire_binding(),
-        })
-        .collect();
-    let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-        label: Some("derivative probe bindings"),
-        layout: &pipeline.get_bind_group_layout(0),
-        entries: &entries,
-    });
-    if let Some(e) = pollster::block_on(validation.pop()) {
-        panic!("{precision:?}: building the derivative probe failed: {e}");
-    }
-
-    let mut encoder = device.create_command_encoder(&Default::default());
-    {
-        let mut pass = encoder.begin_compute_pass(&Default::default());
-        pass.set_pipeline(&pipeline);
-        pass.set_bind_group(0, &bind_group, &[]);
-        pass.dispatch_workgroups(grid.0, grid.1, 1);
-    }
-    ctx.queue.submit([encoder.finish()]);
+    probe::dispatch(
+        ctx,
+        &format!("derivative probe, {precision:?}"),
+        &source,
+        "derivative_probe",
+        &[("workgroup_size", WORKGROUP_SIZE as f64)],
+        &bound,
+        grid,
+    );
     let terms = with_real!(precision, R => read_terms::<R>(ctx, &out, count));
     let faults: Vec<u32> = read_buffer(ctx, &faults, NO_FAULTS.len()).unwrap();
     assert_eq!(

@@ -625,39 +625,17 @@ mod tests {
             buffer("words", &vec![0u8; words.len() * 4], out),
         ];
         let source = crate::backends::gpu::shader::layout_probe_source(R::PRECISION);
-        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some("layout_probe.wgsl"),
-            source: wgpu::ShaderSource::Wgsl(source.into()),
-        });
-        let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-            label: Some("layout probe"),
-            layout: None,
-            module: &module,
-            entry_point: Some("probe"),
-            compilation_options: Default::default(),
-            cache: None,
-        });
-        let entries: Vec<_> = bound
-            .iter()
-            .enumerate()
-            .map(|(i, b)| wgpu::BindGroupEntry {
-                binding: i as u32,
-                resource: b.as_entire_binding(),
-            })
-            .collect();
-        let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: None,
-            layout: &pipeline.get_bind_group_layout(0),
-            entries: &entries,
-        });
-        let mut encoder = device.create_command_encoder(&Default::default());
-        {
-            let mut pass = encoder.begin_compute_pass(&Default::default());
-            pass.set_pipeline(&pipeline);
-            pass.set_bind_group(0, &bind_group, &[]);
-            pass.dispatch_workgroups(1, 1, 1);
-        }
-        ctx.queue.submit([encoder.finish()]);
+        let bindings: Vec<(u32, &wgpu::Buffer)> = (0..).zip(&bound).collect();
+        let label = format!("layout probe, {:?}", R::PRECISION);
+        crate::backends::gpu::probe::dispatch(
+            ctx,
+            &label,
+            &source,
+            "probe",
+            &[],
+            &bindings,
+            (1, 1),
+        );
         let got_reals: Vec<R> = read_buffer(ctx, &bound[6], reals.len()).unwrap();
         let got_words: Vec<u32> = read_buffer(ctx, &bound[7], words.len()).unwrap();
         let got_reals: Vec<f64> = got_reals.into_iter().map(R::to_f64).collect();

@@ -17,6 +17,8 @@ pub(crate) mod op_count;
 mod options;
 mod pipeline;
 mod pipeline_cache;
+#[cfg(test)]
+mod probe;
 mod readback;
 pub(crate) mod shader;
 mod shards;

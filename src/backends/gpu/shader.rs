@@ -351,18 +351,6 @@ fn probe(@builtin(global_invocation_id) id: vec3<u32>) {
             PROBE,
         ]
         .join("\n");
-        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some("f64 math probe"),
-            source: wgpu::ShaderSource::Wgsl(source.into()),
-        });
-        let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-            label: Some("f64 math probe"),
-            layout: None,
-            module: &module,
-            entry_point: Some("probe"),
-            compilation_options: Default::default(),
-            cache: None,
-        });
         let input = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
             label: Some("xs"),
             contents: bytemuck::cast_slice(xs),
@@ -374,28 +362,17 @@ fn probe(@builtin(global_invocation_id) id: vec3<u32>) {
             usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
             mapped_at_creation: false,
         });
-        let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: None,
-            layout: &pipeline.get_bind_group_layout(0),
-            entries: &[
-                wgpu::BindGroupEntry {
-                    binding: 0,
-                    resource: input.as_entire_binding(),
-                },
-                wgpu::BindGroupEntry {
-                    binding: 1,
-                    resource: output.as_entire_binding(),
-                },
-            ],
-        });
-        let mut encoder = device.create_command_encoder(&Default::default());
-        {
-            let mut pass = encoder.begin_compute_pass(&Default::default());
-            pass.set_pipeline(&pipeline);
-            pass.set_bind_group(0, &group, &[]);
-            pass.dispatch_workgroups(xs.len().div_ceil(64) as u32, 1, 1);
-        }
-        ctx.queue.submit([encoder.finish()]);
+        let grid = (xs.len().div_ceil(64) as u32, 1);
+        let bindings = [(0, &input), (1, &output)];
+        crate::backends::gpu::probe::dispatch(
+            ctx,
+            "f64 math probe",
+            &source,
+            "probe",
+            &[],
+            &bindings,
+            grid,
+        );
         read_buffer(ctx, &output, xs.len() * 2).unwrap()
     }
 
