@@ -250,15 +250,7 @@ fn bad_gpu_kernel_options_are_named() {
 
 /// The last stderr line of a failed run: exactly one `error:` line, no panic.
 fn failure(output: &Output) -> String {
-    assert!(!output.status.success(), "expected failure, got {output:?}");
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(!stderr.contains("panicked"), "panic: {stderr}");
-    let ours: Vec<&str> = stderr
-        .lines()
-        .filter(|l| !l.contains("XDG_RUNTIME_DIR"))
-        .collect();
-    assert_eq!(ours.len(), 1, "one line of error: {stderr}");
-    ours[0].to_string()
+    common::error_line(output)
 }
 
 /// `rigid-crowd run SCENE --backend cpu --out OUT`.

@@ -365,12 +365,7 @@ fn bench_rejects_bad_lists_naming_the_flag() {
         ("--threads", "0"),
     ] {
         let output = rigid_crowd(&["bench", flag, value], &[]);
-        assert!(!output.status.success());
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        let line = stderr
-            .lines()
-            .find(|l| !l.contains("XDG_RUNTIME_DIR"))
-            .unwrap();
+        let line = common::error_line(&output);
         assert!(
             line.starts_with(&format!("error: {flag}: ")),
             "{flag}: {line}"
@@ -436,12 +431,7 @@ fn integrators_rejects_bad_sizes_naming_the_flag() {
         // `--flag=value`: clap would read a bare `-1` as a flag of its own.
         let arg = format!("{flag}={value}");
         let output = rigid_crowd(&["integrators", &arg, "--no-gpu"], &[]);
-        assert!(!output.status.success());
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        let line = stderr
-            .lines()
-            .find(|l| !l.contains("XDG_RUNTIME_DIR"))
-            .unwrap();
+        let line = common::error_line(&output);
         assert!(
             line.starts_with(&format!("error: {flag}: ")),
             "{flag}: {line}"

@@ -4,6 +4,8 @@
 
 mod common;
 
+use common::{Npy, parse_npy};
+
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -77,46 +79,6 @@ fn read_csv(path: &Path) -> Vec<[f64; 19]> {
             row.try_into().unwrap()
         })
         .collect()
-}
-
-/// A parsed `.npy`: dtype, shape and the raw little-endian data.
-struct Npy {
-    descr: String,
-    shape: Vec<usize>,
-    data: Vec<u8>,
-}
-
-fn parse_npy(bytes: &[u8]) -> Npy {
-    assert_eq!(&bytes[..8], b"\x93NUMPY\x01\x00", "magic and version 1.0");
-    let len = u16::from_le_bytes([bytes[8], bytes[9]]) as usize;
-    assert_eq!((10 + len) % 64, 0, "data aligned to 64 bytes");
-    let dict = std::str::from_utf8(&bytes[10..10 + len]).unwrap();
-    assert!(dict.ends_with('\n'));
-    assert!(dict.contains("'fortran_order': False"), "{dict}");
-    let field = |name: &str| {
-        let start = dict.find(&format!("'{name}': ")).unwrap() + name.len() + 4;
-        &dict[start..]
-    };
-    let descr = field("descr")[1..4].to_string();
-    let shape_text = field("shape");
-    let shape: Vec<usize> = shape_text[1..shape_text.find(')').unwrap()]
-        .split(',')
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(|s| s.parse().unwrap())
-        .collect();
-    let data = bytes[10 + len..].to_vec();
-    let element = match descr.as_str() {
-        "<f4" => 4,
-        "<f8" | "<i8" => 8,
-        other => panic!("unexpected dtype {other}"),
-    };
-    assert_eq!(
-        data.len(),
-        shape.iter().product::<usize>() * element,
-        "data size"
-    );
-    Npy { descr, shape, data }
 }
 
 /// Checks `states` against the CSV rows of the same final states: the dtype of the backend,

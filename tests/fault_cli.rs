@@ -4,6 +4,8 @@
 
 mod common;
 
+use common::our_lines;
+
 use common::rigid_crowd;
 use std::path::Path;
 
@@ -31,15 +33,6 @@ fn write(dir: &Path, name: &str, text: &str) -> String {
     let path = dir.join(name);
     std::fs::write(&path, text).unwrap();
     path.to_str().unwrap().to_string()
-}
-
-/// stderr without Mesa's own notices.
-fn our_lines(stderr: &[u8]) -> Vec<String> {
-    String::from_utf8_lossy(stderr)
-        .lines()
-        .filter(|l| !l.contains("XDG_RUNTIME_DIR"))
-        .map(str::to_string)
-        .collect()
 }
 
 /// The CSV's rows without the body column.

@@ -139,14 +139,7 @@ fn a_run_that_goes_non_finite_exits_with_one_line_and_keeps_the_last_checkpoint(
             &[],
         );
         assert_eq!(output.status.code(), Some(1), "{backend}: {output:?}");
-        // Mesa's software driver may print its own XDG_RUNTIME_DIR notice; ours is one line.
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        let stderr: Vec<&str> = stderr
-            .lines()
-            .filter(|l| !l.contains("XDG_RUNTIME_DIR"))
-            .collect();
-        assert_eq!(stderr.len(), 1, "{backend}: {stderr:?}");
-        let stderr = stderr[0];
+        let stderr = common::error_line(&output);
         assert!(
             stderr.contains("body 1 became non-finite") && stderr.contains("step 64"),
             "{backend}: {stderr}"

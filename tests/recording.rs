@@ -4,6 +4,8 @@
 
 mod common;
 
+use common::parse_npy;
+
 use std::io::Read;
 use std::path::Path;
 
@@ -144,39 +146,6 @@ fn a_request_does_not_block_the_integration_queued_behind_it() {
     let at_47 = sim.bodies().unwrap();
     assert_eq!(sim.wait_states(ticket).unwrap(), at_seven);
     assert_ne!(at_seven, at_47);
-}
-
-/// A parsed `.npy`: dtype, shape and the raw little-endian data.
-struct Npy {
-    descr: String,
-    shape: Vec<usize>,
-    data: Vec<u8>,
-}
-
-fn parse_npy(bytes: &[u8]) -> Npy {
-    assert_eq!(&bytes[..8], b"\x93NUMPY\x01\x00", "magic and version 1.0");
-    let len = u16::from_le_bytes([bytes[8], bytes[9]]) as usize;
-    assert_eq!((10 + len) % 64, 0, "data aligned to 64 bytes");
-    let dict = std::str::from_utf8(&bytes[10..10 + len]).unwrap();
-    assert!(dict.ends_with('\n'));
-    assert!(dict.contains("'fortran_order': False"), "{dict}");
-    let field = |name: &str| {
-        let start = dict.find(&format!("'{name}': ")).unwrap() + name.len() + 4;
-        &dict[start..]
-    };
-    let descr = field("descr")[1..4].to_string();
-    let shape_text = field("shape");
-    let shape = shape_text[1..shape_text.find(')').unwrap()]
-        .split(',')
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(|s| s.parse().unwrap())
-        .collect();
-    Npy {
-        descr,
-        shape,
-        data: bytes[10 + len..].to_vec(),
-    }
 }
 
 fn f64s(data: &[u8]) -> Vec<f64> {

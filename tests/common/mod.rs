@@ -132,3 +132,63 @@ pub fn raining_onto_planes(count: usize, seed: u64, drag: rigid_crowd::ForceKind
             0.2,
         ))
 }
+
+/// A parsed `.npy`: dtype, shape and the raw little-endian data.
+pub struct Npy {
+    pub descr: String,
+    pub shape: Vec<usize>,
+    pub data: Vec<u8>,
+}
+
+/// Parses a version 1.0 `.npy` as rigid-crowd writes it (C order, 64-byte aligned data),
+/// checking that the data holds exactly `shape` elements of the dtype.
+pub fn parse_npy(bytes: &[u8]) -> Npy {
+    assert_eq!(&bytes[..8], b"\x93NUMPY\x01\x00", "magic and version 1.0");
+    let len = u16::from_le_bytes([bytes[8], bytes[9]]) as usize;
+    assert_eq!((10 + len) % 64, 0, "data aligned to 64 bytes");
+    let dict = std::str::from_utf8(&bytes[10..10 + len]).unwrap();
+    assert!(dict.ends_with('\n'));
+    assert!(dict.contains("'fortran_order': False"), "{dict}");
+    let field = |name: &str| {
+        let start = dict.find(&format!("'{name}': ")).unwrap() + name.len() + 4;
+        &dict[start..]
+    };
+    let descr = field("descr")[1..4].to_string();
+    let shape_text = field("shape");
+    let shape: Vec<usize> = shape_text[1..shape_text.find(')').unwrap()]
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|s| s.parse().unwrap())
+        .collect();
+    let data = bytes[10 + len..].to_vec();
+    let element = match descr.as_str() {
+        "|u1" => 1,
+        "<f4" | "<i4" | "<u4" => 4,
+        "<f8" | "<i8" => 8,
+        other => panic!("unexpected dtype {other}"),
+    };
+    let elements: usize = shape.iter().product();
+    assert_eq!(data.len(), elements * element, "data size");
+    Npy { descr, shape, data }
+}
+
+/// The lines of `stderr` that are the tool's: without the notices Mesa's software driver
+/// may print (`XDG_RUNTIME_DIR`).
+pub fn our_lines(stderr: &[u8]) -> Vec<String> {
+    String::from_utf8_lossy(stderr)
+        .lines()
+        .filter(|l| !l.contains("XDG_RUNTIME_DIR"))
+        .map(str::to_string)
+        .collect()
+}
+
+/// The error of a failed command: a non-zero exit, no panic, exactly one line of ours.
+pub fn error_line(output: &Output) -> String {
+    assert!(!output.status.success(), "expected failure, got {output:?}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!stderr.contains("panicked"), "panic: {stderr}");
+    let ours = our_lines(&output.stderr);
+    assert_eq!(ours.len(), 1, "one line of error: {stderr}");
+    ours[0].clone()
+}
