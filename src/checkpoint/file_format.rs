@@ -11,7 +11,7 @@ use crate::model::error::{Error, Result};
 /// The first bytes of every checkpoint file.
 pub const CHECKPOINT_MAGIC: [u8; 8] = *b"RGDCRWD\n";
 /// The checkpoint format this build writes; it reads this one and every earlier one.
-/// Version 2 added the recording in progress to the run plan ([`RunPlan::recording`]);
+/// Version 2 added the recording in progress to the run plan ([`RunPlan::recording`](crate::RunPlan::recording));
 /// version 3 the fault rules and the frozen bodies ([`Checkpoint::quarantined`]).
 pub const CHECKPOINT_VERSION: u32 = 3;
 /// The key that marks the manifest of a checkpoint written by MPI ranks (feature `mpi`):
@@ -111,7 +111,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("run.ckpt");
         let crowd =
-            crate::verify::cross_check::cross_check_crowd(20, 2, crate::Integrator::Rk4, 1e-3)
+            crate::verify::check_crowd::cross_check_crowd(20, 2, crate::Integrator::Rk4, 1e-3)
                 .unwrap();
         let mut sim = crate::Simulation::reference(&crowd).unwrap();
         sim.step(2).unwrap();

@@ -14,11 +14,11 @@ pub enum Fault {
     NonFiniteLinearMomentum,
     /// The angular momentum turned NaN or infinite.
     NonFiniteAngularMomentum,
-    /// The speed `|P| / M` passed [`Envelope::max_speed`].
+    /// The speed `|P| / M` passed [`Envelope::max_speed`](crate::Envelope::max_speed).
     Speed,
-    /// The angular speed `|omega|` passed [`Envelope::max_angular_speed`].
+    /// The angular speed `|omega|` passed [`Envelope::max_angular_speed`](crate::Envelope::max_angular_speed).
     AngularSpeed,
-    /// The distance `|x|` from the origin passed [`Envelope::max_distance`].
+    /// The distance `|x|` from the origin passed [`Envelope::max_distance`](crate::Envelope::max_distance).
     Distance,
 }
 

@@ -9,7 +9,7 @@ use crate::physics::scalar::Scalar;
 
 /// A world-frame force and the torque about the centre of mass: what
 /// [`Simulation::set_external_loads`](crate::Simulation::set_external_loads) applies to one
-/// body, and what a [`CustomForce`] returns.
+/// body, and what a [`CustomForce`](crate::CustomForce) returns.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct ExternalLoad {
     /// World-frame force through the centre of mass (N).
@@ -64,7 +64,7 @@ pub struct ForceInput<R> {
 /// `gpu-f64` gives `cpu-ref`'s bits and `gpu` gives `cpu`'s. Write it with the operations of [`Real`](crate::Real) (`+ - * /`, `sqrt`,
 /// comparisons and `select`, [`sin_cos`](crate::sin_cos)); parameters are fields of `self`,
 /// brought in with [`Real::constant`](crate::Real::constant). Make one with
-/// [`CustomForce::from_law`].
+/// [`CustomForce::from_law`](crate::CustomForce::from_law).
 pub trait ForceLaw: Send + Sync + 'static {
     /// The world force and the torque about the centre of mass on one body.
     fn load<R: Scalar>(&self, body: &ForceInput<R>) -> Load<R>;

@@ -6,8 +6,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use crate::model::body::Body;
 use crate::model::error::{Error, Result};
 
-/// A claim on the states of one step, from [`Simulation::request_states`]; redeem it with
-/// [`Simulation::try_states`] or [`Simulation::wait_states`] on the same simulation.
+/// A claim on the states of one step, from [`Simulation::request_states`](crate::Simulation::request_states); redeem it with
+/// [`Simulation::try_states`](crate::Simulation::try_states) or [`Simulation::wait_states`](crate::Simulation::wait_states) on the same simulation.
 ///
 /// ```
 /// use rigid_crowd::{Backend, Crowd, CrowdSpec, Simulation};
@@ -35,12 +35,12 @@ pub struct StatesTicket {
 
 impl StatesTicket {
     /// Steps the simulation had taken when the states were requested: the states are the
-    /// ones [`Simulation::bodies`] returned right then.
+    /// ones [`Simulation::bodies`](crate::Simulation::bodies) returned right then.
     pub fn step(&self) -> u64 {
         self.step
     }
 
-    /// Simulated time of those states, as [`Simulation::time`] said then.
+    /// Simulated time of those states, as [`Simulation::time`](crate::Simulation::time) said then.
     pub fn time(&self) -> f64 {
         self.time
     }

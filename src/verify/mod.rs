@@ -2,5 +2,6 @@
 //! and the analytic solutions the tests grade against.
 
 pub mod analytic;
+pub(crate) mod check_crowd;
 pub(crate) mod compare;
 pub(crate) mod cross_check;

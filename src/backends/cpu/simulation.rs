@@ -433,7 +433,7 @@ mod tests {
     use super::*;
     use crate::assembly::body_source::BodySource;
     use crate::model::plane::Plane;
-    use crate::verify::cross_check::cross_check_crowd;
+    use crate::verify::check_crowd::cross_check_crowd;
 
     /// The clone this machine runs (AVX2 on x86-64 CPUs that have it) and the baseline give
     /// the same bits: the same IEEE operations in the same order, in other instructions.

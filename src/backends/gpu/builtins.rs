@@ -120,7 +120,7 @@ mod tests {
         let (with_drag, _) = integrate_source(
             Precision::F64,
             &KernelSpec::general(),
-            Some(crate::verify::cross_check::QUADRATIC_DRAG_WGSL),
+            Some(crate::verify::check_crowd::QUADRATIC_DRAG_WGSL),
         );
         assert_eq!(
             f32_only_builtins_on_f64(&with_drag).unwrap(),

@@ -37,7 +37,7 @@ use crate::model::force::ForceKind;
 use crate::model::integrator::Integrator;
 use crate::model::precision::{Precision, Real, with_real};
 use crate::simulation::facade::Simulation;
-use crate::verify::cross_check::cross_check_crowd;
+use crate::verify::check_crowd::cross_check_crowd;
 
 /// The probe entry point, appended to the integrate module.
 const PROBE: &str = include_str!("../../../shaders/derivative_probe.wgsl");
