@@ -131,23 +131,24 @@ fn execute(cli: Cli) -> Result<ExitCode> {
     ) {
         refuse_mpi_launch()?;
     }
+    let started = std::time::Instant::now();
+    // Under an MPI launcher, `run` and `resume` go over the ranks.
+    #[cfg(feature = "mpi")]
+    let cli = match cli.command {
+        command @ (Command::Run(_) | Command::Resume(_)) => {
+            match (command, world::World::launched()) {
+                (Command::Run(args), Some(world)) => return ranks::run(args, world, started),
+                (Command::Resume(args), Some(world)) => {
+                    return ranks::resume(args, world, started);
+                }
+                (command, _) => Cli { command },
+            }
+        }
+        command => Cli { command },
+    };
     match cli.command {
-        Command::Run(args) => {
-            let started = std::time::Instant::now();
-            #[cfg(feature = "mpi")]
-            if let Some(world) = world::World::launched() {
-                return ranks::run(args, world, started);
-            }
-            run::run(args, started)
-        }
-        Command::Resume(args) => {
-            let started = std::time::Instant::now();
-            #[cfg(feature = "mpi")]
-            if let Some(world) = world::World::launched() {
-                return ranks::resume(args, world, started);
-            }
-            resume::resume(args, started)
-        }
+        Command::Run(args) => run::run(args, started),
+        Command::Resume(args) => resume::resume(args, started),
         Command::Check(args) => check::check(args),
         Command::Demo(args) => demo::demo(args),
         Command::Bench(args) => bench::bench(args),

@@ -45,16 +45,10 @@ fn run_ranks(args: RunArgs, world: &World, started: Instant) -> Result<ExitCode>
     check_devices(planned.start.devices)?;
     let rules = planned.start.crowd.fault_rules;
     let out_format = out_format(&args.out)?;
-    let resumable = args.checkpoint.is_some();
     let claimed = match world.is_root() {
         true => (|| {
             let output = Output::claim(&args.out)?;
-            let recording = Recording::prepare(
-                &args.recording,
-                planned.body_count(),
-                planned.steps,
-                resumable,
-            )?;
+            let recording = planned.prepare_recording(&args)?;
             let report = QuarantineReport::claim(&args.out, rules)?;
             Ok(Some((output, recording, report)))
         })(),

@@ -154,13 +154,7 @@ pub fn run(args: RunArgs, started: Instant) -> Result<ExitCode> {
     let backend = parse_backend(&args.backend)?;
     let output = Output::claim(&args.out)?;
     let planned = PlannedRun::of(&args, backend)?;
-    let resumable = args.checkpoint.is_some();
-    let recording = Recording::prepare(
-        &args.recording,
-        planned.body_count(),
-        planned.steps,
-        resumable,
-    )?;
+    let recording = planned.prepare_recording(&args)?;
     drive(
         planned.start,
         &planned.plan,
@@ -230,6 +224,12 @@ impl PlannedRun {
             plan,
             steps,
         })
+    }
+
+    /// The recording `args` ask for, its file claimed (resumable with `--checkpoint`).
+    pub(crate) fn prepare_recording(&self, args: &RunArgs) -> Result<Recording> {
+        let resumable = args.checkpoint.is_some();
+        Recording::prepare(&args.recording, self.body_count(), self.steps, resumable)
     }
 
     /// Bodies in the crowd: the scene's and its recipe's.

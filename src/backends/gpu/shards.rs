@@ -200,28 +200,34 @@ impl GpuShards {
     /// Hands every body to `visit` in crowd order (see [`GpuSimulation::visit_states`]).
     pub fn visit_states(
         &mut self,
-        mut visit: impl FnMut(usize, &MassProperties, &BodyState),
+        visit: impl FnMut(usize, &MassProperties, &BodyState),
     ) -> Result<()> {
-        for shard in &mut self.shards {
-            let first = shard.bodies.start;
-            shard
-                .sim
-                .visit_states(|i, mass, state| visit(first + i, mass, state))?;
-        }
-        Ok(())
+        self.each_shard(visit, |sim, visit| sim.visit_states(visit))
     }
 
     #[cfg(feature = "cli")]
     /// Hands every body to `visit` in crowd order (see [`GpuSimulation::stream_states`]).
     pub fn stream_states(
         &mut self,
+        visit: impl FnMut(usize, &MassProperties, &BodyState),
+    ) -> Result<()> {
+        self.each_shard(visit, |sim, visit| sim.stream_states(visit))
+    }
+
+    /// `read` of every shard in turn, its bodies handed to `visit` with crowd indices.
+    fn each_shard(
+        &mut self,
         mut visit: impl FnMut(usize, &MassProperties, &BodyState),
+        read: impl Fn(
+            &mut GpuSimulation,
+            &mut dyn FnMut(usize, &MassProperties, &BodyState),
+        ) -> Result<()>,
     ) -> Result<()> {
         for shard in &mut self.shards {
             let first = shard.bodies.start;
-            shard
-                .sim
-                .stream_states(|i, mass, state| visit(first + i, mass, state))?;
+            read(&mut shard.sim, &mut |i, mass, state| {
+                visit(first + i, mass, state)
+            })?;
         }
         Ok(())
     }
