@@ -7,6 +7,7 @@ use crate::assembly::generate::CrowdSpec;
 use crate::model::error::Result;
 use crate::model::force::{Force, ForceKind};
 use crate::model::integrator::Integrator;
+use crate::model::names::parse_name;
 use crate::model::plane::Plane;
 
 /// What the benchmark crowd feels: each builds a kernel of its own on the GPU, so a slowdown
@@ -78,16 +79,8 @@ impl std::str::FromStr for Workload {
     type Err = String;
 
     fn from_str(text: &str) -> std::result::Result<Self, String> {
-        Workload::ALL
-            .into_iter()
-            .find(|w| w.name() == text)
-            .ok_or_else(|| {
-                let names: Vec<_> = Workload::ALL.iter().map(|w| w.name()).collect();
-                format!(
-                    "unknown workload `{text}`: expected one of {}",
-                    names.join(", ")
-                )
-            })
+        parse_name(&Workload::ALL, Workload::name, text)
+            .map_err(|names| format!("unknown workload `{text}`: expected one of {names}"))
     }
 }
 

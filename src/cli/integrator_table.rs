@@ -17,8 +17,8 @@ use crate::physics::force_law::ExternalLoad;
 use crate::simulation::facade::Simulation;
 use crate::verify::analytic::tumbling_top;
 
-/// What to measure, and how long.
-#[derive(Clone, Debug, PartialEq)]
+/// What to measure, and how long (recorded next to the results).
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct TablePlan {
     /// The coarsest step of the convergence runs; each later run halves it (three runs).
     pub order_dt: f64,
@@ -76,30 +76,13 @@ pub struct IntegratorRow {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct IntegratorTable {
     /// What was measured.
-    pub plan: PlanSummary,
+    pub plan: TablePlan,
     /// The host CPU.
     pub cpu: String,
     /// The GPU adapter, when the GPU was timed.
     pub gpu: Option<String>,
     /// One row per integrator, in [`Integrator::ALL`] order.
     pub rows: Vec<IntegratorRow>,
-}
-
-/// [`TablePlan`] as recorded next to the results.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct PlanSummary {
-    /// See [`TablePlan::order_dt`].
-    pub order_dt: f64,
-    /// See [`TablePlan::order_time`].
-    pub order_time: f64,
-    /// See [`TablePlan::long_steps`].
-    pub long_steps: u64,
-    /// See [`TablePlan::long_dt`].
-    pub long_dt: f64,
-    /// See [`TablePlan::timing_bodies`].
-    pub timing_bodies: usize,
-    /// See [`TablePlan::timing_steps`].
-    pub timing_steps: u64,
 }
 
 /// What a torque-free body without loads or custom forces sees.
@@ -215,14 +198,7 @@ pub fn measure_integrators(plan: &TablePlan, gpu: Option<&GpuContext>) -> Result
         });
     }
     Ok(IntegratorTable {
-        plan: PlanSummary {
-            order_dt: plan.order_dt,
-            order_time: plan.order_time,
-            long_steps: plan.long_steps,
-            long_dt: plan.long_dt,
-            timing_bodies: plan.timing_bodies,
-            timing_steps: plan.timing_steps,
-        },
+        plan: plan.clone(),
         cpu: crate::bench::cpu_description(),
         gpu: gpu.map(GpuContext::describe),
         rows,

@@ -1,6 +1,7 @@
 //! The backends a crowd can be integrated on, as users name them. A leaf module: the
 //! simulation, the checkpoint format and the command line all depend on it.
 
+use crate::model::names::parse_name;
 use crate::model::precision::Precision;
 
 /// Which backend integrates a crowd.
@@ -65,12 +66,7 @@ impl std::str::FromStr for Backend {
     type Err = String;
 
     fn from_str(s: &str) -> std::result::Result<Self, String> {
-        Backend::ALL
-            .into_iter()
-            .find(|b| b.name() == s)
-            .ok_or_else(|| {
-                let names: Vec<_> = Backend::ALL.iter().map(|b| b.name()).collect();
-                format!("unknown backend `{s}` (expected {})", names.join(", "))
-            })
+        parse_name(&Backend::ALL, Backend::name, s)
+            .map_err(|names| format!("unknown backend `{s}` (expected {names})"))
     }
 }

@@ -4,6 +4,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use crate::model::codes::Coded;
+use crate::model::names::parse_name;
 
 /// Time integrator for the state `Y = (x, q, P, L)`; `q` is renormalized after every step.
 ///
@@ -79,15 +80,7 @@ impl FromStr for Integrator {
     type Err = String;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Integrator::ALL
-            .into_iter()
-            .find(|i| i.name() == s)
-            .ok_or_else(|| {
-                let names: Vec<_> = Integrator::ALL.iter().map(|i| i.name()).collect();
-                format!(
-                    "unknown integrator `{s}` (expected one of: {})",
-                    names.join(", ")
-                )
-            })
+        parse_name(&Integrator::ALL, Integrator::name, s)
+            .map_err(|names| format!("unknown integrator `{s}` (expected one of: {names})"))
     }
 }

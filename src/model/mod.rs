@@ -14,6 +14,7 @@ pub(crate) mod input_file;
 pub(crate) mod integrator;
 pub(crate) mod mass;
 pub(crate) mod mesh;
+pub(crate) mod names;
 pub(crate) mod plane;
 pub(crate) mod precision;
 pub(crate) mod quarantine;
