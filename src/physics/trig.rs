@@ -134,21 +134,36 @@ mod tests {
         ((*seed >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0) * span
     }
 
+    /// The largest error, in units of `epsilon`, over 50,000 arguments drawn in
+    /// `[-span, span]`: `at` gives the argument it evaluated, its `(sin, cos)` and the exact
+    /// ones.
+    fn worst_ulps(
+        seed: &mut u64,
+        span: f64,
+        epsilon: f64,
+        at: impl Fn(f64) -> (f64, [f64; 2], [f64; 2]),
+    ) -> f64 {
+        let mut worst: f64 = 0.0;
+        for _ in 0..50_000 {
+            let (x, got, exact) = at(uniform(seed, span));
+            let e = largest(
+                error(got[0], exact[0], epsilon),
+                error(got[1], exact[1], epsilon),
+            );
+            assert!(!e.is_nan(), "x = {x}: sin {}, cos {}", got[0], got[1]);
+            worst = largest(worst, e);
+        }
+        worst
+    }
+
     #[test]
     fn f64_sin_and_cos_are_within_two_ulps_of_the_correctly_rounded_ones() {
         let mut seed = 0x9e37_79b9_7f4a_7c15;
         for span in [1.0, 10.0, 1e3, 1e5] {
-            let mut worst: f64 = 0.0;
-            for _ in 0..50_000 {
-                let x = uniform(&mut seed, span);
+            let worst = worst_ulps(&mut seed, span, f64::EPSILON, |x| {
                 let (s, c) = sin_cos(x);
-                let e = largest(
-                    error(s, x.sin(), f64::EPSILON),
-                    error(c, x.cos(), f64::EPSILON),
-                );
-                assert!(!e.is_nan(), "x = {x}: sin {s}, cos {c}");
-                worst = largest(worst, e);
-            }
+                (x, [s, c], [x.sin(), x.cos()])
+            });
             assert!(worst <= 2.0, "|x| <= {span:e}: {worst:.2} ulps");
         }
         assert_eq!(sin_cos(0.0_f64), (0.0, 1.0));
@@ -158,18 +173,12 @@ mod tests {
     fn f32_sin_and_cos_are_within_two_ulps_for_arguments_up_to_ten_thousand() {
         let mut seed = 0x2545_f491_4f6c_dd1d;
         for span in [1.0, 10.0, 1e3, 1e4] {
-            let mut worst: f64 = 0.0;
-            for _ in 0..50_000 {
-                let x = uniform(&mut seed, span) as f32;
+            let worst = worst_ulps(&mut seed, span, f32::EPSILON as f64, |x| {
+                let x = x as f32;
                 let (s, c) = sin_cos(x);
                 let exact = (x as f64).sin_cos();
-                let e = largest(
-                    error(s as f64, exact.0, f32::EPSILON as f64),
-                    error(c as f64, exact.1, f32::EPSILON as f64),
-                );
-                assert!(!e.is_nan(), "x = {x}: sin {s}, cos {c}");
-                worst = largest(worst, e);
-            }
+                (x as f64, [s as f64, c as f64], [exact.0, exact.1])
+            });
             assert!(worst <= 2.0, "|x| <= {span:e}: {worst:.2} ulps");
         }
     }

@@ -53,24 +53,31 @@ pub(crate) fn header(dtype: Dtype, shape: &[usize]) -> Vec<u8> {
     out
 }
 
-/// A whole one-dimensional array: header and data.
-#[cfg_attr(not(feature = "npz"), allow(dead_code))] // the .npz archive's times
-pub(crate) fn write_f64s(out: &mut impl Write, values: &[f64]) -> io::Result<()> {
-    out.write_all(&header(Dtype::F64, &[values.len()]))?;
-    for v in values {
-        out.write_all(&v.to_le_bytes())?;
+/// A whole one-dimensional array of `dtype`: header, then each value's little-endian bytes.
+#[cfg_attr(not(feature = "npz"), allow(dead_code))]
+fn write_1d<T: Copy, const N: usize>(
+    out: &mut impl Write,
+    dtype: Dtype,
+    values: &[T],
+    le_bytes: fn(T) -> [u8; N],
+) -> io::Result<()> {
+    out.write_all(&header(dtype, &[values.len()]))?;
+    for &v in values {
+        out.write_all(&le_bytes(v))?;
     }
     Ok(())
+}
+
+/// A whole one-dimensional float64 array: header and data.
+#[cfg_attr(not(feature = "npz"), allow(dead_code))] // the .npz archive's times
+pub(crate) fn write_f64s(out: &mut impl Write, values: &[f64]) -> io::Result<()> {
+    write_1d(out, Dtype::F64, values, f64::to_le_bytes)
 }
 
 /// A whole one-dimensional int64 array: header and data.
 #[cfg_attr(not(feature = "npz"), allow(dead_code))] // the .npz archive's steps
 pub(crate) fn write_i64s(out: &mut impl Write, values: &[i64]) -> io::Result<()> {
-    out.write_all(&header(Dtype::I64, &[values.len()]))?;
-    for v in values {
-        out.write_all(&v.to_le_bytes())?;
-    }
-    Ok(())
+    write_1d(out, Dtype::I64, values, i64::to_le_bytes)
 }
 
 /// A zero-dimensional int64 array (a scalar): header and value.
