@@ -328,9 +328,8 @@ fn context(precision: Precision) -> GpuContext {
     ctx
 }
 
-#[test]
-fn f64_derivative_matches_the_reference_term_by_term() {
-    let precision = Precision::F64;
+/// The probe crowd and what the kernel of `precision` computed for it.
+fn probe_run(precision: Precision) -> (Crowd, DeviceRun) {
     let crowd = probe_crowd();
     let ctx = context(precision);
     let start = Instant::now();
@@ -339,6 +338,13 @@ fn f64_derivative_matches_the_reference_term_by_term() {
         "{precision:?}: probe built and run in {:.2?}",
         start.elapsed()
     );
+    (crowd, run)
+}
+
+#[test]
+fn f64_derivative_matches_the_reference_term_by_term() {
+    let precision = Precision::F64;
+    let (crowd, run) = probe_run(precision);
     assert!(
         run.times
             .iter()
@@ -367,7 +373,7 @@ fn f64_derivative_matches_the_reference_term_by_term() {
         })
         .expect("cross_check_crowd puts springs on every fifth body");
     *damping *= 1.0 + 1e-6;
-    let run = on_device(&ctx, &perturbed, precision);
+    let run = on_device(&context(precision), &perturbed, precision);
     let errors = errors(&run.terms, &cpu, Floor::Largest);
     let [_, _, force, torque, _] = errors[spring_body];
     println!(
@@ -391,14 +397,7 @@ fn f64_derivative_matches_the_reference_term_by_term() {
 #[test]
 fn f32_derivative_matches_the_reference_to_f32_round_off() {
     let precision = Precision::F32;
-    let crowd = probe_crowd();
-    let ctx = context(precision);
-    let start = Instant::now();
-    let run = on_device(&ctx, &crowd, precision);
-    println!(
-        "{precision:?}: probe built and run in {:.2?}",
-        start.elapsed()
-    );
+    let (crowd, run) = probe_run(precision);
     assert!(run.times.iter().all(|&t| t > 0.0));
     // The reference at the f32-rounded states and time the device saw (its constants and
     // force parameters stay f64: their rounding is part of the f32 error measured).
