@@ -205,13 +205,8 @@ impl Crowd {
     /// Checks one force's parameters, and what it refers to in the crowd.
     fn validate_force_kind(&self, kind: &ForceKind, field: &str) -> Result<()> {
         match *kind {
-            ForceKind::Keyframed {
-                force,
-                torque,
-                table,
-            } => {
-                check_vector(&format!("{field}.force"), force.to_array())?;
-                check_vector(&format!("{field}.torque"), torque.to_array())?;
+            ForceKind::Keyframed { table, .. } => {
+                kind.validate_parameters(field)?;
                 if table >= self.keyframes.len() {
                     return Err(Error::invalid(
                         format!("{field}.table"),

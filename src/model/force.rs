@@ -327,46 +327,43 @@ impl ForceKind {
         }
     }
 
-    /// Checks the parameters that need nothing but themselves; errors name `field.param`.
-    /// A keyframed force's table and the custom force are checked against the crowd by
-    /// `Crowd::validate`.
-    pub(crate) fn validate_parameters(&self, field: &str) -> Result<()> {
+    /// The kind's numeric parameters, each with the name the scene format gives it and the
+    /// range it must lie in, in the order of the kind's declaration. The keyframe table's
+    /// index is not one: it names a table, and is checked against the crowd.
+    pub(crate) fn numeric_fields(&self) -> Vec<NumericField> {
+        use NumericField as F;
         match *self {
-            ForceKind::Gravity { acceleration } => {
-                check_vector(&format!("{field}.acceleration"), acceleration.to_array())
-            }
+            ForceKind::Gravity { acceleration } => vec![F::vector("acceleration", acceleration)],
             ForceKind::LinearDrag { linear, angular }
-            | ForceKind::QuadraticDrag { linear, angular } => {
-                check_non_negative(&format!("{field}.linear"), linear)?;
-                check_non_negative(&format!("{field}.angular"), angular)
-            }
+            | ForceKind::QuadraticDrag { linear, angular } => vec![
+                F::non_negative("linear", linear),
+                F::non_negative("angular", angular),
+            ],
             ForceKind::PointForce { force, point } => {
-                check_vector(&format!("{field}.force"), force.to_array())?;
-                check_vector(&format!("{field}.point"), point.to_array())
+                vec![F::vector("force", force), F::vector("point", point)]
             }
             ForceKind::Spring {
                 anchor,
                 attach,
                 stiffness,
                 damping,
-            } => {
-                check_vector(&format!("{field}.anchor"), anchor.to_array())?;
-                check_vector(&format!("{field}.attach"), attach.to_array())?;
-                check_non_negative(&format!("{field}.stiffness"), stiffness)?;
-                check_non_negative(&format!("{field}.damping"), damping)
-            }
+            } => vec![
+                F::vector("anchor", anchor),
+                F::vector("attach", attach),
+                F::non_negative("stiffness", stiffness),
+                F::non_negative("damping", damping),
+            ],
             ForceKind::Attractor {
                 centre,
                 strength,
                 softening,
-            } => {
-                check_vector(&format!("{field}.centre"), centre.to_array())?;
-                check_number(&format!("{field}.strength"), strength)?;
-                check_non_negative(&format!("{field}.softening"), softening)
-            }
-            ForceKind::Thrust { force, torque } => {
-                check_vector(&format!("{field}.force"), force.to_array())?;
-                check_vector(&format!("{field}.torque"), torque.to_array())
+            } => vec![
+                F::vector("centre", centre),
+                F::number("strength", strength),
+                F::non_negative("softening", softening),
+            ],
+            ForceKind::Thrust { force, torque } | ForceKind::Keyframed { force, torque, .. } => {
+                vec![F::vector("force", force), F::vector("torque", torque)]
             }
             ForceKind::Sinusoidal {
                 force,
@@ -375,16 +372,72 @@ impl ForceKind {
                 amplitude,
                 frequency,
                 phase,
-            } => {
-                check_vector(&format!("{field}.force"), force.to_array())?;
-                check_vector(&format!("{field}.torque"), torque.to_array())?;
-                check_number(&format!("{field}.offset"), offset)?;
-                check_number(&format!("{field}.amplitude"), amplitude)?;
-                check_non_negative(&format!("{field}.frequency"), frequency)?;
-                check_number(&format!("{field}.phase"), phase)
+            } => vec![
+                F::vector("force", force),
+                F::vector("torque", torque),
+                F::number("offset", offset),
+                F::number("amplitude", amplitude),
+                F::non_negative("frequency", frequency),
+                F::number("phase", phase),
+            ],
+            ForceKind::Custom => Vec::new(),
+        }
+    }
+
+    /// Checks every numeric parameter against its range; errors name `field.param`. A
+    /// keyframed force's table and the custom force are checked against the crowd by
+    /// `Crowd::validate`.
+    pub(crate) fn validate_parameters(&self, field: &str) -> Result<()> {
+        for parameter in self.numeric_fields() {
+            let name = format!("{field}.{}", parameter.name);
+            match parameter.value {
+                FieldValue::Vector(v) => check_vector(&name, v.to_array())?,
+                FieldValue::Number(x) if parameter.non_negative => check_non_negative(&name, x)?,
+                FieldValue::Number(x) => check_number(&name, x)?,
             }
-            // Checked against the crowd by `Crowd::validate_force_kind`.
-            ForceKind::Keyframed { .. } | ForceKind::Custom => Ok(()),
+        }
+        Ok(())
+    }
+}
+
+/// One numeric parameter of a force kind.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct NumericField {
+    /// Its name in the scene format (`stiffness`, `acceleration`).
+    pub name: &'static str,
+    pub value: FieldValue,
+    /// Whether it must be `>= 0` (every number must be finite).
+    pub non_negative: bool,
+}
+
+/// A parameter's value: three numbers or one.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum FieldValue {
+    Vector(DVec3),
+    Number(f64),
+}
+
+impl NumericField {
+    fn vector(name: &'static str, value: DVec3) -> Self {
+        Self {
+            name,
+            value: FieldValue::Vector(value),
+            non_negative: false,
+        }
+    }
+
+    fn number(name: &'static str, value: f64) -> Self {
+        Self {
+            name,
+            value: FieldValue::Number(value),
+            non_negative: false,
+        }
+    }
+
+    fn non_negative(name: &'static str, value: f64) -> Self {
+        Self {
+            non_negative: true,
+            ..Self::number(name, value)
         }
     }
 }
@@ -430,6 +483,62 @@ mod tests {
     }
 
     /// Every force type is documented in docs/forces.md's table, under its scene name.
+    #[test]
+    fn numeric_fields_are_the_scene_formats_names_and_ranges() {
+        let scene = |kind: ForceType, fields: &[(&str, String)]| {
+            let params: Vec<String> = fields
+                .iter()
+                .map(|(n, v)| format!(r#", "{n}": {v}"#))
+                .collect();
+            format!(
+                r#"{{"dt": 0.01, "steps": 1, "bodies": [{{"mass": 1, "inertia": [1, 1, 1]}}],
+                    "forces": [{{"type": "{}"{}}}]}}"#,
+                kind.name(),
+                params.concat()
+            )
+        };
+        // A keyframed force needs a table, and the custom force a custom_force: their
+        // fields are the thrust's and none.
+        let kinds = ForceType::ALL
+            .iter()
+            .filter(|k| !matches!(k, ForceType::Keyframed | ForceType::Custom));
+        for &kind in kinds {
+            let fields = ForceKind::from_parameters(kind, &filled(kind)).numeric_fields();
+            let text = |value: &FieldValue| match value {
+                FieldValue::Vector(v) => format!("[{}, {}, {}]", v.x, v.y, v.z),
+                FieldValue::Number(x) => format!("{x}"),
+            };
+            let given: Vec<(&str, String)> =
+                fields.iter().map(|f| (f.name, text(&f.value))).collect();
+            let read = crate::Scene::from_json(&scene(kind, &given))
+                .unwrap_or_else(|e| panic!("{}: {e}", kind.name()));
+            assert_eq!(
+                read.crowd.forces[0].kind.numeric_fields(),
+                fields,
+                "{}",
+                kind.name()
+            );
+            // Each number made negative: refused, naming the field, exactly where the range
+            // says it must be >= 0.
+            for (k, field) in fields.iter().enumerate() {
+                let FieldValue::Number(x) = field.value else {
+                    continue;
+                };
+                let mut negative = given.clone();
+                negative[k].1 = format!("{}", -x.abs() - 1.0);
+                let outcome = crate::Scene::from_json(&scene(kind, &negative));
+                let name = format!("forces[0].{}", field.name);
+                match outcome {
+                    Err(crate::Error::Invalid { field: f, .. }) => {
+                        assert!(field.non_negative && f == name, "{}: {f}", kind.name())
+                    }
+                    Err(e) => panic!("{name}: {e}"),
+                    Ok(_) => assert!(!field.non_negative, "{name} accepted a negative value"),
+                }
+            }
+        }
+    }
+
     #[test]
     fn every_force_type_is_documented() {
         let doc = include_str!("../../docs/forces.md");
