@@ -1,8 +1,8 @@
 // Shared by every kernel: the storage layouts and quaternion helpers, written once over the
-// scalar `real`. src/backends/gpu/shader.rs prepends `alias real = f32;` (or f64) and the constants
+// scalar `real`. src/backends/gpu/kernel/shader.rs prepends `alias real = f32;` (or f64) and the constants
 // generated from the Rust definitions (FORCE_*, INTEGRATOR_*, SHAPE_*, STEPS_PER_OVERFLOW),
 // so no numbering is kept by hand here.
-// Every struct is the twin of a generic record in src/backends/gpu/layout.rs; the layout test there
+// Every struct is the twin of a generic record in src/backends/gpu/kernel/layout.rs; the layout test there
 // checks each field's offset in both precisions.
 
 /// Momentum-form state of one body: 64 bytes in f32, 128 in f64.

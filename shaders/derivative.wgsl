@@ -74,7 +74,7 @@ struct KeyframeWindow {
 /// earliest time's segment from, `b` and `c` the next two; one past the table's end gets the
 /// earliest time, so no stage selects it. It covers every time before `c`, which a
 /// dispatch cannot reach where the kernel has windows: every keyframe segment is over twice
-/// a dispatch, and the slack small beside it (src/backends/gpu/kernel_spec.rs). Should one reach it
+/// a dispatch, and the slack small beside it (src/backends/gpu/kernel/kernel_spec.rs). Should one reach it
 /// all the same, that is an error naming the body once the host reads the faults, and the
 /// states are not handed out.
 fn keyframe_window(f: Force, times: vec2<real>, body: u32) -> KeyframeWindow {
@@ -124,7 +124,7 @@ fn keyframe_window_scale(w: KeyframeWindow, t: real) -> real {
 // One function per force kind, `force_<scene name>`, each adding the force and torque (about
 // the centre of mass) of force record `f` at time t to the totals; those of the kinds with
 // parameters alone are generated from src/physics/forces.rs. The crate generates the code
-// that calls them (src/backends/gpu/kernel_spec.rs): a kernel pays only for the kinds its crowd has,
+// that calls them (src/backends/gpu/kernel/kernel_spec.rs): a kernel pays only for the kinds its crowd has,
 // and the records it calls one by one are read once per dispatch.
 
 fn force_keyframed(f: Force, s: Motion, c: BodyConstants, aux: Auxiliaries, t: real, env: ForceEnv,

@@ -43,14 +43,14 @@ fn dispatch_times(low: u32, high: u32) -> vec2<real> {
 override workgroup_size: u32 = 64u;
 
 /// One full step of one body from time t, then q renormalized (Baraff 4). `scheme_step`,
-/// generated with a case for the crowd's integrator (src/backends/gpu/kernel_spec.rs), calls
+/// generated with a case for the crowd's integrator (src/backends/gpu/kernel/kernel_spec.rs), calls
 /// `<integrator name>_step` and reports an unknown code.
 fn integrate_step(s: Motion, c: BodyConstants, env: ForceEnv, t: real, h: real) -> Motion {
     return renormalize(scheme_step(s, c, env, t, h));
 }
 
 /// Whether every component is finite (`all_finite` comes with the precision's math, see
-/// src/backends/gpu/shader.rs).
+/// src/backends/gpu/kernel/shader.rs).
 fn motion_is_finite(m: Motion) -> bool {
     return all_finite(vec4<real>(m.position, m.linear_momentum.x))
         && all_finite(m.orientation)

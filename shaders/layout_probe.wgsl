@@ -1,6 +1,6 @@
 // Test kernel: copies every field of element 1 of each shared struct, in declaration order,
 // into `reals` and `words`, so the Rust side can check that both languages agree on offsets
-// and strides in both precisions. Used by the layout test in src/backends/gpu/layout.rs.
+// and strides in both precisions. Used by the layout test in src/backends/gpu/kernel/layout.rs.
 
 @group(0) @binding(0) var<storage, read> probe_states: array<BodyState>;
 @group(0) @binding(1) var<storage, read> probe_constants: array<BodyConstants>;

@@ -90,7 +90,7 @@ pub struct Measurement {
     /// GPU only: the kernel's [`arithmetic_intensity`] (gravity-drag workload).
     pub flop_per_byte: Option<f64>,
     /// GPU only: operations per body-step of the kernel built for this crowd, counted in its
-    /// generated source along the longest path (src/backends/gpu/op_count.rs), at this row's fusion.
+    /// generated source along the longest path (src/backends/gpu/kernel/op_count.rs), at this row's fusion.
     pub ops_per_body_step: Option<f64>,
     /// Body-steps per second over the `cpu-ref` row of the same size (best thread count).
     pub speedup_over_cpu_ref: Option<f64>,
@@ -303,9 +303,10 @@ impl BenchPlan {
         );
         let moved = bytes_per_body_step(options.precision) / options.steps_per_dispatch as f64;
         row.devices = devices.len();
-        row.ops_per_body_step = crate::backends::gpu::op_count::crowd_kernel_ops(crowd, &options)
-            .ok()
-            .map(|ops| ops.per_body_step(options.steps_per_dispatch));
+        row.ops_per_body_step =
+            crate::backends::gpu::kernel::op_count::crowd_kernel_ops(crowd, &options)
+                .ok()
+                .map(|ops| ops.per_body_step(options.steps_per_dispatch));
         row.fraction_of_copy_bandwidth =
             Some(moved * row.body_steps_per_second / copy_bytes_per_second);
         // The operation count is of the gravity-and-drag step.

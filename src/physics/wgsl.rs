@@ -1,5 +1,5 @@
 //! The WGSL of the physics, printed by tracing the definitions in this module: the kernel
-//! (`shaders/`, `src/backends/gpu/kernel_spec.rs`) keeps the storage, the loops over bodies, steps
+//! (`shaders/`, `src/backends/gpu/kernel/kernel_spec.rs`) keeps the storage, the loops over bodies, steps
 //! and force records, and calls these functions for every formula.
 
 use super::algebra::{Mat3, Quat, SymMat3, Vec3};

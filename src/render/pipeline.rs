@@ -3,7 +3,7 @@
 
 use bytemuck::{Pod, Zeroable};
 
-use crate::backends::gpu::shader::common_source;
+use crate::backends::gpu::kernel::shader::common_source;
 use crate::model::precision::Precision;
 use crate::render::mesh::MeshVertex;
 

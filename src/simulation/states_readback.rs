@@ -2,7 +2,7 @@
 //! when they are ready.
 //!
 //! On the GPU a request queues a copy of the states behind the steps queued so far, into one
-//! of two staging sets that are mapped asynchronously (src/backends/gpu/async_readback.rs); the
+//! of two staging sets that are mapped asynchronously (src/backends/gpu/device/async_readback.rs); the
 //! integration queued afterwards runs while the copy lands. The CPU backends take the
 //! states at once, so their tickets are ready immediately.
 

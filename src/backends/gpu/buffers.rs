@@ -5,7 +5,7 @@
 
 use std::ops::Range;
 
-use crate::backends::gpu::shader::{COMMON, layout_constants};
+use crate::backends::gpu::kernel::shader::{COMMON, layout_constants};
 use crate::model::precision::Precision;
 
 /// The version of the storage layout [`layout_wgsl`] declares. It changes whenever a field
@@ -96,7 +96,7 @@ fn with_real(text: &str, ty: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::backends::gpu::layout::{BodyConstantsGpu, BodyStateGpu};
+    use crate::backends::gpu::kernel::layout::{BodyConstantsGpu, BodyStateGpu};
     use std::mem::offset_of;
 
     /// The published offsets of version 1. A change here is a new layout: bump

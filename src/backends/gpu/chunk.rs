@@ -12,7 +12,7 @@ use crate::assembly::body_source::{BodySource, SOURCE_CHUNK};
 use crate::assembly::crowd::Crowd;
 use crate::assembly::force_table::ForceTable;
 use crate::backends::gpu::buffers::GpuChunk;
-use crate::backends::gpu::layout::{DispatchParams, Encode, RecordSizes};
+use crate::backends::gpu::kernel::layout::{DispatchParams, Encode, RecordSizes};
 use crate::model::codes::Coded;
 use crate::model::error::{Error, Result};
 use crate::model::precision::Precision;

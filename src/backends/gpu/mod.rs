@@ -1,40 +1,30 @@
 //! The GPU backends (`gpu` in f32, `gpu-f64`): body states in storage buffers, WGSL kernels
-//! through wgpu, one source compiled in either precision.
+//! through wgpu, one source compiled in either precision. `kernel/` assembles the kernel's
+//! source (no device in it), `device/` is the wgpu plumbing, and the backend itself (the
+//! simulation, its chunks of buffers and its shards over devices) sits here.
 
-mod async_readback;
-mod bindings;
 mod buffers;
-mod builtins;
 mod chunk;
-mod context;
 #[cfg(test)]
 mod derivative_probe;
-mod exact_spirv;
-mod kernel_spec;
-pub(crate) mod layout;
-#[cfg(any(test, feature = "cli"))]
-pub(crate) mod op_count;
+pub(crate) mod device;
+pub(crate) mod kernel;
 mod options;
-mod pipeline;
-mod pipeline_cache;
-#[cfg(test)]
-mod probe;
-mod readback;
-pub(crate) mod shader;
 mod shards;
 mod simulation;
-mod timing;
 
 pub use crate::model::precision::Precision;
 pub use buffers::{GpuChunk, LAYOUT_VERSION, layout_wgsl};
 #[cfg(feature = "cli")]
-pub(crate) use context::NO_ADAPTER_HINT;
-pub use context::{AdapterSummary, DeviceCount, GpuContext, MEMORY_BUDGET_VAR, list_adapters};
+pub(crate) use device::context::NO_ADAPTER_HINT;
+pub use device::context::{
+    AdapterSummary, DeviceCount, GpuContext, MEMORY_BUDGET_VAR, list_adapters,
+};
+pub(crate) use device::readback::read_buffer;
+#[cfg(feature = "cli")]
+pub(crate) use device::timing::copy_bandwidth;
 pub use options::GpuOptions;
-pub(crate) use readback::read_buffer;
 pub(crate) use shards::GpuShards;
 pub(crate) use simulation::GpuSimulation;
 pub use simulation::StepTimes;
 pub(crate) use simulation::check_scope;
-#[cfg(feature = "cli")]
-pub(crate) use timing::copy_bandwidth;

@@ -13,19 +13,19 @@ use crate::model::body::{Body, BodyState};
 use crate::model::error::{Error, Result};
 use wgpu::util::DeviceExt;
 
-use crate::backends::gpu::async_readback::AsyncReadback;
 use crate::backends::gpu::buffers::GpuChunk;
 use crate::backends::gpu::chunk::{BufferChunk, ChunkLayout, SharedInputs, plan_chunks};
-use crate::backends::gpu::context::{GpuContext, one_line};
-use crate::backends::gpu::kernel_spec::KernelSpec;
-use crate::backends::gpu::layout::{
+use crate::backends::gpu::device::async_readback::AsyncReadback;
+use crate::backends::gpu::device::context::{GpuContext, one_line};
+use crate::backends::gpu::device::pipeline::integrate_pipeline;
+use crate::backends::gpu::device::readback::{read_buffer, read_buffer_at};
+use crate::backends::gpu::device::timing::PassTimer;
+use crate::backends::gpu::kernel::kernel_spec::KernelSpec;
+use crate::backends::gpu::kernel::layout::{
     Encode, RecordSizes, decode_states, frozen_records, visit_states,
 };
+use crate::backends::gpu::kernel::shader::{HEALTHY, NO_FAULTS};
 use crate::backends::gpu::options::GpuOptions;
-use crate::backends::gpu::pipeline::integrate_pipeline;
-use crate::backends::gpu::readback::{read_buffer, read_buffer_at};
-use crate::backends::gpu::shader::{HEALTHY, NO_FAULTS};
-use crate::backends::gpu::timing::PassTimer;
 use crate::model::fault::Fault;
 use crate::model::fault_rules::{FaultRules, QuarantinedBody};
 use crate::model::mass::MassProperties;
@@ -64,7 +64,7 @@ pub struct GpuSimulation {
     any_frozen: bool,
     /// What made the kernel's results unusable, once something did.
     broken: Option<KernelBreak>,
-    /// Outstanding non-blocking state requests (src/backends/gpu/async_readback.rs).
+    /// Outstanding non-blocking state requests (src/backends/gpu/device/async_readback.rs).
     pub(super) readback: AsyncReadback,
     /// The crowd index of body 0 here: not 0 for one shard of a crowd spread over several
     /// devices (src/backends/gpu/shards.rs). The kernel sees crowd indices; everything else here
@@ -355,7 +355,7 @@ impl GpuSimulation {
     }
 
     /// Queues a copy of the states as the steps queued so far leave them and returns its
-    /// id; integration can be queued behind it at once (see src/backends/gpu/async_readback.rs).
+    /// id; integration can be queued behind it at once (see src/backends/gpu/device/async_readback.rs).
     pub(crate) fn request_states(&mut self) -> Result<u64> {
         self.ctx.check_lost()?;
         self.readback.request(&self.ctx, &self.chunks)

@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::backends::gpu::chunk::BufferChunk;
-use crate::backends::gpu::context::{GpuContext, one_line};
+use crate::backends::gpu::device::context::{GpuContext, one_line};
 use crate::model::error::{Error, Result};
 
 /// How long a completed copy's mapping may take to be delivered before it is an error.

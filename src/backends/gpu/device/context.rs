@@ -2,9 +2,9 @@
 
 use std::sync::{Arc, Mutex};
 
-use crate::backends::gpu::bindings::INTEGRATE_STORAGE_BUFFERS;
-use crate::backends::gpu::layout::RecordSizes;
-use crate::backends::gpu::pipeline_cache::PipelineCache;
+use crate::backends::gpu::device::bindings::INTEGRATE_STORAGE_BUFFERS;
+use crate::backends::gpu::device::pipeline_cache::PipelineCache;
+use crate::backends::gpu::kernel::layout::RecordSizes;
 use crate::model::error::{Error, Result};
 use crate::model::precision::Precision;
 

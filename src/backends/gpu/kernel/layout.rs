@@ -593,7 +593,7 @@ mod tests {
     }
 
     fn layout_agrees<R: Real>(ctx: &GpuContext) {
-        use crate::backends::gpu::readback::read_buffer;
+        use crate::backends::gpu::device::readback::read_buffer;
         use wgpu::util::DeviceExt;
         let (state, constants, force, params, plane, load, reals, words) = probe_records::<R>();
         let device = &ctx.device;
@@ -624,10 +624,10 @@ mod tests {
             buffer("reals", &vec![0u8; reals.len() * size_of::<R>()], out),
             buffer("words", &vec![0u8; words.len() * 4], out),
         ];
-        let source = crate::backends::gpu::shader::layout_probe_source(R::PRECISION);
+        let source = crate::backends::gpu::kernel::shader::layout_probe_source(R::PRECISION);
         let bindings: Vec<(u32, &wgpu::Buffer)> = (0..).zip(&bound).collect();
         let label = format!("layout probe, {:?}", R::PRECISION);
-        crate::backends::gpu::probe::dispatch(
+        crate::backends::gpu::device::probe::dispatch(
             ctx,
             &label,
             &source,

@@ -70,10 +70,10 @@ impl KernelOps {
 /// in `options`' precision), as [`count_integrate`] counts them.
 pub(crate) fn crowd_kernel_ops(
     crowd: &crate::assembly::crowd::Crowd,
-    options: &super::GpuOptions,
+    options: &crate::backends::gpu::GpuOptions,
 ) -> Result<KernelOps, String> {
     let table = crate::assembly::force_table::ForceTable::new(crowd, crowd.bodies.len());
-    let spec = super::kernel_spec::KernelSpec::for_crowd(
+    let spec = crate::backends::gpu::kernel::kernel_spec::KernelSpec::for_crowd(
         crowd,
         &table,
         options.specialized,
@@ -83,7 +83,8 @@ pub(crate) fn crowd_kernel_ops(
         .custom_force
         .as_ref()
         .map(|c| c.wgsl_in(options.precision));
-    let (source, _) = super::shader::integrate_source(options.precision, &spec, custom);
+    let (source, _) =
+        crate::backends::gpu::kernel::shader::integrate_source(options.precision, &spec, custom);
     count_integrate(&source)
 }
 

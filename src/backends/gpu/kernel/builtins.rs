@@ -89,8 +89,8 @@ pub(crate) fn f32_only_builtins_on_f64(source: &str) -> Result<Vec<String>, Stri
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::backends::gpu::kernel_spec::KernelSpec;
-    use crate::backends::gpu::shader::integrate_source;
+    use crate::backends::gpu::kernel::kernel_spec::KernelSpec;
+    use crate::backends::gpu::kernel::shader::integrate_source;
     use crate::model::precision::Precision;
 
     #[test]

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use crate::backends::gpu::kernel_spec::KernelSpec;
+use crate::backends::gpu::kernel::kernel_spec::KernelSpec;
 use crate::model::error::Result;
 use crate::model::precision::Precision;
 

@@ -1,7 +1,7 @@
 //! The tests' probe kernels: a WGSL source compiled and dispatched once over the buffers a
 //! test binds, the outputs read back with `read_buffer`.
 
-use crate::backends::gpu::context::GpuContext;
+use crate::backends::gpu::device::context::GpuContext;
 
 /// Dispatches `grid` workgroups of `entry` in `source`, with `bindings` (binding number,
 /// buffer) at group 0 and the pipeline-overridable `constants`; panics naming `label` if the

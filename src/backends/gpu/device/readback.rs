@@ -2,7 +2,7 @@
 
 use bytemuck::Pod;
 
-use crate::backends::gpu::context::{GpuContext, one_line};
+use crate::backends::gpu::device::context::{GpuContext, one_line};
 use crate::model::error::Result;
 
 /// Reads the first `count` elements of `buffer` (which needs `COPY_SRC`), waiting for the GPU.

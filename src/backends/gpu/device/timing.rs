@@ -3,8 +3,8 @@
 
 use std::time::{Duration, Instant};
 
-use crate::backends::gpu::context::GpuContext;
-use crate::backends::gpu::readback::read_buffer;
+use crate::backends::gpu::device::context::GpuContext;
+use crate::backends::gpu::device::readback::read_buffer;
 use crate::model::error::Result;
 
 /// Timestamp queries of up to `passes` compute passes.

@@ -12,7 +12,7 @@
 
 use std::borrow::Cow;
 
-use crate::backends::gpu::context::one_line;
+use crate::backends::gpu::device::context::one_line;
 use crate::model::error::{Error, Result};
 
 /// SPIR-V opcodes of floating-point arithmetic whose result the decoration covers.

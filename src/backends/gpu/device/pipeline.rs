@@ -1,14 +1,14 @@
 //! The integration pipeline: the WGSL module for a kernel spec, compiled checked or trusted,
 //! with the workgroup size as an override constant, and shared through the device's cache.
 
-use crate::backends::gpu::bindings::INTEGRATE_BINDINGS;
-use crate::backends::gpu::builtins::f32_only_builtins_on_f64;
-use crate::backends::gpu::context::{GpuContext, one_line};
-use crate::backends::gpu::exact_spirv::{self, Checks};
-use crate::backends::gpu::kernel_spec::KernelSpec;
+use crate::backends::gpu::device::bindings::INTEGRATE_BINDINGS;
+use crate::backends::gpu::device::context::{GpuContext, one_line};
+use crate::backends::gpu::device::exact_spirv::{self, Checks};
+use crate::backends::gpu::device::pipeline_cache::PipelineKey;
+use crate::backends::gpu::kernel::builtins::f32_only_builtins_on_f64;
+use crate::backends::gpu::kernel::kernel_spec::KernelSpec;
+use crate::backends::gpu::kernel::shader::integrate_source;
 use crate::backends::gpu::options::GpuOptions;
-use crate::backends::gpu::pipeline_cache::PipelineKey;
-use crate::backends::gpu::shader::integrate_source;
 use crate::model::error::{Error, Result};
 use crate::model::precision::Precision;
 use crate::physics::custom_force::CustomForce;

@@ -1,0 +1,13 @@
+//! The wgpu plumbing: adapter and device, bind group layouts, pipelines compiled to exact
+//! SPIR-V and cached, readbacks (blocking and double-buffered), timestamps.
+
+pub(crate) mod async_readback;
+pub(crate) mod bindings;
+pub(crate) mod context;
+pub(crate) mod exact_spirv;
+pub(crate) mod pipeline;
+pub(crate) mod pipeline_cache;
+#[cfg(test)]
+pub(crate) mod probe;
+pub(crate) mod readback;
+pub(crate) mod timing;
