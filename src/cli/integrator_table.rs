@@ -5,17 +5,13 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use crate::backends::cpu_ref::derivative::ForceEnv;
-use crate::backends::cpu_ref::integrate::{integrate, step_unnormalized};
 use crate::backends::gpu::GpuContext;
 use crate::bench::workload;
 use crate::model::backend::Backend;
-use crate::model::body::Body;
 use crate::model::error::Result;
 use crate::model::integrator::Integrator;
-use crate::physics::force_law::ExternalLoad;
 use crate::simulation::facade::Simulation;
-use crate::verify::analytic::tumbling_top;
+use crate::verify::integrator_accuracy::{convergence_error, long_run_drifts};
 
 /// What to measure, and how long (recorded next to the results).
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -85,64 +81,6 @@ pub struct IntegratorTable {
     pub rows: Vec<IntegratorRow>,
 }
 
-/// What a torque-free body without loads or custom forces sees.
-fn no_env() -> ForceEnv<'static> {
-    ForceEnv {
-        body: 0,
-        load: ExternalLoad::default(),
-        keyframes: &[],
-        custom_force: None,
-    }
-}
-
-/// `|omega_body - closed form| / |closed form|` after `time` with step `time / steps`, on
-/// the f64 reference.
-fn convergence_error(integrator: Integrator, time: f64, steps: u64) -> f64 {
-    let (body, top) = tumbling_top();
-    let h = time / steps as f64;
-    let mut state = body.state;
-    let env = no_env();
-    for step in 0..steps {
-        state = integrate(
-            integrator,
-            &state,
-            &body.mass,
-            &[],
-            &env,
-            step as f64 * h,
-            h,
-        );
-    }
-    let end = Body { state, ..body };
-    let exact = top.body_angular_velocity(time);
-    (end.body_angular_velocity() - exact).length() / exact.length()
-}
-
-/// Drifts of the invariants over a long torque-free run on the f64 reference:
-/// `(energy, | |q| - 1 |, L, P)`, each the maximum over the run.
-fn long_run_drifts(integrator: Integrator, steps: u64, h: f64) -> (f64, f64, f64, f64) {
-    let (body, _) = tumbling_top();
-    let (e0, l0, p0) = (
-        body.kinetic_energy(),
-        body.state.angular_momentum,
-        body.state.linear_momentum,
-    );
-    let (mut energy, mut norm, mut angular, mut linear) = (0.0f64, 0.0f64, 0.0f64, 0.0f64);
-    let mut state = body.state;
-    let env = no_env();
-    for step in 0..steps {
-        let t = step as f64 * h;
-        state = step_unnormalized(integrator, &state, &body.mass, &[], &env, t, h);
-        norm = norm.max((state.orientation.length() - 1.0).abs());
-        state.orientation = state.orientation.normalize();
-        let now = Body { state, ..body };
-        energy = energy.max((now.kinetic_energy() - e0).abs() / e0);
-        angular = angular.max((state.angular_momentum - l0).length() / l0.length());
-        linear = linear.max((state.linear_momentum - p0).length() / p0.length());
-    }
-    (energy, norm, angular, linear)
-}
-
 /// Nanoseconds per body-step of the benchmark crowd (gravity and drag) on `backend`.
 fn cost(
     integrator: Integrator,
@@ -176,8 +114,7 @@ pub fn measure_integrators(plan: &TablePlan, gpu: Option<&GpuContext>) -> Result
         let base = (plan.order_time / plan.order_dt).round().max(1.0) as u64;
         let order_errors =
             [1, 2, 4].map(|refine| convergence_error(integrator, plan.order_time, base * refine));
-        let (energy, norm, angular, linear) =
-            long_run_drifts(integrator, plan.long_steps, plan.long_dt);
+        let drifts = long_run_drifts(integrator, plan.long_steps, plan.long_dt);
         let mut ns_per_body_step = Vec::new();
         for &backend in &backends {
             ns_per_body_step.push((
@@ -190,10 +127,10 @@ pub fn measure_integrators(plan: &TablePlan, gpu: Option<&GpuContext>) -> Result
             design_order: integrator.order(),
             measured_order: (order_errors[1] / order_errors[2]).log2(),
             order_errors,
-            energy_drift: energy,
-            unit_norm_drift: norm,
-            angular_momentum_drift: angular,
-            linear_momentum_drift: linear,
+            energy_drift: drifts.energy,
+            unit_norm_drift: drifts.unit_norm,
+            angular_momentum_drift: drifts.angular_momentum,
+            linear_momentum_drift: drifts.linear_momentum,
             ns_per_body_step,
         });
     }

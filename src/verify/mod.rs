@@ -5,3 +5,4 @@ pub mod analytic;
 pub(crate) mod check_crowd;
 pub(crate) mod compare;
 pub(crate) mod cross_check;
+pub(crate) mod integrator_accuracy;

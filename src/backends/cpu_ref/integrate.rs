@@ -12,35 +12,45 @@ use crate::model::mass::MassProperties;
 use crate::physics::integrators::{renormalize, step};
 use crate::physics::motion::{MassConstants, State};
 
-/// One full step with `integrator`, before `q` is renormalized: what the scheme itself
-/// makes of `|q|`.
-pub(crate) fn step_unnormalized(
+/// One body's steps in f64: its integrator, mass, forces and what they see, fixed while
+/// the state and the clock move.
+pub(crate) struct BodyStepper<'a> {
     integrator: Integrator,
-    state: &BodyState,
-    mass: &MassProperties,
-    forces: &[&ForceKind],
-    env: &ForceEnv,
-    t: f64,
-    h: f64,
-) -> BodyState {
-    let constants = MassConstants::from(mass);
-    let mut f =
-        |y: &State<f64>, at: f64| derivative_of(y, &constants, forces.iter().copied(), at, env);
-    step(integrator, &state.into(), &constants, t, h, &mut f).into()
+    constants: MassConstants<f64>,
+    forces: &'a [&'a ForceKind],
+    env: ForceEnv<'a>,
 }
 
-/// One full step with `integrator`, then `q` renormalized (Baraff 4).
-pub(crate) fn integrate(
-    integrator: Integrator,
-    state: &BodyState,
-    mass: &MassProperties,
-    forces: &[&ForceKind],
-    env: &ForceEnv,
-    t: f64,
-    h: f64,
-) -> BodyState {
-    let unnormalized = step_unnormalized(integrator, state, mass, forces, env, t, h);
-    renormalize(State::<f64>::from(&unnormalized)).into()
+impl<'a> BodyStepper<'a> {
+    /// The stepper of a body of `mass` under `forces`, seeing `env`.
+    pub(crate) fn new(
+        integrator: Integrator,
+        mass: &MassProperties,
+        forces: &'a [&'a ForceKind],
+        env: ForceEnv<'a>,
+    ) -> Self {
+        Self {
+            integrator,
+            constants: MassConstants::from(mass),
+            forces,
+            env,
+        }
+    }
+
+    /// One full step from `state` at time `t`, before `q` is renormalized: what the scheme
+    /// itself makes of `|q|`.
+    pub(crate) fn unnormalized(&self, state: &BodyState, t: f64, h: f64) -> BodyState {
+        let (constants, env) = (&self.constants, &self.env);
+        let mut f = |y: &State<f64>, at: f64| {
+            derivative_of(y, constants, self.forces.iter().copied(), at, env)
+        };
+        step(self.integrator, &state.into(), constants, t, h, &mut f).into()
+    }
+
+    /// One full step, then `q` renormalized (Baraff 4).
+    pub(crate) fn step(&self, state: &BodyState, t: f64, h: f64) -> BodyState {
+        renormalize(State::<f64>::from(&self.unnormalized(state, t, h))).into()
+    }
 }
 
 #[cfg(test)]
@@ -71,14 +81,9 @@ mod tests {
         (body.state, mass)
     }
 
-    /// What a body without external loads or custom forces sees.
-    fn no_env() -> ForceEnv<'static> {
-        ForceEnv {
-            body: 0,
-            load: crate::physics::force_law::ExternalLoad::default(),
-            keyframes: &[],
-            custom_force: None,
-        }
+    /// A body of `mass` without forces, external loads or custom forces.
+    fn free(integrator: Integrator, mass: &MassProperties) -> BodyStepper<'static> {
+        BodyStepper::new(integrator, mass, &[], ForceEnv::default())
     }
 
     #[test]
@@ -100,7 +105,7 @@ mod tests {
         let h = 0.05;
         let mut worst: f64 = 0.0;
         for _ in 0..2000 {
-            state = step_unnormalized(Integrator::LieRk4, &state, &mass, &[], &no_env(), 0.0, h);
+            state = free(Integrator::LieRk4, &mass).unnormalized(&state, 0.0, h);
             worst =
                 crate::verify::compare::largest(worst, (state.orientation.length() - 1.0).abs());
         }
@@ -108,7 +113,7 @@ mod tests {
         // round-off accumulates as a random walk, ~sqrt(2000) * 1e-16.
         assert!(worst < 1e-13, "lie_rk4 | |q| - 1 | = {worst:.3e}");
         let (rk4_start, _) = tumbling_brick();
-        let rk4 = step_unnormalized(Integrator::Rk4, &rk4_start, &mass, &[], &no_env(), 0.0, h);
+        let rk4 = free(Integrator::Rk4, &mass).unnormalized(&rk4_start, 0.0, h);
         let rk4_defect = (rk4.orientation.length() - 1.0).abs();
         assert!(
             rk4_defect > 1e3 * worst,
@@ -124,16 +129,10 @@ mod tests {
             point: DVec3::new(0.5, 0.0, 0.0),
         };
         let h = 0.01;
-        let env = no_env();
-        let next = step_unnormalized(
-            Integrator::SymplecticEuler,
-            &state,
-            &mass,
-            &[&push],
-            &env,
-            0.0,
-            h,
-        );
+        let env = ForceEnv::default();
+        let forces = [&push];
+        let next = BodyStepper::new(Integrator::SymplecticEuler, &mass, &forces, env)
+            .unnormalized(&state, 0.0, h);
         let k = derivative(&state, &mass, [&push], 0.0, &env);
         let p1 = state.linear_momentum + k.force * h;
         let l1 = state.angular_momentum + k.torque * h;

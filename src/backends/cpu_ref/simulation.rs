@@ -9,7 +9,7 @@ use crate::assembly::force_table::ForceTable;
 use crate::backends::cpu_ref::contact::resolve_contacts;
 use crate::backends::cpu_ref::derivative::{ForceEnv, auxiliaries};
 use crate::backends::cpu_ref::faults::state_fault;
-use crate::backends::cpu_ref::integrate::integrate;
+use crate::backends::cpu_ref::integrate::BodyStepper;
 use crate::model::body::BodyState;
 use crate::model::error::{Error, Result};
 use crate::model::fault::Fault;
@@ -121,6 +121,7 @@ impl CpuRefSimulation {
                     keyframes,
                     custom_force,
                 };
+                let stepper = BodyStepper::new(integrator, &mass, &forces, env);
                 let mut state = *body_state;
                 let shape = mass
                     .shape()
@@ -130,7 +131,7 @@ impl CpuRefSimulation {
                     // A product, not a running sum: the clock does not drift over long runs.
                     let t = step as f64 * dt;
                     let start = state;
-                    let mut next = integrate(integrator, &start, &mass, &forces, &env, t, dt);
+                    let mut next = stepper.step(&start, t, dt);
                     if let Some(shape) = &shape {
                         resolve_contacts(&start, &mut next, &mass, shape, planes, dt);
                     }
