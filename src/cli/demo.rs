@@ -5,7 +5,9 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use crate::bench::workload;
-use crate::{Body, Deviation, Error, GPU_TOLERANCE, Result, Simulation, backends::gpu::GpuContext};
+use crate::{
+    Backend, Body, Deviation, Error, GPU_TOLERANCE, Result, Simulation, backends::gpu::GpuContext,
+};
 use clap::Args;
 
 #[derive(Args, Debug)]
@@ -57,18 +59,13 @@ pub fn demo(args: DemoArgs) -> Result<ExitCode> {
         }
         Err(other) => return Err(other),
     };
-    let fast_cpu = timed_row(
-        Simulation::fast_cpu(&crowd)?,
-        args.steps,
-        "cpu",
-        &format!("f32 fast path, {threads} threads"),
-    )?;
-    let reference = timed_row(
-        Simulation::reference(&crowd)?,
-        args.steps,
-        "cpu-ref",
-        &format!("f64 reference, {threads} threads"),
-    )?;
+    let cpu_row = |backend: Backend, what: &str| -> Result<Vec<Body>> {
+        let sim = Simulation::new(&crowd, backend)?;
+        let what = format!("{what}, {threads} threads");
+        timed_row(sim, args.steps, backend.name(), &what)
+    };
+    let fast_cpu = cpu_row(Backend::FastCpu, "f32 fast path")?;
+    let reference = cpu_row(Backend::Reference, "f64 reference")?;
 
     let mut worst: f64 = 0.0;
     let checked = [("gpu", gpu), ("cpu", Some(fast_cpu))];

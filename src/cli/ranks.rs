@@ -44,17 +44,19 @@ fn run_ranks(args: RunArgs, world: &World, started: Instant) -> Result<ExitCode>
     let planned = crate::mpi::agree_on(&comm, PlannedRun::of(&args, backend))?;
     check_devices(planned.start.devices)?;
     let rules = planned.start.crowd.fault_rules;
-    let out_format = out_format(&args.out)?;
+    // Refused before any work; the ranks' loop reads the format from the plan.
+    out_format(&args.out)?;
     let claimed = match world.is_root() {
         true => (|| {
-            let output = Output::claim(&args.out)?;
-            let recording = planned.prepare_recording(&args)?;
-            let report = QuarantineReport::claim(&args.out, rules)?;
-            Ok(Some((output, recording, report)))
+            Ok(Some(RootFiles {
+                output: Output::claim(&args.out)?,
+                recording: planned.prepare_recording(&args)?,
+                report: QuarantineReport::claim(&args.out, rules)?,
+            }))
         })(),
         false => Ok(None),
     };
-    let claimed = crate::mpi::agree_on(&comm, claimed)?;
+    let mut root = crate::mpi::agree_on(&comm, claimed)?;
     let PlannedRun { start, plan, .. } = planned;
     let gpu = open_gpu(&comm, start.backend)?;
     let source = match &start.recipe {
@@ -64,33 +66,23 @@ fn run_ranks(args: RunArgs, world: &World, started: Instant) -> Result<ExitCode>
     let source = crate::mpi::agree_on(&comm, source)?;
     let sim = MpiSimulation::from_source(comm, &start.crowd, &source, start.backend, gpu.as_ref())?;
     drop(source);
-    let (output, mut recording, report) = match claimed {
-        Some((o, r, q)) => (Some(o), Some(r), q),
-        None => (None, None, None),
-    };
     let schedule = FrameSchedule::share(
         sim.comm(),
-        recording.as_mut(),
+        root.as_mut().map(|files| &mut files.recording),
         sim.clock_step(),
         args.recording.record.as_deref(),
         None,
     )?;
-    let adapter = describe(&gpu, start.backend, sim.ranks());
-    let integrator = (start.crowd.integrator, start.crowd.dt);
     drop(start);
     drive(
         sim,
         Drive {
             plan,
-            out_format,
-            output,
+            root,
             checkpoint: args.checkpoint.clone(),
-            recording,
-            report,
             schedule,
             started,
-            adapter,
-            integrator,
+            gpu: gpu.as_ref().map(GpuContext::describe),
         },
     )
 }
@@ -136,7 +128,7 @@ fn resume_ranks(args: ResumeArgs, world: &World, started: Instant) -> Result<Exi
         sim.comm(),
         planned.as_ref().map(|(plan, _)| plan.out.as_path()),
     );
-    let out_format = out_format(&out)?;
+    out_format(&out)?;
     let plan = RunPlan {
         end_step: words[0],
         out,
@@ -153,41 +145,39 @@ fn resume_ranks(args: ResumeArgs, world: &World, started: Instant) -> Result<Exi
                 None => Recording::progress_only(bodies, steps, true),
             };
             let report = QuarantineReport::claim(&plan.out, sim.local().fault_rules())?;
-            Ok(Some((output, recording, trajectory, report)))
+            let files = RootFiles {
+                output,
+                recording,
+                report,
+            };
+            Ok(Some((files, trajectory)))
         })(),
         None => Ok(None),
     };
     let claimed = sim.agree(claimed)?;
-    let (output, mut recording, trajectory, report) = match claimed {
-        Some((o, r, t, q)) => (Some(o), Some(r), t, q),
-        None => (None, None, None, None),
+    let (mut root, trajectory) = match claimed {
+        Some((files, trajectory)) => (Some(files), trajectory),
+        None => (None, None),
     };
     let record_path = trajectory.as_ref().map(|t| t.path.clone());
     let schedule = FrameSchedule::share(
         sim.comm(),
-        recording.as_mut(),
+        root.as_mut().map(|files| &mut files.recording),
         step,
         record_path.as_deref(),
         trajectory.as_ref().map(|t| (t.first_step, t.every)),
     )?;
-    let gpu = None;
-    let adapter = describe(&gpu, sim.local().backend(), sim.ranks());
-    let integrator = (sim.local().integrator(), sim.local().dt());
     // The checkpoint keeps being written where it was read.
     let checkpoint = (plan.checkpoint_every > 0).then(|| args.checkpoint.clone());
     drive(
         sim,
         Drive {
             plan,
-            out_format,
-            output,
+            root,
             checkpoint,
-            recording,
-            report,
             schedule,
             started,
-            adapter,
-            integrator,
+            gpu: None,
         },
     )
 }
@@ -195,69 +185,79 @@ fn resume_ranks(args: ResumeArgs, world: &World, started: Instant) -> Result<Exi
 /// What the ranks' loop needs besides the simulation.
 struct Drive {
     plan: RunPlan,
-    out_format: TrajectoryFormat,
-    /// Rank 0's: the final states' file and the recording.
-    output: Option<Output>,
+    /// Rank 0's files.
+    root: Option<RootFiles>,
     checkpoint: Option<PathBuf>,
-    recording: Option<Recording>,
-    /// Rank 0's list of the bodies a `freeze` run froze.
-    report: Option<QuarantineReport>,
     schedule: Option<FrameSchedule>,
     started: Instant,
-    adapter: String,
-    integrator: (crate::Integrator, f64),
+    /// The GPU adapter the ranks run on, when they run on one.
+    gpu: Option<String>,
+}
+
+/// What rank 0 writes.
+struct RootFiles {
+    /// The final states' file.
+    output: Output,
+    recording: Recording,
+    /// The list of the bodies a `freeze` run froze.
+    report: Option<QuarantineReport>,
 }
 
 /// Steps to `plan.end_step`, writing the frames due and the checkpoints, then the final
 /// states; rank 0 prints the summary, or the error with where the work is.
-fn drive(sim: MpiSimulation<SimpleCommunicator>, mut d: Drive) -> Result<ExitCode> {
+fn drive(sim: MpiSimulation<SimpleCommunicator>, d: Drive) -> Result<ExitCode> {
     let start_step = sim.clock_step();
     let steps = d.plan.end_step.saturating_sub(start_step);
+    let (output, recording, report) = match d.root {
+        Some(files) => (Some(files.output), Some(files.recording), files.report),
+        None => (None, None, None),
+    };
     let mut rank = RankRun {
         sim,
-        schedule: d.schedule.take(),
-        recording: d.recording.take(),
+        schedule: d.schedule,
+        recording,
     };
-    let start = Instant::now();
-    if let Err(stopped) = run_to_end(&mut rank, &d.plan, d.checkpoint.as_deref()) {
-        if rank.sim.is_root() {
-            let resume = format!("mpirun -np {} rigid-crowd resume", rank.sim.ranks());
-            say(&stopped.line(d.checkpoint.as_deref(), &resume));
+    let integration = match run_to_end(&mut rank, &d.plan, d.checkpoint.as_deref()) {
+        Ok(integration) => integration,
+        Err(stopped) => {
+            if rank.sim.is_root() {
+                let resume = format!("mpirun -np {} rigid-crowd resume", rank.sim.ranks());
+                say(&stopped.line(d.checkpoint.as_deref(), &resume));
+            }
+            return Ok(ExitCode::FAILURE);
         }
-        return Ok(ExitCode::FAILURE);
-    }
+    };
     let RankRun {
         mut sim, recording, ..
     } = rank;
-    d.recording = recording;
-    let integrated = Instant::now();
-    let elapsed = (integrated - start).as_secs_f64();
-    write_final_states(&mut sim, d.output.take(), d.out_format)?;
+    let elapsed = integration.seconds();
+    write_final_states(&mut sim, output, out_format(&d.plan.out)?)?;
     let freeze = sim.local().fault_rules().on_fault == OnFault::Freeze;
     let frozen = match freeze {
         true => sim.quarantined()?,
         false => Vec::new(),
     };
-    let recorded = match d.recording.take() {
+    let recorded = match recording {
         Some(recording) => recording.commit_with(sim.local_mut(), |_| Ok(frozen)),
         None => Ok(String::new()),
     };
     let recorded = sim.agree(recorded)?;
     let reported = match freeze {
-        true => write_report(&mut sim, d.report.take())?,
+        true => write_report(&mut sim, report)?,
         false => None,
     };
     if sim.is_root() {
         let body_steps = sim.body_count() as f64 * steps as f64;
-        let (integrator, dt) = d.integrator;
+        let (integrator, dt) = (sim.local().integrator(), sim.local().dt());
+        let adapter = describe(d.gpu.as_deref(), sim.local().backend(), sim.ranks());
         say(&format!(
             "{} bodies x {steps} steps ({integrator}, dt = {dt} s) on {}: {elapsed:.3} s, {}body-steps/s; wrote {}{recorded}; set-up {:.3} s, integration {elapsed:.3} s, output {:.3} s",
             sim.body_count(),
-            d.adapter,
+            adapter,
             super::text::rate(body_steps / elapsed.max(1e-9)),
             d.plan.out.display(),
-            (start - d.started).as_secs_f64(),
-            integrated.elapsed().as_secs_f64(),
+            (integration.began - d.started).as_secs_f64(),
+            integration.ended.elapsed().as_secs_f64(),
         ));
         if let Some(line) = reported {
             say(&line);
@@ -532,9 +532,9 @@ fn open_gpu(comm: &SimpleCommunicator, backend: crate::Backend) -> Result<Option
 }
 
 /// The summary line's "on ...".
-fn describe(gpu: &Option<GpuContext>, backend: crate::Backend, ranks: usize) -> String {
+fn describe(gpu: Option<&str>, backend: crate::Backend, ranks: usize) -> String {
     let what = match (gpu, backend) {
-        (Some(gpu), _) => gpu.describe(),
+        (Some(gpu), _) => gpu.to_string(),
         (None, crate::Backend::Reference) => "the f64 CPU reference".to_string(),
         (None, crate::Backend::FastCpu) => {
             format!("the f32 CPU path, {} threads", rayon::current_num_threads())

@@ -304,20 +304,21 @@ pub(crate) fn drive(
         #[cfg(feature = "fault-injection")]
         device_loss: injected_device_loss()?,
     };
-    let start = Instant::now();
-    if let Err(stopped) = run_to_end(&mut local, plan, checkpoint_path) {
-        say(&stopped.line(checkpoint_path, "rigid-crowd resume"));
-        return Ok(ExitCode::FAILURE);
-    }
+    let integration = match run_to_end(&mut local, plan, checkpoint_path) {
+        Ok(integration) => integration,
+        Err(stopped) => {
+            say(&stopped.line(checkpoint_path, "rigid-crowd resume"));
+            return Ok(ExitCode::FAILURE);
+        }
+    };
     let LocalRun {
         mut sim, recording, ..
     } = local;
-    let integrated = Instant::now();
-    let elapsed = (integrated - start).as_secs_f64();
+    let elapsed = integration.seconds();
     write_final_states(output.file, output.format, &mut sim)?;
     let recorded = recording.commit(&mut sim)?;
-    let set_up = (start - started).as_secs_f64();
-    let written = integrated.elapsed().as_secs_f64();
+    let set_up = (integration.began - started).as_secs_f64();
+    let written = integration.ended.elapsed().as_secs_f64();
     let body_steps = sim.body_count() as f64 * steps as f64;
     let peak = match peak_memory_bytes() {
         Some(bytes) => format!(", peak memory {:.1} MB", bytes as f64 / 1e6),

@@ -3,6 +3,7 @@
 //! process (fresh or resumed) and every MPI rank drive it, each through [`Stepping`].
 
 use std::path::Path;
+use std::time::Instant;
 
 use crate::{Error, Result, RunPlan};
 
@@ -46,13 +47,29 @@ impl Interrupted {
     }
 }
 
+/// When the steps of a run began and ended (the summary's set-up, integration and output
+/// times).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Integration {
+    pub began: Instant,
+    pub ended: Instant,
+}
+
+impl Integration {
+    /// Seconds from the first step to the end of the last.
+    pub(crate) fn seconds(&self) -> f64 {
+        (self.ended - self.began).as_secs_f64()
+    }
+}
+
 /// Steps `run` to `plan.end_step`. With a `checkpoint` path, writes a checkpoint every
 /// `plan.checkpoint_every` steps from where it starts and one at the end.
 pub(crate) fn run_to_end(
     run: &mut impl Stepping,
     plan: &RunPlan,
     checkpoint: Option<&Path>,
-) -> std::result::Result<(), Interrupted> {
+) -> std::result::Result<Integration, Interrupted> {
+    let began = Instant::now();
     let mut last_checkpoint = None;
     let mut steps = || -> Result<()> {
         let every = plan.checkpoint_every;
@@ -74,10 +91,16 @@ pub(crate) fn run_to_end(
         }
         run.finish()
     };
-    steps().map_err(|error| Interrupted {
-        error,
-        last_checkpoint,
-    })
+    match steps() {
+        Ok(()) => Ok(Integration {
+            began,
+            ended: Instant::now(),
+        }),
+        Err(error) => Err(Interrupted {
+            error,
+            last_checkpoint,
+        }),
+    }
 }
 
 #[cfg(test)]

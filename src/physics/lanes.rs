@@ -142,32 +142,22 @@ mod ops {
         out
     }
 
-    #[inline(always)]
-    pub fn binary(a: Lanes, b: Lanes, op: impl Fn(__m128, __m128) -> __m128) -> Lanes {
-        let ((a0, a1), (b0, b1)) = (halves(a), halves(b));
-        join(op(a0, b0), op(a1, b1))
+    /// `$name(a, b)`: SSE's `$intrinsic` on each half.
+    macro_rules! sse_binary {
+        ($name:ident, $intrinsic:ident) => {
+            #[inline(always)]
+            pub fn $name(a: Lanes, b: Lanes) -> Lanes {
+                let ((a0, a1), (b0, b1)) = (halves(a), halves(b));
+                // SAFETY: SSE is part of x86-64: every x86-64 CPU runs it.
+                unsafe { join($intrinsic(a0, b0), $intrinsic(a1, b1)) }
+            }
+        };
     }
+    sse_binary!(add, _mm_add_ps);
+    sse_binary!(sub, _mm_sub_ps);
+    sse_binary!(mul, _mm_mul_ps);
+    sse_binary!(div, _mm_div_ps);
 
-    #[inline(always)]
-    pub fn add(a: Lanes, b: Lanes) -> Lanes {
-        // SAFETY: SSE is part of x86-64: every x86-64 CPU runs it.
-        binary(a, b, |x, y| unsafe { _mm_add_ps(x, y) })
-    }
-    #[inline(always)]
-    pub fn sub(a: Lanes, b: Lanes) -> Lanes {
-        // SAFETY: SSE is part of x86-64: every x86-64 CPU runs it.
-        binary(a, b, |x, y| unsafe { _mm_sub_ps(x, y) })
-    }
-    #[inline(always)]
-    pub fn mul(a: Lanes, b: Lanes) -> Lanes {
-        // SAFETY: SSE is part of x86-64: every x86-64 CPU runs it.
-        binary(a, b, |x, y| unsafe { _mm_mul_ps(x, y) })
-    }
-    #[inline(always)]
-    pub fn div(a: Lanes, b: Lanes) -> Lanes {
-        // SAFETY: SSE is part of x86-64: every x86-64 CPU runs it.
-        binary(a, b, |x, y| unsafe { _mm_div_ps(x, y) })
-    }
     #[inline(always)]
     pub fn sqrt(a: Lanes) -> Lanes {
         let (low, high) = halves(a);
@@ -180,22 +170,20 @@ mod ops {
 mod ops {
     use super::Lanes;
 
-    #[inline(always)]
-    pub fn add(a: Lanes, b: Lanes) -> Lanes {
-        a.zip(b, |x, y| x + y)
+    /// `$name(a, b)`: `$op` lane by lane.
+    macro_rules! scalar_binary {
+        ($name:ident, $op:tt) => {
+            #[inline(always)]
+            pub fn $name(a: Lanes, b: Lanes) -> Lanes {
+                a.zip(b, |x, y| x $op y)
+            }
+        };
     }
-    #[inline(always)]
-    pub fn sub(a: Lanes, b: Lanes) -> Lanes {
-        a.zip(b, |x, y| x - y)
-    }
-    #[inline(always)]
-    pub fn mul(a: Lanes, b: Lanes) -> Lanes {
-        a.zip(b, |x, y| x * y)
-    }
-    #[inline(always)]
-    pub fn div(a: Lanes, b: Lanes) -> Lanes {
-        a.zip(b, |x, y| x / y)
-    }
+    scalar_binary!(add, +);
+    scalar_binary!(sub, -);
+    scalar_binary!(mul, *);
+    scalar_binary!(div, /);
+
     #[inline(always)]
     pub fn sqrt(a: Lanes) -> Lanes {
         a.map(f32::sqrt)
