@@ -430,7 +430,7 @@ impl Simulation {
 
     /// The `index`-th device of a crowd spread over several (test builds: the device a
     /// fault is injected into).
-    #[cfg(feature = "fault-injection")]
+    #[cfg(all(feature = "fault-injection", feature = "cli"))]
     pub(crate) fn gpu_device(&self, index: usize) -> Option<&GpuContext> {
         self.engine.gpu().and_then(|g| g.device(index))
     }

@@ -5,4 +5,5 @@ pub mod analytic;
 pub(crate) mod check_crowd;
 pub(crate) mod compare;
 pub(crate) mod cross_check;
+#[cfg(feature = "cli")]
 pub(crate) mod integrator_accuracy;

@@ -102,7 +102,7 @@ impl GpuShards {
     }
 
     /// The device of shard `index`, if there is one.
-    #[cfg(feature = "fault-injection")]
+    #[cfg(all(feature = "fault-injection", feature = "cli"))]
     pub fn device(&self, index: usize) -> Option<&GpuContext> {
         self.shards.get(index).map(|shard| shard.sim.context())
     }
