@@ -73,6 +73,19 @@ impl<R: Copy> Quat<R> {
 }
 
 impl<R: Copy> SymMat3<R> {
+    /// The matrix of entries `xx, yy, zz, xy, xz, yz`.
+    #[inline(always)]
+    pub fn from_entries([xx, yy, zz, xy, xz, yz]: [R; 6]) -> Self {
+        Self {
+            xx,
+            yy,
+            zz,
+            xy,
+            xz,
+            yz,
+        }
+    }
+
     /// Each entry through `f`: the matrix in another number type.
     #[inline(always)]
     pub fn map<S>(self, f: impl Fn(R) -> S) -> SymMat3<S> {

@@ -190,18 +190,10 @@ impl From<&crate::model::mass::MassProperties> for MassConstants<f64> {
     /// (`MassProperties::inv_inertia_entries`), so every backend reads the same numbers.
     #[inline(always)]
     fn from(m: &crate::model::mass::MassProperties) -> Self {
-        let [xx, yy, zz, xy, xz, yz] = m.inv_inertia_entries();
         Self {
             mass: m.mass(),
             inv_mass: m.inv_mass(),
-            inv_inertia: SymMat3 {
-                xx,
-                yy,
-                zz,
-                xy,
-                xz,
-                yz,
-            },
+            inv_inertia: SymMat3::from_entries(m.inv_inertia_entries()),
         }
     }
 }

@@ -8,11 +8,15 @@ use glam::DVec3;
 use crate::model::body::BodyState;
 use crate::model::force::ForceKind;
 use crate::model::mass::MassProperties;
+use crate::physics::algebra::Vec3;
 use crate::physics::custom_force::CustomForce;
+#[cfg(test)]
+use crate::physics::dual::Dual;
 use crate::physics::force_law::{CustomForceInput, ExternalLoad};
 use crate::physics::forces::{Body, Parameters, add_force, add_scaled};
 use crate::physics::motion::{self, Load, MassConstants, State};
 use crate::physics::profile::keyframe_scale;
+use crate::physics::scalar::Scalar;
 
 /// What the forces on one body see besides its state and the time: which body it is, the
 /// load set on it from outside, and the crowd's keyframe tables and custom force.
@@ -58,54 +62,114 @@ pub(crate) fn auxiliaries(state: &BodyState, mass: &MassProperties) -> Auxiliari
     }
 }
 
+/// The numbers the reference runs over: f64, and f64 with tangents ([`Dual`]).
+pub(crate) trait Reference: Scalar {
+    /// Whether the number carries tangents.
+    const TANGENTS: bool;
+    /// `value` as a number that does not move along any direction.
+    fn fixed(value: f64) -> Self;
+    /// The value without its tangents.
+    fn primal(self) -> f64;
+}
+
+impl Reference for f64 {
+    const TANGENTS: bool = false;
+    #[inline(always)]
+    fn fixed(value: f64) -> Self {
+        value
+    }
+    #[inline(always)]
+    fn primal(self) -> f64 {
+        self
+    }
+}
+
+#[cfg(test)]
+impl<const N: usize> Reference for Dual<f64, N> {
+    const TANGENTS: bool = true;
+    #[inline(always)]
+    fn fixed(value: f64) -> Self {
+        Dual::fixed(value)
+    }
+    #[inline(always)]
+    fn primal(self) -> f64 {
+        self.value
+    }
+}
+
+/// `v` as fixed numbers of `R`.
+pub(crate) fn fixed_vector<R: Reference>(v: DVec3) -> Vec3<R> {
+    Vec3::new(R::fixed(v.x), R::fixed(v.y), R::fixed(v.z))
+}
+
+/// One force on a body as the derivative reads it: its kind and its numeric parameters in
+/// `R` (where tangents are seeded).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ForceTerm<'a, R> {
+    pub kind: &'a ForceKind,
+    pub parameters: Parameters<R>,
+}
+
+impl<'a, R: Reference> ForceTerm<'a, R> {
+    /// `kind` with its parameters as fixed numbers.
+    pub(crate) fn of(kind: &'a ForceKind) -> Self {
+        let p = kind.parameters();
+        Self {
+            kind,
+            parameters: Parameters {
+                vectors: p.vectors.map(fixed_vector),
+                scalars: p.scalars.map(R::fixed),
+            },
+        }
+    }
+}
+
 /// Adds one force source's force and torque at time `t` to `total`.
-fn accumulate_force(kind: &ForceKind, body: &Body<f64>, env: &ForceEnv, total: &mut Load<f64>) {
-    let p = kind.parameters();
-    let [u, w] = p.vectors.map(Into::into);
-    match *kind {
+fn accumulate_force<R: Reference>(
+    term: &ForceTerm<R>,
+    body: &Body<R>,
+    env: &ForceEnv,
+    total: &mut Load<R>,
+) {
+    let [u, w] = term.parameters.vectors;
+    match *term.kind {
         ForceKind::Keyframed { table, .. } => {
-            add_scaled(
-                u,
-                w,
-                keyframe_scale(&env.keyframes[table], body.time),
-                total,
-            );
+            // The table holds fixed numbers and time moves along no direction.
+            let scale = keyframe_scale(&env.keyframes[table], body.time.primal());
+            add_scaled(u, w, R::fixed(scale), total);
         }
         ForceKind::Custom => {
+            // The user's f64 code has no tangents: a crowd with one is refused them.
+            assert!(!R::TANGENTS, "tangents through a custom force are refused");
             if let Some(custom) = env.custom_force {
                 let (state, aux) = (body.state, body.aux);
+                let f64_vector = |v: Vec3<R>| DVec3::from(v.map(R::primal));
                 let load = custom.evaluate(&CustomForceInput {
-                    position: state.position.into(),
-                    orientation: state.orientation.normalize().into(),
-                    velocity: aux.velocity.into(),
-                    angular_velocity: aux.angular_velocity.into(),
-                    mass: body.mass.mass,
-                    time: body.time,
+                    position: f64_vector(state.position),
+                    orientation: state.orientation.normalize().map(R::primal).into(),
+                    velocity: f64_vector(aux.velocity),
+                    angular_velocity: f64_vector(aux.angular_velocity),
+                    mass: body.mass.mass.primal(),
+                    time: body.time.primal(),
                     body: env.body,
                 });
-                total.force = total.force + load.force.into();
-                total.torque = total.torque + load.torque.into();
+                total.force = total.force + fixed_vector(load.force);
+                total.torque = total.torque + fixed_vector(load.torque);
             }
         }
-        _ => {
-            let parameters = Parameters {
-                vectors: [u, w],
-                scalars: p.scalars,
-            };
-            add_force(kind.force_type(), &parameters, body, total);
-        }
+        _ => add_force(term.kind.force_type(), &term.parameters, body, total),
     }
 }
 
 /// The state derivative of `state` under `forces` and the external load at time `t`: the
 /// load first, then the forces in order.
-pub(crate) fn derivative_of<'a>(
-    state: &State<f64>,
-    mass: &MassConstants<f64>,
-    forces: impl IntoIterator<Item = &'a ForceKind>,
-    t: f64,
+pub(crate) fn derivative_of<R: Reference>(
+    state: &State<R>,
+    mass: &MassConstants<R>,
+    forces: &[ForceTerm<R>],
+    t: R,
     env: &ForceEnv,
-) -> motion::Derivative<f64> {
+) -> motion::Derivative<R> {
     let aux = motion::auxiliaries(state, mass);
     let body = Body {
         state,
@@ -114,11 +178,11 @@ pub(crate) fn derivative_of<'a>(
         time: t,
     };
     let mut total = Load {
-        force: env.load.force.into(),
-        torque: env.load.torque.into(),
+        force: fixed_vector(env.load.force),
+        torque: fixed_vector(env.load.torque),
     };
-    for kind in forces {
-        accumulate_force(kind, &body, env, &mut total);
+    for term in forces {
+        accumulate_force(term, &body, env, &mut total);
     }
     motion::derivative(state, &aux, total)
 }
@@ -135,7 +199,8 @@ pub fn derivative<'a>(
     t: f64,
     env: &ForceEnv,
 ) -> Derivative {
-    let k = derivative_of(&state.into(), &mass.into(), forces, t, env);
+    let forces: Vec<ForceTerm<f64>> = forces.into_iter().map(ForceTerm::of).collect();
+    let k = derivative_of(&state.into(), &mass.into(), &forces, t, env);
     Derivative {
         velocity: k.velocity.into(),
         spin: k.spin.into(),

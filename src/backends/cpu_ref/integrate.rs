@@ -1,60 +1,109 @@
 //! One time step of one body in f64: an integrator of `src/physics` over the derivative of
-//! `cpu_ref::derivative`.
+//! `cpu_ref::derivative`, then contact with the planes. Generic over [`Reference`], so the
+//! same steps carry tangents.
 //!
 //! Stage times, for when the derivative takes `t`: euler and symplectic_euler evaluate at
 //! `t`; rk4 and lie_rk4 at `t`, `t + h/2`, `t + h/2`, `t + h`.
 
-use crate::backends::cpu_ref::derivative::{ForceEnv, derivative_of};
+use crate::backends::cpu_ref::derivative::{ForceEnv, ForceTerm, Reference, derivative_of};
 use crate::model::body::BodyState;
 use crate::model::force::ForceKind;
 use crate::model::integrator::Integrator;
 use crate::model::mass::MassProperties;
+use crate::physics::contact::{PlaneConstants, ShapeConstants, resolve_contacts};
 use crate::physics::integrators::{renormalize, step};
 use crate::physics::motion::{MassConstants, State};
 
-/// One body's steps in f64: its integrator, mass, forces and what they see, fixed while
-/// the state and the clock move.
-pub(crate) struct BodyStepper<'a> {
+/// One body's steps: its integrator, mass constants, forces, what they see and the planes it
+/// meets, fixed while the state and the clock move.
+pub(crate) struct BodyStepper<'a, R = f64> {
     integrator: Integrator,
-    constants: MassConstants<f64>,
-    forces: &'a [&'a ForceKind],
+    constants: MassConstants<R>,
+    forces: Vec<ForceTerm<'a, R>>,
     env: ForceEnv<'a>,
+    contacts: Option<(ShapeConstants<R>, &'a [PlaneConstants<R>])>,
 }
 
-impl<'a> BodyStepper<'a> {
-    /// The stepper of a body of `mass` under `forces`, seeing `env`.
-    pub(crate) fn new(
+impl<'a, R: Reference> BodyStepper<'a, R> {
+    /// The stepper of a body of `constants` under `forces`, seeing `env`, meeting no plane.
+    pub(crate) fn with_constants(
         integrator: Integrator,
-        mass: &MassProperties,
-        forces: &'a [&'a ForceKind],
+        constants: MassConstants<R>,
+        forces: Vec<ForceTerm<'a, R>>,
         env: ForceEnv<'a>,
     ) -> Self {
         Self {
             integrator,
-            constants: MassConstants::from(mass),
+            constants,
             forces,
             env,
+            contacts: None,
         }
     }
 
-    /// One full step from `state` at time `t`, before `q` is renormalized: what the scheme
-    /// itself makes of `|q|`.
-    pub(crate) fn unnormalized(&self, state: &BodyState, t: f64, h: f64) -> BodyState {
-        let (constants, env) = (&self.constants, &self.env);
-        let mut f = |y: &State<f64>, at: f64| {
-            derivative_of(y, constants, self.forces.iter().copied(), at, env)
-        };
-        step(self.integrator, &state.into(), constants, t, h, &mut f).into()
+    /// The same body, of `shape`, meeting `planes` after each step (none when empty).
+    pub(crate) fn meeting(
+        mut self,
+        shape: ShapeConstants<R>,
+        planes: &'a [PlaneConstants<R>],
+    ) -> Self {
+        self.contacts = (!planes.is_empty()).then_some((shape, planes));
+        self
     }
 
-    /// One full step, then `q` renormalized (Baraff 4).
+    /// One step of the integrator from `state` at time `t`, before `q` is renormalized: what
+    /// the scheme itself makes of `|q|`.
+    pub(crate) fn advance_unnormalized(&self, state: &State<R>, t: f64, h: f64) -> State<R> {
+        let (constants, env, forces) = (&self.constants, &self.env, &self.forces[..]);
+        let mut f = |y: &State<R>, at: R| derivative_of(y, constants, forces, at, env);
+        step(
+            self.integrator,
+            state,
+            constants,
+            R::fixed(t),
+            R::fixed(h),
+            &mut f,
+        )
+    }
+
+    /// One full step: the integrator's, `q` renormalized (Baraff 4), then the contacts.
+    pub(crate) fn advance(&self, start: &State<R>, t: f64, h: f64) -> State<R> {
+        let next = renormalize(self.advance_unnormalized(start, t, h));
+        match &self.contacts {
+            Some((shape, planes)) => {
+                resolve_contacts(start, next, &self.constants, shape, planes, R::fixed(h))
+            }
+            None => next,
+        }
+    }
+}
+
+impl<'a> BodyStepper<'a, f64> {
+    /// The stepper of a body of `mass` under `forces`, seeing `env`, meeting no plane.
+    pub(crate) fn new(
+        integrator: Integrator,
+        mass: &MassProperties,
+        forces: &[&'a ForceKind],
+        env: ForceEnv<'a>,
+    ) -> Self {
+        let forces = forces.iter().map(|kind| ForceTerm::of(kind)).collect();
+        Self::with_constants(integrator, MassConstants::from(mass), forces, env)
+    }
+
+    /// [`advance_unnormalized`](Self::advance_unnormalized) on a body's state.
+    #[cfg(any(test, feature = "cli"))]
+    pub(crate) fn unnormalized(&self, state: &BodyState, t: f64, h: f64) -> BodyState {
+        self.advance_unnormalized(&state.into(), t, h).into()
+    }
+
+    /// [`advance`](Self::advance) on a body's state.
     pub(crate) fn step(&self, state: &BodyState, t: f64, h: f64) -> BodyState {
-        renormalize(State::<f64>::from(&self.unnormalized(state, t, h))).into()
+        self.advance(&state.into(), t, h).into()
     }
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use glam::{DQuat, DVec3};
 
     use super::*;
@@ -62,7 +111,8 @@ mod tests {
     use crate::model::shape::Shape;
     use crate::physics::integrators::exp_rotation;
 
-    fn tumbling_brick() -> (BodyState, MassProperties) {
+    /// A box of 1 x 2 x 3 turning about all three axes and drifting.
+    pub(crate) fn tumbling_brick() -> (BodyState, MassProperties) {
         let mass = MassProperties::from_shape(
             3.0,
             Shape::Box {

@@ -1,10 +1,12 @@
 //! The f64 CPU reference (`--backend cpu-ref`): the definition in `src/physics` in f64, one
 //! body at a time, written for clarity; the oracle every other backend is validated against.
 
-pub(crate) mod contact;
 pub(crate) mod derivative;
 pub(crate) mod faults;
 pub(crate) mod integrate;
 mod simulation;
+// Used by the tests until a simulation carries tangents.
+#[cfg(test)]
+pub(crate) mod tangents;
 
 pub use simulation::CpuRefSimulation;

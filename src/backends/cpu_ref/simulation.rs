@@ -6,7 +6,6 @@ use crate::assembly::body_masses::BodyMasses;
 use crate::assembly::body_source::{BodySource, SOURCE_CHUNK};
 use crate::assembly::crowd::Crowd;
 use crate::assembly::force_table::ForceTable;
-use crate::backends::cpu_ref::contact::resolve_contacts;
 use crate::backends::cpu_ref::derivative::{ForceEnv, auxiliaries};
 use crate::backends::cpu_ref::faults::state_fault;
 use crate::backends::cpu_ref::integrate::BodyStepper;
@@ -122,19 +121,16 @@ impl CpuRefSimulation {
                     custom_force,
                 };
                 let stepper = BodyStepper::new(integrator, &mass, &forces, env);
+                let stepper = match mass.shape() {
+                    Some(shape) => stepper.meeting(ShapeConstants::of(&shape), planes),
+                    None => stepper,
+                };
                 let mut state = *body_state;
-                let shape = mass
-                    .shape()
-                    .filter(|_| !planes.is_empty())
-                    .map(|shape| ShapeConstants::of(&shape));
                 for step in first_step..first_step + steps {
                     // A product, not a running sum: the clock does not drift over long runs.
                     let t = step as f64 * dt;
                     let start = state;
-                    let mut next = stepper.step(&start, t, dt);
-                    if let Some(shape) = &shape {
-                        resolve_contacts(&start, &mut next, &mass, shape, planes, dt);
-                    }
+                    let next = stepper.step(&start, t, dt);
                     let motion = || {
                         let aux = auxiliaries(&next, &mass);
                         (aux.velocity, aux.angular_velocity)

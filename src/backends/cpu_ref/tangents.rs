@@ -1,0 +1,512 @@
+//! Derivatives of one body's steps on the reference: the same steps run over
+//! `Dual<f64, N>`, each direction seeded in the body's inputs. A [`Direction`] moves one input:
+//! a state component, the mass, an entry of the body inertia, or one number of a force.
+//!
+//! Sensitivities to the mass or the inertia hold the initial state `(x, q, P, L)` fixed: a
+//! heavier body keeps its momentum, not its velocity.
+
+use glam::DMat3;
+
+use crate::backends::cpu_ref::derivative::{ForceEnv, ForceTerm, Reference};
+use crate::backends::cpu_ref::integrate::BodyStepper;
+use crate::model::body::BodyState;
+use crate::model::force::ForceKind;
+use crate::model::integrator::Integrator;
+use crate::model::mass::MassProperties;
+use crate::physics::algebra::{SymMat3, Vec3};
+use crate::physics::contact::{PlaneConstants, ShapeConstants};
+use crate::physics::dual::Dual;
+use crate::physics::motion::{MassConstants, State};
+use crate::physics::scalar::Carried;
+
+/// Components of the state, in the order of `y = (x, q, P, L)` (`q` as `w, x, y, z`).
+pub(crate) const STATE_COMPONENTS: usize = 13;
+
+/// Where one number of a force sits among its parameters.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum ParameterSlot {
+    /// Component `component` of vector parameter `vector`.
+    Vector { vector: usize, component: usize },
+    /// Scalar parameter `index`.
+    Scalar(usize),
+}
+
+/// One input a derivative is taken along.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum Direction {
+    /// Component `0..13` of the initial state `y`.
+    State(usize),
+    /// The mass `M`, with the body inertia held.
+    Mass,
+    /// Entry `xx, yy, zz, xy, xz, yz` (`0..6`) of the body inertia; an off-diagonal entry
+    /// moves both of its places in the symmetric tensor.
+    Inertia(usize),
+    /// One number of the body's `force`-th force (in the order it is given them).
+    Force { force: usize, slot: ParameterSlot },
+}
+
+/// The symmetric unit tensor that [`Direction::Inertia`]`(entry)` moves the inertia along.
+fn inertia_unit(entry: usize) -> DMat3 {
+    let (i, j) = [(0, 0), (1, 1), (2, 2), (0, 1), (0, 2), (1, 2)][entry];
+    let mut unit = DMat3::ZERO;
+    unit.col_mut(j)[i] = 1.0;
+    unit.col_mut(i)[j] = 1.0;
+    unit
+}
+
+fn sym_entries(m: DMat3) -> [f64; 6] {
+    [
+        m.x_axis.x, m.y_axis.y, m.z_axis.z, m.y_axis.x, m.z_axis.x, m.z_axis.y,
+    ]
+}
+
+/// What one body's steps start from, at precision `R`.
+pub(crate) struct BodyInputs<'a, R> {
+    pub state: State<R>,
+    pub constants: MassConstants<R>,
+    pub forces: Vec<ForceTerm<'a, R>>,
+    pub shape: Option<ShapeConstants<R>>,
+    pub planes: Vec<PlaneConstants<R>>,
+}
+
+impl<'a> BodyInputs<'a, f64> {
+    /// The inputs of a body of `mass` in `state` under `forces`, meeting `planes`.
+    pub(crate) fn of(
+        state: &BodyState,
+        mass: &MassProperties,
+        forces: &[&'a ForceKind],
+        planes: &[PlaneConstants<f64>],
+    ) -> Self {
+        Self {
+            state: state.into(),
+            constants: MassConstants::from(mass),
+            forces: forces.iter().map(|kind| ForceTerm::of(kind)).collect(),
+            shape: mass.shape().map(|shape| ShapeConstants::of(&shape)),
+            planes: planes.to_vec(),
+        }
+    }
+
+    /// The same inputs with the one `direction` moves changed by `delta`; `mass` is the
+    /// body's, whose inertia an inertia direction moves.
+    pub(crate) fn nudged(&self, mass: &MassProperties, direction: Direction, delta: f64) -> Self {
+        let mut out = Self {
+            forces: self.forces.clone(),
+            planes: self.planes.clone(),
+            ..*self
+        };
+        match direction {
+            Direction::State(c) => {
+                let mut y = self.state.to_scalars();
+                y[c] += delta;
+                out.state = State::from_scalars(&mut y.into_iter());
+            }
+            Direction::Mass => {
+                let m = self.constants.mass + delta;
+                out.constants.mass = m;
+                out.constants.inv_mass = 1.0 / m;
+            }
+            Direction::Inertia(entry) => {
+                let inertia = mass.inertia_body() + inertia_unit(entry) * delta;
+                out.constants.inv_inertia = SymMat3::from_entries(sym_entries(inertia.inverse()));
+            }
+            Direction::Force { force, slot } => {
+                *slot_of(&mut out.forces[force].parameters, slot) += delta;
+            }
+        }
+        out
+    }
+
+    /// The inputs over `Dual<f64, N>`, tangent `i` seeded along `directions[i]`.
+    pub(crate) fn seeded<const N: usize>(
+        &self,
+        mass: &MassProperties,
+        directions: &[Direction; N],
+    ) -> BodyInputs<'a, Dual<f64, N>> {
+        let fixed = Dual::<f64, N>::fixed;
+        let mut out = BodyInputs {
+            state: State::from_scalars(&mut self.state.to_scalars().into_iter().map(fixed)),
+            constants: MassConstants {
+                mass: fixed(self.constants.mass),
+                inv_mass: fixed(self.constants.inv_mass),
+                inv_inertia: self.constants.inv_inertia.map(fixed),
+            },
+            forces: self
+                .forces
+                .iter()
+                .map(|term| ForceTerm {
+                    kind: term.kind,
+                    parameters: crate::physics::forces::Parameters {
+                        vectors: term.parameters.vectors.map(|v| v.map(fixed)),
+                        scalars: term.parameters.scalars.map(fixed),
+                    },
+                })
+                .collect(),
+            shape: self.shape.map(|s| ShapeConstants {
+                kind: s.kind,
+                dims: s.dims.map(fixed),
+                bounding_radius: fixed(s.bounding_radius),
+            }),
+            planes: self
+                .planes
+                .iter()
+                .map(|p| PlaneConstants {
+                    normal: p.normal.map(fixed),
+                    offset: fixed(p.offset),
+                    restitution: fixed(p.restitution),
+                    friction: fixed(p.friction),
+                })
+                .collect(),
+        };
+        let inv_inertia = mass.inv_inertia_body();
+        for (i, direction) in directions.iter().enumerate() {
+            match *direction {
+                Direction::State(c) => {
+                    let mut y = out.state.to_scalars();
+                    y[c].tangent[i] = 1.0;
+                    out.state = State::from_scalars(&mut y.into_iter());
+                }
+                Direction::Mass => {
+                    let m = self.constants.mass;
+                    out.constants.mass.tangent[i] = 1.0;
+                    out.constants.inv_mass.tangent[i] = -1.0 / (m * m);
+                }
+                Direction::Inertia(entry) => {
+                    // d(I^-1) = -I^-1 dI I^-1.
+                    let moved = -(inv_inertia * inertia_unit(entry) * inv_inertia);
+                    let [xx, yy, zz, xy, xz, yz] = sym_entries(moved);
+                    let t = &mut out.constants.inv_inertia;
+                    t.xx.tangent[i] = xx;
+                    t.yy.tangent[i] = yy;
+                    t.zz.tangent[i] = zz;
+                    t.xy.tangent[i] = xy;
+                    t.xz.tangent[i] = xz;
+                    t.yz.tangent[i] = yz;
+                }
+                Direction::Force { force, slot } => {
+                    slot_of(&mut out.forces[force].parameters, slot).tangent[i] = 1.0;
+                }
+            }
+        }
+        out
+    }
+}
+
+/// The number `slot` names among `parameters`.
+fn slot_of<R>(
+    parameters: &mut crate::physics::forces::Parameters<R>,
+    slot: ParameterSlot,
+) -> &mut R {
+    match slot {
+        ParameterSlot::Vector { vector, component } => {
+            let v: &mut Vec3<R> = &mut parameters.vectors[vector];
+            [&mut v.x, &mut v.y, &mut v.z]
+                .into_iter()
+                .nth(component)
+                .expect("a component of a 3-vector")
+        }
+        ParameterSlot::Scalar(index) => &mut parameters.scalars[index],
+    }
+}
+
+impl<'a, R: Reference> BodyInputs<'a, R> {
+    /// The state after `steps` steps of `dt` from clock step `first_step`.
+    pub(crate) fn run(
+        &self,
+        integrator: Integrator,
+        env: ForceEnv<'a>,
+        first_step: u64,
+        steps: u64,
+        dt: f64,
+    ) -> State<R> {
+        let stepper =
+            BodyStepper::with_constants(integrator, self.constants, self.forces.clone(), env);
+        let stepper = match self.shape {
+            Some(shape) => stepper.meeting(shape, &self.planes),
+            None => stepper,
+        };
+        let mut state = self.state;
+        for step in first_step..first_step + steps {
+            state = stepper.advance(&state, step as f64 * dt, dt);
+        }
+        state
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use glam::{DQuat, DVec3};
+
+    use super::*;
+    use crate::backends::cpu_ref::integrate::tests::tumbling_brick;
+    use crate::model::body::Body;
+    use crate::model::force::FieldValue;
+    use crate::model::plane::Plane;
+    use crate::model::shape::Shape;
+
+    /// Every kind but custom, with numbers in every parameter it reads.
+    fn every_force() -> Vec<ForceKind> {
+        let v = DVec3::new;
+        vec![
+            ForceKind::Gravity {
+                acceleration: v(0.1, -0.3, -9.81),
+            },
+            ForceKind::LinearDrag {
+                linear: 0.4,
+                angular: 0.3,
+            },
+            ForceKind::QuadraticDrag {
+                linear: 0.2,
+                angular: 0.1,
+            },
+            ForceKind::PointForce {
+                force: v(0.5, 1.0, -0.7),
+                point: v(0.2, -0.4, 0.9),
+            },
+            ForceKind::Spring {
+                anchor: v(0.0, 1.0, 2.0),
+                attach: v(0.3, 0.2, -0.5),
+                stiffness: 5.0,
+                damping: 0.4,
+            },
+            ForceKind::Attractor {
+                centre: v(3.0, 1.0, -1.0),
+                strength: 8.0,
+                softening: 0.5,
+            },
+            ForceKind::Thrust {
+                force: v(0.2, 0.0, 1.0),
+                torque: v(0.1, -0.2, 0.05),
+            },
+            ForceKind::Sinusoidal {
+                force: v(1.0, 0.5, 0.0),
+                torque: v(0.0, 0.3, 0.2),
+                offset: 0.2,
+                amplitude: 0.7,
+                frequency: 1.3,
+                phase: 0.4,
+            },
+            ForceKind::Keyframed {
+                force: v(0.0, 0.0, 2.0),
+                torque: v(0.4, 0.0, 0.0),
+                table: 0,
+            },
+        ]
+    }
+
+    /// Every number each force reads: its vector parameters' components, then its scalars.
+    fn parameter_directions(forces: &[&ForceKind]) -> Vec<Direction> {
+        let mut out = Vec::new();
+        for (force, kind) in forces.iter().enumerate() {
+            let fields = kind.numeric_fields();
+            let vectors = fields
+                .iter()
+                .filter(|f| matches!(f.value, FieldValue::Vector(_)))
+                .count();
+            let scalars = fields.len() - vectors;
+            for vector in 0..vectors {
+                for component in 0..3 {
+                    let slot = ParameterSlot::Vector { vector, component };
+                    out.push(Direction::Force { force, slot });
+                }
+            }
+            for index in 0..scalars {
+                let slot = ParameterSlot::Scalar(index);
+                out.push(Direction::Force { force, slot });
+            }
+        }
+        out
+    }
+
+    /// The steps every check runs.
+    #[derive(Clone, Copy)]
+    struct Run<'a> {
+        integrator: Integrator,
+        env: ForceEnv<'a>,
+        steps: u64,
+        dt: f64,
+    }
+
+    impl Run<'_> {
+        fn end<R: Reference>(&self, inputs: &BodyInputs<R>) -> State<R> {
+            inputs.run(self.integrator, self.env, 0, self.steps, self.dt)
+        }
+    }
+
+    /// `d y(end) / d direction` by central differences at `h` and `h/2`, Richardson
+    /// extrapolated: error O(h^4), plus round-off of order 1e-16 / h.
+    fn differences(
+        base: &BodyInputs<f64>,
+        mass: &MassProperties,
+        direction: Direction,
+        h: f64,
+        run: Run,
+    ) -> Vec<f64> {
+        let central = |h: f64| -> Vec<f64> {
+            let plus = run.end(&base.nudged(mass, direction, h)).to_scalars();
+            let minus = run.end(&base.nudged(mass, direction, -h)).to_scalars();
+            plus.iter()
+                .zip(&minus)
+                .map(|(p, m)| (p - m) / (2.0 * h))
+                .collect()
+        };
+        let (coarse, fine) = (central(h), central(h / 2.0));
+        coarse
+            .iter()
+            .zip(&fine)
+            .map(|(c, f)| (4.0 * f - c) / 3.0)
+            .collect()
+    }
+
+    /// Checks the dual run's tangents along `directions` (a block of `N`) against differences
+    /// with nudges `h` and `h/2`, each column to `tolerance` of its largest entry; returns the
+    /// worst relative error.
+    fn check_block<const N: usize>(
+        base: &BodyInputs<f64>,
+        mass: &MassProperties,
+        directions: &[Direction; N],
+        run: Run,
+        h: f64,
+        tolerance: f64,
+        what: &str,
+    ) -> f64 {
+        let end = run.end(&base.seeded(mass, directions)).to_scalars();
+        let primal: Vec<f64> = end.iter().map(|d| d.value).collect();
+        assert_eq!(
+            primal,
+            run.end(base).to_scalars(),
+            "{what}: values are the f64 run's bits"
+        );
+        let mut worst: f64 = 0.0;
+        for (i, &direction) in directions.iter().enumerate() {
+            let expected = differences(base, mass, direction, h, run);
+            let scale = expected.iter().fold(1e-300_f64, |m, e| m.max(e.abs()));
+            for (r, want) in expected.iter().enumerate() {
+                let got = end[r].tangent[i];
+                let error = (got - want).abs() / scale;
+                worst = crate::verify::compare::largest(worst, error);
+                assert!(
+                    error <= tolerance,
+                    "{what}: d y[{r}] / d {direction:?} = {got:e}, differences give {want:e} ({error:.1e} of the column)"
+                );
+            }
+        }
+        worst
+    }
+
+    const STATE: [Direction; STATE_COMPONENTS] = {
+        let mut d = [Direction::Mass; STATE_COMPONENTS];
+        let mut c = 0;
+        while c < STATE_COMPONENTS {
+            d[c] = Direction::State(c);
+            c += 1;
+        }
+        d
+    };
+    const MASS_AND_INERTIA: [Direction; 7] = [
+        Direction::Mass,
+        Direction::Inertia(0),
+        Direction::Inertia(1),
+        Direction::Inertia(2),
+        Direction::Inertia(3),
+        Direction::Inertia(4),
+        Direction::Inertia(5),
+    ];
+
+    #[test]
+    fn tangents_match_richardson_differences_for_every_force_and_integrator() {
+        let (state, mass) = tumbling_brick();
+        let kinds = every_force();
+        let keyframes = vec![vec![[0.0, 0.5], [0.07, 1.5], [0.2, -0.5]]];
+        let env = ForceEnv {
+            keyframes: &keyframes,
+            ..ForceEnv::default()
+        };
+        let (steps, dt) = (25, 0.01);
+        let mut report = Vec::new();
+        for integrator in Integrator::ALL {
+            for kind in &kinds {
+                let forces = [kind];
+                let base = BodyInputs::of(&state, &mass, &forces, &[]);
+                let run = Run {
+                    integrator,
+                    env,
+                    steps,
+                    dt,
+                };
+                let what = format!("{integrator}, {:?}", kind.force_type());
+                let mut worst = check_block(&base, &mass, &STATE, run, 1e-3, 1e-8, &what);
+                worst = worst.max(check_block(
+                    &base,
+                    &mass,
+                    &MASS_AND_INERTIA,
+                    run,
+                    1e-3,
+                    1e-8,
+                    &what,
+                ));
+                for direction in parameter_directions(&forces) {
+                    worst = worst.max(check_block(
+                        &base,
+                        &mass,
+                        &[direction],
+                        run,
+                        1e-3,
+                        1e-8,
+                        &what,
+                    ));
+                }
+                report.push(format!("{what}: {worst:.1e}"));
+            }
+        }
+        println!(
+            "worst error of a tangent, relative to its column:\n{}",
+            report.join("\n")
+        );
+    }
+
+    #[test]
+    fn tangents_through_a_resting_and_sliding_contact_match_differences() {
+        // A box sliding along a floor under gravity and friction, rocking slightly on its
+        // corners: the derivative of the piecewise-smooth step, checked where no nudge
+        // crosses a contact event.
+        let size = DVec3::new(1.0, 0.8, 0.6);
+        let mass = MassProperties::from_shape(2.0, Shape::Box { size }, "box").unwrap();
+        let body = Body::from_kinematics(
+            mass,
+            DVec3::new(0.0, 0.0, 0.3 - 1e-4),
+            DQuat::IDENTITY,
+            DVec3::new(1.5, 0.4, 0.0),
+            DVec3::ZERO,
+        );
+        let floor = Plane::through(DVec3::ZERO, DVec3::Z, 0.0, 0.3);
+        let planes = [PlaneConstants::of(&floor)];
+        let gravity = ForceKind::Gravity {
+            acceleration: DVec3::new(0.0, 0.0, -9.81),
+        };
+        let forces = [&gravity];
+        let env = ForceEnv::default();
+        let (steps, dt) = (40, 0.01);
+        for integrator in Integrator::ALL {
+            let base = BodyInputs::of(&body.state, &mass, &forces, &planes);
+            let run = Run {
+                integrator,
+                env,
+                steps,
+                dt,
+            };
+            let what = format!("{integrator}, sliding box");
+            check_block(
+                &base,
+                &mass,
+                &[Direction::State(7), Direction::State(8), Direction::Mass],
+                run,
+                // The box rocks on its corners: a nudge of 1e-3 makes a corner lift or land
+                // on another step within the run (the differences then see the jump); one of
+                // 1e-5 stays on the same side of every such event.
+                1e-5,
+                1e-8,
+                &what,
+            );
+        }
+    }
+}
