@@ -1,6 +1,5 @@
 //! Derivatives of one body's steps on the reference: the same steps run over
-//! `Dual<f64, N>`, each direction seeded in the body's inputs. A [`Direction`] moves one input:
-//! a state component, the mass, an entry of the body inertia, or one number of a force.
+//! `Dual<f64, N>`, each [`Direction`] seeded in the body's inputs.
 //!
 //! Sensitivities to the mass or the inertia hold the initial state `(x, q, P, L)` fixed: a
 //! heavier body keeps its momentum, not its velocity.
@@ -13,37 +12,12 @@ use crate::model::body::BodyState;
 use crate::model::force::ForceKind;
 use crate::model::integrator::Integrator;
 use crate::model::mass::MassProperties;
+use crate::model::tangent::{Direction, ParameterSlot};
 use crate::physics::algebra::{SymMat3, Vec3};
 use crate::physics::contact::{PlaneConstants, ShapeConstants};
 use crate::physics::dual::Dual;
 use crate::physics::motion::{MassConstants, State};
 use crate::physics::scalar::Carried;
-
-/// Components of the state, in the order of `y = (x, q, P, L)` (`q` as `w, x, y, z`).
-pub(crate) const STATE_COMPONENTS: usize = 13;
-
-/// Where one number of a force sits among its parameters.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) enum ParameterSlot {
-    /// Component `component` of vector parameter `vector`.
-    Vector { vector: usize, component: usize },
-    /// Scalar parameter `index`.
-    Scalar(usize),
-}
-
-/// One input a derivative is taken along.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) enum Direction {
-    /// Component `0..13` of the initial state `y`.
-    State(usize),
-    /// The mass `M`, with the body inertia held.
-    Mass,
-    /// Entry `xx, yy, zz, xy, xz, yz` (`0..6`) of the body inertia; an off-diagonal entry
-    /// moves both of its places in the symmetric tensor.
-    Inertia(usize),
-    /// One number of the body's `force`-th force (in the order it is given them).
-    Force { force: usize, slot: ParameterSlot },
-}
 
 /// The symmetric unit tensor that [`Direction::Inertia`]`(entry)` moves the inertia along.
 fn inertia_unit(entry: usize) -> DMat3 {
@@ -239,9 +213,9 @@ mod tests {
     use super::*;
     use crate::backends::cpu_ref::integrate::tests::tumbling_brick;
     use crate::model::body::Body;
-    use crate::model::force::FieldValue;
     use crate::model::plane::Plane;
     use crate::model::shape::Shape;
+    use crate::model::tangent::{STATE_COMPONENTS, parameter_slots};
 
     /// Every kind but custom, with numbers in every parameter it reads.
     fn every_force() -> Vec<ForceKind> {
@@ -293,25 +267,16 @@ mod tests {
         ]
     }
 
-    /// Every number each force reads: its vector parameters' components, then its scalars.
+    /// Every number each force reads.
     fn parameter_directions(forces: &[&ForceKind]) -> Vec<Direction> {
         let mut out = Vec::new();
         for (force, kind) in forces.iter().enumerate() {
-            let fields = kind.numeric_fields();
-            let vectors = fields
-                .iter()
-                .filter(|f| matches!(f.value, FieldValue::Vector(_)))
-                .count();
-            let scalars = fields.len() - vectors;
-            for vector in 0..vectors {
-                for component in 0..3 {
-                    let slot = ParameterSlot::Vector { vector, component };
-                    out.push(Direction::Force { force, slot });
-                }
-            }
-            for index in 0..scalars {
-                let slot = ParameterSlot::Scalar(index);
-                out.push(Direction::Force { force, slot });
+            for (_, slots) in parameter_slots(&kind.numeric_fields()) {
+                out.extend(
+                    slots
+                        .into_iter()
+                        .map(|slot| Direction::Force { force, slot }),
+                );
             }
         }
         out

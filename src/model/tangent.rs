@@ -1,0 +1,302 @@
+//! What a derivative is taken along. Users name groups of directions: `state` (the 13
+//! components of the initial state `y = (x, q, P, L)`, `q` as `w, x, y, z`), `mass`,
+//! `inertia` (the body inertia's `xx, yy, zz, xy, xz, yz`) or one number of a force in the
+//! scene's own path syntax (`forces[1].stiffness`, `forces[0].acceleration`: three
+//! directions, one a component).
+
+use crate::model::error::{Error, Result};
+use crate::model::force::{FieldValue, Force, NumericField};
+
+/// Components of the state `y`.
+pub const STATE_COMPONENTS: usize = 13;
+
+/// Entries of the body inertia a sensitivity moves.
+pub const INERTIA_ENTRIES: usize = 6;
+
+/// Where one number of a force sits among its parameters (`ForceKind::parameters`): its
+/// vector fields in the order [`numeric_fields`](crate::model::force::ForceKind) lists them,
+/// then its number fields.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ParameterSlot {
+    /// Component `component` of vector parameter `vector`.
+    Vector { vector: usize, component: usize },
+    /// Scalar parameter `index`.
+    Scalar(usize),
+}
+
+/// One input a derivative is taken along.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Direction {
+    /// Component `0..13` of the initial state `y`.
+    State(usize),
+    /// The mass `M`, with the body inertia held.
+    Mass,
+    /// Entry `xx, yy, zz, xy, xz, yz` (`0..6`) of the body inertia; an off-diagonal entry
+    /// moves both of its places in the symmetric tensor.
+    Inertia(usize),
+    /// One number of the body's `force`-th force (in the order its steps are given them).
+    Force { force: usize, slot: ParameterSlot },
+}
+
+/// A named group of directions.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Tangent {
+    /// The 13 components of the initial state: the columns of the Jacobian.
+    State,
+    /// The mass.
+    Mass,
+    /// The six entries of the body inertia.
+    Inertia,
+    /// Field `field` of the scene's force `force`: three directions for a vector, one for a
+    /// number.
+    Force {
+        force: usize,
+        field: &'static str,
+        vector: bool,
+    },
+}
+
+impl Tangent {
+    /// The tangent `name` names among a crowd's `forces`; `flag` is the option or argument
+    /// it came from, named in the error.
+    pub fn parse(name: &str, forces: &[Force], flag: &str) -> Result<Self> {
+        let invalid = |message: String| Error::invalid(flag, message);
+        match name {
+            "state" => return Ok(Tangent::State),
+            "mass" => return Ok(Tangent::Mass),
+            "inertia" => return Ok(Tangent::Inertia),
+            _ => {}
+        }
+        let not_a_tangent = || {
+            invalid(format!(
+                "`{name}` names no tangent: use state, mass, inertia or forces[i].FIELD"
+            ))
+        };
+        let rest = name.strip_prefix("forces[").ok_or_else(not_a_tangent)?;
+        let (index, field) = rest.split_once("].").ok_or_else(not_a_tangent)?;
+        let force: usize = index.parse().map_err(|_| not_a_tangent())?;
+        let Some(given) = forces.get(force) else {
+            return Err(invalid(format!(
+                "`{name}`: there is no forces[{force}] (the crowd has {} forces)",
+                forces.len()
+            )));
+        };
+        let fields = given.kind.numeric_fields();
+        let Some(found) = fields.iter().find(|f| f.name == field) else {
+            let names: Vec<&str> = fields.iter().map(|f| f.name).collect();
+            let known = match names.is_empty() {
+                true => "it has none".to_string(),
+                false => format!("its numbers are {}", names.join(", ")),
+            };
+            return Err(invalid(format!(
+                "`{name}`: a {} force has no number `{field}`; {known}",
+                given.type_name()
+            )));
+        };
+        Ok(Tangent::Force {
+            force,
+            field: found.name,
+            vector: matches!(found.value, FieldValue::Vector(_)),
+        })
+    }
+
+    /// How many directions it holds: the `k` of its `(bodies, 13, k)` array.
+    pub fn width(&self) -> usize {
+        match self {
+            Tangent::State => STATE_COMPONENTS,
+            Tangent::Mass => 1,
+            Tangent::Inertia => INERTIA_ENTRIES,
+            Tangent::Force { vector: true, .. } => 3,
+            Tangent::Force { vector: false, .. } => 1,
+        }
+    }
+
+    /// Its name, as [`parse`](Self::parse) reads it.
+    pub fn name(&self) -> String {
+        match self {
+            Tangent::State => "state".to_string(),
+            Tangent::Mass => "mass".to_string(),
+            Tangent::Inertia => "inertia".to_string(),
+            Tangent::Force { force, field, .. } => format!("forces[{force}].{field}"),
+        }
+    }
+}
+
+/// The parameter slots of a force's numeric fields, in their order: the `k`-th vector field
+/// is vector parameter `k`, the `j`-th number field scalar parameter `j`.
+pub(crate) fn parameter_slots(fields: &[NumericField]) -> Vec<(&'static str, Vec<ParameterSlot>)> {
+    let (mut vectors, mut scalars) = (0, 0);
+    fields
+        .iter()
+        .map(|f| {
+            let slots = match f.value {
+                FieldValue::Vector(_) => {
+                    vectors += 1;
+                    (0..3)
+                        .map(|component| ParameterSlot::Vector {
+                            vector: vectors - 1,
+                            component,
+                        })
+                        .collect()
+                }
+                FieldValue::Number(_) => {
+                    scalars += 1;
+                    vec![ParameterSlot::Scalar(scalars - 1)]
+                }
+            };
+            (f.name, slots)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use glam::DVec3;
+
+    use super::*;
+    use crate::model::force::ForceKind;
+
+    fn forces() -> Vec<Force> {
+        vec![
+            Force::on_all(ForceKind::Gravity {
+                acceleration: DVec3::new(0.0, 0.0, -9.81),
+            }),
+            Force::on_body(
+                3,
+                ForceKind::Spring {
+                    anchor: DVec3::ZERO,
+                    attach: DVec3::X,
+                    stiffness: 4.0,
+                    damping: 0.5,
+                },
+            ),
+            Force::on_all(ForceKind::Custom),
+        ]
+    }
+
+    #[test]
+    fn names_parse_to_their_groups_and_widths() {
+        let forces = forces();
+        for (name, width) in [
+            ("state", 13),
+            ("mass", 1),
+            ("inertia", 6),
+            ("forces[0].acceleration", 3),
+            ("forces[1].stiffness", 1),
+            ("forces[1].attach", 3),
+        ] {
+            let tangent = Tangent::parse(name, &forces, "--sensitivity").unwrap();
+            assert_eq!((tangent.width(), tangent.name()), (width, name.to_string()));
+        }
+    }
+
+    #[test]
+    fn a_name_that_is_not_a_number_of_the_crowd_is_one_line_naming_it() {
+        let forces = forces();
+        for (name, expected) in [
+            (
+                "speed",
+                "--sensitivity: `speed` names no tangent: use state, mass, inertia or forces[i].FIELD",
+            ),
+            (
+                "forces[x].stiffness",
+                "--sensitivity: `forces[x].stiffness` names no tangent: use state, mass, inertia or forces[i].FIELD",
+            ),
+            (
+                "forces[5].stiffness",
+                "--sensitivity: `forces[5].stiffness`: there is no forces[5] (the crowd has 3 forces)",
+            ),
+            (
+                "forces[1].stifness",
+                "--sensitivity: `forces[1].stifness`: a spring force has no number `stifness`; its numbers are anchor, attach, stiffness, damping",
+            ),
+            (
+                "forces[2].scale",
+                "--sensitivity: `forces[2].scale`: a custom force has no number `scale`; it has none",
+            ),
+        ] {
+            let error = Tangent::parse(name, &forces, "--sensitivity").unwrap_err();
+            assert_eq!(error.to_string(), expected);
+        }
+    }
+
+    /// Every kind's fields, each given a different value, are found at their slots of
+    /// `parameters()`, and every slot a kind reads belongs to one field.
+    #[test]
+    fn parameter_slots_are_where_the_parameters_hold_each_field() {
+        let v = |a: f64| DVec3::new(a, a + 0.25, a + 0.5);
+        let kinds = [
+            ForceKind::Gravity {
+                acceleration: v(1.0),
+            },
+            ForceKind::LinearDrag {
+                linear: 2.0,
+                angular: 3.0,
+            },
+            ForceKind::QuadraticDrag {
+                linear: 2.0,
+                angular: 3.0,
+            },
+            ForceKind::PointForce {
+                force: v(1.0),
+                point: v(2.0),
+            },
+            ForceKind::Spring {
+                anchor: v(1.0),
+                attach: v(2.0),
+                stiffness: 3.0,
+                damping: 4.0,
+            },
+            ForceKind::Attractor {
+                centre: v(1.0),
+                strength: 3.0,
+                softening: 4.0,
+            },
+            ForceKind::Thrust {
+                force: v(1.0),
+                torque: v(2.0),
+            },
+            ForceKind::Sinusoidal {
+                force: v(1.0),
+                torque: v(2.0),
+                offset: 3.0,
+                amplitude: 4.0,
+                frequency: 5.0,
+                phase: 6.0,
+            },
+            ForceKind::Keyframed {
+                force: v(1.0),
+                torque: v(2.0),
+                table: 0,
+            },
+        ];
+        for kind in kinds {
+            let p = kind.parameters();
+            let mut read = [p.vectors[0].to_array(), p.vectors[1].to_array()].concat();
+            read.extend(p.scalars);
+            let mut claimed = vec![false; read.len()];
+            let fields = kind.numeric_fields();
+            for ((name, slots), field) in parameter_slots(&fields).into_iter().zip(&fields) {
+                let values: Vec<f64> = match field.value {
+                    FieldValue::Vector(value) => value.to_array().to_vec(),
+                    FieldValue::Number(value) => vec![value],
+                };
+                for (slot, value) in slots.into_iter().zip(values) {
+                    let at = match slot {
+                        ParameterSlot::Vector { vector, component } => 3 * vector + component,
+                        ParameterSlot::Scalar(index) => 6 + index,
+                    };
+                    assert_eq!(read[at], value, "{:?} {name}", kind.force_type());
+                    claimed[at] = true;
+                }
+            }
+            for (at, value) in read.iter().enumerate() {
+                assert!(
+                    claimed[at] || *value == 0.0,
+                    "{:?}: parameter {at} = {value} belongs to no field",
+                    kind.force_type()
+                );
+            }
+        }
+    }
+}
