@@ -103,7 +103,7 @@ impl<'a> BodyStepper<'a, f64> {
 }
 
 #[cfg(test)]
-pub(super) mod tests {
+pub(crate) mod tests {
     use glam::{DQuat, DVec3};
 
     use super::*;

@@ -12,6 +12,8 @@ pub(crate) mod kernel;
 mod options;
 mod shards;
 mod simulation;
+#[cfg(test)]
+mod tangent_probe;
 
 pub use crate::model::precision::Precision;
 pub use buffers::{GpuChunk, LAYOUT_VERSION, layout_wgsl};
