@@ -7,7 +7,7 @@ use crate::model::validate::{check_non_negative, check_vector};
 
 /// The boundary of a static half-space. Bodies live on the side the normal points to; a
 /// body point found below the surface is pushed back out and its velocity resolved with an
-/// impulse (restitution and Coulomb friction, see `src/backends/cpu_ref/contact.rs`).
+/// impulse (restitution and Coulomb friction, see `src/physics/contact.rs`).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Plane {
     /// Unit outward normal (normalized on construction).
