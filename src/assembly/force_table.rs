@@ -14,6 +14,9 @@ use crate::model::force::ForceKind;
 pub(crate) struct ForceTable {
     /// Global forces in `[0, global_count)`, then targeted forces grouped by body.
     pub forces: Vec<ForceKind>,
+    /// Each of `forces`' index in the crowd's list (the scene's `forces[i]`).
+    #[cfg(test)]
+    origins: Vec<usize>,
     /// How many forces at the start act on every body.
     pub global_count: usize,
     /// For each body, `(first, count)` of its own forces in `forces`; empty when no body has
@@ -28,34 +31,34 @@ impl ForceTable {
     /// forces of one kind in the scene's order. Every backend sums them in this order.
     pub fn new(crowd: &Crowd, body_count: usize) -> Self {
         let kind_code = |kind: &ForceKind| kind.force_type().code();
-        let mut forces: Vec<ForceKind> = crowd
-            .forces
-            .iter()
-            .filter(|f| f.body.is_none())
-            .map(|f| f.kind)
+        // (scene index, force), each group sorted stably: scene order within a kind.
+        let mut global: Vec<(usize, ForceKind)> = (crowd.forces.iter().enumerate())
+            .filter(|(_, f)| f.body.is_none())
+            .map(|(i, f)| (i, f.kind))
             .collect();
-        forces.sort_by_key(kind_code); // stable: keeps scene order within a kind
-        let global_count = forces.len();
-        let mut targeted: Vec<(usize, ForceKind)> = crowd
-            .forces
-            .iter()
-            .filter_map(|f| f.body.map(|b| (b, f.kind)))
+        global.sort_by_key(|(_, kind)| kind_code(kind));
+        let global_count = global.len();
+        let mut targeted: Vec<(usize, usize, ForceKind)> = (crowd.forces.iter().enumerate())
+            .filter_map(|(i, f)| f.body.map(|b| (b, i, f.kind)))
             .collect();
-        targeted.sort_by_key(|(body, kind)| (*body, kind_code(kind)));
+        targeted.sort_by_key(|(body, _, kind)| (*body, kind_code(kind)));
         let mut ranges = match targeted.is_empty() {
             true => Vec::new(),
             false => vec![(0u32, 0u32); body_count],
         };
-        for (body, kind) in targeted {
+        let mut ordered = global;
+        for (body, index, kind) in targeted {
             let range = &mut ranges[body];
             if range.1 == 0 {
-                range.0 = forces.len() as u32;
+                range.0 = ordered.len() as u32;
             }
             range.1 += 1;
-            forces.push(kind);
+            ordered.push((index, kind));
         }
         Self {
-            forces,
+            forces: ordered.iter().map(|&(_, kind)| kind).collect(),
+            #[cfg(test)]
+            origins: ordered.iter().map(|&(index, _)| index).collect(),
             global_count,
             ranges,
             body_count,
@@ -94,11 +97,16 @@ impl ForceTable {
             .rev()
             .find(|r| r.1 > 0)
             .map_or(0, |r| r.0 + r.1);
+        let run = run_start as usize..run_end as usize;
         let mut forces = self.forces[..self.global_count].to_vec();
-        forces.extend_from_slice(&self.forces[run_start as usize..run_end as usize]);
+        forces.extend_from_slice(&self.forces[run.clone()]);
+        #[cfg(test)]
+        let origins = [&self.origins[..self.global_count], &self.origins[run]].concat();
         let shift = self.global_count as u32;
         Self {
             forces,
+            #[cfg(test)]
+            origins,
             global_count: self.global_count,
             ranges: ranges
                 .iter()
@@ -126,6 +134,15 @@ impl ForceTable {
         let (first, count) = self.range(index);
         let own = &self.forces[first as usize..(first + count) as usize];
         self.forces[..self.global_count].iter().chain(own)
+    }
+
+    /// The crowd's index of each force acting on body `index`, in
+    /// [`acting_on`](Self::acting_on)'s order.
+    #[cfg(test)]
+    pub fn origins_of(&self, index: usize) -> impl Iterator<Item = usize> + '_ {
+        let (first, count) = self.range(index);
+        let own = &self.origins[first as usize..(first + count) as usize];
+        self.origins[..self.global_count].iter().chain(own).copied()
     }
 }
 
@@ -168,6 +185,12 @@ mod tests {
                 body: Some(body),
             });
         }
+        // Later in the scene, earlier in kind order: the table reorders them.
+        let gravity = ForceKind::Gravity {
+            acceleration: glam::DVec3::new(0.0, 0.0, -9.81),
+        };
+        crowd.forces.push(Force::on_all(gravity));
+        crowd.forces.push(Force::on_body(7, gravity));
         let table = ForceTable::new(&crowd, crowd.bodies.len());
         for range in [0..10, 0..3, 3..8, 5..6, 8..10, 5..5] {
             let sub = table.for_bodies(range.clone());
@@ -176,6 +199,20 @@ mod tests {
                 let whole: Vec<_> = table.acting_on(body).collect();
                 let part: Vec<_> = sub.acting_on(local).collect();
                 assert_eq!(whole, part, "body {body}");
+                let origins: Vec<usize> = sub.origins_of(local).collect();
+                let named: Vec<_> = origins.iter().map(|&i| &crowd.forces[i].kind).collect();
+                assert_eq!(named, whole, "body {body}: each force's origin is itself");
+                let mut expected: Vec<usize> = (crowd.forces.iter().enumerate())
+                    .filter(|(_, f)| f.body.is_none_or(|b| b == body))
+                    .map(|(i, _)| i)
+                    .collect();
+                let mut sorted = origins.clone();
+                expected.sort();
+                sorted.sort();
+                assert_eq!(
+                    sorted, expected,
+                    "body {body}: every force acting on it, once"
+                );
             }
         }
     }

@@ -12,7 +12,14 @@ use crate::model::body::BodyState;
 use crate::model::force::ForceKind;
 use crate::model::integrator::Integrator;
 use crate::model::mass::MassProperties;
-use crate::model::tangent::{Direction, ParameterSlot};
+use rayon::prelude::*;
+
+use crate::assembly::crowd::Crowd;
+use crate::assembly::force_table::ForceTable;
+use crate::model::error::{Error, Result};
+use crate::model::tangent::{
+    Direction, INERTIA_ENTRIES, ParameterSlot, STATE_COMPONENTS, Tangent, parameter_slots,
+};
 use crate::physics::algebra::{SymMat3, Vec3};
 use crate::physics::contact::{PlaneConstants, ShapeConstants};
 use crate::physics::dual::Dual;
@@ -96,6 +103,16 @@ impl<'a> BodyInputs<'a, f64> {
         mass: &MassProperties,
         directions: &[Direction; N],
     ) -> BodyInputs<'a, Dual<f64, N>> {
+        self.seeded_along(mass, directions.iter().copied().enumerate())
+    }
+
+    /// The inputs over `Dual<f64, N>`, each tangent `i` of `seeds` seeded along its
+    /// direction; the others stay zero.
+    pub(crate) fn seeded_along<const N: usize>(
+        &self,
+        mass: &MassProperties,
+        seeds: impl IntoIterator<Item = (usize, Direction)>,
+    ) -> BodyInputs<'a, Dual<f64, N>> {
         let fixed = Dual::<f64, N>::fixed;
         let mut out = BodyInputs {
             state: State::from_scalars(&mut self.state.to_scalars().into_iter().map(fixed)),
@@ -132,8 +149,8 @@ impl<'a> BodyInputs<'a, f64> {
                 .collect(),
         };
         let inv_inertia = mass.inv_inertia_body();
-        for (i, direction) in directions.iter().enumerate() {
-            match *direction {
+        for (i, direction) in seeds {
+            match direction {
                 Direction::State(c) => {
                     let mut y = out.state.to_scalars();
                     y[c].tangent[i] = 1.0;
@@ -206,6 +223,96 @@ impl<'a, R: Reference> BodyInputs<'a, R> {
     }
 }
 
+/// Directions seeded together in one run.
+const BLOCK: usize = 8;
+
+/// The directions of `tangents` for a body whose forces came from the crowd's forces
+/// `origins` (in the order its steps take them): `None` for a number of a force that does
+/// not act on it, whose derivative is zero.
+fn directions_of(
+    tangents: &[Tangent],
+    forces: &[&ForceKind],
+    origins: &[usize],
+) -> Vec<Option<Direction>> {
+    let mut out = Vec::new();
+    for tangent in tangents {
+        match tangent {
+            Tangent::State => out.extend((0..STATE_COMPONENTS).map(|c| Some(Direction::State(c)))),
+            Tangent::Mass => out.push(Some(Direction::Mass)),
+            Tangent::Inertia => {
+                out.extend((0..INERTIA_ENTRIES).map(|e| Some(Direction::Inertia(e))))
+            }
+            Tangent::Force { force, field, .. } => {
+                let width = tangent.width();
+                match origins.iter().position(|origin| origin == force) {
+                    Some(at) => {
+                        let slots = parameter_slots(&forces[at].numeric_fields());
+                        let (_, slots) = slots
+                            .into_iter()
+                            .find(|(name, _)| name == field)
+                            .expect("a parsed field");
+                        out.extend(
+                            slots
+                                .into_iter()
+                                .map(|slot| Some(Direction::Force { force: at, slot })),
+                        );
+                    }
+                    None => out.extend(std::iter::repeat_n(None, width)),
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Every body's tangents after `steps` steps of `crowd` on the reference, body after body:
+/// `13 x k` numbers each, row `r` and column `c` holding `d y_r(end) / d direction c`, the
+/// directions of `tangents` in order (`k` their widths summed).
+pub(crate) fn crowd_tangents(crowd: &Crowd, tangents: &[Tangent], steps: u64) -> Result<Vec<f64>> {
+    if crowd
+        .forces
+        .iter()
+        .any(|f| matches!(f.kind, ForceKind::Custom))
+    {
+        return Err(Error::invalid(
+            "tangents",
+            "a custom force has no derivatives yet",
+        ));
+    }
+    let table = ForceTable::new(crowd, crowd.bodies.len());
+    let planes: Vec<PlaneConstants<f64>> = crowd.planes.iter().map(PlaneConstants::of).collect();
+    let k: usize = tangents.iter().map(Tangent::width).sum();
+    let mut out = vec![0.0; crowd.bodies.len() * STATE_COMPONENTS * k];
+    out.par_chunks_mut(STATE_COMPONENTS * k.max(1))
+        .enumerate()
+        .for_each(|(i, columns)| {
+            let body = &crowd.bodies[i];
+            let forces: Vec<&ForceKind> = table.acting_on(i).collect();
+            let origins: Vec<usize> = table.origins_of(i).collect();
+            let base = BodyInputs::of(&body.state, &body.mass, &forces, &planes);
+            let env = ForceEnv {
+                body: i,
+                keyframes: &crowd.keyframes,
+                ..ForceEnv::default()
+            };
+            let directions = directions_of(tangents, &forces, &origins);
+            for (block, chunk) in directions.chunks(BLOCK).enumerate() {
+                let seeds = chunk
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(j, d)| d.map(|d| (j, d)));
+                let seeded = base.seeded_along::<BLOCK>(&body.mass, seeds);
+                let end = seeded.run(crowd.integrator, env, crowd.start_step, steps, crowd.dt);
+                for (r, y) in end.to_scalars().iter().enumerate() {
+                    for j in 0..chunk.len() {
+                        columns[r * k + block * BLOCK + j] = y.tangent[j];
+                    }
+                }
+            }
+        });
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use glam::{DQuat, DVec3};
@@ -215,7 +322,6 @@ mod tests {
     use crate::model::body::Body;
     use crate::model::plane::Plane;
     use crate::model::shape::Shape;
-    use crate::model::tangent::{STATE_COMPONENTS, parameter_slots};
 
     /// Every kind but custom, with numbers in every parameter it reads.
     fn every_force() -> Vec<ForceKind> {
@@ -504,5 +610,163 @@ mod tests {
         // smaller ones drown in the round-off of positions 130 m out (1e-6 gave 1.1e-6).
         let worst = check_block(&base, &body.mass, &STATE, run, 1e-5, 1e-6, "long top");
         println!("after 1e5 steps the worst entry is {worst:.1e} of its column");
+    }
+
+    #[test]
+    fn a_crowds_tangents_match_differences_of_the_reference_simulation() {
+        use crate::assembly::crowd::Crowd;
+        use crate::model::force::Force;
+        use crate::simulation::facade::Simulation;
+
+        let (state, mass) = tumbling_brick();
+        let bodies = (0..3)
+            .map(|i| {
+                let mut body = Body { mass, state };
+                body.state.position.x += i as f64;
+                body.state.linear_momentum.y += 0.3 * i as f64;
+                body
+            })
+            .collect();
+        let mut crowd = Crowd::new(bodies, 0.01);
+        let v = DVec3::new;
+        crowd.forces = vec![
+            Force::on_all(ForceKind::Gravity {
+                acceleration: v(0.1, 0.0, -9.81),
+            }),
+            Force::on_body(
+                1,
+                ForceKind::Spring {
+                    anchor: v(0.0, 1.0, 2.0),
+                    attach: v(0.3, 0.2, -0.5),
+                    stiffness: 5.0,
+                    damping: 0.4,
+                },
+            ),
+            Force::on_all(ForceKind::LinearDrag {
+                linear: 0.4,
+                angular: 0.3,
+            }),
+            Force::on_all(ForceKind::Attractor {
+                centre: v(3.0, 1.0, -1.0),
+                strength: 8.0,
+                softening: 0.5,
+            }),
+        ];
+        let names = [
+            "state",
+            "mass",
+            "forces[1].stiffness",
+            "forces[0].acceleration",
+            "forces[3].centre",
+        ];
+        let tangents: Vec<Tangent> = names
+            .iter()
+            .map(|name| Tangent::parse(name, &crowd.forces, "tangents").unwrap())
+            .collect();
+        let k: usize = tangents.iter().map(Tangent::width).sum();
+        let steps = 30;
+        let jacobians = crowd_tangents(&crowd, &tangents, steps).unwrap();
+        let column = |body: usize, c: usize| -> Vec<f64> {
+            (0..STATE_COMPONENTS)
+                .map(|r| jacobians[(body * STATE_COMPONENTS + r) * k + c])
+                .collect()
+        };
+        let ends = |crowd: &Crowd| -> Vec<Vec<f64>> {
+            let mut sim = Simulation::reference(crowd).unwrap();
+            sim.step(steps).unwrap();
+            let bodies = sim.bodies().unwrap();
+            bodies
+                .iter()
+                .map(|b| State::from(&b.state).to_scalars())
+                .collect()
+        };
+        // Each checked column and how to nudge the crowd along it (the state and the mass of
+        // one body; a force's number, which moves every body it acts on).
+        type Nudge = Box<dyn Fn(&mut Crowd, usize, f64)>;
+        let mut columns: Vec<(usize, bool, Nudge)> = Vec::new();
+        // Not q: the simulation normalizes a state's orientation on load.
+        for c in [0, 1, 2, 7, 8, 9, 10, 11, 12] {
+            let nudge = move |crowd: &mut Crowd, body: usize, h: f64| {
+                let mut y = State::from(&crowd.bodies[body].state).to_scalars();
+                y[c] += h;
+                crowd.bodies[body].state = State::from_scalars(&mut y.into_iter()).into();
+            };
+            columns.push((c, true, Box::new(nudge)));
+        }
+        columns.push((
+            13,
+            true,
+            Box::new(|crowd: &mut Crowd, body: usize, h: f64| {
+                let m = crowd.bodies[body].mass;
+                crowd.bodies[body].mass =
+                    MassProperties::new(m.mass() + h, m.inertia_body(), "mass").unwrap();
+            }),
+        ));
+        columns.push((
+            14,
+            false,
+            Box::new(|crowd: &mut Crowd, _, h: f64| {
+                if let ForceKind::Spring { stiffness, .. } = &mut crowd.forces[1].kind {
+                    *stiffness += h;
+                }
+            }),
+        ));
+        for component in 0..3 {
+            columns.push((
+                15 + component,
+                false,
+                Box::new(move |crowd: &mut Crowd, _, h: f64| {
+                    if let ForceKind::Gravity { acceleration } = &mut crowd.forces[0].kind {
+                        acceleration[component] += h;
+                    }
+                }),
+            ));
+            columns.push((
+                18 + component,
+                false,
+                Box::new(move |crowd: &mut Crowd, _, h: f64| {
+                    if let ForceKind::Attractor { centre, .. } = &mut crowd.forces[3].kind {
+                        centre[component] += h;
+                    }
+                }),
+            ));
+        }
+        let h = 1e-4;
+        let mut worst: f64 = 0.0;
+        for (c, per_body, nudge) in &columns {
+            let central = |h: f64, body: usize| -> Vec<Vec<f64>> {
+                let (mut plus, mut minus) = (crowd.clone(), crowd.clone());
+                nudge(&mut plus, body, h);
+                nudge(&mut minus, body, -h);
+                let (p, m) = (ends(&plus), ends(&minus));
+                p.iter()
+                    .zip(&m)
+                    .map(|(p, m)| p.iter().zip(m).map(|(p, m)| (p - m) / (2.0 * h)).collect())
+                    .collect()
+            };
+            for body in 0..3 {
+                let nudged = if *per_body { body } else { 0 };
+                let (coarse, fine) = (central(h, nudged), central(h / 2.0, nudged));
+                let expected: Vec<f64> = (coarse[body].iter().zip(&fine[body]))
+                    .map(|(c, f)| (4.0 * f - c) / 3.0)
+                    .collect();
+                let got = column(body, *c);
+                let scale = expected.iter().fold(1e-300_f64, |m, e| m.max(e.abs()));
+                for r in 0..STATE_COMPONENTS {
+                    let error = (got[r] - expected[r]).abs() / scale;
+                    worst = crate::verify::compare::largest(worst, error);
+                    assert!(
+                        error <= 1e-8 || (got[r] == 0.0 && expected[r].abs() < 1e-12),
+                        "body {body}, column {c}, row {r}: {:e} against {:e}",
+                        got[r],
+                        expected[r]
+                    );
+                }
+            }
+        }
+        // The spring acts on body 1 alone: the other bodies' stiffness column is zero.
+        assert!(column(0, 14).iter().all(|&t| t == 0.0));
+        assert!(column(1, 14).iter().any(|&t| t != 0.0));
+        println!("crowd tangents: worst {worst:.1e} of their column");
     }
 }
