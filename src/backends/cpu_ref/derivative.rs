@@ -66,18 +66,12 @@ pub(crate) fn auxiliaries(state: &BodyState, mass: &MassProperties) -> Auxiliari
 pub(crate) trait Reference: Scalar {
     /// Whether the number carries tangents.
     const TANGENTS: bool;
-    /// `value` as a number that does not move along any direction.
-    fn fixed(value: f64) -> Self;
     /// The value without its tangents.
     fn primal(self) -> f64;
 }
 
 impl Reference for f64 {
     const TANGENTS: bool = false;
-    #[inline(always)]
-    fn fixed(value: f64) -> Self {
-        value
-    }
     #[inline(always)]
     fn primal(self) -> f64 {
         self
@@ -88,18 +82,14 @@ impl Reference for f64 {
 impl<const N: usize> Reference for Dual<f64, N> {
     const TANGENTS: bool = true;
     #[inline(always)]
-    fn fixed(value: f64) -> Self {
-        Dual::fixed(value)
-    }
-    #[inline(always)]
     fn primal(self) -> f64 {
         self.value
     }
 }
 
-/// `v` as fixed numbers of `R`.
+/// `v` as fixed numbers of `R` (constants: no tangent).
 pub(crate) fn fixed_vector<R: Reference>(v: DVec3) -> Vec3<R> {
-    Vec3::new(R::fixed(v.x), R::fixed(v.y), R::fixed(v.z))
+    Vec3::new(R::constant(v.x), R::constant(v.y), R::constant(v.z))
 }
 
 /// One force on a body as the derivative reads it: its kind and its numeric parameters in
@@ -118,7 +108,7 @@ impl<'a, R: Reference> ForceTerm<'a, R> {
             kind,
             parameters: Parameters {
                 vectors: p.vectors.map(fixed_vector),
-                scalars: p.scalars.map(R::fixed),
+                scalars: p.scalars.map(R::constant),
             },
         }
     }
@@ -136,7 +126,7 @@ fn accumulate_force<R: Reference>(
         ForceKind::Keyframed { table, .. } => {
             // The table holds fixed numbers and time moves along no direction.
             let scale = keyframe_scale(&env.keyframes[table], body.time.primal());
-            add_scaled(u, w, R::fixed(scale), total);
+            add_scaled(u, w, R::constant(scale), total);
         }
         ForceKind::Custom => {
             // The user's f64 code has no tangents: a crowd with one is refused them.

@@ -60,8 +60,8 @@ impl<'a, R: Reference> BodyStepper<'a, R> {
             self.integrator,
             state,
             constants,
-            R::fixed(t),
-            R::fixed(h),
+            R::constant(t),
+            R::constant(h),
             &mut f,
         )
     }
@@ -71,7 +71,7 @@ impl<'a, R: Reference> BodyStepper<'a, R> {
         let next = renormalize(self.advance_unnormalized(start, t, h));
         match &self.contacts {
             Some((shape, planes)) => {
-                resolve_contacts(start, next, &self.constants, shape, planes, R::fixed(h))
+                resolve_contacts(start, next, &self.constants, shape, planes, R::constant(h))
             }
             None => next,
         }
