@@ -60,6 +60,7 @@ pub use model::mesh::{MeshIntegrals, TriangleMesh};
 pub use model::plane::Plane;
 pub use model::shape::{Shape, ShapeKind};
 pub use model::states::{Scalar, StateArrays, StatesMut};
+pub use model::tangent::{STATE_COMPONENTS, Tangent, TangentPlan};
 pub use physics::custom_force::{CustomForce, CustomForceFn};
 pub use physics::force_law::{CustomForceInput, ExternalLoad, ForceInput, ForceLaw};
 /// The physics' number type and the types a [`ForceLaw`] is written with.

@@ -14,9 +14,9 @@ use crate::model::force::ForceKind;
 pub(crate) struct ForceTable {
     /// Global forces in `[0, global_count)`, then targeted forces grouped by body.
     pub forces: Vec<ForceKind>,
-    /// Each of `forces`' index in the crowd's list (the scene's `forces[i]`).
-    #[cfg(test)]
-    origins: Vec<usize>,
+    /// Each of `forces`' index in the crowd's list (the scene's `forces[i]`), for the
+    /// tangents a force's numbers name.
+    origins: Vec<u32>,
     /// How many forces at the start act on every body.
     pub global_count: usize,
     /// For each body, `(first, count)` of its own forces in `forces`; empty when no body has
@@ -57,8 +57,7 @@ impl ForceTable {
         }
         Self {
             forces: ordered.iter().map(|&(_, kind)| kind).collect(),
-            #[cfg(test)]
-            origins: ordered.iter().map(|&(index, _)| index).collect(),
+            origins: ordered.iter().map(|&(index, _)| index as u32).collect(),
             global_count,
             ranges,
             body_count,
@@ -100,12 +99,10 @@ impl ForceTable {
         let run = run_start as usize..run_end as usize;
         let mut forces = self.forces[..self.global_count].to_vec();
         forces.extend_from_slice(&self.forces[run.clone()]);
-        #[cfg(test)]
         let origins = [&self.origins[..self.global_count], &self.origins[run]].concat();
         let shift = self.global_count as u32;
         Self {
             forces,
-            #[cfg(test)]
             origins,
             global_count: self.global_count,
             ranges: ranges
@@ -138,11 +135,10 @@ impl ForceTable {
 
     /// The crowd's index of each force acting on body `index`, in
     /// [`acting_on`](Self::acting_on)'s order.
-    #[cfg(test)]
     pub fn origins_of(&self, index: usize) -> impl Iterator<Item = usize> + '_ {
         let (first, count) = self.range(index);
         let own = &self.origins[first as usize..(first + count) as usize];
-        self.origins[..self.global_count].iter().chain(own).copied()
+        (self.origins[..self.global_count].iter().chain(own)).map(|&i| i as usize)
     }
 }
 

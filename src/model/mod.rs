@@ -20,7 +20,5 @@ pub(crate) mod precision;
 pub(crate) mod quarantine;
 pub(crate) mod shape;
 pub(crate) mod states;
-// Used by the tests until a simulation carries tangents.
-#[cfg(test)]
 pub(crate) mod tangent;
 pub(crate) mod validate;

@@ -50,8 +50,11 @@ pub enum Tangent {
     /// Field `field` of the scene's force `force`: three directions for a vector, one for a
     /// number.
     Force {
+        /// The force's index in the crowd's list.
         force: usize,
+        /// The field's name, as the scene spells it.
         field: &'static str,
+        /// Whether the field is a 3-vector.
         vector: bool,
     },
 }
@@ -118,6 +121,94 @@ impl Tangent {
             Tangent::Mass => "mass".to_string(),
             Tangent::Inertia => "inertia".to_string(),
             Tangent::Force { force, field, .. } => format!("forces[{force}].{field}"),
+        }
+    }
+}
+
+/// The tangents a simulation carries: named groups of directions, side by side as the
+/// columns of each body's `13 x k` block (`k` their widths summed), in the order named.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TangentPlan {
+    tangents: Vec<Tangent>,
+}
+
+impl TangentPlan {
+    /// The tangents `names` names among a crowd's `forces`; `flag` is the option or argument
+    /// they came from, named in the error. A name given twice, or a crowd with a custom force
+    /// (which has no derivatives yet), is an error.
+    pub fn parse(names: &[impl AsRef<str>], forces: &[Force], flag: &str) -> Result<Self> {
+        if forces
+            .iter()
+            .any(|f| matches!(f.kind, crate::model::force::ForceKind::Custom))
+        {
+            return Err(Error::invalid(
+                flag,
+                "the crowd has a custom force, which has no derivatives yet",
+            ));
+        }
+        let mut tangents: Vec<Tangent> = Vec::new();
+        for name in names {
+            let tangent = Tangent::parse(name.as_ref(), forces, flag)?;
+            if tangents.contains(&tangent) {
+                return Err(Error::invalid(
+                    flag,
+                    format!("`{}` is named twice", tangent.name()),
+                ));
+            }
+            tangents.push(tangent);
+        }
+        Ok(Self { tangents })
+    }
+
+    /// The groups, in order.
+    pub fn tangents(&self) -> &[Tangent] {
+        &self.tangents
+    }
+
+    /// Columns per body: the widths summed.
+    pub fn width(&self) -> usize {
+        self.tangents.iter().map(Tangent::width).sum()
+    }
+
+    /// Numbers per body: 13 rows of [`width`](Self::width) columns.
+    pub fn body_len(&self) -> usize {
+        STATE_COMPONENTS * self.width()
+    }
+
+    /// The columns of the group `name` names (as [`Tangent::parse`] reads it), if carried.
+    pub fn columns(&self, name: &str) -> Option<std::ops::Range<usize>> {
+        let mut first = 0;
+        for tangent in &self.tangents {
+            if tangent.name() == name {
+                return Some(first..first + tangent.width());
+            }
+            first += tangent.width();
+        }
+        None
+    }
+
+    /// One body's block at the start, for a body whose orientation is the unit quaternion
+    /// `q` (`w, x, y, z`): row `r`, column `c` at `r * width + c`. A parameter's column is
+    /// zero. The state's columns are the identity, except that the orientation block is
+    /// `I - q q^T`: the simulation normalizes an orientation on load, so moving `q` along
+    /// itself moves nothing, and the Jacobian's orientation columns are those of the
+    /// normalized input.
+    pub fn initial_block(&self, q: [f64; 4], out: &mut [f64]) {
+        let k = self.width();
+        out.fill(0.0);
+        let mut first = 0;
+        for tangent in &self.tangents {
+            if *tangent == Tangent::State {
+                for c in 0..STATE_COMPONENTS {
+                    out[c * k + first + c] = 1.0;
+                }
+                for r in 0..4 {
+                    for c in 0..4 {
+                        out[(3 + r) * k + first + 3 + c] -= q[r] * q[c];
+                    }
+                }
+            }
+            first += tangent.width();
         }
     }
 }

@@ -29,6 +29,7 @@ impl<R: Scalar, const N: usize> Dual<R, N> {
     }
 
     /// `value` as the input that direction `direction` moves: its tangent is 1 there.
+    #[cfg(test)]
     #[inline(always)]
     pub fn seeded(value: R, direction: usize) -> Self {
         let mut d = Self::fixed(value);

@@ -9,8 +9,6 @@ pub(crate) mod avx;
 pub(crate) mod clock;
 pub mod contact;
 pub mod custom_force;
-// Used by the tests until a simulation carries tangents.
-#[cfg(test)]
 pub mod dual;
 pub mod envelope;
 pub mod force_law;

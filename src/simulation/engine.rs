@@ -7,11 +7,13 @@ use crate::backends::cpu_ref::CpuRefSimulation;
 use crate::backends::gpu::GpuShards;
 use crate::model::backend::Backend;
 use crate::model::body::{Body, BodyState};
-use crate::model::error::Result;
+use crate::model::error::{Error, Result};
 use crate::model::fault::Fault;
 use crate::model::fault_rules::QuarantinedBody;
 use crate::model::mass::MassProperties;
+use crate::model::tangent::TangentPlan;
 use crate::physics::force_law::ExternalLoad;
+use std::ops::Range;
 
 /// Every body's index, mass properties and state, in crowd order.
 pub(crate) type Visit<'a> = &'a mut dyn FnMut(usize, &MassProperties, &BodyState);
@@ -52,6 +54,22 @@ pub(crate) trait Engine: std::fmt::Debug + Send + Sync {
     fn stream_states(&mut self, visit: Visit<'_>) -> Result<()> {
         self.visit_states(visit)
     }
+    /// Starts carrying the tangents of `plan` (validated against the crowd) from every
+    /// body's state now.
+    fn start_tangents(&mut self, _plan: &TangentPlan) -> Result<()> {
+        Err(Error::invalid(
+            "tangents",
+            format!(
+                "the `{}` backend does not carry tangents yet; `cpu-ref` does",
+                self.backend()
+            ),
+        ))
+    }
+    /// Copies the tangent columns `columns` of every body into `out` (`13 x columns.len()`
+    /// per body, row-major, in crowd order), waiting for queued steps.
+    fn read_tangents(&mut self, _columns: Range<usize>, _out: &mut [f64]) -> Result<()> {
+        Ok(())
+    }
     /// The GPU simulation, for what only the GPU has (its buffers, devices, timings and
     /// asynchronous reads); `None` on the CPU backends.
     fn gpu(&self) -> Option<&GpuShards> {
@@ -66,8 +84,9 @@ pub(crate) trait Engine: std::fmt::Debug + Send + Sync {
 /// The two CPU backends answer alike: they know a fault at once, hold every state in host
 /// memory and set states one body at a time.
 macro_rules! cpu_engine {
-    ($simulation:ty, $backend:expr) => {
+    ($simulation:ty, $backend:expr $(, $own:item)*) => {
         impl Engine for $simulation {
+            $($own)*
             fn backend(&self) -> Backend {
                 $backend
             }
@@ -118,7 +137,17 @@ macro_rules! cpu_engine {
     };
 }
 
-cpu_engine!(CpuRefSimulation, Backend::Reference);
+cpu_engine!(
+    CpuRefSimulation,
+    Backend::Reference,
+    fn start_tangents(&mut self, plan: &TangentPlan) -> Result<()> {
+        CpuRefSimulation::start_tangents(self, plan)
+    },
+    fn read_tangents(&mut self, columns: Range<usize>, out: &mut [f64]) -> Result<()> {
+        CpuRefSimulation::read_tangents(self, columns, out);
+        Ok(())
+    }
+);
 cpu_engine!(CpuSimulation, Backend::FastCpu);
 
 impl Engine for GpuShards {

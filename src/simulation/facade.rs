@@ -38,6 +38,8 @@ pub struct Simulation {
     pub(super) adapter: String,
     /// The CPU backends' faulty body, step and fault under `stop`, once found.
     pub(super) fault: Option<(usize, u64, Fault)>,
+    /// The tangents carried, once started (src/simulation/tangents.rs).
+    pub(super) tangents: Option<crate::model::tangent::TangentPlan>,
 }
 
 impl Simulation {
@@ -134,6 +136,7 @@ impl Simulation {
             external_loads: None,
             adapter,
             fault: None,
+            tangents: None,
         }
     }
 
@@ -211,6 +214,12 @@ impl Simulation {
     /// body has stopped the run: a checkpoint only ever holds a healthy crowd and the bodies
     /// frozen under `freeze`.
     pub fn checkpoint(&mut self) -> Result<Checkpoint> {
+        if self.tangents.is_some() {
+            return Err(Error::invalid(
+                "checkpoint",
+                "a checkpoint does not hold tangents yet; a run that carries them cannot take one",
+            ));
+        }
         self.finish()?;
         let bodies = self.bodies()?;
         let quarantined = self.quarantined()?;

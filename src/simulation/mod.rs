@@ -5,6 +5,7 @@ mod engine;
 pub(crate) mod facade;
 mod lean_reads;
 mod states_readback;
+mod tangents;
 mod tickets;
 
 pub use facade::Simulation;

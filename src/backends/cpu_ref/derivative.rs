@@ -10,7 +10,6 @@ use crate::model::force::ForceKind;
 use crate::model::mass::MassProperties;
 use crate::physics::algebra::Vec3;
 use crate::physics::custom_force::CustomForce;
-#[cfg(test)]
 use crate::physics::dual::Dual;
 use crate::physics::force_law::{CustomForceInput, ExternalLoad};
 use crate::physics::forces::{Body, Parameters, add_force, add_scaled};
@@ -78,7 +77,6 @@ impl Reference for f64 {
     }
 }
 
-#[cfg(test)]
 impl<const N: usize> Reference for Dual<f64, N> {
     const TANGENTS: bool = true;
     #[inline(always)]

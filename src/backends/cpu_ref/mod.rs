@@ -5,8 +5,6 @@ pub(crate) mod derivative;
 pub(crate) mod faults;
 pub(crate) mod integrate;
 mod simulation;
-// Used by the tests until a simulation carries tangents.
-#[cfg(test)]
 pub(crate) mod tangents;
 
 pub use simulation::CpuRefSimulation;

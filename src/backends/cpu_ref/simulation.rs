@@ -9,6 +9,7 @@ use crate::assembly::force_table::ForceTable;
 use crate::backends::cpu_ref::derivative::{ForceEnv, auxiliaries};
 use crate::backends::cpu_ref::faults::state_fault;
 use crate::backends::cpu_ref::integrate::BodyStepper;
+use crate::backends::cpu_ref::tangents::{BodyInputs, TangentSteps, directions_of};
 use crate::model::body::BodyState;
 use crate::model::error::{Error, Result};
 use crate::model::fault::Fault;
@@ -17,6 +18,7 @@ use crate::model::force::ForceKind;
 use crate::model::integrator::Integrator;
 use crate::model::mass::MassProperties;
 use crate::model::quarantine::Quarantine;
+use crate::model::tangent::{STATE_COMPONENTS, TangentPlan};
 use crate::physics::contact::{PlaneConstants, ShapeConstants};
 use crate::physics::custom_force::CustomForce;
 use crate::physics::force_law::ExternalLoad;
@@ -42,6 +44,16 @@ pub struct CpuRefSimulation {
     quarantine: Quarantine,
     /// The crowd index of body 0 here (a custom force sees crowd indices).
     first_body: usize,
+    /// The tangents carried with the states, once started.
+    tangents: Option<Tangents>,
+}
+
+/// Tangents carried with the states: what they are taken along and every body's `13 x k`
+/// block, row-major, in crowd order.
+#[derive(Clone, Debug)]
+struct Tangents {
+    plan: TangentPlan,
+    columns: Vec<f64>,
 }
 
 impl CpuRefSimulation {
@@ -85,6 +97,7 @@ impl CpuRefSimulation {
             quarantine: Quarantine::new(crowd.fault_rules.on_fault),
             envelope_squared: crowd.fault_rules.envelope.squared_limits(|v| v),
             first_body,
+            tangents: None,
         })
     }
 
@@ -103,48 +116,79 @@ impl CpuRefSimulation {
         let (masses, loads) = (&self.masses, &self.loads[..]);
         let (quarantine, envelope_squared) = (&self.quarantine, &self.envelope_squared);
         let first_body = self.first_body;
-        let faults: Vec<(usize, u64, Fault)> = self
-            .states
-            .par_iter_mut()
-            .enumerate()
-            .filter_map(|(i, body_state)| {
-                if quarantine.is_frozen(i) {
-                    return None;
-                }
-                let mass = masses.get(i);
-                let load = loads.get(i).copied().unwrap_or_default();
-                let forces: Vec<&ForceKind> = table.acting_on(i).collect();
-                let env = ForceEnv {
-                    body: first_body + i,
-                    load,
-                    keyframes,
-                    custom_force,
+        let plan = self.tangents.as_ref().map(|t| t.plan.clone());
+        let plan = plan.as_ref();
+        let body_steps = |i: usize, body_state: &mut BodyState, columns: Option<&mut [f64]>| {
+            if quarantine.is_frozen(i) {
+                return None;
+            }
+            let mass = masses.get(i);
+            let load = loads.get(i).copied().unwrap_or_default();
+            let forces: Vec<&ForceKind> = table.acting_on(i).collect();
+            let env = ForceEnv {
+                body: first_body + i,
+                load,
+                keyframes,
+                custom_force,
+            };
+            let refused = |next: &BodyState| {
+                let motion = || {
+                    let aux = auxiliaries(next, &mass);
+                    (aux.velocity, aux.angular_velocity)
                 };
-                let stepper = BodyStepper::new(integrator, &mass, &forces, env);
-                let stepper = match mass.shape() {
-                    Some(shape) => stepper.meeting(ShapeConstants::of(&shape), planes),
-                    None => stepper,
+                state_fault(envelope_squared, next, motion)
+            };
+            if let (Some(columns), Some(plan)) = (columns, plan) {
+                let origins: Vec<usize> = table.origins_of(i).collect();
+                let directions = directions_of(plan, &forces, &origins);
+                let carried = TangentSteps {
+                    base: BodyInputs::of(body_state, &mass, &forces, planes),
+                    mass: &mass,
+                    directions: &directions,
+                    integrator,
+                    env,
                 };
-                let mut state = *body_state;
-                for step in first_step..first_step + steps {
-                    // A product, not a running sum: the clock does not drift over long runs.
-                    let t = step as f64 * dt;
-                    let start = state;
-                    let next = stepper.step(&start, t, dt);
-                    let motion = || {
-                        let aux = auxiliaries(&next, &mass);
-                        (aux.velocity, aux.angular_velocity)
-                    };
-                    if let Some(fault) = state_fault(envelope_squared, &next, motion) {
-                        *body_state = start;
-                        return Some((i, step, fault));
-                    }
-                    state = next;
+                let schedule = (first_step, steps, dt);
+                return carried
+                    .run(body_state, columns, schedule, |_, next| refused(next))
+                    .map(|(step, fault)| (i, step, fault));
+            }
+            let stepper = BodyStepper::new(integrator, &mass, &forces, env);
+            let stepper = match mass.shape() {
+                Some(shape) => stepper.meeting(ShapeConstants::of(&shape), planes),
+                None => stepper,
+            };
+            let mut state = *body_state;
+            for step in first_step..first_step + steps {
+                // A product, not a running sum: the clock does not drift over long runs.
+                let t = step as f64 * dt;
+                let next = stepper.step(&state, t, dt);
+                if let Some(fault) = refused(&next) {
+                    *body_state = state;
+                    return Some((i, step, fault));
                 }
-                *body_state = state;
-                None
-            })
-            .collect();
+                state = next;
+            }
+            *body_state = state;
+            None
+        };
+        let faults: Vec<(usize, u64, Fault)> = match &mut self.tangents {
+            None => self
+                .states
+                .par_iter_mut()
+                .enumerate()
+                .filter_map(|(i, state)| body_steps(i, state, None))
+                .collect(),
+            Some(tangents) => {
+                let block = tangents.plan.body_len();
+                self.states
+                    .par_iter_mut()
+                    .zip(tangents.columns.par_chunks_mut(block))
+                    .enumerate()
+                    .filter_map(|(i, (state, columns))| body_steps(i, state, Some(columns)))
+                    .collect()
+            }
+        };
         self.step += steps;
         self.quarantine.settle(faults)
     }
@@ -179,6 +223,66 @@ impl CpuRefSimulation {
     pub fn set_state(&mut self, i: usize, state: &BodyState) {
         self.states[i] = *state;
         self.quarantine.release(i);
+        if let Some(tangents) = &mut self.tangents {
+            let block = tangents.plan.body_len();
+            let q = state.orientation;
+            tangents.plan.initial_block(
+                [q.w, q.x, q.y, q.z],
+                &mut tangents.columns[i * block..][..block],
+            );
+        }
+    }
+
+    /// Starts carrying the tangents of `plan` from every body's state now (validated against
+    /// this crowd), replacing any carried before. Fails if the columns do not fit in memory.
+    pub(crate) fn start_tangents(&mut self, plan: &TangentPlan) -> Result<()> {
+        let block = plan.body_len();
+        let len = self.states.len().checked_mul(block);
+        let mut columns = Vec::new();
+        len.and_then(|len| columns.try_reserve_exact(len).ok())
+            .ok_or_else(|| {
+                Error::invalid(
+                    "tangents",
+                    format!(
+                        "{} bodies with {} numbers of tangents each do not fit in this machine's memory",
+                        self.states.len(),
+                        block
+                    ),
+                )
+            })?;
+        columns.resize(self.states.len() * block, 0.0);
+        columns
+            .par_chunks_mut(block)
+            .zip(&self.states)
+            .for_each(|(out, state)| {
+                let q = state.orientation;
+                plan.initial_block([q.w, q.x, q.y, q.z], out);
+            });
+        self.tangents = Some(Tangents {
+            plan: plan.clone(),
+            columns,
+        });
+        Ok(())
+    }
+
+    /// Copies columns `columns` of every body's carried block into `out` (`13 x
+    /// columns.len()` per body, row-major, in crowd order).
+    pub(crate) fn read_tangents(&self, columns: std::ops::Range<usize>, out: &mut [f64]) {
+        let Some(tangents) = &self.tangents else {
+            return;
+        };
+        let k = tangents.plan.width();
+        let width = columns.len();
+        for (body, rows) in tangents
+            .columns
+            .chunks(tangents.plan.body_len())
+            .enumerate()
+        {
+            for r in 0..STATE_COMPONENTS {
+                let from = &rows[r * k + columns.start..r * k + columns.end];
+                out[(body * STATE_COMPONENTS + r) * width..][..width].copy_from_slice(from);
+            }
+        }
     }
 
     /// Hands every body's index, mass properties and state to `visit`, in crowd order.

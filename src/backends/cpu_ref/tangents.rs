@@ -12,15 +12,14 @@ use crate::model::body::BodyState;
 use crate::model::force::ForceKind;
 use crate::model::integrator::Integrator;
 use crate::model::mass::MassProperties;
-use rayon::prelude::*;
 
-use crate::assembly::crowd::Crowd;
-use crate::assembly::force_table::ForceTable;
-use crate::model::error::{Error, Result};
 use crate::model::tangent::{
-    Direction, INERTIA_ENTRIES, ParameterSlot, STATE_COMPONENTS, Tangent, parameter_slots,
+    Direction, INERTIA_ENTRIES, ParameterSlot, STATE_COMPONENTS, Tangent, TangentPlan,
+    parameter_slots,
 };
-use crate::physics::algebra::{SymMat3, Vec3};
+#[cfg(test)]
+use crate::physics::algebra::SymMat3;
+use crate::physics::algebra::Vec3;
 use crate::physics::contact::{PlaneConstants, ShapeConstants};
 use crate::physics::dual::Dual;
 use crate::physics::motion::{MassConstants, State};
@@ -69,6 +68,7 @@ impl<'a> BodyInputs<'a, f64> {
 
     /// The same inputs with the one `direction` moves changed by `delta`; `mass` is the
     /// body's, whose inertia an inertia direction moves.
+    #[cfg(test)]
     pub(crate) fn nudged(&self, mass: &MassProperties, direction: Direction, delta: f64) -> Self {
         let mut out = Self {
             forces: self.forces.clone(),
@@ -98,6 +98,7 @@ impl<'a> BodyInputs<'a, f64> {
     }
 
     /// The inputs over `Dual<f64, N>`, tangent `i` seeded along `directions[i]`.
+    #[cfg(test)]
     pub(crate) fn seeded<const N: usize>(
         &self,
         mass: &MassProperties,
@@ -199,6 +200,7 @@ fn slot_of<R>(
     }
 }
 
+#[cfg(test)]
 impl<'a, R: Reference> BodyInputs<'a, R> {
     /// The state after `steps` steps of `dt` from clock step `first_step`.
     pub(crate) fn run(
@@ -226,16 +228,16 @@ impl<'a, R: Reference> BodyInputs<'a, R> {
 /// Directions seeded together in one run.
 const BLOCK: usize = 8;
 
-/// The directions of `tangents` for a body whose forces came from the crowd's forces
-/// `origins` (in the order its steps take them): `None` for a number of a force that does
-/// not act on it, whose derivative is zero.
-fn directions_of(
-    tangents: &[Tangent],
+/// The directions of `plan` for a body whose forces came from the crowd's forces `origins`
+/// (in the order its steps take them): `None` for a number of a force that does not act on
+/// it, whose derivative is zero.
+pub(crate) fn directions_of(
+    plan: &TangentPlan,
     forces: &[&ForceKind],
     origins: &[usize],
 ) -> Vec<Option<Direction>> {
     let mut out = Vec::new();
-    for tangent in tangents {
+    for tangent in plan.tangents() {
         match tangent {
             Tangent::State => out.extend((0..STATE_COMPONENTS).map(|c| Some(Direction::State(c)))),
             Tangent::Mass => out.push(Some(Direction::Mass)),
@@ -265,52 +267,100 @@ fn directions_of(
     out
 }
 
-/// Every body's tangents after `steps` steps of `crowd` on the reference, body after body:
-/// `13 x k` numbers each, row `r` and column `c` holding `d y_r(end) / d direction c`, the
-/// directions of `tangents` in order (`k` their widths summed).
-pub(crate) fn crowd_tangents(crowd: &Crowd, tangents: &[Tangent], steps: u64) -> Result<Vec<f64>> {
-    if crowd
-        .forces
-        .iter()
-        .any(|f| matches!(f.kind, ForceKind::Custom))
-    {
-        return Err(Error::invalid(
-            "tangents",
-            "a custom force has no derivatives yet",
-        ));
-    }
-    let table = ForceTable::new(crowd, crowd.bodies.len());
-    let planes: Vec<PlaneConstants<f64>> = crowd.planes.iter().map(PlaneConstants::of).collect();
-    let k: usize = tangents.iter().map(Tangent::width).sum();
-    let mut out = vec![0.0; crowd.bodies.len() * STATE_COMPONENTS * k];
-    out.par_chunks_mut(STATE_COMPONENTS * k.max(1))
-        .enumerate()
-        .for_each(|(i, columns)| {
-            let body = &crowd.bodies[i];
-            let forces: Vec<&ForceKind> = table.acting_on(i).collect();
-            let origins: Vec<usize> = table.origins_of(i).collect();
-            let base = BodyInputs::of(&body.state, &body.mass, &forces, &planes);
-            let env = ForceEnv {
-                body: i,
-                keyframes: &crowd.keyframes,
-                ..ForceEnv::default()
-            };
-            let directions = directions_of(tangents, &forces, &origins);
-            for (block, chunk) in directions.chunks(BLOCK).enumerate() {
-                let seeds = chunk
-                    .iter()
-                    .enumerate()
-                    .filter_map(|(j, d)| d.map(|d| (j, d)));
-                let seeded = base.seeded_along::<BLOCK>(&body.mass, seeds);
-                let end = seeded.run(crowd.integrator, env, crowd.start_step, steps, crowd.dt);
-                for (r, y) in end.to_scalars().iter().enumerate() {
-                    for j in 0..chunk.len() {
-                        columns[r * k + block * BLOCK + j] = y.tangent[j];
-                    }
+/// One body's steps with its tangents: `columns` holds its `13 x k` block (row-major) of
+/// derivatives of the state so far along `directions`, and is carried on with the state,
+/// [`BLOCK`] columns per run over duals. The state's values are the f64 steps' bit for bit.
+pub(crate) struct TangentSteps<'a> {
+    pub base: BodyInputs<'a, f64>,
+    pub mass: &'a MassProperties,
+    pub directions: &'a [Option<Direction>],
+    pub integrator: Integrator,
+    pub env: ForceEnv<'a>,
+}
+
+impl TangentSteps<'_> {
+    /// Takes the steps `steps` from clock step `first_step`, each of `dt`, updating the
+    /// body's state `state` and its `columns`. `stop(step, next)` judges each new state: at
+    /// the first it refuses, the state and the columns stay those before that step, and the
+    /// step and its verdict are returned.
+    pub(crate) fn run<F>(
+        &self,
+        state: &mut BodyState,
+        columns: &mut [f64],
+        (first_step, steps, dt): (u64, u64, f64),
+        mut stop: impl FnMut(u64, &BodyState) -> Option<F>,
+    ) -> Option<(u64, F)> {
+        let k = self.directions.len();
+        let blocks: Vec<BodyInputs<Dual<f64, BLOCK>>> = (0..k.div_ceil(BLOCK))
+            .map(|b| self.block_inputs(b, columns))
+            .collect();
+        let steppers: Vec<BodyStepper<Dual<f64, BLOCK>>> = blocks
+            .iter()
+            .map(|inputs| {
+                let stepper = BodyStepper::with_constants(
+                    self.integrator,
+                    inputs.constants,
+                    inputs.forces.clone(),
+                    self.env,
+                );
+                match inputs.shape {
+                    Some(shape) => stepper.meeting(shape, &inputs.planes),
+                    None => stepper,
+                }
+            })
+            .collect();
+        let mut states: Vec<State<Dual<f64, BLOCK>>> = blocks.iter().map(|b| b.state).collect();
+        let mut verdict = None;
+        for step in first_step..first_step + steps {
+            let t = step as f64 * dt;
+            let next: Vec<State<Dual<f64, BLOCK>>> = steppers
+                .iter()
+                .zip(&states)
+                .map(|(stepper, y)| stepper.advance(y, t, dt))
+                .collect();
+            let value = primal_state(&next[0]);
+            if let Some(fault) = stop(step, &value) {
+                verdict = Some((step, fault));
+                break;
+            }
+            states = next;
+        }
+        *state = primal_state(&states[0]);
+        for (b, y) in states.iter().enumerate() {
+            for (r, component) in y.to_scalars().iter().enumerate() {
+                for j in 0..BLOCK.min(k - b * BLOCK) {
+                    columns[r * k + b * BLOCK + j] = component.tangent[j];
                 }
             }
+        }
+        verdict
+    }
+
+    /// The inputs of block `b` (columns `b * BLOCK..`): the state's tangents are the block's
+    /// `columns`, a parameter's direction is seeded in the parameter.
+    fn block_inputs(&self, b: usize, columns: &[f64]) -> BodyInputs<'_, Dual<f64, BLOCK>> {
+        let k = self.directions.len();
+        let block = &self.directions[b * BLOCK..k.min((b + 1) * BLOCK)];
+        let seeds = block.iter().enumerate().filter_map(|(j, d)| match d {
+            Some(Direction::State(_)) | None => None,
+            Some(d) => Some((j, *d)),
         });
-    Ok(out)
+        let mut inputs = self.base.seeded_along::<BLOCK>(self.mass, seeds);
+        let mut y = inputs.state.to_scalars();
+        for (r, component) in y.iter_mut().enumerate() {
+            for j in 0..block.len() {
+                component.tangent[j] = columns[r * k + b * BLOCK + j];
+            }
+        }
+        inputs.state = State::from_scalars(&mut y.into_iter());
+        inputs
+    }
+}
+
+/// The values of a dual state.
+fn primal_state<R: Reference>(y: &State<R>) -> BodyState {
+    let values: Vec<f64> = y.to_scalars().iter().map(|c| c.primal()).collect();
+    State::<f64>::from_scalars(&mut values.into_iter()).into()
 }
 
 #[cfg(test)]
@@ -675,13 +725,23 @@ mod tests {
             "forces[0].acceleration",
             "forces[3].centre",
         ];
-        let tangents: Vec<Tangent> = names
-            .iter()
-            .map(|name| Tangent::parse(name, &crowd.forces, "tangents").unwrap())
-            .collect();
-        let k: usize = tangents.iter().map(Tangent::width).sum();
         let steps = 30;
-        let jacobians = crowd_tangents(&crowd, &tangents, steps).unwrap();
+        let mut sim = Simulation::reference(&crowd).unwrap();
+        sim.start_tangents(&names).unwrap();
+        // Two calls, so that the columns are carried from one to the next.
+        sim.step(12).unwrap();
+        sim.step(steps - 12).unwrap();
+        let plan = sim.tangent_plan().unwrap().clone();
+        let k = plan.width();
+        let mut jacobians = vec![0.0; 3 * STATE_COMPONENTS * k];
+        for name in names {
+            let columns = plan.columns(name).unwrap();
+            let mut read = vec![0.0; 3 * STATE_COMPONENTS * columns.len()];
+            sim.read_tangents(name, &mut read).unwrap();
+            for (row, values) in read.chunks(columns.len()).enumerate() {
+                jacobians[row * k + columns.start..row * k + columns.end].copy_from_slice(values);
+            }
+        }
         let column = |body: usize, c: usize| -> Vec<f64> {
             (0..STATE_COMPONENTS)
                 .map(|r| jacobians[(body * STATE_COMPONENTS + r) * k + c])
@@ -700,12 +760,17 @@ mod tests {
         // one body; a force's number, which moves every body it acts on).
         type Nudge = Box<dyn Fn(&mut Crowd, usize, f64)>;
         let mut columns: Vec<(usize, bool, Nudge)> = Vec::new();
-        // Not q: the simulation normalizes a state's orientation on load.
-        for c in [0, 1, 2, 7, 8, 9, 10, 11, 12] {
+        // q too, normalized after the nudge as a scene or set_states would.
+        for c in 0..STATE_COMPONENTS {
             let nudge = move |crowd: &mut Crowd, body: usize, h: f64| {
                 let mut y = State::from(&crowd.bodies[body].state).to_scalars();
                 y[c] += h;
-                crowd.bodies[body].state = State::from_scalars(&mut y.into_iter()).into();
+                let mut state: BodyState = State::from_scalars(&mut y.into_iter()).into();
+                if (3..7).contains(&c) {
+                    // As a scene or set_states would give it.
+                    state.orientation = state.orientation.normalize();
+                }
+                crowd.bodies[body].state = state;
             };
             columns.push((c, true, Box::new(nudge)));
         }
@@ -778,6 +843,18 @@ mod tests {
                         expected[r]
                     );
                 }
+            }
+        }
+        // Carrying tangents leaves the states' bits as they are.
+        let mut plain = Simulation::reference(&crowd).unwrap();
+        plain.step(steps).unwrap();
+        assert_eq!(plain.bodies().unwrap(), sim.bodies().unwrap());
+        // The orientation columns are those of the normalized input: along q itself, zero.
+        for body in 0..3 {
+            let q = State::from(&crowd.bodies[body].state).to_scalars();
+            for r in 0..STATE_COMPONENTS {
+                let along_q: f64 = (0..4).map(|c| column(body, 3 + c)[r] * q[3 + c]).sum();
+                assert!(along_q.abs() < 1e-13, "body {body}, row {r}: {along_q:e}");
             }
         }
         // The spring acts on body 1 alone: the other bodies' stiffness column is zero.

@@ -1,0 +1,199 @@
+//! Tangents through the facade: which derivatives a simulation carries with its states,
+//! and reading them into arrays the caller owns, like the states.
+//!
+//! Row `r` of a body's block is `y_r = (x, y, z, qw, qx, qy, qz, px, py, pz, lx, ly, lz)`
+//! now; a column is the derivative along one direction of the inputs as they were when the
+//! tangents started, the state `(x, q, P, L)` held fixed for every other direction (a
+//! change of mass keeps `P`, not `v`).
+
+use crate::model::error::{Error, Result};
+use crate::model::tangent::{STATE_COMPONENTS, TangentPlan};
+use crate::simulation::facade::Simulation;
+
+impl Simulation {
+    /// Starts carrying the derivatives `names` names, from every body's state now: `state`
+    /// (13 columns: the Jacobian `d y(now) / d y(start)`), `mass` (1), `inertia` (6, the body
+    /// frame's `xx, yy, zz, xy, xz, yz`; an off-diagonal entry moves both of its places) or a
+    /// number of a force in the scene's path syntax (`forces[1].stiffness`: 1 column;
+    /// `forces[0].acceleration`: 3). A bad name, a name given twice, a custom force (no
+    /// derivatives yet) or a backend that does not carry tangents is an error naming it.
+    ///
+    /// Orientation columns of `state` are those of the normalized input: the simulation
+    /// normalizes an orientation on load, so the Jacobian times `q(start)` is zero there.
+    /// [`set_states`](Self::set_states) starts a body's tangents again from its new state.
+    pub fn start_tangents(&mut self, names: &[&str]) -> Result<()> {
+        if names.is_empty() {
+            return Err(Error::invalid("tangents", "name at least one"));
+        }
+        let plan = TangentPlan::parse(names, &self.settings.forces, "tangents")?;
+        self.finish()?;
+        self.engine.start_tangents(&plan)?;
+        self.tangents = Some(plan);
+        Ok(())
+    }
+
+    /// The tangents carried, if any: their names and columns.
+    pub fn tangent_plan(&self) -> Option<&TangentPlan> {
+        self.tangents.as_ref()
+    }
+
+    /// Copies the columns of the tangents `name` names (as [`start_tangents`] was given it)
+    /// into `out`: shape `(bodies, 13, k)` row-major, `k` the name's width, each entry
+    /// `d y_r(now) / d direction`. Waits for queued steps.
+    ///
+    /// [`start_tangents`]: Self::start_tangents
+    pub fn read_tangents(&mut self, name: &str, out: &mut [f64]) -> Result<()> {
+        let Some(plan) = &self.tangents else {
+            return Err(Error::invalid(
+                "tangents",
+                "none are carried: start them with start_tangents",
+            ));
+        };
+        let Some(columns) = plan.columns(name) else {
+            let carried: Vec<String> = plan.tangents().iter().map(|t| t.name()).collect();
+            return Err(Error::invalid(
+                "tangents",
+                format!("`{name}` is not carried (carried: {})", carried.join(", ")),
+            ));
+        };
+        let expected = self.body_count() * STATE_COMPONENTS * columns.len();
+        if out.len() != expected {
+            return Err(Error::invalid(
+                "out",
+                format!(
+                    "holds {} numbers; {} bodies x 13 x {} need {expected}",
+                    out.len(),
+                    self.body_count(),
+                    columns.len()
+                ),
+            ));
+        }
+        self.finish()?;
+        self.engine.read_tangents(columns, out)
+    }
+
+    /// The Jacobian `d y(now) / d y(start)` of every body, `(bodies, 13, 13)` row-major:
+    /// [`read_tangents`](Self::read_tangents) of `state`.
+    pub fn read_jacobian(&mut self, out: &mut [f64]) -> Result<()> {
+        self.read_tangents("state", out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use glam::{DQuat, DVec3};
+
+    use crate::model::fault_rules::OnFault;
+    use crate::{Backend, Body, BodyState, Crowd, Force, ForceKind, MassProperties, Simulation};
+
+    /// Two tumbling bricks falling under gravity, the second faster.
+    fn falling_pair() -> Crowd {
+        let mass = MassProperties::from_principal(2.0, DVec3::new(0.3, 0.6, 0.8), "mass").unwrap();
+        let bodies = (0..2)
+            .map(|i| Body {
+                mass,
+                state: BodyState {
+                    position: DVec3::new(i as f64, 0.0, 0.0),
+                    orientation: DQuat::from_rotation_y(0.3 + i as f64),
+                    linear_momentum: DVec3::new(0.0, 0.0, -2.0 - 10.0 * i as f64),
+                    angular_momentum: DVec3::new(0.1, 0.7, -0.2),
+                },
+            })
+            .collect();
+        let mut crowd = Crowd::new(bodies, 0.01);
+        crowd.forces = vec![Force::on_all(ForceKind::Gravity {
+            acceleration: DVec3::new(0.0, 0.0, -9.81),
+        })];
+        crowd
+    }
+
+    fn jacobian(sim: &mut Simulation) -> Vec<f64> {
+        let mut out = vec![0.0; sim.body_count() * 169];
+        sim.read_jacobian(&mut out).unwrap();
+        out
+    }
+
+    #[test]
+    fn bad_requests_are_one_line_naming_them() {
+        let crowd = falling_pair();
+        let mut sim = Simulation::reference(&crowd).unwrap();
+        let mut out = vec![0.0; 2 * 13];
+        let message = |e: crate::Error| e.to_string();
+        assert_eq!(
+            message(sim.read_tangents("mass", &mut out).unwrap_err()),
+            "tangents: none are carried: start them with start_tangents"
+        );
+        assert_eq!(
+            message(sim.start_tangents(&[]).unwrap_err()),
+            "tangents: name at least one"
+        );
+        assert_eq!(
+            message(sim.start_tangents(&["mass", "mass"]).unwrap_err()),
+            "tangents: `mass` is named twice"
+        );
+        sim.start_tangents(&["mass", "forces[0].acceleration"])
+            .unwrap();
+        assert_eq!(
+            message(sim.read_tangents("inertia", &mut out).unwrap_err()),
+            "tangents: `inertia` is not carried (carried: mass, forces[0].acceleration)"
+        );
+        assert_eq!(
+            message(
+                sim.read_tangents("forces[0].acceleration", &mut out)
+                    .unwrap_err()
+            ),
+            "out: holds 26 numbers; 2 bodies x 13 x 3 need 78"
+        );
+        assert_eq!(
+            message(sim.checkpoint().unwrap_err()),
+            "checkpoint: a checkpoint does not hold tangents yet; a run that carries them cannot take one"
+        );
+        let mut fast = Simulation::new(&crowd, Backend::FastCpu).unwrap();
+        assert_eq!(
+            message(fast.start_tangents(&["state"]).unwrap_err()),
+            "tangents: the `cpu` backend does not carry tangents yet; `cpu-ref` does"
+        );
+        let mut custom = crowd.clone();
+        custom.forces.push(Force::on_all(ForceKind::Custom));
+        custom.custom_force = Some(crate::CustomForce::new("", |_| Default::default()));
+        let mut sim = Simulation::reference(&custom).unwrap();
+        assert_eq!(
+            message(sim.start_tangents(&["state"]).unwrap_err()),
+            "tangents: the crowd has a custom force, which has no derivatives yet"
+        );
+    }
+
+    #[test]
+    fn a_new_state_starts_its_bodys_tangents_again_and_a_frozen_body_keeps_them() {
+        let mut crowd = falling_pair();
+        crowd.fault_rules.on_fault = OnFault::Freeze;
+        // The second brick passes 20 m/s after about a second; the first never does.
+        crowd.fault_rules.envelope.max_speed = Some(20.0);
+        let mut sim = Simulation::reference(&crowd).unwrap();
+        sim.start_tangents(&["state"]).unwrap();
+        let at_start = jacobian(&mut sim);
+        sim.step(150).unwrap();
+        assert_eq!(sim.quarantined().unwrap().len(), 1, "the fast brick froze");
+        let frozen = jacobian(&mut sim);
+        sim.step(50).unwrap();
+        let later = jacobian(&mut sim);
+        assert_eq!(
+            later[169..],
+            frozen[169..],
+            "the frozen body's columns stay"
+        );
+        assert_ne!(
+            later[..169],
+            frozen[..169],
+            "the other body's columns move on"
+        );
+        assert_ne!(frozen[169..], at_start[169..]);
+        // A new state for body 1: its block is the start's again (the orientation block
+        // projected with the new q), body 0's is untouched.
+        let state = crowd.bodies[1].state;
+        sim.set_states(&[1], &[state]).unwrap();
+        let again = jacobian(&mut sim);
+        assert_eq!(again[..169], later[..169]);
+        assert_eq!(again[169..], at_start[169..]);
+    }
+}
