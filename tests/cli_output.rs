@@ -361,3 +361,138 @@ fn the_summary_line_gives_the_time_of_each_phase() {
     assert_eq!(seconds.len(), 3, "{line}");
     assert!(seconds.iter().all(|s| *s >= 0.0), "{line}");
 }
+
+/// `--jacobian` and `--sensitivity` add `(bodies, 13, k)` arrays to the `.npz`, the bytes
+/// the library's `read_tangents` gives for the same scene; a bad request is one line before
+/// any work, and no file is written.
+#[test]
+fn tangents_go_into_the_npz_as_the_library_reads_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let scene = dir.path().join("pair.json");
+    std::fs::write(
+        &scene,
+        r#"{ "dt": 0.01, "steps": 40, "integrator": "lie_rk4",
+  "forces": [ {"type": "gravity", "acceleration": [0, 0, -9.81]},
+              {"type": "spring", "body": 1, "anchor": [0, 0, 0], "attach": [0.1, 0, 0],
+               "stiffness": 20, "damping": 0.2},
+              {"type": "quadratic_drag", "linear": 0.1, "angular": 0.02} ],
+  "bodies": [ {"mass": 2.0, "inertia": [0.5, 0.7, 0.9], "position": [0, 0, 0],
+               "orientation": [0.8, 0.2, -0.4, 0.1], "velocity": [1, 0, 0],
+               "angular_velocity": [0.3, 2.0, -1.0]},
+              {"mass": 1.0, "inertia": [0.2, 0.3, 0.4], "position": [1, 2, 0],
+               "orientation": [1, 0, 0, 0], "velocity": [0, 0, 1],
+               "angular_velocity": [5, 0.1, 0]} ] }"#,
+    )
+    .unwrap();
+    let scene = scene.to_str().unwrap();
+    let out = dir.path().join("final.npz");
+    let tangent_args = [
+        "--jacobian",
+        "--sensitivity",
+        "mass,inertia,forces[1].stiffness,forces[0].acceleration",
+    ];
+    let mut args = vec!["run", scene, "--backend", "cpu-ref", "--out"];
+    args.push(out.to_str().unwrap());
+    args.extend(tangent_args);
+    succeed(&args);
+
+    let loaded = Scene::load(std::path::Path::new(scene)).unwrap();
+    let mut sim = Simulation::reference(&loaded.crowd).unwrap();
+    let names = [
+        "state",
+        "mass",
+        "inertia",
+        "forces[1].stiffness",
+        "forces[0].acceleration",
+    ];
+    sim.start_tangents(&names).unwrap();
+    sim.step(40).unwrap();
+    let mut archive = zip::ZipArchive::new(std::fs::File::open(&out).unwrap()).unwrap();
+    let entries: Vec<String> = archive.file_names().map(str::to_string).collect();
+    assert_eq!(
+        entries,
+        [
+            "states.npy",
+            "step.npy",
+            "time.npy",
+            "jacobian.npy",
+            "mass.npy",
+            "inertia.npy",
+            "forces[1].stiffness.npy",
+            "forces[0].acceleration.npy"
+        ]
+    );
+    for (name, entry, width) in [
+        ("state", "jacobian.npy", 13),
+        ("mass", "mass.npy", 1),
+        ("inertia", "inertia.npy", 6),
+        ("forces[1].stiffness", "forces[1].stiffness.npy", 1),
+        ("forces[0].acceleration", "forces[0].acceleration.npy", 3),
+    ] {
+        let mut bytes = Vec::new();
+        archive
+            .by_name(entry)
+            .unwrap()
+            .read_to_end(&mut bytes)
+            .unwrap();
+        let npy = parse_npy(&bytes);
+        assert_eq!(
+            (npy.descr.as_str(), &npy.shape[..]),
+            ("<f8", &[2, 13, width][..])
+        );
+        let mut expected = vec![0.0; 2 * 13 * width];
+        sim.read_tangents(name, &mut expected).unwrap();
+        let expected: Vec<u8> = expected.iter().flat_map(|v| v.to_le_bytes()).collect();
+        assert_eq!(npy.data, expected, "{entry}");
+    }
+    // The spring acts on body 1 alone.
+    let mut stiffness = vec![0.0; 26];
+    sim.read_tangents("forces[1].stiffness", &mut stiffness)
+        .unwrap();
+    assert!(stiffness[..13].iter().all(|&v| v == 0.0));
+    assert!(stiffness[13..].iter().any(|&v| v != 0.0));
+
+    let refused = dir.path().join("refused.npz");
+    let refused_text = refused.to_str().unwrap();
+    for (extra, expected) in [
+        (
+            vec!["--sensitivity", "forces[1].stifness", "--out", refused_text],
+            "error: --sensitivity: `forces[1].stifness`: a spring force has no number `stifness`; its numbers are anchor, attach, stiffness, damping",
+        ),
+        (
+            vec!["--sensitivity", "forces[3].linear", "--out", refused_text],
+            "error: --sensitivity: `forces[3].linear`: there is no forces[3] (the crowd has 3 forces)",
+        ),
+        (
+            vec!["--jacobian", "--out", "refused.csv"],
+            "error: --jacobian: needs `.npz` output, which holds the arrays beside the states (--out is refused.csv)",
+        ),
+        (
+            vec!["--jacobian", "--backend", "gpu", "--out", refused_text],
+            "error: --jacobian: the `gpu` backend does not carry tangents yet; use --backend cpu-ref",
+        ),
+        (
+            vec![
+                "--jacobian",
+                "--checkpoint",
+                "run.ckpt",
+                "--out",
+                refused_text,
+            ],
+            "error: --jacobian: checkpoints do not hold tangents yet: leave out --checkpoint",
+        ),
+    ] {
+        let mut args = vec!["run", scene];
+        args.extend(&extra);
+        if !extra.contains(&"--backend") {
+            args.extend(["--backend", "cpu-ref"]);
+        }
+        let output = Command::new(env!("CARGO_BIN_EXE_rigid-crowd"))
+            .args(&args)
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert_eq!(common::error_line(&output), expected);
+        assert!(!refused.exists() && !dir.path().join("refused.csv").exists());
+    }
+}

@@ -20,6 +20,7 @@ mod render;
 mod resume;
 mod run;
 mod run_loop;
+mod tangent_flags;
 mod text;
 #[cfg(feature = "mpi")]
 mod world;

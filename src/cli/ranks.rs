@@ -43,6 +43,12 @@ fn run_ranks(args: RunArgs, world: &World, started: Instant) -> Result<ExitCode>
     let backend = agree(parse_backend(&args.backend))?;
     let planned = crate::mpi::agree_on(&comm, PlannedRun::of(&args, backend))?;
     check_devices(planned.start.devices)?;
+    if planned.start.tangents.is_some() {
+        return Err(Error::invalid(
+            "--jacobian, --sensitivity",
+            "runs over MPI ranks do not carry tangents yet: run in one process",
+        ));
+    }
     let rules = planned.start.crowd.fault_rules;
     // Refused before any work; the ranks' loop reads the format from the plan.
     out_format(&args.out)?;
@@ -383,7 +389,7 @@ fn write_final_states(
     let written = match output {
         Some(output) => {
             let mut gathered = false;
-            let file = header.write(output.file, format, |out| {
+            let file = header.write(output.file, format, &[], |out| {
                 gathered = true;
                 bytes_to_root(comm, out, &mut own).map_err(StreamError::Write)
             });

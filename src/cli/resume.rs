@@ -73,6 +73,7 @@ pub fn resume(args: ResumeArgs, started: Instant) -> Result<ExitCode> {
         quarantined: checkpoint.quarantined,
         backend,
         devices: super::run::parse_devices(&args.devices)?,
+        tangents: None,
     };
     super::run::drive(start, &plan, output, path, recording, started)
 }

@@ -13,6 +13,7 @@ use super::text::say;
 use crate::assembly::body_source::BodySource;
 use crate::checkpoint::atomic_file::AtomicFile;
 use crate::model::fault_rules::{FaultRules, OnFault};
+use crate::model::tangent::TangentPlan;
 use crate::record::{TrajectoryFormat, write_final_states};
 use crate::{
     Backend, Crowd, CrowdSpec, Error, ExternalLoad, Integrator, QuarantinedBody, Result, RunPlan,
@@ -72,6 +73,8 @@ pub struct RunArgs {
     pub(crate) devices: String,
     #[command(flatten)]
     pub(crate) recording: super::recording::RecordArgs,
+    #[command(flatten)]
+    pub(crate) tangents: super::tangent_flags::TangentArgs,
 }
 
 /// What a run starts from: a scene's crowd (and recipe), or a checkpoint's crowd with its
@@ -83,6 +86,8 @@ pub(crate) struct RunStart {
     pub quarantined: Vec<QuarantinedBody>,
     pub backend: Backend,
     pub devices: DeviceCount,
+    /// The tangents to carry from the start (a run's `--jacobian`, `--sensitivity`).
+    pub tangents: Option<TangentPlan>,
 }
 
 /// `--on-fault` and the envelope's flags, over the scene's rules.
@@ -206,6 +211,9 @@ impl PlannedRun {
             (None, None) => 0,
             (_, Some(every)) => every,
         };
+        let tangents =
+            args.tangents
+                .plan(&scene.crowd, backend, &args.out, args.checkpoint.is_some())?;
         let plan = RunPlan {
             end_step: scene.crowd.start_step + steps,
             out: args.out.clone(),
@@ -220,6 +228,7 @@ impl PlannedRun {
                 quarantined: Vec::new(),
                 backend,
                 devices: parse_devices(&args.devices)?,
+                tangents,
             },
             plan,
             steps,
@@ -261,6 +270,7 @@ pub(crate) fn drive(
         quarantined,
         backend,
         devices,
+        tangents,
     } = start;
     let report = QuarantineReport::claim(&plan.out, crowd.fault_rules)?;
     let source = match &recipe {
@@ -294,6 +304,9 @@ pub(crate) fn drive(
         sim.set_external_loads(&loads)?;
     }
     sim.freeze(&quarantined)?;
+    if let Some(plan) = tangents {
+        sim.carry_tangents(plan)?;
+    }
     let (integrator, dt) = (crowd.integrator, crowd.dt);
     drop(crowd);
     let start_step = sim.clock_step();

@@ -9,11 +9,12 @@ use crate::checkpoint::atomic_file::AtomicFile;
 use crate::model::backend::Backend;
 use crate::model::body::Body;
 use crate::model::error::{Error, Result};
+use crate::model::tangent::{STATE_COMPONENTS, Tangent};
 use crate::record::columns::{TRAJECTORY_COLUMNS, state_row};
 use crate::record::csv::{BatchEncoder, CSV_HEADER, encode_csv_rows};
 use crate::record::format::TrajectoryFormat;
 use crate::record::npy::{self, Dtype};
-use crate::record::npz::NpzArchive;
+use crate::record::npz::{NamedArray, NpzArchive};
 use crate::simulation::facade::Simulation;
 
 /// Writes the bodies of `sim` as they are now into `file` as `format` and commits it (renames
@@ -25,15 +26,47 @@ use crate::simulation::facade::Simulation;
 ///   float32 on the f32 backends (`gpu`, `cpu`: each value is the CSV's rounded to f32),
 ///   float64 on `cpu-ref` and `gpu-f64` (the CSV's values exactly).
 /// - `.npz`: an uncompressed archive of `states` (as `.npy`), `step` (int64 scalar, the clock
-///   step of the states) and `time` (float64 scalar, the simulated time).
+///   step of the states) and `time` (float64 scalar, the simulated time); then, if the
+///   simulation carries tangents, `jacobian` (`(bodies, 13, 13)`) and one array per other
+///   tangent under its name (`(bodies, 13, k)`), in the states' precision.
 pub(crate) fn write_final_states(
     file: AtomicFile,
     format: TrajectoryFormat,
     sim: &mut Simulation,
 ) -> Result<()> {
     let header = FinalStates::of(sim, sim.body_count());
-    let file = header.write(file, format, |out| stream_final_rows(sim, format, 0, out))?;
+    let tangents = tangent_arrays(sim)?;
+    let file = header.write(file, format, &tangents, |out| {
+        stream_final_rows(sim, format, 0, out)
+    })?;
     file.commit()
+}
+
+/// The tangents `sim` carries, one array each of shape `(bodies, 13, k)`, in the backend's
+/// precision: the state's as `jacobian`, the others under their names.
+fn tangent_arrays(sim: &mut Simulation) -> Result<Vec<NamedArray>> {
+    let Some(plan) = sim.tangent_plan().cloned() else {
+        return Ok(Vec::new());
+    };
+    let single = is_single(sim.backend());
+    plan.tangents()
+        .iter()
+        .map(|tangent| {
+            let shape = vec![sim.body_count(), STATE_COMPONENTS, tangent.width()];
+            let mut values = vec![0.0; shape.iter().product()];
+            sim.read_tangents(&tangent.name(), &mut values)?;
+            let name = match tangent {
+                Tangent::State => "jacobian".to_string(),
+                other => other.name(),
+            };
+            Ok(NamedArray {
+                name,
+                shape,
+                values,
+                single,
+            })
+        })
+        .collect()
 }
 
 /// What the final states' file says besides the rows: how many, in what precision, when.
@@ -62,6 +95,7 @@ impl FinalStates {
         &self,
         mut file: AtomicFile,
         format: TrajectoryFormat,
+        tangents: &[NamedArray],
         rows: impl FnOnce(&mut dyn Write) -> std::result::Result<(), StreamError>,
     ) -> Result<AtomicFile> {
         let target = file.target().to_path_buf();
@@ -84,7 +118,7 @@ impl FinalStates {
                 let bytes = header.len() + self.count * TRAJECTORY_COLUMNS.len() * element_bytes;
                 let mut archive = NpzArchive::create(file, &target, &header, bytes as u64)?;
                 rows(archive.states_writer()).map_err(|e| e.on(&target))?;
-                archive.finish_with_step_and_time(self.step as i64, self.time)?
+                archive.finish_with_step_and_time(self.step as i64, self.time, tangents)?
             }
         })
     }

@@ -94,6 +94,31 @@ pub(crate) fn write_f64_scalar(out: &mut impl Write, value: f64) -> io::Result<(
     out.write_all(&value.to_le_bytes())
 }
 
+/// A whole float array of `shape` (C order) from `values`: float64, or float32 when
+/// `single` (each value, computed in f32, converts exactly).
+#[cfg(feature = "cli")] // the final states' tangents
+pub(crate) fn write_floats(
+    out: &mut impl Write,
+    shape: &[usize],
+    values: &[f64],
+    single: bool,
+) -> io::Result<()> {
+    let dtype = if single { Dtype::F32 } else { Dtype::F64 };
+    out.write_all(&header(dtype, shape))?;
+    let mut bytes = Vec::with_capacity(values.len().min(1 << 16) * 8);
+    for chunk in values.chunks(1 << 16) {
+        bytes.clear();
+        for &v in chunk {
+            match single {
+                true => bytes.extend_from_slice(&(v as f32).to_le_bytes()),
+                false => bytes.extend_from_slice(&v.to_le_bytes()),
+            }
+        }
+        out.write_all(&bytes)?;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

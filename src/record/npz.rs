@@ -158,9 +158,20 @@ impl NpzArchive {
     /// Adds the scalar entries `step` (int64) and `time` (float64) and closes the archive,
     /// handing back the file to commit: the final states' archive.
     #[cfg(feature = "cli")]
-    pub fn finish_with_step_and_time(mut self, step: i64, time: f64) -> Result<AtomicFile> {
+    pub fn finish_with_step_and_time(
+        mut self,
+        step: i64,
+        time: f64,
+        arrays: &[NamedArray],
+    ) -> Result<AtomicFile> {
         self.add_entry("step.npy", 128, |out| npy::write_i64_scalar(out, step))?;
         self.add_entry("time.npy", 128, |out| npy::write_f64_scalar(out, time))?;
+        for array in arrays {
+            let bytes = 128 + array.values.len() as u64 * if array.single { 4 } else { 8 };
+            self.add_entry(&format!("{}.npy", array.name), bytes, |out| {
+                npy::write_floats(out, &array.shape, &array.values, array.single)
+            })?;
+        }
         self.close()
     }
 
@@ -192,6 +203,17 @@ impl NpzArchive {
             .as_mut()
             .expect("the zip writer is present until closed")
     }
+}
+
+/// A float array stored beside the states (a tangent of the final states).
+#[cfg(feature = "cli")]
+pub(crate) struct NamedArray {
+    /// The entry's name without `.npy`: the key `numpy.load` gives it.
+    pub name: String,
+    pub shape: Vec<usize>,
+    pub values: Vec<f64>,
+    /// float32 (the values computed in f32) rather than float64.
+    pub single: bool,
 }
 
 /// A stored (uncompressed) entry; ZIP64 where the entry reaches 4 GiB.

@@ -59,10 +59,7 @@ pub(crate) trait Engine: std::fmt::Debug + Send + Sync {
     fn start_tangents(&mut self, _plan: &TangentPlan) -> Result<()> {
         Err(Error::invalid(
             "tangents",
-            format!(
-                "the `{}` backend does not carry tangents yet; `cpu-ref` does",
-                self.backend()
-            ),
+            "this backend does not carry them",
         ))
     }
     /// Copies the tangent columns `columns` of every body into `out` (`13 x columns.len()`

@@ -26,6 +26,20 @@ impl Simulation {
             return Err(Error::invalid("tangents", "name at least one"));
         }
         let plan = TangentPlan::parse(names, &self.settings.forces, "tangents")?;
+        self.carry_tangents(plan)
+    }
+
+    /// [`start_tangents`](Self::start_tangents) of a plan checked against this crowd.
+    pub(crate) fn carry_tangents(&mut self, plan: TangentPlan) -> Result<()> {
+        if !self.backend().carries_tangents() {
+            return Err(Error::invalid(
+                "tangents",
+                format!(
+                    "the `{}` backend does not carry tangents yet; `cpu-ref` does",
+                    self.backend()
+                ),
+            ));
+        }
         self.finish()?;
         self.engine.start_tangents(&plan)?;
         self.tangents = Some(plan);
