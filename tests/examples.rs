@@ -15,6 +15,9 @@ mod record_trajectory;
 #[path = "../examples/own_device.rs"]
 mod own_device;
 
+#[path = "../examples/fit_inertia.rs"]
+mod fit_inertia;
+
 use common::gpu;
 use rigid_crowd::{Backend, Simulation};
 
@@ -108,4 +111,28 @@ fn the_own_device_example_draws_every_body_where_its_state_is_with_its_orientati
     };
     assert!(height(&frames[2]) < height(&frames[0]) - 0.4);
     assert_ne!(frames[0].pixels, frames[2].pixels);
+}
+
+/// Gauss–Newton on the inertia sensitivities converges quadratically to the inertia the
+/// observations came from: derivatives off by even a little would make it linear.
+#[test]
+fn the_inertia_fit_finds_the_true_inertia_quadratically() {
+    fit_inertia::main().unwrap();
+    let steps = 200;
+    let (observed, _) = fit_inertia::predict(fit_inertia::TRUTH, steps).unwrap();
+    let history = fit_inertia::fit(&observed, fit_inertia::GUESS, steps, 6).unwrap();
+    let residuals: Vec<f64> = history.iter().map(|(_, r)| *r).collect();
+    println!("residuals {residuals:?}");
+    // Each step squares the error once it is small: 1.2e-4 gives 5e-9, which gives round-off.
+    for k in 2..4 {
+        assert!(
+            residuals[k + 1] <= 2.0 * residuals[k] * residuals[k],
+            "step {k}: {residuals:?}"
+        );
+    }
+    let (entries, residual) = history[5];
+    assert!(residual < 1e-12, "{residuals:?}");
+    for (fitted, truth) in entries.iter().zip(fit_inertia::TRUTH) {
+        assert!((fitted - truth).abs() < 1e-10, "{entries:?}");
+    }
 }

@@ -63,9 +63,15 @@ class Simulation:
         max_speed: Optional[float] = None,
         max_angular_speed: Optional[float] = None,
         max_distance: Optional[float] = None,
+        tangents: Optional[List[str]] = None,
     ) -> None:
         """on_fault: "stop" (an error) or "freeze" (the body alone, see quarantined) for a body
-        that goes non-finite or leaves the envelope of the max_* limits."""
+        that goes non-finite or leaves the envelope of the max_* limits. tangents: the
+        derivatives to carry ("state", "mass", "inertia", "forces[i].FIELD"; cpu-ref)."""
+    def jacobian(self) -> np.ndarray:
+        """d y(now) / d y(start), (N, 13, 13) float64, y = x y z qw qx qy qz px py pz lx ly lz."""
+    def sensitivity(self, name: str) -> np.ndarray:
+        """d y(now) / d name, (N, 13, k) float64, the start state held fixed."""
     def quarantined(self) -> List[Dict[str, Any]]:
         """The frozen bodies: body, step, fault and their last good state (orientation w x y z)."""
     @staticmethod

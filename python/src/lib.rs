@@ -241,8 +241,11 @@ impl Simulation {
     /// `on_fault`: what a body that goes non-finite or leaves the envelope (`max_speed`,
     /// `max_angular_speed`, `max_distance`) does: `"stop"` the run (an error) or
     /// `"freeze"` it alone (see `quarantined`). Unset, the crowd's own rules hold.
+    /// `tangents`: the derivatives to carry from the start (`"state"`, `"mass"`,
+    /// `"inertia"`, `"forces[i].FIELD"`), read with `jacobian` and `sensitivity`.
     #[new]
-    #[pyo3(signature = (crowd, backend="gpu", *, on_fault=None, max_speed=None, max_angular_speed=None, max_distance=None))]
+    #[pyo3(signature = (crowd, backend="gpu", *, on_fault=None, max_speed=None, max_angular_speed=None, max_distance=None, tangents=None))]
+    #[allow(clippy::too_many_arguments)] // keyword arguments, as Python users pass them
     fn new(
         py: Python<'_>,
         crowd: &Crowd,
@@ -251,6 +254,7 @@ impl Simulation {
         max_speed: Option<f64>,
         max_angular_speed: Option<f64>,
         max_distance: Option<f64>,
+        tangents: Option<Vec<String>>,
     ) -> PyResult<Self> {
         let backend = self::backend(backend)?;
         let mut rules = crowd.inner.fault_rules;
@@ -274,11 +278,46 @@ impl Simulation {
             changed = crowd.inner.clone().with_fault_rules(rules);
             &changed
         };
-        let sim = py.detach(|| simulation_on(crowd, backend)).map_err(to_py)?;
+        let mut sim = py.detach(|| simulation_on(crowd, backend)).map_err(to_py)?;
+        if let Some(names) = tangents {
+            let names: Vec<&str> = names.iter().map(String::as_str).collect();
+            sim.start_tangents(&names).map_err(to_py)?;
+        }
         Ok(Self {
             sim,
             masses: crowd.bodies.iter().map(|b| b.mass).collect(),
         })
+    }
+
+    /// The Jacobian of every body, `(bodies, 13, 13)` float64: row r and column c the
+    /// derivative of the state's component r now by its component c when the tangents
+    /// started, the state `x, y, z, qw, qx, qy, qz, px, py, pz, lx, ly, lz`. Needs
+    /// `tangents=["state", ...]`.
+    fn jacobian<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, numpy::PyArray3<f64>>> {
+        self.sensitivity(py, "state")
+    }
+
+    /// The derivatives along the tangent `name` (as given in `tangents`), `(bodies, 13, k)`
+    /// float64, the state held fixed: `mass` (k = 1), `inertia` (k = 6: xx, yy, zz, xy, xz,
+    /// yz) or `forces[i].FIELD` (k = 1, or 3 for a vector).
+    fn sensitivity<'py>(
+        &mut self,
+        py: Python<'py>,
+        name: &str,
+    ) -> PyResult<Bound<'py, numpy::PyArray3<f64>>> {
+        let width = self
+            .sim
+            .tangent_plan()
+            .and_then(|plan| plan.columns(name))
+            .map_or(0, |columns| columns.len());
+        let array = numpy::PyArray3::<f64>::zeros(py, [self.sim.body_count(), 13, width], false);
+        {
+            let mut guard = array.readwrite();
+            let out = guard.as_slice_mut()?;
+            let sim = &mut self.sim;
+            py.detach(|| sim.read_tangents(name, out)).map_err(to_py)?;
+        }
+        Ok(array)
     }
 
     /// Continues the run a checkpoint file captured, on `backend` (the checkpoint's own

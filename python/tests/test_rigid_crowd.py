@@ -332,3 +332,47 @@ def test_freeze_quarantines_a_runaway_body_which_a_reset_brings_back(backend):
         rc.Simulation(crowd, backend=backend, on_fault="later")
     with pytest.raises(ValueError, match="max_speed"):
         rc.Simulation(crowd, backend=backend, max_speed=-1.0)
+
+
+def test_tangents_equal_the_clis_and_a_stiffness_sensitivity_its_differences(tmp_path):
+    scene_path = write_scene(tmp_path)
+    out = tmp_path / "final.npz"
+    subprocess.run(
+        [cli(), "run", str(scene_path), "--backend", "cpu-ref", "--out", str(out),
+         "--jacobian", "--sensitivity", "mass,forces[3].stiffness"],
+        check=True, capture_output=True,
+    )
+    archive = np.load(out)
+    scene = rc.Scene.load(scene_path)
+    names = ["state", "mass", "forces[3].stiffness"]
+    sim = rc.Simulation(scene.crowd, backend="cpu-ref", tangents=names)
+    sim.step(scene.steps)
+    assert sim.jacobian().shape == (3, 13, 13) and sim.jacobian().dtype == np.float64
+    np.testing.assert_array_equal(sim.jacobian(), archive["jacobian"])
+    for name in names[1:]:
+        np.testing.assert_array_equal(sim.sensitivity(name), archive[name])
+
+    # d (x, q, P, L) / d stiffness of the spring's body, against central differences.
+    def final_state(stiffness):
+        changed = json.loads(json.dumps(SCENE))
+        changed["forces"][3]["stiffness"] = stiffness
+        path = tmp_path / "nudged.json"
+        path.write_text(json.dumps(changed))
+        nudged = rc.Simulation(rc.Scene.load(path).crowd, backend="cpu-ref")
+        nudged.step(scene.steps)
+        s = nudged.states()
+        return np.concatenate([s[k][1] for k in
+                               ("position", "orientation", "linear_momentum", "angular_momentum")])
+
+    h = 1e-4
+    difference = (final_state(20 + h) - final_state(20 - h)) / (2 * h)
+    column = sim.sensitivity("forces[3].stiffness")[1, :, 0]
+    assert np.abs(column - difference).max() <= 1e-6 * np.abs(difference).max()
+    assert not sim.sensitivity("forces[3].stiffness")[0].any(), "the spring pulls body 1 only"
+
+    with pytest.raises(ValueError, match="`inertia` is not carried"):
+        sim.sensitivity("inertia")
+    with pytest.raises(ValueError, match="the `cpu` backend does not carry tangents yet"):
+        rc.Simulation(scene.crowd, backend="cpu", tangents=["state"])
+    with pytest.raises(ValueError, match="a spring force has no number `stifness`"):
+        rc.Simulation(scene.crowd, backend="cpu-ref", tangents=["forces[3].stifness"])
