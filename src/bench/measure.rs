@@ -55,6 +55,9 @@ pub struct BenchPlan {
     /// GPU device counts; one row each (the crowd split over that many devices). With more
     /// than one count, every GPU row is timed by the host's wall clock, the same for all.
     pub devices: Vec<usize>,
+    /// The tangents each row carries, one row each on a backend that carries them (`None`:
+    /// none, the plain run, the only row of the others): a name of `Simulation::start_tangents`.
+    pub tangents: Vec<Option<String>>,
 }
 
 /// One row of the benchmark table.
@@ -101,6 +104,13 @@ pub struct Measurement {
     /// With several devices: body-steps per second over the devices times those of the
     /// same variant on one device, measured in the same run.
     pub parallel_efficiency: Option<f64>,
+    /// The tangents carried (`Simulation::start_tangents`), if any.
+    pub tangents: Option<String>,
+    /// With tangents: the bytes they take per body beside the state.
+    pub tangent_bytes_per_body: Option<usize>,
+    /// With tangents: the time per body-step over the plain row's of the same backend and
+    /// threads, measured in the same run.
+    pub cost_over_plain: Option<f64>,
 }
 
 /// The copy bandwidth measured for one crowd size.
@@ -180,9 +190,24 @@ impl BenchPlan {
                 match backend {
                     Backend::Reference | Backend::FastCpu => {
                         for &threads in &self.cpu_threads {
-                            let row = self.measure_cpu(&crowd, backend, threads, &cpu)?;
-                            on_row(&row);
-                            report.rows.push(row);
+                            let mut plain = None;
+                            for tangents in &self.tangents {
+                                if tangents.is_some() && !backend.carries_tangents() {
+                                    continue;
+                                }
+                                let tangents = tangents.as_deref();
+                                let mut row =
+                                    self.measure_cpu(&crowd, backend, threads, tangents, &cpu)?;
+                                match tangents {
+                                    None => plain = Some(row.body_steps_per_second),
+                                    Some(_) => {
+                                        row.cost_over_plain =
+                                            plain.map(|p| p / row.body_steps_per_second)
+                                    }
+                                }
+                                on_row(&row);
+                                report.rows.push(row);
+                            }
                         }
                     }
                     Backend::Gpu | Backend::GpuF64 => {
@@ -239,6 +264,7 @@ impl BenchPlan {
         crowd: &crate::assembly::crowd::Crowd,
         backend: Backend,
         threads: usize,
+        tangents: Option<&str>,
         cpu: &str,
     ) -> Result<Measurement> {
         let pool = rayon::ThreadPoolBuilder::new()
@@ -246,6 +272,15 @@ impl BenchPlan {
             .build()
             .map_err(|e| Error::invalid("--threads", e.to_string()))?;
         let mut sim = Simulation::new(crowd, backend)?;
+        let mut variant = format!("{threads} threads");
+        let mut tangent_bytes = None;
+        if let Some(name) = tangents {
+            sim.start_tangents(&[name])?;
+            let numbers = sim.tangent_plan().map_or(0, |plan| plan.body_len());
+            let bytes = numbers * std::mem::size_of::<f64>();
+            variant = format!("{variant}, {name}, {bytes} B/body");
+            tangent_bytes = Some(bytes);
+        }
         let runs = pool.install(|| -> Result<Vec<f64>> {
             sim.step(self.steps)?; // warm-up: caches, page faults, thread start
             let mut runs = Vec::with_capacity(self.repeats);
@@ -256,14 +291,17 @@ impl BenchPlan {
             }
             Ok(runs)
         })?;
-        Ok(self.row(
+        let mut row = self.row(
             backend,
-            format!("{threads} threads"),
+            variant,
             cpu.to_string(),
             crowd.bodies.len(),
             runs,
             "wall",
-        ))
+        );
+        row.tangents = tangents.map(str::to_string);
+        row.tangent_bytes_per_body = tangent_bytes;
+        Ok(row)
     }
 
     fn measure_gpu(
@@ -355,6 +393,9 @@ impl BenchPlan {
             speedup_over_cpu: None,
             devices: 1,
             parallel_efficiency: None,
+            tangents: None,
+            tangent_bytes_per_body: None,
+            cost_over_plain: None,
         }
     }
 }
@@ -363,11 +404,11 @@ fn clock_name(device: bool) -> &'static str {
     if device { "timestamp" } else { "wall" }
 }
 
-/// Speed-ups over the fastest `cpu-ref` and `cpu` rows among `rows` (one crowd size).
+/// Speed-ups over the fastest plain `cpu-ref` and `cpu` rows among `rows` (one crowd size).
 fn fill_speedups(rows: &mut [Measurement]) {
     let best = |rows: &[Measurement], name: &str| {
         rows.iter()
-            .filter(|r| r.backend == name)
+            .filter(|r| r.backend == name && r.tangents.is_none())
             .map(|r| r.body_steps_per_second)
             .reduce(f64::max)
     };
@@ -408,6 +449,7 @@ mod tests {
             cpu_threads: vec![1, 2],
             workload: Workload::GravityDrag,
             devices: vec![1],
+            tangents: vec![None],
         };
         let mut seen = 0;
         let report = plan.run(&[], |_| seen += 1).unwrap();
@@ -430,5 +472,43 @@ mod tests {
                 .fold(0.0, f64::max);
             assert_eq!(best, 1.0);
         }
+    }
+
+    /// Tangent rows run where a backend carries them, after the plain row they are costed
+    /// against, and give the tangents' bytes per body: `13 x k` f64s.
+    #[test]
+    fn tangent_rows_follow_the_plain_row_of_a_backend_that_carries_them() {
+        let plan = BenchPlan {
+            bodies: vec![64],
+            steps: 2,
+            repeats: 1,
+            backends: vec![Backend::Reference, Backend::FastCpu],
+            gpu_variants: vec![],
+            cpu_threads: vec![1],
+            workload: Workload::GravityDrag,
+            devices: vec![1],
+            tangents: vec![None, Some("mass".into()), Some("state".into())],
+        };
+        let report = plan.run(&[], |_| {}).unwrap();
+        let rows: Vec<(&str, Option<&str>, Option<usize>)> = (report.rows.iter())
+            .map(|r| {
+                let tangents = r.tangents.as_deref();
+                (r.backend.as_str(), tangents, r.tangent_bytes_per_body)
+            })
+            .collect();
+        assert_eq!(
+            rows,
+            [
+                ("cpu-ref", None, None),
+                ("cpu-ref", Some("mass"), Some(13 * 8)),
+                ("cpu-ref", Some("state"), Some(13 * 13 * 8)),
+                ("cpu", None, None),
+            ]
+        );
+        assert_eq!(report.rows[2].variant, "1 threads, state, 1352 B/body");
+        for row in &report.rows[1..3] {
+            assert!(row.cost_over_plain.is_some_and(|c| c > 0.0));
+        }
+        assert!(report.rows[0].cost_over_plain.is_none());
     }
 }

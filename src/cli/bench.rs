@@ -11,6 +11,7 @@ use crate::bench::{
     BenchPlan, BenchReport, FLOP_PER_BODY_STEP, Measurement, Workload, arithmetic_intensity,
 };
 use crate::checkpoint::atomic_file::AtomicFile;
+use crate::model::tangent::TangentPlan;
 use crate::{Backend, Error, Result};
 use clap::Args;
 
@@ -65,6 +66,12 @@ pub struct BenchArgs {
     /// for each size and GPU variant; see docs/recording.md.
     #[arg(long)]
     record_every: Option<u64>,
+    /// Tangents to carry, one row each on the backends that carry them (`cpu-ref` so far;
+    /// the others run `none` alone): `none` (the plain run), `state` (the 13-column
+    /// Jacobian), `mass`, `inertia` or a force's number (`forces[1].linear`). Each such row
+    /// gives the bytes per body the tangents take and, in the JSON, its cost over `none`'s.
+    #[arg(long, default_value = "none")]
+    tangents: String,
 }
 
 const DEFAULT_BACKENDS: &str = "cpu-ref,cpu,gpu,gpu-f64";
@@ -157,6 +164,18 @@ fn plan(args: &BenchArgs) -> Result<BenchPlan> {
     if args.repeats == 0 {
         return Err(Error::invalid("--repeats", "must be at least 1"));
     }
+    let workload: crate::bench::Workload = args
+        .workload
+        .parse()
+        .map_err(|e: String| Error::invalid("--workload", e))?;
+    let tangents = list("--tangents", &args.tangents, |p| match p {
+        "none" => Some(vec![None]),
+        name => Some(vec![Some(name.to_string())]),
+    })?;
+    let forces = workload.crowd(1, 1)?.forces;
+    for name in tangents.iter().flatten() {
+        TangentPlan::parse(&[name], &forces, "--tangents")?;
+    }
     Ok(BenchPlan {
         bodies: parse_sizes(&args.bodies)?,
         steps: args.steps,
@@ -164,10 +183,8 @@ fn plan(args: &BenchArgs) -> Result<BenchPlan> {
         backends,
         gpu_variants,
         cpu_threads,
-        workload: args
-            .workload
-            .parse()
-            .map_err(|e: String| Error::invalid("--workload", e))?,
+        workload,
+        tangents,
         // `all` is known once the adapters are open (see `open_gpus`).
         devices: match args.devices.as_str() {
             "all" => vec![1],

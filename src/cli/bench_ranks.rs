@@ -19,7 +19,7 @@ use crate::backends::gpu::{GpuContext, GpuOptions};
 use crate::bench::{BenchPlan, describe_options};
 use crate::checkpoint::atomic_file::AtomicFile;
 use crate::mpi::{MpiSimulation, agree_on, node_rank};
-use crate::{Backend, Result, Simulation};
+use crate::{Backend, Error, Result, Simulation};
 
 /// One row: a backend and variant at one crowd size, on one rank and on every rank.
 #[derive(Serialize, Debug)]
@@ -50,6 +50,12 @@ pub(crate) fn bench(
     json: Option<&std::path::Path>,
 ) -> Result<ExitCode> {
     let comm = world.comm();
+    if plan.tangents.iter().any(Option::is_some) {
+        return Err(Error::invalid(
+            "--tangents",
+            "runs over MPI ranks do not carry tangents yet: bench them in one process",
+        ));
+    }
     let ranks = comm.size() as usize;
     let root = comm.rank() == 0;
     let json_out = match (root, json) {
