@@ -124,9 +124,11 @@ fn a_checkpoint_round_trips_every_field() {
 /// Bytes of the format-3 trailer of a checkpoint with the default fault rules and no frozen
 /// body: the policy, three absent limits, an empty list.
 const DEFAULT_FAULT_TRAILER: usize = 1 + 3 * (1 + 8) + 8;
+/// Bytes of the format-4 trailer of a checkpoint without tangents: the absent flag.
+const NO_TANGENTS_TRAILER: usize = 1;
 
 #[test]
-fn version_1_and_2_checkpoints_are_still_read() {
+fn version_1_to_3_checkpoints_are_still_read() {
     let crowd = cross_check_crowd(20, 2, Integrator::Rk4, 1e-3).unwrap();
     let mut sim = Simulation::reference(&crowd).unwrap();
     sim.step(2).unwrap();
@@ -138,8 +140,16 @@ fn version_1_and_2_checkpoints_are_still_read() {
         recording: None,
     });
     let current = checkpoint.to_bytes();
-    // Version 2 is version 3 without the fault rules and frozen bodies at the end.
+    // Version 3 is version 4 without the tangents' flag at the end.
     let (header, payload) = current.split_at(24);
+    let payload = &payload[..payload.len() - NO_TANGENTS_TRAILER];
+    let mut bytes = sealed(header, payload);
+    bytes[8..12].copy_from_slice(&3u32.to_le_bytes());
+    let back = Checkpoint::from_bytes(&bytes)
+        .unwrap()
+        .with_custom_force(crowd.custom_force.clone().unwrap());
+    assert_eq!(back, checkpoint);
+    // Version 2 is version 3 without the fault rules and frozen bodies at the end.
     let payload = &payload[..payload.len() - DEFAULT_FAULT_TRAILER];
     let mut bytes = sealed(header, payload);
     bytes[8..12].copy_from_slice(&2u32.to_le_bytes());

@@ -364,7 +364,7 @@ fn the_summary_line_gives_the_time_of_each_phase() {
 
 /// `--jacobian` and `--sensitivity` add `(bodies, 13, k)` arrays to the `.npz`, the bytes
 /// the library's `read_tangents` gives for the same scene; a bad request is one line before
-/// any work, and no file is written.
+/// any work, and no file is written. A run resumed from a checkpoint carries them on.
 #[test]
 fn tangents_go_into_the_npz_as_the_library_reads_them() {
     let dir = tempfile::tempdir().unwrap();
@@ -452,6 +452,49 @@ fn tangents_go_into_the_npz_as_the_library_reads_them() {
     assert!(stiffness[..13].iter().all(|&v| v == 0.0));
     assert!(stiffness[13..].iter().any(|&v| v != 0.0));
 
+    // Interrupted at step 25 and resumed: the same tangents' bytes as the whole run's.
+    let part = dir.path().join("part.ckpt");
+    let mut args = vec!["run", scene, "--backend", "cpu-ref", "--steps", "25"];
+    let part_out = dir.path().join("part.npz");
+    args.extend(["--out", part_out.to_str().unwrap()]);
+    args.extend([
+        "--checkpoint",
+        part.to_str().unwrap(),
+        "--checkpoint-every",
+        "25",
+    ]);
+    args.extend(tangent_args);
+    succeed(&args);
+    let resumed = dir.path().join("resumed.npz");
+    let (part, resumed_text) = (part.to_str().unwrap(), resumed.to_str().unwrap());
+    succeed(&["resume", part, "--steps", "15", "--out", resumed_text]);
+    let mut whole = zip::ZipArchive::new(std::fs::File::open(&out).unwrap()).unwrap();
+    let mut again = zip::ZipArchive::new(std::fs::File::open(&resumed).unwrap()).unwrap();
+    assert_eq!(
+        whole.file_names().collect::<Vec<_>>(),
+        again.file_names().collect::<Vec<_>>()
+    );
+    for entry in entries
+        .iter()
+        .filter(|e| *e != "step.npy" && *e != "time.npy")
+    {
+        let read = |archive: &mut zip::ZipArchive<std::fs::File>| {
+            let mut bytes = Vec::new();
+            archive
+                .by_name(entry)
+                .unwrap()
+                .read_to_end(&mut bytes)
+                .unwrap();
+            bytes
+        };
+        assert_eq!(read(&mut whole), read(&mut again), "{entry}");
+    }
+    let output = rigid_crowd(&["resume", part, "--out", "resumed.csv"], &[]);
+    assert_eq!(
+        common::error_line(&output),
+        "error: --out: the checkpoint carries tangents, which only `.npz` output holds (--out is resumed.csv)"
+    );
+
     let refused = dir.path().join("refused.npz");
     let refused_text = refused.to_str().unwrap();
     for (extra, expected) in [
@@ -470,16 +513,6 @@ fn tangents_go_into_the_npz_as_the_library_reads_them() {
         (
             vec!["--jacobian", "--backend", "gpu", "--out", refused_text],
             "error: --jacobian: the `gpu` backend does not carry tangents yet; use --backend cpu-ref",
-        ),
-        (
-            vec![
-                "--jacobian",
-                "--checkpoint",
-                "run.ckpt",
-                "--out",
-                refused_text,
-            ],
-            "error: --jacobian: checkpoints do not hold tangents yet: leave out --checkpoint",
         ),
     ] {
         let mut args = vec!["run", scene];

@@ -10,7 +10,7 @@ use glam::DVec3;
 use crate::assembly::crowd::Crowd;
 use crate::assembly::scene::SCENE_VERSION;
 use crate::checkpoint::bytes::{ByteReader, ByteWriter};
-use crate::checkpoint::contents::Checkpoint;
+use crate::checkpoint::contents::{Checkpoint, TangentColumns};
 use crate::checkpoint::run_plan::{RecordingPlan, RunPlan, TrajectoryProgress};
 use crate::model::backend::Backend;
 use crate::model::body::{Body, BodyState};
@@ -23,6 +23,7 @@ use crate::model::mass::{MassProperties, ModelFrame};
 use crate::model::plane::Plane;
 use crate::model::shape::Shape;
 use crate::model::shape::{NO_SHAPE_CODE, ShapeKind};
+use crate::model::tangent::TangentPlan;
 use crate::physics::custom_force::CustomForce;
 use crate::physics::force_law::ExternalLoad;
 
@@ -115,11 +116,56 @@ pub(crate) fn encode(checkpoint: &Checkpoint) -> Vec<u8> {
         w.u32(q.fault.code());
         encode_state(&mut w, &q.state);
     }
+    w.bool(checkpoint.tangents.is_some());
+    if let Some(tangents) = &checkpoint.tangents {
+        w.len(tangents.names.len());
+        for name in &tangents.names {
+            w.string(name);
+        }
+        w.len(tangents.columns.len());
+        for &value in &tangents.columns {
+            w.f64(value);
+        }
+    }
     w.bytes
 }
 
+/// The tangents of a version 4 payload, checked against the crowd: names it has, and
+/// `13 x k` finite numbers per body.
+fn decode_tangents(r: &mut ByteReader, crowd: &Crowd) -> Result<Option<TangentColumns>> {
+    if !r.bool("tangents")? {
+        return Ok(None);
+    }
+    let count = r.count(8, "tangents.names")?;
+    let names = (0..count)
+        .map(|i| r.string(&format!("tangents.names[{i}]")))
+        .collect::<Result<Vec<String>>>()?;
+    let plan = TangentPlan::parse(&names, &crowd.forces, "tangents.names")?;
+    let len = r.count(8, "tangents.columns")?;
+    let expected = crowd.bodies.len() * plan.body_len();
+    if len != expected {
+        return Err(Error::invalid(
+            "tangents.columns",
+            format!(
+                "holds {len} numbers; {} bodies need {expected}",
+                crowd.bodies.len()
+            ),
+        ));
+    }
+    let columns = (0..len)
+        .map(|_| r.f64("tangents.columns"))
+        .collect::<Result<Vec<f64>>>()?;
+    if let Some(at) = columns.iter().position(|v| !v.is_finite()) {
+        return Err(Error::invalid(
+            format!("tangents.columns[{at}]"),
+            "must be a finite number",
+        ));
+    }
+    Ok(Some(TangentColumns { names, columns }))
+}
+
 /// Reads a payload of format `version` (1: the run plan has no recording; 1 and 2: no fault
-/// rules and no frozen bodies).
+/// rules and no frozen bodies; 1 to 3: no tangents).
 pub(crate) fn decode(bytes: &[u8], version: u32) -> Result<Checkpoint> {
     let mut r = ByteReader::new(bytes);
     let scene_version = r.u32("scene_version")?;
@@ -230,12 +276,6 @@ pub(crate) fn decode(bytes: &[u8], version: u32) -> Result<Checkpoint> {
             decode_quarantined(&mut r, bodies.len())?,
         ),
     };
-    if r.remaining() != 0 {
-        return Err(Error::invalid(
-            "checkpoint",
-            format!("{} unexpected bytes after the last field", r.remaining()),
-        ));
-    }
     let crowd = Crowd {
         bodies,
         forces,
@@ -248,6 +288,16 @@ pub(crate) fn decode(bytes: &[u8], version: u32) -> Result<Checkpoint> {
         fault_rules,
     };
     crowd.validate()?;
+    let tangents = match version {
+        ..=3 => None,
+        _ => decode_tangents(&mut r, &crowd)?,
+    };
+    if r.remaining() != 0 {
+        return Err(Error::invalid(
+            "checkpoint",
+            format!("{} unexpected bytes after the last field", r.remaining()),
+        ));
+    }
     Ok(Checkpoint {
         crowd,
         backend,
@@ -255,6 +305,7 @@ pub(crate) fn decode(bytes: &[u8], version: u32) -> Result<Checkpoint> {
         run,
         external_loads,
         quarantined,
+        tangents,
     })
 }
 
@@ -524,7 +575,41 @@ mod tests {
                 fault: Fault::Speed,
                 state: body(2.5).state,
             }],
+            tangents: None,
         }
+    }
+
+    #[test]
+    fn tangents_survive_the_round_trip_and_bad_ones_are_refused_by_name() {
+        let mut checkpoint = frozen_checkpoint();
+        let columns: Vec<f64> = (0..3 * 13 * 14).map(|i| i as f64 * 0.25 - 7.0).collect();
+        checkpoint.tangents = Some(TangentColumns {
+            names: vec!["state".into(), "mass".into()],
+            columns,
+        });
+        let back = decode(&encode(&checkpoint), CHECKPOINT_VERSION).unwrap();
+        assert_eq!(back, checkpoint);
+        let refused = |change: &dyn Fn(&mut TangentColumns)| {
+            let mut bad = checkpoint.clone();
+            change(bad.tangents.as_mut().unwrap());
+            decode(&encode(&bad), CHECKPOINT_VERSION)
+                .unwrap_err()
+                .to_string()
+        };
+        assert_eq!(
+            refused(&|t| t.names[1] = "weight".into()),
+            "tangents.names: `weight` names no tangent: use state, mass, inertia or forces[i].FIELD"
+        );
+        assert_eq!(
+            refused(&|t| {
+                t.columns.pop();
+            }),
+            "tangents.columns: holds 545 numbers; 3 bodies need 546"
+        );
+        assert_eq!(
+            refused(&|t| t.columns[7] = f64::NAN),
+            "tangents.columns[7]: must be a finite number"
+        );
     }
 
     #[test]
@@ -537,8 +622,9 @@ mod tests {
     #[test]
     fn a_frozen_body_with_an_unknown_fault_or_past_the_crowd_is_refused_by_name() {
         let bytes = encode(&frozen_checkpoint());
-        // The last record: index, step, fault code, then the 104 bytes of its state.
-        let code_at = bytes.len() - 104 - 4;
+        // The last frozen record: index, step, fault code, the 104 bytes of its state; then
+        // the one byte that says there are no tangents.
+        let code_at = bytes.len() - 1 - 104 - 4;
         let mut unknown = bytes.clone();
         unknown[code_at..code_at + 4].copy_from_slice(&99u32.to_le_bytes());
         let message = decode(&unknown, CHECKPOINT_VERSION)

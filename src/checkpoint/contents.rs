@@ -28,6 +28,18 @@ pub struct Checkpoint {
     /// The bodies frozen under the `freeze` policy, in crowd order: a resumed run keeps them
     /// frozen at their last good state, with the step and fault that froze them.
     pub quarantined: Vec<QuarantinedBody>,
+    /// The tangents the run carried, if any: a resumed run carries them on.
+    pub tangents: Option<TangentColumns>,
+}
+
+/// Tangents as a checkpoint holds them: their names (as `Simulation::start_tangents` takes
+/// them) and every body's `13 x k` block, row-major, in crowd order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TangentColumns {
+    /// The names, in column order.
+    pub names: Vec<String>,
+    /// `bodies x 13 x k` numbers.
+    pub columns: Vec<f64>,
 }
 
 impl Checkpoint {

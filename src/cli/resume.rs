@@ -49,6 +49,26 @@ pub fn resume(args: ResumeArgs, started: Instant) -> Result<ExitCode> {
     };
     let step = checkpoint.step();
     let (plan, trajectory) = resume_plan(&args, checkpoint.run.as_ref(), step)?;
+    if checkpoint.tangents.is_some() {
+        if !backend.carries_tangents() {
+            return Err(Error::invalid(
+                "--backend",
+                format!(
+                    "the checkpoint carries tangents, which the `{backend}` backend does not carry yet"
+                ),
+            ));
+        }
+        let format = crate::record::TrajectoryFormat::from_path(&plan.out);
+        if !matches!(format, Ok(crate::record::TrajectoryFormat::Npz)) {
+            return Err(Error::invalid(
+                "--out",
+                format!(
+                    "the checkpoint carries tangents, which only `.npz` output holds (--out is {})",
+                    plan.out.display()
+                ),
+            ));
+        }
+    }
     let output = super::run::Output::claim(&plan.out)?;
     // Keep checkpointing to the same file, so a second interruption loses no more.
     let path = (plan.checkpoint_every > 0).then_some(args.checkpoint.as_path());
@@ -73,7 +93,7 @@ pub fn resume(args: ResumeArgs, started: Instant) -> Result<ExitCode> {
         quarantined: checkpoint.quarantined,
         backend,
         devices: super::run::parse_devices(&args.devices)?,
-        tangents: None,
+        tangents: checkpoint.tangents.map(super::run::Tangents::Resumed),
     };
     super::run::drive(start, &plan, output, path, recording, started)
 }

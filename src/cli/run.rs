@@ -11,6 +11,7 @@ use super::recording::Recording;
 use super::run_loop::{Stepping, run_to_end};
 use super::text::say;
 use crate::assembly::body_source::BodySource;
+use crate::checkpoint::TangentColumns;
 use crate::checkpoint::atomic_file::AtomicFile;
 use crate::model::fault_rules::{FaultRules, OnFault};
 use crate::model::tangent::TangentPlan;
@@ -86,8 +87,16 @@ pub(crate) struct RunStart {
     pub quarantined: Vec<QuarantinedBody>,
     pub backend: Backend,
     pub devices: DeviceCount,
-    /// The tangents to carry from the start (a run's `--jacobian`, `--sensitivity`).
-    pub tangents: Option<TangentPlan>,
+    /// The tangents to carry.
+    pub tangents: Option<Tangents>,
+}
+
+/// The tangents a run carries: started by its flags, or carried on from a checkpoint.
+pub(crate) enum Tangents {
+    /// `--jacobian`, `--sensitivity`, from the start.
+    Started(TangentPlan),
+    /// A checkpoint's, from where it left them.
+    Resumed(TangentColumns),
 }
 
 /// `--on-fault` and the envelope's flags, over the scene's rules.
@@ -211,9 +220,7 @@ impl PlannedRun {
             (None, None) => 0,
             (_, Some(every)) => every,
         };
-        let tangents =
-            args.tangents
-                .plan(&scene.crowd, backend, &args.out, args.checkpoint.is_some())?;
+        let tangents = args.tangents.plan(&scene.crowd, backend, &args.out)?;
         let plan = RunPlan {
             end_step: scene.crowd.start_step + steps,
             out: args.out.clone(),
@@ -228,7 +235,7 @@ impl PlannedRun {
                 quarantined: Vec::new(),
                 backend,
                 devices: parse_devices(&args.devices)?,
-                tangents,
+                tangents: tangents.map(Tangents::Started),
             },
             plan,
             steps,
@@ -304,8 +311,10 @@ pub(crate) fn drive(
         sim.set_external_loads(&loads)?;
     }
     sim.freeze(&quarantined)?;
-    if let Some(plan) = tangents {
-        sim.carry_tangents(plan)?;
+    match tangents {
+        Some(Tangents::Started(plan)) => sim.carry_tangents(plan)?,
+        Some(Tangents::Resumed(columns)) => sim.restore_tangents(&columns)?,
+        None => {}
     }
     let (integrator, dt) = (crowd.integrator, crowd.dt);
     drop(crowd);

@@ -25,14 +25,12 @@ pub struct TangentArgs {
 
 impl TangentArgs {
     /// The tangents to start, `None` if none is asked for. Refused in one line: a bad name,
-    /// an output that is not `.npz`, a backend that does not carry tangents, checkpoints
-    /// (which do not hold them yet).
+    /// an output that is not `.npz`, a backend that does not carry tangents.
     pub(crate) fn plan(
         &self,
         crowd: &Crowd,
         backend: Backend,
         out: &std::path::Path,
-        checkpoint: bool,
     ) -> Result<Option<TangentPlan>> {
         let mut names: Vec<&str> = Vec::new();
         if self.jacobian {
@@ -72,12 +70,6 @@ impl TangentArgs {
                 format!(
                     "the `{backend}` backend does not carry tangents yet; use --backend cpu-ref"
                 ),
-            ));
-        }
-        if checkpoint {
-            return Err(Error::invalid(
-                flag,
-                "checkpoints do not hold tangents yet: leave out --checkpoint",
             ));
         }
         Ok(Some(plan))

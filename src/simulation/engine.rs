@@ -67,6 +67,14 @@ pub(crate) trait Engine: std::fmt::Debug + Send + Sync {
     fn read_tangents(&mut self, _columns: Range<usize>, _out: &mut [f64]) -> Result<()> {
         Ok(())
     }
+    /// Replaces every carried column (`13 x k` per body, as `read_tangents` of them all
+    /// gives them).
+    fn set_tangents(&mut self, _columns: &[f64]) -> Result<()> {
+        Err(Error::invalid(
+            "tangents",
+            "this backend does not carry them",
+        ))
+    }
     /// The GPU simulation, for what only the GPU has (its buffers, devices, timings and
     /// asynchronous reads); `None` on the CPU backends.
     fn gpu(&self) -> Option<&GpuShards> {
@@ -142,6 +150,10 @@ cpu_engine!(
     },
     fn read_tangents(&mut self, columns: Range<usize>, out: &mut [f64]) -> Result<()> {
         CpuRefSimulation::read_tangents(self, columns, out);
+        Ok(())
+    },
+    fn set_tangents(&mut self, columns: &[f64]) -> Result<()> {
+        CpuRefSimulation::set_tangents(self, columns);
         Ok(())
     }
 );

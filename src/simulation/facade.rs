@@ -161,12 +161,17 @@ impl Simulation {
         Ok(sim)
     }
 
-    /// What a checkpoint holds besides the crowd: the external loads and the frozen bodies.
+    /// What a checkpoint holds besides the crowd: the external loads, the frozen bodies and
+    /// the tangents.
     pub(crate) fn restore(&mut self, checkpoint: &Checkpoint) -> Result<()> {
         if let Some(loads) = &checkpoint.external_loads {
             self.set_external_loads(loads)?;
         }
-        self.freeze(&checkpoint.quarantined)
+        self.freeze(&checkpoint.quarantined)?;
+        match &checkpoint.tangents {
+            Some(tangents) => self.restore_tangents(tangents),
+            None => Ok(()),
+        }
     }
 
     /// Freezes each body of `bodies` at its state, with the step and fault that froze it, as
@@ -214,13 +219,8 @@ impl Simulation {
     /// body has stopped the run: a checkpoint only ever holds a healthy crowd and the bodies
     /// frozen under `freeze`.
     pub fn checkpoint(&mut self) -> Result<Checkpoint> {
-        if self.tangents.is_some() {
-            return Err(Error::invalid(
-                "checkpoint",
-                "a checkpoint does not hold tangents yet; a run that carries them cannot take one",
-            ));
-        }
         self.finish()?;
+        let tangents = self.tangent_columns()?;
         let bodies = self.bodies()?;
         let quarantined = self.quarantined()?;
         Ok(Checkpoint {
@@ -234,6 +234,7 @@ impl Simulation {
             run: None,
             external_loads: self.external_loads.clone(),
             quarantined,
+            tangents,
         })
     }
 

@@ -6,6 +6,7 @@
 //! tangents started, the state `(x, q, P, L)` held fixed for every other direction (a
 //! change of mass keeps `P`, not `v`).
 
+use crate::checkpoint::TangentColumns;
 use crate::model::error::{Error, Result};
 use crate::model::tangent::{STATE_COMPONENTS, TangentPlan};
 use crate::simulation::facade::Simulation;
@@ -86,6 +87,26 @@ impl Simulation {
         self.engine.read_tangents(columns, out)
     }
 
+    /// Every carried column as a checkpoint holds them, if tangents are carried.
+    pub(crate) fn tangent_columns(&mut self) -> Result<Option<TangentColumns>> {
+        let Some(plan) = &self.tangents else {
+            return Ok(None);
+        };
+        let names: Vec<String> = plan.tangents().iter().map(|t| t.name()).collect();
+        let mut columns = vec![0.0; self.body_count() * plan.body_len()];
+        let all = 0..plan.width();
+        self.finish()?;
+        self.engine.read_tangents(all, &mut columns)?;
+        Ok(Some(TangentColumns { names, columns }))
+    }
+
+    /// Carries the tangents of a checkpoint on from its columns.
+    pub(crate) fn restore_tangents(&mut self, tangents: &TangentColumns) -> Result<()> {
+        let names: Vec<&str> = tangents.names.iter().map(String::as_str).collect();
+        self.start_tangents(&names)?;
+        self.engine.set_tangents(&tangents.columns)
+    }
+
     /// The Jacobian `d y(now) / d y(start)` of every body, `(bodies, 13, 13)` row-major:
     /// [`read_tangents`](Self::read_tangents) of `state`.
     pub fn read_jacobian(&mut self, out: &mut [f64]) -> Result<()> {
@@ -158,10 +179,6 @@ mod tests {
             ),
             "out: holds 26 numbers; 2 bodies x 13 x 3 need 78"
         );
-        assert_eq!(
-            message(sim.checkpoint().unwrap_err()),
-            "checkpoint: a checkpoint does not hold tangents yet; a run that carries them cannot take one"
-        );
         let mut fast = Simulation::new(&crowd, Backend::FastCpu).unwrap();
         assert_eq!(
             message(fast.start_tangents(&["state"]).unwrap_err()),
@@ -174,6 +191,42 @@ mod tests {
         assert_eq!(
             message(sim.start_tangents(&["state"]).unwrap_err()),
             "tangents: the crowd has a custom force, which has no derivatives yet"
+        );
+    }
+
+    /// A checkpoint holds the tangents: the run resumed from its file carries them on to
+    /// the bits of the run never interrupted.
+    #[test]
+    fn a_resumed_checkpoint_carries_the_tangents_on_bit_for_bit() {
+        let crowd = falling_pair();
+        let names = ["state", "mass", "forces[0].acceleration"];
+        let mut whole = Simulation::reference(&crowd).unwrap();
+        whole.start_tangents(&names).unwrap();
+        whole.step(50).unwrap();
+        let mut first = Simulation::reference(&crowd).unwrap();
+        first.start_tangents(&names).unwrap();
+        first.step(20).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("run.ckpt");
+        first.checkpoint().unwrap().write(&path).unwrap();
+        let checkpoint = crate::Checkpoint::read(&path).unwrap();
+        let mut resumed = Simulation::resume(&checkpoint, Backend::Reference).unwrap();
+        resumed.step(30).unwrap();
+        assert_eq!(resumed.bodies().unwrap(), whole.bodies().unwrap());
+        for name in names {
+            let width = whole.tangent_plan().unwrap().columns(name).unwrap().len();
+            let (mut a, mut b) = (vec![0.0; 2 * 13 * width], vec![0.0; 2 * 13 * width]);
+            whole.read_tangents(name, &mut a).unwrap();
+            resumed.read_tangents(name, &mut b).unwrap();
+            assert_eq!(a, b, "{name}");
+        }
+        // On a backend that does not carry them, the resume is refused by name.
+        let message = Simulation::resume(&checkpoint, Backend::FastCpu)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            message,
+            "tangents: the `cpu` backend does not carry tangents yet; `cpu-ref` does"
         );
     }
 

@@ -265,6 +265,13 @@ impl CpuRefSimulation {
         Ok(())
     }
 
+    /// Replaces every body's carried block with `columns` (of the carried plan's length).
+    pub(crate) fn set_tangents(&mut self, columns: &[f64]) {
+        if let Some(tangents) = &mut self.tangents {
+            tangents.columns.copy_from_slice(columns);
+        }
+    }
+
     /// Copies columns `columns` of every body's carried block into `out` (`13 x
     /// columns.len()` per body, row-major, in crowd order).
     pub(crate) fn read_tangents(&self, columns: std::ops::Range<usize>, out: &mut [f64]) {
