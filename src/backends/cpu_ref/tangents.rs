@@ -6,7 +6,9 @@
 
 use glam::DMat3;
 
-use crate::backends::cpu_ref::derivative::{ForceEnv, ForceTerm, Reference};
+#[cfg(test)]
+use crate::backends::cpu_ref::derivative::Reference;
+use crate::backends::cpu_ref::derivative::{ForceEnv, ForceTerm};
 use crate::backends::cpu_ref::integrate::BodyStepper;
 use crate::model::body::BodyState;
 use crate::model::force::ForceKind;
@@ -23,7 +25,7 @@ use crate::physics::algebra::Vec3;
 use crate::physics::contact::{PlaneConstants, ShapeConstants};
 use crate::physics::dual::Dual;
 use crate::physics::motion::{MassConstants, State};
-use crate::physics::scalar::Carried;
+use crate::physics::scalar::{Carried, Scalar};
 
 /// The symmetric unit tensor that [`Direction::Inertia`]`(entry)` moves the inertia along.
 fn inertia_unit(entry: usize) -> DMat3 {
@@ -225,8 +227,43 @@ impl<'a, R: Reference> BodyInputs<'a, R> {
     }
 }
 
-/// Directions seeded together in one run.
-const BLOCK: usize = 8;
+/// The widths of dual blocks compiled: the directions of a body are run in blocks of these
+/// widths. A block costs about one plain run plus [`COST_PER_DIRECTION`] per width, so a
+/// width that fits the count saves the unused directions' work, and one wide block saves
+/// recomputing the values. The state's 13 run in a block of 16: 13 measured slower (its
+/// arrays split unevenly into vector registers).
+const WIDTHS: [usize; 3] = [1, 4, 16];
+
+/// The cost of one direction of a dual block, in plain runs: a dual operation is the value's
+/// operation and, per direction, about one more (`rigid-crowd bench --tangents` measured a
+/// block of 1 at 1.7 plain runs, of 4 at 4.6 and of 16 at 13 to 18).
+const COST_PER_DIRECTION: f64 = 0.9;
+
+/// The widths of the blocks that carry `k` directions at the least cost, by that model:
+/// the widest first: `[16]` for the state's 13, `[1]` for one number, `[4, 1, 1]` for the
+/// inertia's 6.
+pub(crate) fn block_widths(k: usize) -> Vec<usize> {
+    let cost = |w: usize| 1.0 + COST_PER_DIRECTION * w as f64;
+    // best[n] = (cost, first block's width) for n directions.
+    let mut best: Vec<(f64, usize)> = vec![(0.0, 0)];
+    for n in 1..=k {
+        let choice = WIDTHS
+            .iter()
+            .map(|&w| (cost(w) + best[n.saturating_sub(w)].0, w))
+            .min_by(|a, b| a.0.total_cmp(&b.0))
+            .expect("widths");
+        best.push(choice);
+    }
+    let mut widths = Vec::new();
+    let mut n = k;
+    while n > 0 {
+        let w = best[n].1;
+        widths.push(w);
+        n = n.saturating_sub(w);
+    }
+    widths.sort_unstable_by(|a, b| b.cmp(a));
+    widths
+}
 
 /// The directions of `plan` for a body whose forces came from the crowd's forces `origins`
 /// (in the order its steps take them): `None` for a number of a force that does not act on
@@ -268,8 +305,9 @@ pub(crate) fn directions_of(
 }
 
 /// One body's steps with its tangents: `columns` holds its `13 x k` block (row-major) of
-/// derivatives of the state so far along `directions`, and is carried on with the state,
-/// [`BLOCK`] columns per run over duals. The state's values are the f64 steps' bit for bit.
+/// derivatives of the state so far along `directions`, and is carried on with the state, in
+/// runs over duals of the [`block_widths`] of `k`. The state's values are the f64 steps' bit
+/// for bit.
 pub(crate) struct TangentSteps<'a> {
     pub base: BodyInputs<'a, f64>,
     pub mass: &'a MassProperties,
@@ -283,6 +321,9 @@ impl TangentSteps<'_> {
     /// body's state `state` and its `columns`. `stop(step, next)` judges each new state: at
     /// the first it refuses, the state and the columns stay those before that step, and the
     /// step and its verdict are returned.
+    ///
+    /// Each block runs all its steps in turn: the values are the same in every block, so the
+    /// first judges the steps and the others take as many as it completed.
     pub(crate) fn run<F>(
         &self,
         state: &mut BodyState,
@@ -291,76 +332,136 @@ impl TangentSteps<'_> {
         mut stop: impl FnMut(u64, &BodyState) -> Option<F>,
     ) -> Option<(u64, F)> {
         let k = self.directions.len();
-        let blocks: Vec<BodyInputs<Dual<f64, BLOCK>>> = (0..k.div_ceil(BLOCK))
-            .map(|b| self.block_inputs(b, columns))
-            .collect();
-        let steppers: Vec<BodyStepper<Dual<f64, BLOCK>>> = blocks
-            .iter()
-            .map(|inputs| {
-                let stepper = BodyStepper::with_constants(
-                    self.integrator,
-                    inputs.constants,
-                    inputs.forces.clone(),
-                    self.env,
-                );
-                match inputs.shape {
-                    Some(shape) => stepper.meeting(shape, &inputs.planes),
-                    None => stepper,
-                }
-            })
-            .collect();
-        let mut states: Vec<State<Dual<f64, BLOCK>>> = blocks.iter().map(|b| b.state).collect();
         let mut verdict = None;
-        for step in first_step..first_step + steps {
-            let t = step as f64 * dt;
-            let next: Vec<State<Dual<f64, BLOCK>>> = steppers
-                .iter()
-                .zip(&states)
-                .map(|(stepper, y)| stepper.advance(y, t, dt))
-                .collect();
-            let value = primal_state(&next[0]);
-            if let Some(fault) = stop(step, &value) {
-                verdict = Some((step, fault));
-                break;
-            }
-            states = next;
-        }
-        *state = primal_state(&states[0]);
-        for (b, y) in states.iter().enumerate() {
-            for (r, component) in y.to_scalars().iter().enumerate() {
-                for j in 0..BLOCK.min(k - b * BLOCK) {
-                    columns[r * k + b * BLOCK + j] = component.tangent[j];
+        let mut taken = steps;
+        let mut first_column = 0;
+        for (b, width) in block_widths(k).into_iter().enumerate() {
+            let block = Block {
+                first_column,
+                width: width.min(k - first_column),
+            };
+            let span = (first_step, taken, dt);
+            if b == 0 {
+                verdict = match width {
+                    1 => self.run_block::<1, F>(block, state, columns, span, &mut stop),
+                    4 => self.run_block::<4, F>(block, state, columns, span, &mut stop),
+                    _ => self.run_block::<16, F>(block, state, columns, span, &mut stop),
+                };
+                if let Some((step, _)) = verdict {
+                    taken = step - first_step;
+                }
+            } else {
+                match width {
+                    1 => self.follow::<1>(block, columns, span),
+                    4 => self.follow::<4>(block, columns, span),
+                    _ => self.follow::<16>(block, columns, span),
                 }
             }
+            first_column += block.width;
         }
         verdict
     }
 
-    /// The inputs of block `b` (columns `b * BLOCK..`): the state's tangents are the block's
-    /// `columns`, a parameter's direction is seeded in the parameter.
-    fn block_inputs(&self, b: usize, columns: &[f64]) -> BodyInputs<'_, Dual<f64, BLOCK>> {
+    /// A block after the first: its columns taken the steps the first completed.
+    fn follow<const N: usize>(
+        &self,
+        block: Block,
+        columns: &mut [f64],
+        span: (u64, u64, f64),
+    ) {
+        let mut state = BodyState::default();
+        self.run_block::<N, ()>(block, &mut state, columns, span, &mut |_, _| None);
+    }
+
+    /// The steps of one block of `N`-wide duals, its columns read from and written back to
+    /// `columns`, and `state` to the values, unless `stop` refuses a step.
+    fn run_block<const N: usize, F>(
+        &self,
+        block: Block,
+        state: &mut BodyState,
+        columns: &mut [f64],
+        (first_step, steps, dt): (u64, u64, f64),
+        stop: &mut dyn FnMut(u64, &BodyState) -> Option<F>,
+    ) -> Option<(u64, F)> {
+        let inputs = self.block_inputs::<N>(block, columns);
+        let stepper = BodyStepper::with_constants(
+            self.integrator,
+            inputs.constants,
+            inputs.forces.clone(),
+            self.env,
+        );
+        let stepper = match inputs.shape {
+            Some(shape) => stepper.meeting(shape, &inputs.planes),
+            None => stepper,
+        };
+        let mut y = inputs.state;
+        let mut verdict = None;
+        for step in first_step..first_step + steps {
+            let next = stepper.advance(&y, step as f64 * dt, dt);
+            if let Some(fault) = stop(step, &next.map(|c| c.value).into()) {
+                verdict = Some((step, fault));
+                break;
+            }
+            y = next;
+        }
+        *state = y.map(|c| c.value).into();
         let k = self.directions.len();
-        let block = &self.directions[b * BLOCK..k.min((b + 1) * BLOCK)];
-        let seeds = block.iter().enumerate().filter_map(|(j, d)| match d {
+        for (r, component) in components(&y).iter().enumerate() {
+            columns[r * k + block.first_column..][..block.width]
+                .copy_from_slice(&component.tangent[..block.width]);
+        }
+        verdict
+    }
+
+    /// The inputs of `block`: the state's tangents are the block's columns, a parameter's
+    /// direction is seeded in the parameter.
+    fn block_inputs<const N: usize>(
+        &self,
+        block: Block,
+        columns: &[f64],
+    ) -> BodyInputs<'_, Dual<f64, N>> {
+        let k = self.directions.len();
+        let directions = &self.directions[block.first_column..][..block.width];
+        let seeds = directions.iter().enumerate().filter_map(|(j, d)| match d {
             Some(Direction::State(_)) | None => None,
             Some(d) => Some((j, *d)),
         });
-        let mut inputs = self.base.seeded_along::<BLOCK>(self.mass, seeds);
-        let mut y = inputs.state.to_scalars();
+        let mut inputs = self.base.seeded_along::<N>(self.mass, seeds);
+        let mut y = components(&inputs.state);
         for (r, component) in y.iter_mut().enumerate() {
-            for j in 0..block.len() {
-                component.tangent[j] = columns[r * k + b * BLOCK + j];
-            }
+            component.tangent[..block.width]
+                .copy_from_slice(&columns[r * k + block.first_column..][..block.width]);
         }
-        inputs.state = State::from_scalars(&mut y.into_iter());
+        inputs.state = from_components(y);
         inputs
     }
 }
 
-/// The values of a dual state.
-fn primal_state<R: Reference>(y: &State<R>) -> BodyState {
-    let values: Vec<f64> = y.to_scalars().iter().map(|c| c.primal()).collect();
-    State::<f64>::from_scalars(&mut values.into_iter()).into()
+/// Which of a body's columns one dual block carries.
+#[derive(Clone, Copy, Debug)]
+struct Block {
+    first_column: usize,
+    width: usize,
+}
+
+/// The 13 numbers of a state, in the order of `y` (`x, q, P, L`).
+fn components<R: Copy>(y: &State<R>) -> [R; STATE_COMPONENTS] {
+    let (x, q) = (y.position, y.orientation);
+    let (p, l) = (y.linear_momentum, y.angular_momentum);
+    [
+        x.x, x.y, x.z, q.w, q.x, q.y, q.z, p.x, p.y, p.z, l.x, l.y, l.z,
+    ]
+}
+
+/// The state of 13 numbers in the order of `y`.
+fn from_components<R: Scalar>(c: [R; STATE_COMPONENTS]) -> State<R> {
+    let [x, y, z, qw, qx, qy, qz, px, py, pz, lx, ly, lz] = c;
+    State {
+        position: Vec3::new(x, y, z),
+        orientation: crate::physics::algebra::Quat::new(qw, qx, qy, qz),
+        linear_momentum: Vec3::new(px, py, pz),
+        angular_momentum: Vec3::new(lx, ly, lz),
+    }
 }
 
 #[cfg(test)]
@@ -372,6 +473,32 @@ mod tests {
     use crate::model::body::Body;
     use crate::model::plane::Plane;
     use crate::model::shape::Shape;
+
+    /// Directions the tests seed together in one run of their own.
+    const BLOCK: usize = 8;
+
+    #[test]
+    fn block_widths_cover_the_count_with_the_compiled_widths() {
+        assert_eq!(block_widths(0), Vec::<usize>::new());
+        assert_eq!(block_widths(1), [1]);
+        assert_eq!(block_widths(3), [4]);
+        assert_eq!(block_widths(6), [4, 1, 1]);
+        assert_eq!(block_widths(13), [16]);
+        for k in 0..=40 {
+            let widths = block_widths(k);
+            assert!(widths.iter().all(|w| WIDTHS.contains(w)), "{k}: {widths:?}");
+            let covered: usize = widths.iter().sum();
+            let last = widths.last().copied().unwrap_or(0);
+            assert!(covered >= k && covered - last < k.max(1), "{k}: {widths:?}");
+        }
+    }
+
+    #[test]
+    fn components_are_the_state_in_the_order_of_y() {
+        let y = State::from_scalars(&mut (0..13).map(|i| i as f64));
+        assert_eq!(components(&y).to_vec(), y.to_scalars());
+        assert_eq!(from_components(components(&y)), y);
+    }
 
     /// Every kind but custom, with numbers in every parameter it reads.
     fn every_force() -> Vec<ForceKind> {
