@@ -2,7 +2,7 @@
 #![warn(missing_docs)]
 
 // The layers, bottom first: each depends only on those declared before it
-// (tests/module_graph.rs checks it).
+// (tests/suite/module_graph.rs checks it).
 
 // What a crowd is made of and how a run is set: bodies, shapes, forces, planes, integrators,
 // fault kinds and rules, errors.

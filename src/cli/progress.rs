@@ -63,7 +63,7 @@ impl Progress {
 const BATCH_TARGET: Duration = Duration::from_millis(200);
 
 /// Batches are multiples of this many steps: a multiple of every power-of-two fusion up to
-/// 64, so the GPU runs the same dispatches as one `step(steps)` (tests/progress_steps.rs
+/// 64, so the GPU runs the same dispatches as one `step(steps)` (tests/suite/progress_steps.rs
 /// checks that batching changes nothing on every backend).
 const BATCH_QUANTUM: u64 = 64;
 

@@ -204,7 +204,7 @@ mod tests {
     use crate::model::shape::Shape;
 
     /// Baraff 5-4 and 5-6: equal and opposite forces at opposite corners of the 6 x 1 x 4
-    /// block give no net force and the torque (0, 6f, 0). tests/analytic.rs integrates the
+    /// block give no net force and the torque (0, 6f, 0). tests/suite/analytic.rs integrates the
     /// swing that follows.
     #[test]
     fn baraff_5_4_opposite_forces_sum_to_torque_0_6f_0() {

@@ -363,12 +363,7 @@ impl TangentSteps<'_> {
     }
 
     /// A block after the first: its columns taken the steps the first completed.
-    fn follow<const N: usize>(
-        &self,
-        block: Block,
-        columns: &mut [f64],
-        span: (u64, u64, f64),
-    ) {
+    fn follow<const N: usize>(&self, block: Block, columns: &mut [f64], span: (u64, u64, f64)) {
         let mut state = BodyState::default();
         self.run_block::<N, ()>(block, &mut state, columns, span, &mut |_, _| None);
     }

@@ -17,7 +17,7 @@
 //!
 //! The general kernel (every kind, loops everywhere) is kept for comparison: the two sum the
 //! same records in the same order and give bit-identical results, which
-//! `tests/kernel_spec.rs` checks.
+//! `tests/suite/kernel_spec.rs` checks.
 
 use crate::assembly::crowd::Crowd;
 use crate::assembly::force_table::ForceTable;

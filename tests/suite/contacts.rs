@@ -1,7 +1,7 @@
 //! Bodies bouncing off static planes, against closed forms and conservation bounds, on every
 //! backend.
 
-mod common;
+use crate::common;
 
 use common::{BACKENDS, gpu};
 use rigid_crowd::glam::{DQuat, DVec3};

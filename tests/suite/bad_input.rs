@@ -1,7 +1,7 @@
 //! Every kind of bad input gets a one-line error naming the field, a non-zero exit, no panic,
 //! and never a half-written or clobbered output file.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Output;

@@ -2,7 +2,7 @@
 //! it, declared by nothing but `gpu::layout_wgsl`: the values it sees are the states and
 //! constants the host API reports, bit for bit, in both precisions.
 
-mod common;
+use crate::common;
 
 use common::gpu;
 use rigid_crowd::gpu::{LAYOUT_VERSION, Precision, layout_wgsl};

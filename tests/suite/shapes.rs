@@ -1,7 +1,7 @@
 //! Mass properties of closed-form shapes and OBJ meshes, the model frame a mesh body is
 //! reported in, and the scene-file syntax for both, with its errors.
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

@@ -2,7 +2,7 @@
 //! quarantines the body that leaves it, lists it beside the output, and leaves every other
 //! body as a run without it would; `stop` ends the run; bad flags are one line each.
 
-mod common;
+use crate::common;
 
 use common::our_lines;
 

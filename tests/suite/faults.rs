@@ -1,7 +1,7 @@
 //! Device faults are errors of the library, never panics: a lost device is reported by every
 //! later call, and the CLI points to the last checkpoint.
 
-mod common;
+use crate::common;
 
 use rigid_crowd::{Error, Integrator, Simulation, cross_check_crowd};
 

@@ -3,7 +3,7 @@
 //! if it had never existed, and a reset body rejoins; under `stop` the first fault ends the
 //! run. Every backend, every integrator, faults injected at chosen steps.
 
-mod common;
+use crate::common;
 
 use rigid_crowd::glam::{DQuat, DVec3};
 use rigid_crowd::gpu::GpuOptions;

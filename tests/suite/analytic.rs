@@ -1,6 +1,6 @@
 //! Integrations checked against closed-form solutions and conservation laws, on both backends.
 
-mod common;
+use crate::common;
 
 use common::{BACKENDS, as_stored, assert_close, baraff_block, body, run};
 use rigid_crowd::glam::{DQuat, DVec3};

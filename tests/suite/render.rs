@@ -1,7 +1,7 @@
 //! The renderer draws every shape where its GPU state says it is, on lavapipe, and
 //! `rigid-crowd render` writes PNG frames that show the crowd moving.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

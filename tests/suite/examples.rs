@@ -1,21 +1,21 @@
 //! The examples run and do what they say: each example file is compiled into this test
 //! and its functions are called (faster than `cargo run --example`).
 
-mod common;
+use crate::common;
 
-#[path = "../examples/smallest.rs"]
+#[path = "../../examples/smallest.rs"]
 mod smallest;
 
-#[path = "../examples/game_loop.rs"]
+#[path = "../../examples/game_loop.rs"]
 mod game_loop;
 
-#[path = "../examples/record_trajectory.rs"]
+#[path = "../../examples/record_trajectory.rs"]
 mod record_trajectory;
 
-#[path = "../examples/own_device.rs"]
+#[path = "../../examples/own_device.rs"]
 mod own_device;
 
-#[path = "../examples/fit_inertia.rs"]
+#[path = "../../examples/fit_inertia.rs"]
 mod fit_inertia;
 
 use common::gpu;

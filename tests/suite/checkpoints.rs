@@ -1,7 +1,7 @@
 //! Checkpoints continue a run bit for bit on the backend that wrote them, survive a crash
 //! mid-write, and refuse truncated, corrupted, foreign and future files with a clear error.
 
-mod common;
+use crate::common;
 
 use common::rigid_crowd;
 use rigid_crowd::glam::DVec3;

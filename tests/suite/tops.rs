@@ -1,7 +1,7 @@
 //! Torque-free tops against their closed forms (rigid_crowd::analytic) on every backend, and
 //! each integrator's measured order of convergence.
 
-mod common;
+use crate::common;
 
 use common::gpu;
 use rigid_crowd::analytic::tumbling_top;

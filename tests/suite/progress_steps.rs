@@ -2,7 +2,7 @@
 //! steps) gives bit-for-bit the same states as one call, on every backend, including
 //! batches that split the GPU's fused dispatches.
 
-mod common;
+use crate::common;
 
 use common::gpu;
 use rigid_crowd::glam::DVec3;

@@ -2,7 +2,7 @@
 //! fresh run of the crowd with those states would, on every backend, the other bodies
 //! untouched; bad entries are refused by name and change nothing.
 
-mod common;
+use crate::common;
 
 use common::{BACKENDS, gpu};
 use rigid_crowd::glam::{DQuat, DVec3};

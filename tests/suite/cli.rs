@@ -1,6 +1,6 @@
 //! The command line honours the scene and CSV contracts; check, demo and info do their jobs.
 
-mod common;
+use crate::common;
 
 use common::rigid_crowd;
 use std::path::Path;

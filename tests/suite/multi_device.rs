@@ -1,7 +1,7 @@
 //! One crowd on several devices (lavapipe opened two or three times): the results do not
 //! depend on the sharding, bit for bit, and every index is a crowd index.
 
-mod common;
+use crate::common;
 
 use rigid_crowd::glam::DVec3;
 use rigid_crowd::gpu::{DeviceCount, GpuContext};

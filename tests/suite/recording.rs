@@ -2,7 +2,7 @@
 //! states of their step on every backend, recording changes nothing, and the files are
 //! valid CSV, `.npy` and `.npz` (parsed here without Python).
 
-mod common;
+use crate::common;
 
 use common::parse_npy;
 

@@ -2,7 +2,7 @@
 //! `.csv` (std's shortest text, as ever), `.npy` and `.npz` (the CSV's 19 columns in the
 //! backend's precision); anything else is refused before any work, leaving no file.
 
-mod common;
+use crate::common;
 
 use common::{Npy, parse_npy};
 

@@ -3,7 +3,7 @@
 //! code the crowd never runs, so the two must agree bit for bit, in both precisions, for
 //! every integrator and every force kind.
 
-mod common;
+use crate::common;
 
 use rigid_crowd::glam::DVec3;
 use rigid_crowd::gpu::{GpuOptions, Precision};

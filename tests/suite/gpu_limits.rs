@@ -1,7 +1,7 @@
 //! Crowds past the adapter's limits on one binding and on workgroups per dimension still run
 //! correctly: the kernel splits them into chunks of buffers and spills into a 2D grid.
 
-mod common;
+use crate::common;
 
 use rigid_crowd::gpu::{GpuOptions, Precision};
 use rigid_crowd::{Deviation, GPU_TOLERANCE, Integrator, Simulation, cross_check_crowd};

@@ -5,7 +5,7 @@
 //! scheme or a force term changed by a part in a million fails the f64 check while the f32
 //! check cannot see it.
 
-mod common;
+use crate::common;
 
 use rigid_crowd::glam::DVec3;
 use rigid_crowd::gpu::{GpuOptions, Precision};

@@ -3,7 +3,7 @@
 //! name. Their allocation bound is tested in tests/read_allocations.rs, a crowd split into
 //! chunks in src/simulation/lean_reads.rs.
 
-mod common;
+use crate::common;
 
 use common::{BACKENDS, gpu};
 use rigid_crowd::glam::{DQuat, DVec3};

@@ -1,7 +1,7 @@
 //! The attractor, thrust, quadratic drag, time-varying, external and custom forces against closed-form
 //! solutions and conservation laws, on every backend.
 
-mod common;
+use crate::common;
 
 use std::f64::consts::TAU;
 

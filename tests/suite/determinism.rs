@@ -2,7 +2,7 @@
 //! CPU backends whatever the number of threads: bodies are independent, each is integrated
 //! by one task in a fixed order of operations, and nothing is summed across bodies.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

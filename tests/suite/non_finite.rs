@@ -1,7 +1,7 @@
 //! A state that turns NaN or infinite stops the run with an error naming the body and the
 //! step, on every backend, and the body keeps its last finite state for inspection.
 
-mod common;
+use crate::common;
 
 use common::rigid_crowd;
 use rigid_crowd::glam::DVec3;

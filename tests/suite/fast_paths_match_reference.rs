@@ -3,7 +3,7 @@
 //! with every integrator. The f64 kernel runs the reference's algorithm in its precision, so
 //! it must agree to `GPU_F64_TOLERANCE`, a thousand times sharper than the f32 paths.
 
-mod common;
+use crate::common;
 
 use rigid_crowd::glam::DVec3;
 use rigid_crowd::gpu::GpuOptions;
