@@ -116,8 +116,12 @@ impl CpuRefSimulation {
         let (masses, loads) = (&self.masses, &self.loads[..]);
         let (quarantine, envelope_squared) = (&self.quarantine, &self.envelope_squared);
         let first_body = self.first_body;
-        let plan = self.tangents.as_ref().map(|t| t.plan.clone());
-        let plan = plan.as_ref();
+        // The plan is read by every body while the columns are written: two borrows of the
+        // carried tangents, split here.
+        let (plan, tangent_columns) = match &mut self.tangents {
+            Some(Tangents { plan, columns }) => (Some(&*plan), Some(columns)),
+            None => (None, None),
+        };
         let body_steps = |i: usize, body_state: &mut BodyState, columns: Option<&mut [f64]>| {
             if quarantine.is_frozen(i) {
                 return None;
@@ -172,22 +176,20 @@ impl CpuRefSimulation {
             *body_state = state;
             None
         };
-        let faults: Vec<(usize, u64, Fault)> = match &mut self.tangents {
-            None => self
+        let faults: Vec<(usize, u64, Fault)> = match (plan, tangent_columns) {
+            (Some(plan), Some(columns)) => self
+                .states
+                .par_iter_mut()
+                .zip(columns.par_chunks_mut(plan.body_len()))
+                .enumerate()
+                .filter_map(|(i, (state, columns))| body_steps(i, state, Some(columns)))
+                .collect(),
+            _ => self
                 .states
                 .par_iter_mut()
                 .enumerate()
                 .filter_map(|(i, state)| body_steps(i, state, None))
                 .collect(),
-            Some(tangents) => {
-                let block = tangents.plan.body_len();
-                self.states
-                    .par_iter_mut()
-                    .zip(tangents.columns.par_chunks_mut(block))
-                    .enumerate()
-                    .filter_map(|(i, (state, columns))| body_steps(i, state, Some(columns)))
-                    .collect()
-            }
         };
         self.step += steps;
         self.quarantine.settle(faults)

@@ -379,12 +379,8 @@ impl TangentSteps<'_> {
         stop: &mut dyn FnMut(u64, &BodyState) -> Option<F>,
     ) -> Option<(u64, F)> {
         let inputs = self.block_inputs::<N>(block, columns);
-        let stepper = BodyStepper::with_constants(
-            self.integrator,
-            inputs.constants,
-            inputs.forces.clone(),
-            self.env,
-        );
+        let stepper =
+            BodyStepper::with_constants(self.integrator, inputs.constants, inputs.forces, self.env);
         let stepper = match inputs.shape {
             Some(shape) => stepper.meeting(shape, &inputs.planes),
             None => stepper,
