@@ -14,7 +14,7 @@ struct Motion {
     angular_momentum: vec3<real>,
 }
 
-/// dY/dt: (v, dq/dt, F, tau); twin of `Derivative` in src/backends/cpu_ref/derivative.rs.
+/// dY/dt: (v, dq/dt, F, tau); twin of `Derivative` in src/body_steps/derivative.rs.
 struct Derivative {
     velocity: vec3<real>,
     spin: vec4<real>,
@@ -29,7 +29,7 @@ struct Auxiliaries {
 }
 
 /// What the forces on one body see besides its state and the time; twin of `ForceEnv` in
-/// src/backends/cpu_ref/derivative.rs.
+/// src/body_steps/derivative.rs.
 struct ForceEnv {
     /// Crowd index of the body.
     body: u32,

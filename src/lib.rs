@@ -14,6 +14,10 @@ mod physics;
 // A crowd put together: scene files, the generator, body sources, the packed tables.
 mod assembly;
 
+// One body's steps under the crowd's forces, over f64, f32 and dual numbers: the reference's
+// steps and the tangents that cpu-ref and cpu carry.
+mod body_steps;
+
 // The instances of the definition: cpu-ref, cpu, and the GPU with its device plumbing.
 mod backends;
 

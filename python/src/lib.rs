@@ -289,35 +289,36 @@ impl Simulation {
         })
     }
 
-    /// The Jacobian of every body, `(bodies, 13, 13)` float64: row r and column c the
-    /// derivative of the state's component r now by its component c when the tangents
-    /// started, the state `x, y, z, qw, qx, qy, qz, px, py, pz, lx, ly, lz`. Needs
-    /// `tangents=["state", ...]`.
-    fn jacobian<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, numpy::PyArray3<f64>>> {
+    /// The Jacobian of every body, `(bodies, 13, 13)`, float64 on `cpu-ref` and float32 on
+    /// `cpu` (like the states): row r and column c the derivative of the state's component r
+    /// now by its component c when the tangents started, the state `x, y, z, qw, qx, qy, qz,
+    /// px, py, pz, lx, ly, lz`. Needs `tangents=["state", ...]`.
+    fn jacobian<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         self.sensitivity(py, "state")
     }
 
     /// The derivatives along the tangent `name` (as given in `tangents`), `(bodies, 13, k)`
-    /// float64, the state held fixed: `mass` (k = 1), `inertia` (k = 6: xx, yy, zz, xy, xz,
-    /// yz) or `forces[i].FIELD` (k = 1, or 3 for a vector).
-    fn sensitivity<'py>(
-        &mut self,
-        py: Python<'py>,
-        name: &str,
-    ) -> PyResult<Bound<'py, numpy::PyArray3<f64>>> {
+    /// in the backend's precision, the state held fixed: `mass` (k = 1), `inertia` (k = 6:
+    /// xx, yy, zz, xy, xz, yz) or `forces[i].FIELD` (k = 1, or 3 for a vector).
+    fn sensitivity<'py>(&mut self, py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyAny>> {
         let width = self
             .sim
             .tangent_plan()
             .and_then(|plan| plan.columns(name))
             .map_or(0, |columns| columns.len());
-        let array = numpy::PyArray3::<f64>::zeros(py, [self.sim.body_count(), 13, width], false);
+        let shape = [self.sim.body_count(), 13, width];
+        let array = numpy::PyArray3::<f64>::zeros(py, shape, false);
         {
             let mut guard = array.readwrite();
             let out = guard.as_slice_mut()?;
             let sim = &mut self.sim;
             py.detach(|| sim.read_tangents(name, out)).map_err(to_py)?;
         }
-        Ok(array)
+        match self.sim.backend() {
+            // f32 tangents, widened exactly by read_tangents: narrowed back without loss.
+            Backend::Gpu | Backend::FastCpu => Ok(array.cast_array::<f32>(false)?.into_any()),
+            Backend::GpuF64 | Backend::Reference => Ok(array.into_any()),
+        }
     }
 
     /// Continues the run a checkpoint file captured, on `backend` (the checkpoint's own

@@ -277,7 +277,7 @@ impl BenchPlan {
         if let Some(name) = tangents {
             sim.start_tangents(&[name])?;
             let numbers = sim.tangent_plan().map_or(0, |plan| plan.body_len());
-            let bytes = numbers * std::mem::size_of::<f64>();
+            let bytes = numbers * backend.precision().scalar_bytes();
             variant = format!("{variant}, {name}, {bytes} B/body");
             tangent_bytes = Some(bytes);
         }
@@ -369,10 +369,7 @@ impl BenchPlan {
     ) -> Measurement {
         let seconds = median(&runs).max(1e-12);
         let rate = bodies as f64 * self.steps as f64 / seconds;
-        let precision = match backend {
-            Backend::Reference | Backend::GpuF64 => Precision::F64,
-            Backend::FastCpu | Backend::Gpu => Precision::F32,
-        };
+        let precision = backend.precision();
         Measurement {
             backend: backend.name().to_string(),
             precision: precision.wgsl_type().to_string(),
@@ -475,7 +472,8 @@ mod tests {
     }
 
     /// Tangent rows run where a backend carries them, after the plain row they are costed
-    /// against, and give the tangents' bytes per body: `13 x k` f64s.
+    /// against, and give the tangents' bytes per body: `13 x k` numbers of the backend's
+    /// precision.
     #[test]
     fn tangent_rows_follow_the_plain_row_of_a_backend_that_carries_them() {
         let plan = BenchPlan {
@@ -503,10 +501,12 @@ mod tests {
                 ("cpu-ref", Some("mass"), Some(13 * 8)),
                 ("cpu-ref", Some("state"), Some(13 * 13 * 8)),
                 ("cpu", None, None),
+                ("cpu", Some("mass"), Some(13 * 4)),
+                ("cpu", Some("state"), Some(13 * 13 * 4)),
             ]
         );
         assert_eq!(report.rows[2].variant, "1 threads, state, 1352 B/body");
-        for row in &report.rows[1..3] {
+        for row in report.rows[1..3].iter().chain(&report.rows[4..6]) {
             assert!(row.cost_over_plain.is_some_and(|c| c > 0.0));
         }
         assert!(report.rows[0].cost_over_plain.is_none());

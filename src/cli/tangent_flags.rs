@@ -68,7 +68,7 @@ impl TangentArgs {
             return Err(Error::invalid(
                 flag,
                 format!(
-                    "the `{backend}` backend does not carry tangents yet; use --backend cpu-ref"
+                    "the `{backend}` backend does not carry tangents yet; use --backend cpu-ref or cpu"
                 ),
             ));
         }

@@ -47,9 +47,17 @@ impl Backend {
         }
     }
 
+    /// The precision it computes in: f64 on `cpu-ref` and `gpu-f64`, f32 on `cpu` and `gpu`.
+    pub fn precision(self) -> Precision {
+        match self {
+            Backend::Reference | Backend::GpuF64 => Precision::F64,
+            Backend::FastCpu | Backend::Gpu => Precision::F32,
+        }
+    }
+
     /// Whether it carries tangents (derivatives) with its states yet.
     pub fn carries_tangents(self) -> bool {
-        matches!(self, Backend::Reference)
+        matches!(self, Backend::Reference | Backend::FastCpu)
     }
 
     /// The GPU backend of `precision`.

@@ -9,6 +9,7 @@ use crate::checkpoint::atomic_file::AtomicFile;
 use crate::model::backend::Backend;
 use crate::model::body::Body;
 use crate::model::error::{Error, Result};
+use crate::model::precision::Precision;
 use crate::model::tangent::{STATE_COMPONENTS, Tangent};
 use crate::record::columns::{TRAJECTORY_COLUMNS, state_row};
 use crate::record::csv::{BatchEncoder, CSV_HEADER, encode_csv_rows};
@@ -126,10 +127,7 @@ impl FinalStates {
 
 /// Whether `backend` computes in f32 (its `.npy` rows are float32).
 fn is_single(backend: Backend) -> bool {
-    match backend {
-        Backend::FastCpu | Backend::Gpu => true,
-        Backend::Reference | Backend::GpuF64 => false,
-    }
+    backend.precision() == Precision::F32
 }
 
 fn dtype(single: bool) -> Dtype {

@@ -2,6 +2,7 @@
 //! simulation, so that [`Simulation`](crate::Simulation) holds one `Box<dyn Engine>` instead
 //! of matching on the backend for every call.
 
+use crate::assembly::crowd::Crowd;
 use crate::backends::cpu::CpuSimulation;
 use crate::backends::cpu_ref::CpuRefSimulation;
 use crate::backends::gpu::GpuShards;
@@ -56,7 +57,7 @@ pub(crate) trait Engine: std::fmt::Debug + Send + Sync {
     }
     /// Starts carrying the tangents of `plan` (validated against the crowd) from every
     /// body's state now.
-    fn start_tangents(&mut self, _plan: &TangentPlan) -> Result<()> {
+    fn start_tangents(&mut self, _plan: &TangentPlan, _crowd: &Crowd) -> Result<()> {
         Err(Error::invalid(
             "tangents",
             "this backend does not carry them",
@@ -145,7 +146,7 @@ macro_rules! cpu_engine {
 cpu_engine!(
     CpuRefSimulation,
     Backend::Reference,
-    fn start_tangents(&mut self, plan: &TangentPlan) -> Result<()> {
+    fn start_tangents(&mut self, plan: &TangentPlan, _crowd: &Crowd) -> Result<()> {
         CpuRefSimulation::start_tangents(self, plan)
     },
     fn read_tangents(&mut self, columns: Range<usize>, out: &mut [f64]) -> Result<()> {
@@ -157,7 +158,21 @@ cpu_engine!(
         Ok(())
     }
 );
-cpu_engine!(CpuSimulation, Backend::FastCpu);
+cpu_engine!(
+    CpuSimulation,
+    Backend::FastCpu,
+    fn start_tangents(&mut self, plan: &TangentPlan, crowd: &Crowd) -> Result<()> {
+        CpuSimulation::start_tangents(self, plan, crowd)
+    },
+    fn read_tangents(&mut self, columns: Range<usize>, out: &mut [f64]) -> Result<()> {
+        CpuSimulation::read_tangents(self, columns, out);
+        Ok(())
+    },
+    fn set_tangents(&mut self, columns: &[f64]) -> Result<()> {
+        CpuSimulation::set_tangents(self, columns);
+        Ok(())
+    }
+);
 
 impl Engine for GpuShards {
     fn backend(&self) -> Backend {

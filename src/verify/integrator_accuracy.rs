@@ -2,8 +2,8 @@
 //! error against the closed form, and the drift of the invariants over a long run. Backs
 //! `rigid-crowd integrators` (docs/integrators.md).
 
-use crate::backends::cpu_ref::derivative::ForceEnv;
-use crate::backends::cpu_ref::integrate::BodyStepper;
+use crate::body_steps::derivative::ForceEnv;
+use crate::body_steps::stepper::BodyStepper;
 use crate::model::body::Body;
 use crate::model::integrator::Integrator;
 use crate::verify::analytic::tumbling_top;

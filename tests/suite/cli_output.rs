@@ -385,110 +385,129 @@ fn tangents_go_into_the_npz_as_the_library_reads_them() {
     )
     .unwrap();
     let scene = scene.to_str().unwrap();
-    let out = dir.path().join("final.npz");
-    let tangent_args = [
-        "--jacobian",
-        "--sensitivity",
-        "mass,inertia,forces[1].stiffness,forces[0].acceleration",
-    ];
-    let mut args = vec!["run", scene, "--backend", "cpu-ref", "--out"];
-    args.push(out.to_str().unwrap());
-    args.extend(tangent_args);
-    succeed(&args);
-
-    let loaded = Scene::load(std::path::Path::new(scene)).unwrap();
-    let mut sim = Simulation::reference(&loaded.crowd).unwrap();
-    let names = [
-        "state",
-        "mass",
-        "inertia",
-        "forces[1].stiffness",
-        "forces[0].acceleration",
-    ];
-    sim.start_tangents(&names).unwrap();
-    sim.step(40).unwrap();
-    let mut archive = zip::ZipArchive::new(std::fs::File::open(&out).unwrap()).unwrap();
-    let entries: Vec<String> = archive.file_names().map(str::to_string).collect();
-    assert_eq!(
-        entries,
-        [
-            "states.npy",
-            "step.npy",
-            "time.npy",
-            "jacobian.npy",
-            "mass.npy",
-            "inertia.npy",
-            "forces[1].stiffness.npy",
-            "forces[0].acceleration.npy"
-        ]
-    );
-    for (name, entry, width) in [
-        ("state", "jacobian.npy", 13),
-        ("mass", "mass.npy", 1),
-        ("inertia", "inertia.npy", 6),
-        ("forces[1].stiffness", "forces[1].stiffness.npy", 1),
-        ("forces[0].acceleration", "forces[0].acceleration.npy", 3),
+    let mut reference_part = PathBuf::new();
+    for (backend_name, backend, descr) in [
+        ("cpu", Backend::FastCpu, "<f4"),
+        ("cpu-ref", Backend::Reference, "<f8"),
     ] {
-        let mut bytes = Vec::new();
-        archive
-            .by_name(entry)
-            .unwrap()
-            .read_to_end(&mut bytes)
-            .unwrap();
-        let npy = parse_npy(&bytes);
-        assert_eq!(
-            (npy.descr.as_str(), &npy.shape[..]),
-            ("<f8", &[2, 13, width][..])
-        );
-        let mut expected = vec![0.0; 2 * 13 * width];
-        sim.read_tangents(name, &mut expected).unwrap();
-        let expected: Vec<u8> = expected.iter().flat_map(|v| v.to_le_bytes()).collect();
-        assert_eq!(npy.data, expected, "{entry}");
-    }
-    // The spring acts on body 1 alone.
-    let mut stiffness = vec![0.0; 26];
-    sim.read_tangents("forces[1].stiffness", &mut stiffness)
-        .unwrap();
-    assert!(stiffness[..13].iter().all(|&v| v == 0.0));
-    assert!(stiffness[13..].iter().any(|&v| v != 0.0));
+        let out = dir.path().join(format!("final-{backend_name}.npz"));
+        let tangent_args = [
+            "--jacobian",
+            "--sensitivity",
+            "mass,inertia,forces[1].stiffness,forces[0].acceleration",
+        ];
+        let mut args = vec!["run", scene, "--backend", backend_name, "--out"];
+        args.push(out.to_str().unwrap());
+        args.extend(tangent_args);
+        succeed(&args);
 
-    // Interrupted at step 25 and resumed: the same tangents' bytes as the whole run's.
-    let part = dir.path().join("part.ckpt");
-    let mut args = vec!["run", scene, "--backend", "cpu-ref", "--steps", "25"];
-    let part_out = dir.path().join("part.npz");
-    args.extend(["--out", part_out.to_str().unwrap()]);
-    args.extend([
-        "--checkpoint",
-        part.to_str().unwrap(),
-        "--checkpoint-every",
-        "25",
-    ]);
-    args.extend(tangent_args);
-    succeed(&args);
-    let resumed = dir.path().join("resumed.npz");
-    let (part, resumed_text) = (part.to_str().unwrap(), resumed.to_str().unwrap());
-    succeed(&["resume", part, "--steps", "15", "--out", resumed_text]);
-    let mut whole = zip::ZipArchive::new(std::fs::File::open(&out).unwrap()).unwrap();
-    let mut again = zip::ZipArchive::new(std::fs::File::open(&resumed).unwrap()).unwrap();
-    assert_eq!(
-        whole.file_names().collect::<Vec<_>>(),
-        again.file_names().collect::<Vec<_>>()
-    );
-    for entry in entries
-        .iter()
-        .filter(|e| *e != "step.npy" && *e != "time.npy")
-    {
-        let read = |archive: &mut zip::ZipArchive<std::fs::File>| {
+        let loaded = Scene::load(std::path::Path::new(scene)).unwrap();
+        let mut sim = Simulation::new(&loaded.crowd, backend).unwrap();
+        let names = [
+            "state",
+            "mass",
+            "inertia",
+            "forces[1].stiffness",
+            "forces[0].acceleration",
+        ];
+        sim.start_tangents(&names).unwrap();
+        sim.step(40).unwrap();
+        let mut archive = zip::ZipArchive::new(std::fs::File::open(&out).unwrap()).unwrap();
+        let entries: Vec<String> = archive.file_names().map(str::to_string).collect();
+        assert_eq!(
+            entries,
+            [
+                "states.npy",
+                "step.npy",
+                "time.npy",
+                "jacobian.npy",
+                "mass.npy",
+                "inertia.npy",
+                "forces[1].stiffness.npy",
+                "forces[0].acceleration.npy"
+            ]
+        );
+        for (name, entry, width) in [
+            ("state", "jacobian.npy", 13),
+            ("mass", "mass.npy", 1),
+            ("inertia", "inertia.npy", 6),
+            ("forces[1].stiffness", "forces[1].stiffness.npy", 1),
+            ("forces[0].acceleration", "forces[0].acceleration.npy", 3),
+        ] {
             let mut bytes = Vec::new();
             archive
                 .by_name(entry)
                 .unwrap()
                 .read_to_end(&mut bytes)
                 .unwrap();
-            bytes
-        };
-        assert_eq!(read(&mut whole), read(&mut again), "{entry}");
+            let npy = parse_npy(&bytes);
+            assert_eq!(
+                (npy.descr.as_str(), &npy.shape[..]),
+                (descr, &[2, 13, width][..])
+            );
+            let mut expected = vec![0.0; 2 * 13 * width];
+            sim.read_tangents(name, &mut expected).unwrap();
+            let expected: Vec<u8> = match backend {
+                // f32 tangents, widened exactly by read_tangents: the file holds the f32s.
+                Backend::FastCpu => expected
+                    .iter()
+                    .flat_map(|&v| (v as f32).to_le_bytes())
+                    .collect(),
+                _ => expected.iter().flat_map(|v| v.to_le_bytes()).collect(),
+            };
+            assert_eq!(npy.data, expected, "{backend_name}: {entry}");
+        }
+        // The spring acts on body 1 alone.
+        let mut stiffness = vec![0.0; 26];
+        sim.read_tangents("forces[1].stiffness", &mut stiffness)
+            .unwrap();
+        assert!(stiffness[..13].iter().all(|&v| v == 0.0));
+        assert!(stiffness[13..].iter().any(|&v| v != 0.0));
+
+        // Interrupted at step 25 and resumed: the same tangents' bytes as the whole run's.
+        let part = dir.path().join(format!("part-{backend_name}.ckpt"));
+        let mut args = vec!["run", scene, "--backend", backend_name, "--steps", "25"];
+        let part_out = dir.path().join(format!("part-{backend_name}.npz"));
+        args.extend(["--out", part_out.to_str().unwrap()]);
+        args.extend([
+            "--checkpoint",
+            part.to_str().unwrap(),
+            "--checkpoint-every",
+            "25",
+        ]);
+        args.extend(tangent_args);
+        succeed(&args);
+        let resumed = dir.path().join(format!("resumed-{backend_name}.npz"));
+        let (part, resumed_text) = (part.to_str().unwrap(), resumed.to_str().unwrap());
+        succeed(&["resume", part, "--steps", "15", "--out", resumed_text]);
+        let mut whole = zip::ZipArchive::new(std::fs::File::open(&out).unwrap()).unwrap();
+        let mut again = zip::ZipArchive::new(std::fs::File::open(&resumed).unwrap()).unwrap();
+        assert_eq!(
+            whole.file_names().collect::<Vec<_>>(),
+            again.file_names().collect::<Vec<_>>()
+        );
+        for entry in entries
+            .iter()
+            .filter(|e| *e != "step.npy" && *e != "time.npy")
+        {
+            let read = |archive: &mut zip::ZipArchive<std::fs::File>| {
+                let mut bytes = Vec::new();
+                archive
+                    .by_name(entry)
+                    .unwrap()
+                    .read_to_end(&mut bytes)
+                    .unwrap();
+                bytes
+            };
+            assert_eq!(
+                read(&mut whole),
+                read(&mut again),
+                "{backend_name}: {entry}"
+            );
+        }
+        reference_part = dir.path().join(format!("part-{backend_name}.ckpt"));
     }
+    let part = reference_part.to_str().unwrap();
     let output = rigid_crowd(&["resume", part, "--out", "resumed.csv"], &[]);
     assert_eq!(
         common::error_line(&output),
@@ -512,7 +531,7 @@ fn tangents_go_into_the_npz_as_the_library_reads_them() {
         ),
         (
             vec!["--jacobian", "--backend", "gpu", "--out", refused_text],
-            "error: --jacobian: the `gpu` backend does not carry tangents yet; use --backend cpu-ref",
+            "error: --jacobian: the `gpu` backend does not carry tangents yet; use --backend cpu-ref or cpu",
         ),
     ] {
         let mut args = vec!["run", scene];

@@ -8,5 +8,6 @@ mod derivative;
 mod faults;
 mod integrate;
 mod simulation;
+mod tangents;
 
 pub use simulation::CpuSimulation;

@@ -13,6 +13,7 @@ use crate::backends::cpu::contact::{ContactBlock, resolve_contacts};
 use crate::backends::cpu::derivative::{BlockConstants, BlockForces, DerivativeFn, derivative};
 use crate::backends::cpu::faults::{LaneMask, broken_lanes, lane_fault};
 use crate::backends::cpu::integrate::integrate_step;
+use crate::backends::cpu::tangents::{CpuTangents, TangentRun};
 use crate::model::body::{Body, BodyState};
 use crate::model::error::Result;
 use crate::model::fault::Fault;
@@ -20,6 +21,7 @@ use crate::model::fault_rules::QuarantinedBody;
 use crate::model::integrator::Integrator;
 use crate::model::mass::MassProperties;
 use crate::model::quarantine::Quarantine;
+use crate::model::tangent::TangentPlan;
 #[cfg(target_arch = "x86_64")]
 use crate::physics::avx::AvxLanes;
 use crate::physics::clock::step_time;
@@ -101,6 +103,25 @@ impl BlockRun<'_> {
         }
         outcome.state = s.map(Into::into);
         outcome
+    }
+}
+
+/// Each lane's crowd index, the clock step of its last good state and its fault, for the
+/// lanes that broke a rule in a run.
+type BlockFaults = [Option<(usize, u64, Fault)>; LANES];
+
+impl BlockRun<'_> {
+    /// How many steps lane `lane` took in the run that ended in `outcome`: none if it was
+    /// frozen before; under `stop` as many as the block took (up to its first broken step);
+    /// under `freeze` up to its own broken step.
+    fn steps_taken(&self, outcome: &BlockOutcome, lane: usize) -> u64 {
+        let broken_at = |fault: &Option<(u64, Fault)>| fault.map(|(step, _)| step);
+        let last = match self.freeze {
+            _ if self.frozen & (1 << lane) != 0 => Some(self.first_step),
+            true => broken_at(&outcome.faults[lane]),
+            false => outcome.faults.iter().filter_map(broken_at).min(),
+        };
+        last.map_or(self.steps, |step| step - self.first_step)
     }
 }
 
@@ -192,6 +213,8 @@ pub struct CpuSimulation {
     frozen_lanes: Vec<LaneMask>,
     /// The policy and the frozen bodies, whose last good states `states` keeps.
     quarantine: Quarantine,
+    /// The tangents carried with the states, once started.
+    tangents: Option<CpuTangents>,
 }
 
 impl CpuSimulation {
@@ -263,6 +286,7 @@ impl CpuSimulation {
                 .is_set()
                 .then(|| crowd.fault_rules.envelope.squared_limits(|v| v as f32)),
             frozen_lanes,
+            tangents: None,
         })
     }
 
@@ -305,45 +329,98 @@ impl CpuSimulation {
         let loads = &self.loads[..];
         let envelope_squared = self.envelope_squared.as_ref();
         let freeze = self.quarantine.freezes();
-        let faults: Vec<(usize, u64, Fault)> = self
+        let tangent_run = TangentRun {
+            masses: &self.masses,
+            planes,
+            integrator,
+            dt,
+            first_step,
+            first_body,
+        };
+        let (tangent_columns, tangents, departed) = match &mut self.tangents {
+            Some(t) => {
+                let (columns, shared, departed) = t.split();
+                (Some(columns), Some(shared), Some(departed))
+            }
+            None => (None, None, None),
+        };
+        // One block's run; its bodies' tangent columns, when carried, follow its lanes.
+        let block_steps = |block: usize,
+                           state: &mut StateBlock,
+                           frozen: &mut LaneMask,
+                           constants: &ConstantBlock,
+                           columns: Option<&mut [f32]>| {
+            let load = loads.get(block).unwrap_or(&ZERO_LOAD);
+            let (first, count) = constants.own_forces;
+            let run = BlockRun {
+                integrator,
+                constants,
+                forces: BlockForces {
+                    global,
+                    own: &own[first as usize..(first + count) as usize],
+                    load,
+                    keyframes,
+                    custom_force,
+                    first_body,
+                },
+                dt,
+                first_step,
+                steps,
+                contacts: contacts.get(block).map(|c| (c, planes)),
+                envelope_squared,
+                freeze,
+                frozen: *frozen,
+            };
+            let start = *state;
+            let outcome = clone(&run, state);
+            let departed = match (columns, &tangents) {
+                (Some(columns), Some(tangents)) => {
+                    let taken = |lane| run.steps_taken(&outcome, lane);
+                    let states = (&start, load, &outcome.state);
+                    tangents.carry(&tangent_run, block, states, columns, taken)
+                }
+                _ => 0,
+            };
+            (*state, *frozen) = (outcome.state, outcome.frozen);
+            let mut faults: BlockFaults = [None; LANES];
+            for (lane, fault) in outcome.faults.into_iter().enumerate() {
+                faults[lane] =
+                    fault.map(|(step, fault)| (constants.bodies[lane] as usize, step, fault));
+            }
+            (faults, departed)
+        };
+        let blocks = self
             .states
             .par_iter_mut()
             .zip(self.frozen_lanes.par_iter_mut())
-            .zip(&self.constants)
-            .enumerate()
-            .with_min_len(BLOCKS_PER_TASK)
-            .flat_map_iter(|(block, ((state, frozen), constants))| {
-                let load = loads.get(block).unwrap_or(&ZERO_LOAD);
-                let (first, count) = constants.own_forces;
-                let run = BlockRun {
-                    integrator,
-                    constants,
-                    forces: BlockForces {
-                        global,
-                        own: &own[first as usize..(first + count) as usize],
-                        load,
-                        keyframes,
-                        custom_force,
-                        first_body,
-                    },
-                    dt,
-                    first_step,
-                    steps,
-                    contacts: contacts.get(block).map(|c| (c, planes)),
-                    envelope_squared,
-                    freeze,
-                    frozen: *frozen,
-                };
-                let outcome = clone(&run, state);
-                (*state, *frozen) = (outcome.state, outcome.frozen);
-                let found = outcome.faults.into_iter().enumerate();
-                found.filter_map(|(lane, fault)| {
-                    fault.map(|(step, fault)| (constants.bodies[lane] as usize, step, fault))
+            .zip(&self.constants);
+        let outcomes: Vec<(BlockFaults, u64)> = match (tangent_columns, &tangents) {
+            (Some(columns), Some(tangents)) => blocks
+                .zip(columns.par_chunks_mut(LANES * tangents.body_len))
+                .enumerate()
+                .with_min_len(BLOCKS_PER_TASK)
+                .map(|(block, (((state, frozen), constants), columns))| {
+                    block_steps(block, state, frozen, constants, Some(columns))
                 })
-            })
-            .collect();
+                .filter(|(faults, departed)| *departed > 0 || faults.iter().any(Option::is_some))
+                .collect(),
+            _ => blocks
+                .enumerate()
+                .with_min_len(BLOCKS_PER_TASK)
+                .map(|(block, ((state, frozen), constants))| {
+                    block_steps(block, state, frozen, constants, None)
+                })
+                .filter(|(faults, _)| faults.iter().any(Option::is_some))
+                .collect(),
+        };
+        if let Some(departed) = departed {
+            *departed += outcomes.iter().map(|(_, d)| d).sum::<u64>();
+        }
+        let faults = outcomes
+            .into_iter()
+            .flat_map(|(faults, _)| faults.into_iter().flatten());
         self.step += steps;
-        self.quarantine.settle(faults)
+        self.quarantine.settle(faults.collect::<Vec<_>>())
     }
 
     /// Body `i`'s mass properties.
@@ -392,6 +469,40 @@ impl CpuSimulation {
         }
         self.frozen_lanes[block] &= !lanes;
         self.quarantine.release(i);
+        if let Some(tangents) = &mut self.tangents {
+            let q = self.states[block].state(lane).orientation;
+            tangents.carried.restart_body(i, [q.w, q.x, q.y, q.z]);
+        }
+    }
+
+    /// Starts carrying the tangents of `plan` (validated against `crowd`, this simulation's
+    /// settings) from every body's state now, replacing any carried before. Fails if the
+    /// columns do not fit in memory.
+    pub(crate) fn start_tangents(&mut self, plan: &TangentPlan, crowd: &Crowd) -> Result<()> {
+        let bodies = self.masses.len();
+        self.tangents = Some(CpuTangents::start(plan, crowd, &self.states, bodies)?);
+        Ok(())
+    }
+
+    /// The tangents carried, if any.
+    #[cfg(test)]
+    pub(crate) fn tangents(&self) -> Option<&CpuTangents> {
+        self.tangents.as_ref()
+    }
+
+    /// Replaces every body's carried block with `columns` (of the carried plan's length).
+    pub(crate) fn set_tangents(&mut self, columns: &[f64]) {
+        if let Some(tangents) = &mut self.tangents {
+            tangents.carried.set(columns);
+        }
+    }
+
+    /// Copies columns `columns` of every body's carried block into `out` (`13 x
+    /// columns.len()` per body, row-major, in crowd order), widened from f32.
+    pub(crate) fn read_tangents(&self, columns: std::ops::Range<usize>, out: &mut [f64]) {
+        if let Some(tangents) = &self.tangents {
+            tangents.carried.read(columns, out);
+        }
     }
 
     /// Hands every body's index, mass properties and state (widened to f64) to `visit`, in

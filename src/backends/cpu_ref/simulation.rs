@@ -6,10 +6,11 @@ use crate::assembly::body_masses::BodyMasses;
 use crate::assembly::body_source::{BodySource, SOURCE_CHUNK};
 use crate::assembly::crowd::Crowd;
 use crate::assembly::force_table::ForceTable;
-use crate::backends::cpu_ref::derivative::{ForceEnv, auxiliaries};
 use crate::backends::cpu_ref::faults::state_fault;
-use crate::backends::cpu_ref::integrate::BodyStepper;
-use crate::backends::cpu_ref::tangents::{BodyInputs, TangentSteps, directions_of};
+use crate::body_steps::carried::CarriedTangents;
+use crate::body_steps::derivative::{ForceEnv, auxiliaries};
+use crate::body_steps::stepper::BodyStepper;
+use crate::body_steps::tangents::{BodyInputs, TangentSteps, directions_of};
 use crate::model::body::BodyState;
 use crate::model::error::{Error, Result};
 use crate::model::fault::Fault;
@@ -18,10 +19,11 @@ use crate::model::force::ForceKind;
 use crate::model::integrator::Integrator;
 use crate::model::mass::MassProperties;
 use crate::model::quarantine::Quarantine;
-use crate::model::tangent::{STATE_COMPONENTS, TangentPlan};
+use crate::model::tangent::TangentPlan;
 use crate::physics::contact::{PlaneConstants, ShapeConstants};
 use crate::physics::custom_force::CustomForce;
 use crate::physics::force_law::ExternalLoad;
+use crate::physics::motion::State;
 
 /// A crowd integrated by the f64 CPU reference.
 #[derive(Clone, Debug)]
@@ -45,15 +47,7 @@ pub struct CpuRefSimulation {
     /// The crowd index of body 0 here (a custom force sees crowd indices).
     first_body: usize,
     /// The tangents carried with the states, once started.
-    tangents: Option<Tangents>,
-}
-
-/// Tangents carried with the states: what they are taken along and every body's `13 x k`
-/// block, row-major, in crowd order.
-#[derive(Clone, Debug)]
-struct Tangents {
-    plan: TangentPlan,
-    columns: Vec<f64>,
+    tangents: Option<CarriedTangents<f64>>,
 }
 
 impl CpuRefSimulation {
@@ -119,7 +113,7 @@ impl CpuRefSimulation {
         // The plan is read by every body while the columns are written: two borrows of the
         // carried tangents, split here.
         let (plan, tangent_columns) = match &mut self.tangents {
-            Some(Tangents { plan, columns }) => (Some(&*plan), Some(columns)),
+            Some(CarriedTangents { plan, columns }) => (Some(&*plan), Some(columns)),
             None => (None, None),
         };
         let body_steps = |i: usize, body_state: &mut BodyState, columns: Option<&mut [f64]>| {
@@ -153,9 +147,12 @@ impl CpuRefSimulation {
                     env,
                 };
                 let schedule = (first_step, steps, dt);
-                return carried
-                    .run(body_state, columns, schedule, |_, next| refused(next))
-                    .map(|(step, fault)| (i, step, fault));
+                let mut state = State::from(&*body_state);
+                let verdict = carried.run(&mut state, columns, schedule, |_, next| {
+                    refused(&(*next).into())
+                });
+                *body_state = state.into();
+                return verdict.map(|(step, fault)| (i, step, fault));
             }
             let stepper = BodyStepper::new(integrator, &mass, &forces, env);
             let stepper = match mass.shape() {
@@ -226,71 +223,34 @@ impl CpuRefSimulation {
         self.states[i] = *state;
         self.quarantine.release(i);
         if let Some(tangents) = &mut self.tangents {
-            let block = tangents.plan.body_len();
             let q = state.orientation;
-            tangents.plan.initial_block(
-                [q.w, q.x, q.y, q.z],
-                &mut tangents.columns[i * block..][..block],
-            );
+            tangents.restart_body(i, [q.w, q.x, q.y, q.z]);
         }
     }
 
     /// Starts carrying the tangents of `plan` from every body's state now (validated against
     /// this crowd), replacing any carried before. Fails if the columns do not fit in memory.
     pub(crate) fn start_tangents(&mut self, plan: &TangentPlan) -> Result<()> {
-        let block = plan.body_len();
-        let len = self.states.len().checked_mul(block);
-        let mut columns = Vec::new();
-        len.and_then(|len| columns.try_reserve_exact(len).ok())
-            .ok_or_else(|| {
-                Error::invalid(
-                    "tangents",
-                    format!(
-                        "{} bodies with {} numbers of tangents each do not fit in this machine's memory",
-                        self.states.len(),
-                        block
-                    ),
-                )
-            })?;
-        columns.resize(self.states.len() * block, 0.0);
-        columns
-            .par_chunks_mut(block)
-            .zip(&self.states)
-            .for_each(|(out, state)| {
-                let q = state.orientation;
-                plan.initial_block([q.w, q.x, q.y, q.z], out);
-            });
-        self.tangents = Some(Tangents {
-            plan: plan.clone(),
-            columns,
-        });
+        let states = &self.states;
+        self.tangents = Some(CarriedTangents::start(plan, states.len(), |i| {
+            let q = states[i].orientation;
+            [q.w, q.x, q.y, q.z]
+        })?);
         Ok(())
     }
 
     /// Replaces every body's carried block with `columns` (of the carried plan's length).
     pub(crate) fn set_tangents(&mut self, columns: &[f64]) {
         if let Some(tangents) = &mut self.tangents {
-            tangents.columns.copy_from_slice(columns);
+            tangents.set(columns);
         }
     }
 
     /// Copies columns `columns` of every body's carried block into `out` (`13 x
     /// columns.len()` per body, row-major, in crowd order).
     pub(crate) fn read_tangents(&self, columns: std::ops::Range<usize>, out: &mut [f64]) {
-        let Some(tangents) = &self.tangents else {
-            return;
-        };
-        let k = tangents.plan.width();
-        let width = columns.len();
-        for (body, rows) in tangents
-            .columns
-            .chunks(tangents.plan.body_len())
-            .enumerate()
-        {
-            for r in 0..STATE_COMPONENTS {
-                let from = &rows[r * k + columns.start..r * k + columns.end];
-                out[(body * STATE_COMPONENTS + r) * width..][..width].copy_from_slice(from);
-            }
+        if let Some(tangents) = &self.tangents {
+            tangents.read(columns, out);
         }
     }
 

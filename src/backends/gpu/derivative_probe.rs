@@ -1,5 +1,5 @@
 //! Stage-level twin test of the kernel's `derivative` (shaders/derivative.wgsl) against the
-//! f64 reference's (src/backends/cpu_ref/derivative.rs): one evaluation per body on the device, compared
+//! f64 reference's (src/body_steps/derivative.rs): one evaluation per body on the device, compared
 //! term by term (velocity, dq/dt, force, torque and the angular velocity of `auxiliaries`)
 //! in both precisions. The probe entry point (shaders/derivative_probe.wgsl) is appended to
 //! the integrate module, so it calls the very functions and reads the very bindings the
@@ -23,7 +23,6 @@ use wgpu::util::DeviceExt;
 
 use crate::assembly::crowd::Crowd;
 use crate::assembly::force_table::ForceTable;
-use crate::backends::cpu_ref::derivative::{ForceEnv, auxiliaries, derivative};
 use crate::backends::gpu::GpuContext;
 use crate::backends::gpu::chunk::dispatch_grid;
 use crate::backends::gpu::device::probe;
@@ -31,6 +30,7 @@ use crate::backends::gpu::device::readback::read_buffer;
 use crate::backends::gpu::kernel::kernel_spec::KernelSpec;
 use crate::backends::gpu::kernel::layout::{DispatchParams, Encode, decode_states};
 use crate::backends::gpu::kernel::shader::{NO_FAULTS, integrate_source};
+use crate::body_steps::derivative::{ForceEnv, auxiliaries, derivative};
 use crate::model::body::BodyState;
 use crate::model::codes::Coded;
 use crate::model::force::ForceKind;

@@ -5,11 +5,11 @@
 
 use wgpu::util::DeviceExt;
 
-use crate::backends::cpu_ref::derivative::ForceEnv;
-use crate::backends::cpu_ref::tangents::BodyInputs;
 use crate::backends::gpu::GpuContext;
 use crate::backends::gpu::device::exact_spirv::{self, Checks};
 use crate::backends::gpu::device::readback::read_buffer;
+use crate::body_steps::derivative::ForceEnv;
+use crate::body_steps::tangents::BodyInputs;
 use crate::model::force::ForceKind;
 use crate::model::force::ForceType;
 use crate::model::integrator::Integrator;
@@ -36,7 +36,7 @@ const DIRECTIONS: [Direction; N] = [
     },
 ];
 
-/// The derivative the reference takes (`cpu_ref::derivative_of`) for forces the physics
+/// The derivative the reference takes (`body_steps::derivative::derivative_of`) for forces the physics
 /// adds itself: the load (zero) first, then each force in order.
 fn derivative<R: Scalar>(
     y: &State<R>,
@@ -242,7 +242,7 @@ fn probe_forces() -> Vec<ForceKind> {
 
 /// The probe's body under `kinds`, seeded along [`DIRECTIONS`].
 fn seeded_body(kinds: &[ForceKind]) -> BodyInputs<'_, Dual<f64, N>> {
-    let (state, mass) = crate::backends::cpu_ref::integrate::tests::tumbling_brick();
+    let (state, mass) = crate::body_steps::stepper::tests::tumbling_brick();
     let forces: Vec<&ForceKind> = kinds.iter().collect();
     BodyInputs::of(&state, &mass, &forces, &[]).seeded(&mass, &DIRECTIONS)
 }

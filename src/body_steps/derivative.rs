@@ -1,5 +1,6 @@
-//! The state derivative of one body in f64: the definition in `src/physics` with the
-//! crowd's force records, keyframe tables and custom force (Baraff 2-42, 2-43).
+//! The state derivative of one body, in the number type [`Reference`] names: the definition
+//! in `src/physics` with the crowd's force records, keyframe tables and custom force
+//! (Baraff 2-42, 2-43).
 
 #[cfg(test)]
 use glam::DQuat;
@@ -18,15 +19,16 @@ use crate::physics::profile::keyframe_scale;
 use crate::physics::scalar::Scalar;
 
 /// What the forces on one body see besides its state and the time: which body it is, the
-/// load set on it from outside, and the crowd's keyframe tables and custom force.
+/// load set on it from outside, and the crowd's keyframe tables (in the precision `P` the
+/// steps run in) and custom force.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct ForceEnv<'a> {
+pub struct ForceEnv<'a, P = f64> {
     /// Index of the body in the crowd (passed to a custom force).
     pub body: usize,
     /// The external load held on the body (`Simulation::set_external_loads`).
     pub load: ExternalLoad,
-    /// The crowd's keyframe tables.
-    pub keyframes: &'a [Vec<[f64; 2]>],
+    /// The crowd's keyframe tables, rounded to `P`.
+    pub keyframes: &'a [Vec<[P; 2]>],
     /// The crowd's custom force.
     pub custom_force: Option<&'a CustomForce>,
 }
@@ -61,26 +63,70 @@ pub(crate) fn auxiliaries(state: &BodyState, mass: &MassProperties) -> Auxiliari
     }
 }
 
-/// The numbers the reference runs over: f64, and f64 with tangents ([`Dual`]).
-pub(crate) trait Reference: Scalar {
-    /// Whether the number carries tangents.
-    const TANGENTS: bool;
-    /// The value without its tangents.
-    fn primal(self) -> f64;
+/// A machine precision the per-body steps run in: f64 (`cpu-ref`) or f32 (the tangents of
+/// `cpu`, which must give the bits of its f32 lanes and of the f32 kernel).
+pub(crate) trait Primal:
+    Reference<Primal = Self>
+    + Scalar<Bool = bool>
+    + PartialOrd
+    + Into<f64>
+    + Default
+    + Send
+    + Sync
+    + 'static
+{
+    /// The time of clock step `step` of `dt`, as this precision's backends compute it: a
+    /// product in f64; in f32 the step count split in two exact f32 integers
+    /// (`physics::clock::step_time`).
+    fn step_time(step: u64, dt: f64) -> f64;
 }
 
-impl Reference for f64 {
-    const TANGENTS: bool = false;
+impl Primal for f64 {
     #[inline(always)]
-    fn primal(self) -> f64 {
-        self
+    fn step_time(step: u64, dt: f64) -> f64 {
+        // A product, not a running sum: the clock does not drift over long runs.
+        step as f64 * dt
     }
 }
 
-impl<const N: usize> Reference for Dual<f64, N> {
+impl Primal for f32 {
+    #[inline(always)]
+    fn step_time(step: u64, dt: f64) -> f64 {
+        crate::physics::clock::step_time(step, dt as f32).into()
+    }
+}
+
+/// The numbers the per-body steps run over: a machine precision ([`Primal`]), or one with
+/// tangents ([`Dual`]).
+pub(crate) trait Reference: Scalar {
+    /// The precision of the values.
+    type Primal: Primal;
+    /// Whether the number carries tangents.
+    const TANGENTS: bool;
+    /// The value without its tangents.
+    fn primal(self) -> Self::Primal;
+}
+
+macro_rules! machine_reference {
+    ($t:ty) => {
+        impl Reference for $t {
+            type Primal = $t;
+            const TANGENTS: bool = false;
+            #[inline(always)]
+            fn primal(self) -> $t {
+                self
+            }
+        }
+    };
+}
+machine_reference!(f64);
+machine_reference!(f32);
+
+impl<P: Primal, const N: usize> Reference for Dual<P, N> {
+    type Primal = P;
     const TANGENTS: bool = true;
     #[inline(always)]
-    fn primal(self) -> f64 {
+    fn primal(self) -> P {
         self.value
     }
 }
@@ -116,7 +162,7 @@ impl<'a, R: Reference> ForceTerm<'a, R> {
 fn accumulate_force<R: Reference>(
     term: &ForceTerm<R>,
     body: &Body<R>,
-    env: &ForceEnv,
+    env: &ForceEnv<R::Primal>,
     total: &mut Load<R>,
 ) {
     let [u, w] = term.parameters.vectors;
@@ -124,21 +170,22 @@ fn accumulate_force<R: Reference>(
         ForceKind::Keyframed { table, .. } => {
             // The table holds fixed numbers and time moves along no direction.
             let scale = keyframe_scale(&env.keyframes[table], body.time.primal());
-            add_scaled(u, w, R::constant(scale), total);
+            add_scaled(u, w, R::constant(scale.into()), total);
         }
         ForceKind::Custom => {
             // The user's f64 code has no tangents: a crowd with one is refused them.
             assert!(!R::TANGENTS, "tangents through a custom force are refused");
             if let Some(custom) = env.custom_force {
                 let (state, aux) = (body.state, body.aux);
-                let f64_vector = |v: Vec3<R>| DVec3::from(v.map(R::primal));
+                let f64_of = |x: R| -> f64 { x.primal().into() };
+                let f64_vector = |v: Vec3<R>| DVec3::from(v.map(f64_of));
                 let load = custom.evaluate(&CustomForceInput {
                     position: f64_vector(state.position),
-                    orientation: state.orientation.normalize().map(R::primal).into(),
+                    orientation: state.orientation.normalize().map(f64_of).into(),
                     velocity: f64_vector(aux.velocity),
                     angular_velocity: f64_vector(aux.angular_velocity),
-                    mass: body.mass.mass.primal(),
-                    time: body.time.primal(),
+                    mass: f64_of(body.mass.mass),
+                    time: f64_of(body.time),
                     body: env.body,
                 });
                 total.force = total.force + fixed_vector(load.force);
@@ -156,7 +203,7 @@ pub(crate) fn derivative_of<R: Reference>(
     mass: &MassConstants<R>,
     forces: &[ForceTerm<R>],
     t: R,
-    env: &ForceEnv,
+    env: &ForceEnv<R::Primal>,
 ) -> motion::Derivative<R> {
     let aux = motion::auxiliaries(state, mass);
     let body = Body {

@@ -1,11 +1,11 @@
-//! One time step of one body in f64: an integrator of `src/physics` over the derivative of
-//! `cpu_ref::derivative`, then contact with the planes. Generic over [`Reference`], so the
-//! same steps carry tangents.
+//! One time step of one body: an integrator of `src/physics` over the derivative of
+//! `body_steps::derivative`, then contact with the planes. Generic over [`Reference`]: f64
+//! for the reference, f32 and dual numbers for the tangents.
 //!
 //! Stage times, for when the derivative takes `t`: euler and symplectic_euler evaluate at
 //! `t`; rk4 and lie_rk4 at `t`, `t + h/2`, `t + h/2`, `t + h`.
 
-use crate::backends::cpu_ref::derivative::{ForceEnv, ForceTerm, Reference, derivative_of};
+use crate::body_steps::derivative::{ForceEnv, ForceTerm, Reference, derivative_of};
 use crate::model::body::BodyState;
 use crate::model::force::ForceKind;
 use crate::model::integrator::Integrator;
@@ -16,11 +16,11 @@ use crate::physics::motion::{MassConstants, State};
 
 /// One body's steps: its integrator, mass constants, forces, what they see and the planes it
 /// meets, fixed while the state and the clock move.
-pub(crate) struct BodyStepper<'a, R = f64> {
+pub(crate) struct BodyStepper<'a, R: Reference = f64> {
     integrator: Integrator,
     constants: MassConstants<R>,
     forces: Vec<ForceTerm<'a, R>>,
-    env: ForceEnv<'a>,
+    env: ForceEnv<'a, R::Primal>,
     contacts: Option<(ShapeConstants<R>, &'a [PlaneConstants<R>])>,
 }
 
@@ -30,7 +30,7 @@ impl<'a, R: Reference> BodyStepper<'a, R> {
         integrator: Integrator,
         constants: MassConstants<R>,
         forces: Vec<ForceTerm<'a, R>>,
-        env: ForceEnv<'a>,
+        env: ForceEnv<'a, R::Primal>,
     ) -> Self {
         Self {
             integrator,
@@ -107,7 +107,7 @@ pub(crate) mod tests {
     use glam::{DQuat, DVec3};
 
     use super::*;
-    use crate::backends::cpu_ref::derivative::derivative;
+    use crate::body_steps::derivative::derivative;
     use crate::model::shape::Shape;
     use crate::physics::integrators::exp_rotation;
 

@@ -1,5 +1,6 @@
-//! Derivatives of one body's steps on the reference: the same steps run over
-//! `Dual<f64, N>`, each [`Direction`] seeded in the body's inputs.
+//! Derivatives of one body's steps: the same steps run over `Dual<P, N>`, each
+//! [`Direction`] seeded in the body's inputs, in the precision `P` of the backend they
+//! follow: f64 for `cpu-ref`, f32 for `cpu` (whose lanes take the same f32 steps).
 //!
 //! Sensitivities to the mass or the inertia hold the initial state `(x, q, P, L)` fixed: a
 //! heavier body keeps its momentum, not its velocity.
@@ -7,9 +8,9 @@
 use glam::DMat3;
 
 #[cfg(test)]
-use crate::backends::cpu_ref::derivative::Reference;
-use crate::backends::cpu_ref::derivative::{ForceEnv, ForceTerm};
-use crate::backends::cpu_ref::integrate::BodyStepper;
+use crate::body_steps::derivative::Reference;
+use crate::body_steps::derivative::{ForceEnv, ForceTerm, Primal};
+use crate::body_steps::stepper::BodyStepper;
 use crate::model::body::BodyState;
 use crate::model::force::ForceKind;
 use crate::model::integrator::Integrator;
@@ -51,26 +52,29 @@ pub(crate) struct BodyInputs<'a, R> {
     pub planes: Vec<PlaneConstants<R>>,
 }
 
-impl<'a> BodyInputs<'a, f64> {
-    /// The inputs of a body of `mass` in `state` under `forces`, meeting `planes`.
+impl<'a, P: Primal> BodyInputs<'a, P> {
+    /// The inputs of a body of `mass` in `state` under `forces`, meeting `planes`, each
+    /// number rounded to `P` from the f64 the crowd holds (as every `P` backend rounds it).
     pub(crate) fn of(
         state: &BodyState,
         mass: &MassProperties,
         forces: &[&'a ForceKind],
-        planes: &[PlaneConstants<f64>],
+        planes: &[PlaneConstants<P>],
     ) -> Self {
         Self {
-            state: state.into(),
-            constants: MassConstants::from(mass),
+            state: State::<f64>::from(state).map(P::constant),
+            constants: MassConstants::<f64>::from(mass).map(P::constant),
             forces: forces.iter().map(|kind| ForceTerm::of(kind)).collect(),
-            shape: mass.shape().map(|shape| ShapeConstants::of(&shape)),
+            shape: mass.shape().map(|shape| ShapeConstants::of(&shape).to()),
             planes: planes.to_vec(),
         }
     }
+}
 
+#[cfg(test)]
+impl<'a> BodyInputs<'a, f64> {
     /// The same inputs with the one `direction` moves changed by `delta`; `mass` is the
     /// body's, whose inertia an inertia direction moves.
-    #[cfg(test)]
     pub(crate) fn nudged(&self, mass: &MassProperties, direction: Direction, delta: f64) -> Self {
         let mut out = Self {
             forces: self.forces.clone(),
@@ -98,32 +102,32 @@ impl<'a> BodyInputs<'a, f64> {
         }
         out
     }
+}
 
-    /// The inputs over `Dual<f64, N>`, tangent `i` seeded along `directions[i]`.
+impl<'a, P: Primal> BodyInputs<'a, P> {
+    /// The inputs over `Dual<P, N>`, tangent `i` seeded along `directions[i]`.
     #[cfg(test)]
     pub(crate) fn seeded<const N: usize>(
         &self,
         mass: &MassProperties,
         directions: &[Direction; N],
-    ) -> BodyInputs<'a, Dual<f64, N>> {
+    ) -> BodyInputs<'a, Dual<P, N>> {
         self.seeded_along(mass, directions.iter().copied().enumerate())
     }
 
-    /// The inputs over `Dual<f64, N>`, each tangent `i` of `seeds` seeded along its
-    /// direction; the others stay zero.
+    /// The inputs over `Dual<P, N>`, each tangent `i` of `seeds` seeded along its
+    /// direction; the others stay zero. A seed is the derivative of the input along the
+    /// direction: 1 for the number itself, `-1/m^2` for `1/m`, `-I^-1 dI I^-1` (in f64,
+    /// rounded to `P`) for the inverse inertia.
     pub(crate) fn seeded_along<const N: usize>(
         &self,
         mass: &MassProperties,
         seeds: impl IntoIterator<Item = (usize, Direction)>,
-    ) -> BodyInputs<'a, Dual<f64, N>> {
-        let fixed = Dual::<f64, N>::fixed;
+    ) -> BodyInputs<'a, Dual<P, N>> {
+        let fixed = Dual::<P, N>::fixed;
         let mut out = BodyInputs {
-            state: State::from_scalars(&mut self.state.to_scalars().into_iter().map(fixed)),
-            constants: MassConstants {
-                mass: fixed(self.constants.mass),
-                inv_mass: fixed(self.constants.inv_mass),
-                inv_inertia: self.constants.inv_inertia.map(fixed),
-            },
+            state: self.state.map(fixed),
+            constants: self.constants.map(fixed),
             forces: self
                 .forces
                 .iter()
@@ -152,22 +156,23 @@ impl<'a> BodyInputs<'a, f64> {
                 .collect(),
         };
         let inv_inertia = mass.inv_inertia_body();
+        let one = P::constant(1.0);
         for (i, direction) in seeds {
             match direction {
                 Direction::State(c) => {
                     let mut y = out.state.to_scalars();
-                    y[c].tangent[i] = 1.0;
+                    y[c].tangent[i] = one;
                     out.state = State::from_scalars(&mut y.into_iter());
                 }
                 Direction::Mass => {
                     let m = self.constants.mass;
-                    out.constants.mass.tangent[i] = 1.0;
-                    out.constants.inv_mass.tangent[i] = -1.0 / (m * m);
+                    out.constants.mass.tangent[i] = one;
+                    out.constants.inv_mass.tangent[i] = -one / (m * m);
                 }
                 Direction::Inertia(entry) => {
                     // d(I^-1) = -I^-1 dI I^-1.
                     let moved = -(inv_inertia * inertia_unit(entry) * inv_inertia);
-                    let [xx, yy, zz, xy, xz, yz] = sym_entries(moved);
+                    let [xx, yy, zz, xy, xz, yz] = sym_entries(moved).map(P::constant);
                     let t = &mut out.constants.inv_inertia;
                     t.xx.tangent[i] = xx;
                     t.yy.tangent[i] = yy;
@@ -177,7 +182,7 @@ impl<'a> BodyInputs<'a, f64> {
                     t.yz.tangent[i] = yz;
                 }
                 Direction::Force { force, slot } => {
-                    slot_of(&mut out.forces[force].parameters, slot).tangent[i] = 1.0;
+                    slot_of(&mut out.forces[force].parameters, slot).tangent[i] = one;
                 }
             }
         }
@@ -208,7 +213,7 @@ impl<'a, R: Reference> BodyInputs<'a, R> {
     pub(crate) fn run(
         &self,
         integrator: Integrator,
-        env: ForceEnv<'a>,
+        env: ForceEnv<'a, R::Primal>,
         first_step: u64,
         steps: u64,
         dt: f64,
@@ -221,7 +226,7 @@ impl<'a, R: Reference> BodyInputs<'a, R> {
         };
         let mut state = self.state;
         for step in first_step..first_step + steps {
-            state = stepper.advance(&state, step as f64 * dt, dt);
+            state = stepper.advance(&state, R::Primal::step_time(step, dt), dt);
         }
         state
     }
@@ -306,17 +311,17 @@ pub(crate) fn directions_of(
 
 /// One body's steps with its tangents: `columns` holds its `13 x k` block (row-major) of
 /// derivatives of the state so far along `directions`, and is carried on with the state, in
-/// runs over duals of the [`block_widths`] of `k`. The state's values are the f64 steps' bit
-/// for bit.
-pub(crate) struct TangentSteps<'a> {
-    pub base: BodyInputs<'a, f64>,
+/// runs over duals of the [`block_widths`] of `k`. The state's values are the steps' in `P`
+/// bit for bit.
+pub(crate) struct TangentSteps<'a, P> {
+    pub base: BodyInputs<'a, P>,
     pub mass: &'a MassProperties,
     pub directions: &'a [Option<Direction>],
     pub integrator: Integrator,
-    pub env: ForceEnv<'a>,
+    pub env: ForceEnv<'a, P>,
 }
 
-impl TangentSteps<'_> {
+impl<P: Primal> TangentSteps<'_, P> {
     /// Takes the steps `steps` from clock step `first_step`, each of `dt`, updating the
     /// body's state `state` and its `columns`. `stop(step, next)` judges each new state: at
     /// the first it refuses, the state and the columns stay those before that step, and the
@@ -326,10 +331,10 @@ impl TangentSteps<'_> {
     /// first judges the steps and the others take as many as it completed.
     pub(crate) fn run<F>(
         &self,
-        state: &mut BodyState,
-        columns: &mut [f64],
+        state: &mut State<P>,
+        columns: &mut [P],
         (first_step, steps, dt): (u64, u64, f64),
-        mut stop: impl FnMut(u64, &BodyState) -> Option<F>,
+        mut stop: impl FnMut(u64, &State<P>) -> Option<F>,
     ) -> Option<(u64, F)> {
         let k = self.directions.len();
         let mut verdict = None;
@@ -363,8 +368,8 @@ impl TangentSteps<'_> {
     }
 
     /// A block after the first: its columns taken the steps the first completed.
-    fn follow<const N: usize>(&self, block: Block, columns: &mut [f64], span: (u64, u64, f64)) {
-        let mut state = BodyState::default();
+    fn follow<const N: usize>(&self, block: Block, columns: &mut [P], span: (u64, u64, f64)) {
+        let mut state = self.base.state;
         self.run_block::<N, ()>(block, &mut state, columns, span, &mut |_, _| None);
     }
 
@@ -373,10 +378,10 @@ impl TangentSteps<'_> {
     fn run_block<const N: usize, F>(
         &self,
         block: Block,
-        state: &mut BodyState,
-        columns: &mut [f64],
+        state: &mut State<P>,
+        columns: &mut [P],
         (first_step, steps, dt): (u64, u64, f64),
-        stop: &mut dyn FnMut(u64, &BodyState) -> Option<F>,
+        stop: &mut dyn FnMut(u64, &State<P>) -> Option<F>,
     ) -> Option<(u64, F)> {
         let inputs = self.block_inputs::<N>(block, columns);
         let stepper =
@@ -388,14 +393,14 @@ impl TangentSteps<'_> {
         let mut y = inputs.state;
         let mut verdict = None;
         for step in first_step..first_step + steps {
-            let next = stepper.advance(&y, step as f64 * dt, dt);
-            if let Some(fault) = stop(step, &next.map(|c| c.value).into()) {
+            let next = stepper.advance(&y, P::step_time(step, dt), dt);
+            if let Some(fault) = stop(step, &next.map(|c| c.value)) {
                 verdict = Some((step, fault));
                 break;
             }
             y = next;
         }
-        *state = y.map(|c| c.value).into();
+        *state = y.map(|c| c.value);
         let k = self.directions.len();
         for (r, component) in components(&y).iter().enumerate() {
             columns[r * k + block.first_column..][..block.width]
@@ -409,8 +414,8 @@ impl TangentSteps<'_> {
     fn block_inputs<const N: usize>(
         &self,
         block: Block,
-        columns: &[f64],
-    ) -> BodyInputs<'_, Dual<f64, N>> {
+        columns: &[P],
+    ) -> BodyInputs<'_, Dual<P, N>> {
         let k = self.directions.len();
         let directions = &self.directions[block.first_column..][..block.width];
         let seeds = directions.iter().enumerate().filter_map(|(j, d)| match d {
@@ -460,7 +465,7 @@ mod tests {
     use glam::{DQuat, DVec3};
 
     use super::*;
-    use crate::backends::cpu_ref::integrate::tests::tumbling_brick;
+    use crate::body_steps::stepper::tests::tumbling_brick;
     use crate::model::body::Body;
     use crate::model::plane::Plane;
     use crate::model::shape::Shape;
@@ -566,7 +571,7 @@ mod tests {
     }
 
     impl Run<'_> {
-        fn end<R: Reference>(&self, inputs: &BodyInputs<R>) -> State<R> {
+        fn end<R: Reference<Primal = f64>>(&self, inputs: &BodyInputs<R>) -> State<R> {
             inputs.run(self.integrator, self.env, 0, self.steps, self.dt)
         }
     }
