@@ -17,7 +17,7 @@ use crate::model::integrator::Integrator;
 use crate::model::mass::MassProperties;
 
 use crate::model::tangent::{
-    Direction, INERTIA_ENTRIES, ParameterSlot, STATE_COMPONENTS, Tangent, TangentPlan,
+    Direction, INERTIA_ENTRIES, ParameterSlot, PlaneNumber, STATE_COMPONENTS, Tangent, TangentPlan,
     parameter_slots,
 };
 #[cfg(test)]
@@ -98,6 +98,16 @@ impl<'a> BodyInputs<'a, f64> {
             }
             Direction::Force { force, slot } => {
                 *slot_of(&mut out.forces[force].parameters, slot) += delta;
+            }
+            Direction::Plane { plane, number } => {
+                let p = &mut out.planes[plane];
+                match number {
+                    PlaneNumber::Point(j) => {
+                        p.offset += [p.normal.x, p.normal.y, p.normal.z][j] * delta
+                    }
+                    PlaneNumber::Restitution => p.restitution += delta,
+                    PlaneNumber::Friction => p.friction += delta,
+                }
             }
         }
         out
@@ -183,6 +193,19 @@ impl<'a, P: Primal> BodyInputs<'a, P> {
                 }
                 Direction::Force { force, slot } => {
                     slot_of(&mut out.forces[force].parameters, slot).tangent[i] = one;
+                }
+                Direction::Plane { plane, number } => {
+                    let given = &self.planes[plane];
+                    let seeded = &mut out.planes[plane];
+                    match number {
+                        // offset = n . point: d offset / d point_j = n_j.
+                        PlaneNumber::Point(j) => {
+                            let n = given.normal;
+                            seeded.offset.tangent[i] = [n.x, n.y, n.z][j];
+                        }
+                        PlaneNumber::Restitution => seeded.restitution.tangent[i] = one,
+                        PlaneNumber::Friction => seeded.friction.tangent[i] = one,
+                    }
                 }
             }
         }
@@ -303,6 +326,15 @@ pub(crate) fn directions_of(
                     }
                     None => out.extend(std::iter::repeat_n(None, width)),
                 }
+            }
+            // Every body meets every plane (a crowd with planes gives each body a shape).
+            Tangent::Plane { plane, field } => {
+                out.extend(PlaneNumber::of_field(field).iter().map(|&number| {
+                    Some(Direction::Plane {
+                        plane: *plane,
+                        number,
+                    })
+                }))
             }
         }
     }
@@ -747,10 +779,17 @@ mod tests {
                 dt,
             };
             let what = format!("{integrator}, sliding box");
+            let plane = |number| Direction::Plane { plane: 0, number };
             check_block(
                 &base,
                 &mass,
-                &[Direction::State(7), Direction::State(8), Direction::Mass],
+                &[
+                    Direction::State(7),
+                    Direction::State(8),
+                    Direction::Mass,
+                    plane(PlaneNumber::Point(2)),
+                    plane(PlaneNumber::Friction),
+                ],
                 run,
                 // The box rocks on its corners: a nudge of 1e-3 makes a corner lift or land
                 // on another step within the run (the differences then see the jump); one of
@@ -777,6 +816,63 @@ mod tests {
             worst = worst.max(error);
         }
         assert!(worst > 0.1, "{worst}");
+    }
+
+    /// A spinning ball dropped on a tilted, springy, rough floor bounces once in the run: the
+    /// plane's numbers (its point, restitution and friction) as directions, against
+    /// differences of the reference, under every integrator.
+    #[test]
+    fn a_bounce_differentiates_along_the_planes_numbers() {
+        let mass = MassProperties::from_shape(1.5, Shape::Sphere { radius: 0.25 }, "ball").unwrap();
+        let body = Body::from_kinematics(
+            mass,
+            DVec3::new(0.1, -0.2, 0.6),
+            DQuat::from_rotation_x(0.3),
+            DVec3::new(3.0, 2.0, -1.0),
+            DVec3::new(4.0, -2.0, 1.0),
+        );
+        // Friction too weak to stop the slip in one bounce, so its coefficient matters.
+        let floor = Plane::through(
+            DVec3::new(0.2, -0.1, 0.05),
+            DVec3::new(0.1, -0.05, 1.0),
+            0.6,
+            0.1,
+        );
+        let planes = [PlaneConstants::of(&floor)];
+        let gravity = ForceKind::Gravity {
+            acceleration: DVec3::new(0.0, 0.0, -9.81),
+        };
+        let forces = [&gravity];
+        let plane = |number| Direction::Plane { plane: 0, number };
+        let directions = [
+            plane(PlaneNumber::Point(0)),
+            plane(PlaneNumber::Point(1)),
+            plane(PlaneNumber::Point(2)),
+            plane(PlaneNumber::Restitution),
+            plane(PlaneNumber::Friction),
+            Direction::State(9),
+        ];
+        for integrator in Integrator::ALL {
+            let base = BodyInputs::of(&body.state, &mass, &forces, &planes);
+            let run = Run {
+                integrator,
+                env: ForceEnv::default(),
+                steps: 40,
+                dt: 0.01,
+            };
+            let what = format!("{integrator}, bouncing ball");
+            let worst = check_block(&base, &mass, &directions, run, 1e-5, 1e-8, &what);
+            println!("{what}: worst {worst:.1e} of a column");
+            // The ball did bounce: every number of the plane moved its end state.
+            for &direction in &directions[..5] {
+                let column = differences(&base, &mass, direction, 1e-5, run);
+                let largest = column.iter().fold(0.0_f64, |m, d| m.max(d.abs()));
+                assert!(
+                    largest > 1e-2,
+                    "{what}: {direction:?} moved nothing ({largest:e})"
+                );
+            }
+        }
     }
 
     #[test]

@@ -140,7 +140,7 @@ fn decode_tangents(r: &mut ByteReader, crowd: &Crowd) -> Result<Option<TangentCo
     let names = (0..count)
         .map(|i| r.string(&format!("tangents.names[{i}]")))
         .collect::<Result<Vec<String>>>()?;
-    let plan = TangentPlan::parse(&names, &crowd.forces, "tangents.names")?;
+    let plan = TangentPlan::parse(&names, &crowd.forces, &crowd.planes, "tangents.names")?;
     let len = r.count(8, "tangents.columns")?;
     let expected = crowd.bodies.len() * plan.body_len();
     if len != expected {
@@ -598,7 +598,7 @@ mod tests {
         };
         assert_eq!(
             refused(&|t| t.names[1] = "weight".into()),
-            "tangents.names: `weight` names no tangent: use state, mass, inertia or forces[i].FIELD"
+            "tangents.names: `weight` names no tangent: use state, mass, inertia, forces[i].FIELD or planes[i].FIELD"
         );
         assert_eq!(
             refused(&|t| {

@@ -172,9 +172,9 @@ fn plan(args: &BenchArgs) -> Result<BenchPlan> {
         "none" => Some(vec![None]),
         name => Some(vec![Some(name.to_string())]),
     })?;
-    let forces = workload.crowd(1, 1)?.forces;
+    let crowd = workload.crowd(1, 1)?;
     for name in tangents.iter().flatten() {
-        TangentPlan::parse(&[name], &forces, "--tangents")?;
+        TangentPlan::parse(&[name], &crowd.forces, &crowd.planes, "--tangents")?;
     }
     Ok(BenchPlan {
         bodies: parse_sizes(&args.bodies)?,

@@ -54,7 +54,7 @@ impl TangentArgs {
             Some(_) => "--sensitivity",
             None => "--jacobian",
         };
-        let plan = TangentPlan::parse(&names, &crowd.forces, flag)?;
+        let plan = TangentPlan::parse(&names, &crowd.forces, &crowd.planes, flag)?;
         if !matches!(TrajectoryFormat::from_path(out), Ok(TrajectoryFormat::Npz)) {
             return Err(Error::invalid(
                 flag,

@@ -1,11 +1,12 @@
 //! What a derivative is taken along. Users name groups of directions: `state` (the 13
 //! components of the initial state `y = (x, q, P, L)`, `q` as `w, x, y, z`), `mass`,
-//! `inertia` (the body inertia's `xx, yy, zz, xy, xz, yz`) or one number of a force in the
+//! `inertia` (the body inertia's `xx, yy, zz, xy, xz, yz`), one number of a force in the
 //! scene's own path syntax (`forces[1].stiffness`, `forces[0].acceleration`: three
-//! directions, one a component).
+//! directions, one a component) or of a plane (`planes[0].friction`, `planes[0].point`).
 
 use crate::model::error::{Error, Result};
 use crate::model::force::{FieldValue, Force, NumericField};
+use crate::model::plane::Plane;
 
 /// Components of the state `y`.
 pub const STATE_COMPONENTS: usize = 13;
@@ -36,6 +37,46 @@ pub(crate) enum Direction {
     Inertia(usize),
     /// One number of the body's `force`-th force (in the order its steps are given them).
     Force { force: usize, slot: ParameterSlot },
+    /// One number of the crowd's plane `plane`.
+    Plane { plane: usize, number: PlaneNumber },
+}
+
+/// A number of a plane that a derivative is taken along.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum PlaneNumber {
+    /// Component `0..3` of the scene's `point` on the surface: it moves the plane's offset
+    /// `n . point` by that component of the unit normal `n`.
+    Point(usize),
+    /// The coefficient of restitution.
+    Restitution,
+    /// The friction coefficient.
+    Friction,
+}
+
+impl PlaneNumber {
+    /// The numbers of a plane a derivative is taken along, as the scene names them, with
+    /// their directions.
+    const FIELDS: [(&'static str, &'static [PlaneNumber]); 3] = [
+        (
+            "point",
+            &[
+                PlaneNumber::Point(0),
+                PlaneNumber::Point(1),
+                PlaneNumber::Point(2),
+            ],
+        ),
+        ("restitution", &[PlaneNumber::Restitution]),
+        ("friction", &[PlaneNumber::Friction]),
+    ];
+
+    /// The directions of the field `field` (a name [`Tangent::parse`] accepted).
+    pub(crate) fn of_field(field: &str) -> &'static [PlaneNumber] {
+        let (_, numbers) = Self::FIELDS
+            .iter()
+            .find(|(name, _)| *name == field)
+            .expect("a parsed plane field");
+        numbers
+    }
 }
 
 /// A named group of directions.
@@ -57,12 +98,20 @@ pub enum Tangent {
         /// Whether the field is a 3-vector.
         vector: bool,
     },
+    /// Field `field` of the crowd's plane `plane`: `point` (three directions), `restitution`
+    /// or `friction`.
+    Plane {
+        /// The plane's index in the crowd's list.
+        plane: usize,
+        /// The field's name, as the scene spells it.
+        field: &'static str,
+    },
 }
 
 impl Tangent {
-    /// The tangent `name` names among a crowd's `forces`; `flag` is the option or argument
-    /// it came from, named in the error.
-    pub fn parse(name: &str, forces: &[Force], flag: &str) -> Result<Self> {
+    /// The tangent `name` names among a crowd's `forces` and `planes`; `flag` is the option
+    /// or argument it came from, named in the error.
+    pub fn parse(name: &str, forces: &[Force], planes: &[Plane], flag: &str) -> Result<Self> {
         let invalid = |message: String| Error::invalid(flag, message);
         match name {
             "state" => return Ok(Tangent::State),
@@ -72,9 +121,27 @@ impl Tangent {
         }
         let not_a_tangent = || {
             invalid(format!(
-                "`{name}` names no tangent: use state, mass, inertia or forces[i].FIELD"
+                "`{name}` names no tangent: use state, mass, inertia, forces[i].FIELD or planes[i].FIELD"
             ))
         };
+        if let Some(rest) = name.strip_prefix("planes[") {
+            let (index, field) = rest.split_once("].").ok_or_else(not_a_tangent)?;
+            let plane: usize = index.parse().map_err(|_| not_a_tangent())?;
+            if plane >= planes.len() {
+                return Err(invalid(format!(
+                    "`{name}`: there is no planes[{plane}] (the crowd has {} planes)",
+                    planes.len()
+                )));
+            }
+            let Some((field, _)) = PlaneNumber::FIELDS.iter().find(|(f, _)| *f == field) else {
+                let names: Vec<&str> = PlaneNumber::FIELDS.iter().map(|(f, _)| *f).collect();
+                return Err(invalid(format!(
+                    "`{name}`: a plane has no number `{field}` to take a derivative along; its numbers are {}",
+                    names.join(", ")
+                )));
+            };
+            return Ok(Tangent::Plane { plane, field });
+        }
         let rest = name.strip_prefix("forces[").ok_or_else(not_a_tangent)?;
         let (index, field) = rest.split_once("].").ok_or_else(not_a_tangent)?;
         let force: usize = index.parse().map_err(|_| not_a_tangent())?;
@@ -111,6 +178,7 @@ impl Tangent {
             Tangent::Inertia => INERTIA_ENTRIES,
             Tangent::Force { vector: true, .. } => 3,
             Tangent::Force { vector: false, .. } => 1,
+            Tangent::Plane { field, .. } => PlaneNumber::of_field(field).len(),
         }
     }
 
@@ -121,6 +189,7 @@ impl Tangent {
             Tangent::Mass => "mass".to_string(),
             Tangent::Inertia => "inertia".to_string(),
             Tangent::Force { force, field, .. } => format!("forces[{force}].{field}"),
+            Tangent::Plane { plane, field } => format!("planes[{plane}].{field}"),
         }
     }
 }
@@ -136,7 +205,12 @@ impl TangentPlan {
     /// The tangents `names` names among a crowd's `forces`; `flag` is the option or argument
     /// they came from, named in the error. A name given twice, or a crowd with a custom force
     /// (which has no derivatives yet), is an error.
-    pub fn parse(names: &[impl AsRef<str>], forces: &[Force], flag: &str) -> Result<Self> {
+    pub fn parse(
+        names: &[impl AsRef<str>],
+        forces: &[Force],
+        planes: &[Plane],
+        flag: &str,
+    ) -> Result<Self> {
         if forces
             .iter()
             .any(|f| matches!(f.kind, crate::model::force::ForceKind::Custom))
@@ -148,7 +222,7 @@ impl TangentPlan {
         }
         let mut tangents: Vec<Tangent> = Vec::new();
         for name in names {
-            let tangent = Tangent::parse(name.as_ref(), forces, flag)?;
+            let tangent = Tangent::parse(name.as_ref(), forces, planes, flag)?;
             if tangents.contains(&tangent) {
                 return Err(Error::invalid(
                     flag,
@@ -265,6 +339,13 @@ mod tests {
         ]
     }
 
+    fn planes() -> [Plane; 2] {
+        [
+            Plane::ground(0.5, 0.3),
+            Plane::through(DVec3::X, DVec3::NEG_X, 0.2, 0.9),
+        ]
+    }
+
     #[test]
     fn names_parse_to_their_groups_and_widths() {
         let forces = forces();
@@ -275,8 +356,11 @@ mod tests {
             ("forces[0].acceleration", 3),
             ("forces[1].stiffness", 1),
             ("forces[1].attach", 3),
+            ("planes[0].point", 3),
+            ("planes[1].restitution", 1),
+            ("planes[1].friction", 1),
         ] {
-            let tangent = Tangent::parse(name, &forces, "--sensitivity").unwrap();
+            let tangent = Tangent::parse(name, &forces, &planes(), "--sensitivity").unwrap();
             assert_eq!((tangent.width(), tangent.name()), (width, name.to_string()));
         }
     }
@@ -287,11 +371,11 @@ mod tests {
         for (name, expected) in [
             (
                 "speed",
-                "--sensitivity: `speed` names no tangent: use state, mass, inertia or forces[i].FIELD",
+                "--sensitivity: `speed` names no tangent: use state, mass, inertia, forces[i].FIELD or planes[i].FIELD",
             ),
             (
                 "forces[x].stiffness",
-                "--sensitivity: `forces[x].stiffness` names no tangent: use state, mass, inertia or forces[i].FIELD",
+                "--sensitivity: `forces[x].stiffness` names no tangent: use state, mass, inertia, forces[i].FIELD or planes[i].FIELD",
             ),
             (
                 "forces[5].stiffness",
@@ -305,8 +389,20 @@ mod tests {
                 "forces[2].scale",
                 "--sensitivity: `forces[2].scale`: a custom force has no number `scale`; it has none",
             ),
+            (
+                "planes[2].friction",
+                "--sensitivity: `planes[2].friction`: there is no planes[2] (the crowd has 2 planes)",
+            ),
+            (
+                "planes[0].normal",
+                "--sensitivity: `planes[0].normal`: a plane has no number `normal` to take a derivative along; its numbers are point, restitution, friction",
+            ),
+            (
+                "planes[0]friction",
+                "--sensitivity: `planes[0]friction` names no tangent: use state, mass, inertia, forces[i].FIELD or planes[i].FIELD",
+            ),
         ] {
-            let error = Tangent::parse(name, &forces, "--sensitivity").unwrap_err();
+            let error = Tangent::parse(name, &forces, &planes(), "--sensitivity").unwrap_err();
             assert_eq!(error.to_string(), expected);
         }
     }

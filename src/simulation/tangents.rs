@@ -14,10 +14,11 @@ use crate::simulation::facade::Simulation;
 impl Simulation {
     /// Starts carrying the derivatives `names` names, from every body's state now: `state`
     /// (13 columns: the Jacobian `d y(now) / d y(start)`), `mass` (1), `inertia` (6, the body
-    /// frame's `xx, yy, zz, xy, xz, yz`; an off-diagonal entry moves both of its places) or a
+    /// frame's `xx, yy, zz, xy, xz, yz`; an off-diagonal entry moves both of its places), a
     /// number of a force in the scene's path syntax (`forces[1].stiffness`: 1 column;
-    /// `forces[0].acceleration`: 3). A bad name, a name given twice, a custom force (no
-    /// derivatives yet) or a backend that does not carry tangents is an error naming it.
+    /// `forces[0].acceleration`: 3) or of a plane (`planes[0].friction`, `restitution`: 1;
+    /// `planes[0].point`: 3). A bad name, a name given twice, a custom force (no derivatives
+    /// yet) or a backend that does not carry tangents is an error naming it.
     ///
     /// Orientation columns of `state` are those of the normalized input: the simulation
     /// normalizes an orientation on load, so the Jacobian times `q(start)` is zero there.
@@ -26,7 +27,12 @@ impl Simulation {
         if names.is_empty() {
             return Err(Error::invalid("tangents", "name at least one"));
         }
-        let plan = TangentPlan::parse(names, &self.settings.forces, "tangents")?;
+        let plan = TangentPlan::parse(
+            names,
+            &self.settings.forces,
+            &self.settings.planes,
+            "tangents",
+        )?;
         self.carry_tangents(plan)
     }
 

@@ -189,7 +189,7 @@ mod tests {
     /// moved.
     fn departures(crowd: &Crowd) -> (u64, usize) {
         let names = every_name(crowd);
-        let plan = TangentPlan::parse(&names, &crowd.forces, "tangents").unwrap();
+        let plan = TangentPlan::parse(&names, &crowd.forces, &crowd.planes, "tangents").unwrap();
         let mut sim = CpuSimulation::new(crowd, &BodySource::given(&crowd.bodies), 0).unwrap();
         let loads: Vec<ExternalLoad> = (0..crowd.bodies.len())
             .map(|i| ExternalLoad {
