@@ -12,7 +12,7 @@ use crate::model::mass::MassProperties;
 use crate::physics::algebra::Vec3;
 use crate::physics::custom_force::CustomForce;
 use crate::physics::dual::Dual;
-use crate::physics::force_law::{CustomForceInput, ExternalLoad};
+use crate::physics::force_law::{CustomForceInput, ExternalLoad, ForceInput};
 use crate::physics::forces::{Body, Parameters, add_force, add_scaled};
 use crate::physics::motion::{self, Load, MassConstants, State};
 use crate::physics::profile::keyframe_scale;
@@ -98,7 +98,7 @@ impl Primal for f32 {
 
 /// The numbers the per-body steps run over: a machine precision ([`Primal`]), or one with
 /// tangents ([`Dual`]).
-pub(crate) trait Reference: Scalar {
+pub(crate) trait Reference: Scalar + 'static {
     /// The precision of the values.
     type Primal: Primal;
     /// Whether the number carries tangents.
@@ -172,9 +172,26 @@ fn accumulate_force<R: Reference>(
             let scale = keyframe_scale(&env.keyframes[table], body.time.primal());
             add_scaled(u, w, R::constant(scale.into()), total);
         }
+        ForceKind::Custom if R::TANGENTS => {
+            // Only a force law has derivatives: `Simulation::carry_tangents` refuses others.
+            if let Some(custom) = env.custom_force {
+                let law = custom
+                    .law_on::<R>()
+                    .expect("tangents through a custom force that is a ForceLaw");
+                let load = law(&ForceInput {
+                    position: body.state.position,
+                    orientation: body.state.orientation.normalize(),
+                    velocity: body.aux.velocity,
+                    angular_velocity: body.aux.angular_velocity,
+                    mass: body.mass.mass,
+                    time: body.time,
+                    body: R::constant(env.body as f64),
+                });
+                total.force = total.force + load.force;
+                total.torque = total.torque + load.torque;
+            }
+        }
         ForceKind::Custom => {
-            // The user's f64 code has no tangents: a crowd with one is refused them.
-            assert!(!R::TANGENTS, "tangents through a custom force are refused");
             if let Some(custom) = env.custom_force {
                 let (state, aux) = (body.state, body.aux);
                 let f64_of = |x: R| -> f64 { x.primal().into() };

@@ -24,7 +24,7 @@ use crate::model::tangent::{
 use crate::physics::algebra::SymMat3;
 use crate::physics::algebra::Vec3;
 use crate::physics::contact::{PlaneConstants, ShapeConstants};
-use crate::physics::dual::Dual;
+use crate::physics::dual::{DUAL_WIDTHS, Dual};
 use crate::physics::motion::{MassConstants, State};
 use crate::physics::scalar::{Carried, Scalar};
 
@@ -258,9 +258,8 @@ impl<'a, R: Reference> BodyInputs<'a, R> {
 /// The widths of dual blocks compiled: the directions of a body are run in blocks of these
 /// widths. A block costs about one plain run plus [`COST_PER_DIRECTION`] per width, so a
 /// width that fits the count saves the unused directions' work, and one wide block saves
-/// recomputing the values. The state's 13 run in a block of 16: 13 measured slower (its
-/// arrays split unevenly into vector registers).
-const WIDTHS: [usize; 3] = [1, 4, 16];
+/// recomputing the values.
+const WIDTHS: [usize; 3] = DUAL_WIDTHS;
 
 /// The cost of one direction of a dual block, in plain runs: a dual operation is the value's
 /// operation and, per direction, about one more (`rigid-crowd bench --tangents` measured a
@@ -493,7 +492,7 @@ fn from_components<R: Scalar>(c: [R; STATE_COMPONENTS]) -> State<R> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use glam::{DQuat, DVec3};
 
     use super::*;
@@ -503,7 +502,8 @@ mod tests {
     use crate::model::shape::Shape;
 
     /// Directions the tests seed together in one run of their own.
-    const BLOCK: usize = 8;
+    /// (A width tangents run in, which a force law has an instance for.)
+    const BLOCK: usize = 16;
 
     #[test]
     fn block_widths_cover_the_count_with_the_compiled_widths() {
@@ -816,6 +816,56 @@ mod tests {
             worst = worst.max(error);
         }
         assert!(worst > 0.1, "{worst}");
+    }
+
+    /// A force law for the tests: a soft tether to the origin, stiffening with distance, with
+    /// damping, and a torque that depends on the orientation and the time.
+    pub(crate) struct Tether;
+
+    impl crate::physics::force_law::ForceLaw for Tether {
+        fn load<R: Scalar>(
+            &self,
+            b: &crate::physics::force_law::ForceInput<R>,
+        ) -> crate::physics::motion::Load<R> {
+            let c = R::constant;
+            let reach = (b.position.dot(b.position) + c(1.0)).sqrt();
+            let q = b.orientation;
+            let axis = Vec3::new(q.x, q.y, q.z) * (b.time + c(0.5) + b.body * c(0.1));
+            crate::physics::motion::Load {
+                force: b.position * (-(c(3.0) * b.mass * reach)) + b.velocity * c(-0.4),
+                torque: axis.cross(b.angular_velocity) + b.angular_velocity * c(-0.2),
+            }
+        }
+    }
+
+    /// A custom force written once as a law gets its tangents from its dual instance: the
+    /// state, mass and inertia columns through it match differences of the reference, which
+    /// runs the law's f64 instance, under every integrator.
+    #[test]
+    fn a_force_laws_tangents_come_from_its_one_definition() {
+        let (state, mass) = tumbling_brick();
+        let custom = crate::physics::custom_force::CustomForce::from_law(Tether);
+        let env = ForceEnv {
+            body: 3,
+            custom_force: Some(&custom),
+            ..ForceEnv::default()
+        };
+        let kind = ForceKind::Custom;
+        let forces = [&kind];
+        for integrator in Integrator::ALL {
+            let base = BodyInputs::of(&state, &mass, &forces, &[]);
+            let run = Run {
+                integrator,
+                env,
+                steps: 25,
+                dt: 0.01,
+            };
+            let what = format!("{integrator}, a force law");
+            let mut worst = check_block(&base, &mass, &STATE, run, 1e-3, 1e-8, &what);
+            let others = check_block(&base, &mass, &MASS_AND_INERTIA, run, 1e-3, 1e-8, &what);
+            worst = worst.max(others);
+            println!("{what}: worst {worst:.1e} of a column");
+        }
     }
 
     /// A spinning ball dropped on a tilted, springy, rough floor bounces once in the run: the

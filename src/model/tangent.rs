@@ -202,24 +202,14 @@ pub struct TangentPlan {
 }
 
 impl TangentPlan {
-    /// The tangents `names` names among a crowd's `forces`; `flag` is the option or argument
-    /// they came from, named in the error. A name given twice, or a crowd with a custom force
-    /// (which has no derivatives yet), is an error.
+    /// The tangents `names` names among a crowd's `forces` and `planes`; `flag` is the option
+    /// or argument they came from, named in the error. A name given twice is an error.
     pub fn parse(
         names: &[impl AsRef<str>],
         forces: &[Force],
         planes: &[Plane],
         flag: &str,
     ) -> Result<Self> {
-        if forces
-            .iter()
-            .any(|f| matches!(f.kind, crate::model::force::ForceKind::Custom))
-        {
-            return Err(Error::invalid(
-                flag,
-                "the crowd has a custom force, which has no derivatives yet",
-            ));
-        }
         let mut tangents: Vec<Tangent> = Vec::new();
         for name in names {
             let tangent = Tangent::parse(name.as_ref(), forces, planes, flag)?;

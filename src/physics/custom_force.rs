@@ -1,11 +1,14 @@
 //! A user's custom force as the backends hold it: a [`ForceLaw`] with its instances (f64, f32
 //! lanes, the WGSL traced from it in either precision), or a WGSL function with its Rust twin.
 
+use std::any::{Any, TypeId};
+use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 
 use crate::model::error::{Error, Result};
 use crate::model::precision::Precision;
+use crate::physics::dual::{DUAL_WIDTHS, Dual};
 use crate::physics::force_law::{CustomForceInput, ExternalLoad, ForceInput, ForceLaw};
 use crate::physics::lanes::Lanes;
 use crate::physics::motion::Load;
@@ -46,10 +49,35 @@ pub struct CustomForce {
     traced: Option<Arc<[String; 2]>>,
     /// A [`ForceLaw`] on eight f32 lanes, for the `cpu` backend.
     lanes: Option<Arc<LanesLaw>>,
+    /// A [`ForceLaw`] on dual numbers (f64 and f32, each width of [`DUAL_WIDTHS`]), for
+    /// tangents: each an `Arc<LawOn<R>>`, keyed by the type `R`.
+    duals: Option<Arc<HashMap<TypeId, Arc<dyn Any + Send + Sync>>>>,
 }
 
+/// A force law's instance on the number `R`.
+pub(crate) type LawOn<R> = dyn Fn(&ForceInput<R>) -> Load<R> + Send + Sync;
+
 /// A force law's instance on the `cpu` backend's lanes.
-pub(crate) type LanesLaw = dyn Fn(&ForceInput<Lanes>) -> Load<Lanes> + Send + Sync;
+pub(crate) type LanesLaw = LawOn<Lanes>;
+
+/// `law`'s instances on the dual numbers tangents run in.
+fn dual_instances<L: ForceLaw>(law: &Arc<L>) -> HashMap<TypeId, Arc<dyn Any + Send + Sync>> {
+    let mut instances: HashMap<TypeId, Arc<dyn Any + Send + Sync>> = HashMap::new();
+    macro_rules! instance {
+        ($($r:ty),*) => {$(
+            let on = Arc::clone(law);
+            let instance: Arc<LawOn<$r>> = Arc::new(move |input: &ForceInput<$r>| on.load(input));
+            instances.insert(TypeId::of::<$r>(), Arc::new(instance));
+        )*};
+    }
+    const _: () = assert!(
+        DUAL_WIDTHS[0] == 1 && DUAL_WIDTHS[1] == 4 && DUAL_WIDTHS[2] == 16,
+        "an instance per width"
+    );
+    instance!(Dual<f64, 1>, Dual<f64, 4>, Dual<f64, 16>);
+    instance!(Dual<f32, 1>, Dual<f32, 4>, Dual<f32, 16>);
+    instances
+}
 
 impl CustomForce {
     /// A custom force from its WGSL source and its Rust twin.
@@ -63,6 +91,7 @@ impl CustomForce {
             origin: "custom_force".to_string(),
             traced: None,
             lanes: None,
+            duals: None,
         }
     }
 
@@ -74,6 +103,7 @@ impl CustomForce {
             custom_force_wgsl::<f32, _>(&*law),
             custom_force_wgsl::<f64, _>(&*law),
         ];
+        let duals = dual_instances(&law);
         let on_lanes = Arc::clone(&law);
         let lanes = move |input: &ForceInput<Lanes>| on_lanes.load(input);
         let closure = move |input: &CustomForceInput| {
@@ -89,7 +119,15 @@ impl CustomForce {
             origin: "custom_force".to_string(),
             traced: Some(Arc::new(traced)),
             lanes: Some(Arc::new(lanes)),
+            duals: Some(Arc::new(duals)),
         }
+    }
+
+    /// A [`ForceLaw`]'s instance on the dual number `R` (of a width in [`DUAL_WIDTHS`]);
+    /// `None` for a WGSL string and its Rust twin, which have no derivatives.
+    pub(crate) fn law_on<R: 'static>(&self) -> Option<&LawOn<R>> {
+        let instance = self.duals.as_ref()?.get(&TypeId::of::<R>())?;
+        instance.downcast_ref::<Arc<LawOn<R>>>().map(|law| &**law)
     }
 
     /// A [`ForceLaw`]'s instance on lanes; `None` for a WGSL string and its Rust twin.
@@ -120,6 +158,7 @@ impl CustomForce {
             origin: origin.into(),
             traced: None,
             lanes: None,
+            duals: None,
         }
     }
 

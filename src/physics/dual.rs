@@ -11,6 +11,11 @@ use std::ops::{Add, Div, Mul, Neg, Sub};
 
 use super::scalar::{Carried, Scalar};
 
+/// The widths `N` that tangents run in (`body_steps::tangents` picks blocks of them per
+/// count of directions; a force law has an instance for each). The state's 13 run in a 16:
+/// a block of 13 measured slower (its arrays split unevenly into vector registers).
+pub(crate) const DUAL_WIDTHS: [usize; 3] = [1, 4, 16];
+
 /// `value` and its derivative along each of `N` directions.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Dual<R, const N: usize> {

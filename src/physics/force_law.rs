@@ -61,7 +61,8 @@ pub struct ForceInput<R> {
 /// A force written once, in Rust, over the number type the physics is written over
 /// ([`Real`](crate::Real)): `cpu-ref` runs it in f64, `cpu` on eight f32 lanes, and the GPU
 /// kernels run the WGSL traced from it in f32 and f64, so on an adapter with IEEE arithmetic
-/// `gpu-f64` gives `cpu-ref`'s bits and `gpu` gives `cpu`'s. Write it with the operations of [`Real`](crate::Real) (`+ - * /`, `sqrt`,
+/// `gpu-f64` gives `cpu-ref`'s bits and `gpu` gives `cpu`'s. Tangents run it over dual
+/// numbers, so its derivatives come from the same definition. Write it with the operations of [`Real`](crate::Real) (`+ - * /`, `sqrt`,
 /// comparisons and `select`, [`sin_cos`](crate::sin_cos)); parameters are fields of `self`,
 /// brought in with [`Real::constant`](crate::Real::constant). Make one with
 /// [`CustomForce::from_law`](crate::CustomForce::from_law).

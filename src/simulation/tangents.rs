@@ -8,6 +8,7 @@
 
 use crate::checkpoint::TangentColumns;
 use crate::model::error::{Error, Result};
+use crate::model::force::ForceKind;
 use crate::model::tangent::{STATE_COMPONENTS, TangentPlan};
 use crate::simulation::facade::Simulation;
 
@@ -17,8 +18,10 @@ impl Simulation {
     /// frame's `xx, yy, zz, xy, xz, yz`; an off-diagonal entry moves both of its places), a
     /// number of a force in the scene's path syntax (`forces[1].stiffness`: 1 column;
     /// `forces[0].acceleration`: 3) or of a plane (`planes[0].friction`, `restitution`: 1;
-    /// `planes[0].point`: 3). A bad name, a name given twice, a custom force (no derivatives
-    /// yet) or a backend that does not carry tangents is an error naming it.
+    /// `planes[0].point`: 3). A custom force written as a [`ForceLaw`](crate::ForceLaw) has
+    /// derivatives from its one definition. A bad name, a name given twice, a custom force
+    /// that is WGSL with a Rust twin, or a backend that does not carry tangents is an error
+    /// naming it.
     ///
     /// Orientation columns of `state` are those of the normalized input: the simulation
     /// normalizes an orientation on load, so the Jacobian times `q(start)` is zero there.
@@ -38,6 +41,18 @@ impl Simulation {
 
     /// [`start_tangents`](Self::start_tangents) of a plan checked against this crowd.
     pub(crate) fn carry_tangents(&mut self, plan: TangentPlan) -> Result<()> {
+        let custom_called = (self.settings.forces.iter()).any(|f| f.kind == ForceKind::Custom);
+        let law = self
+            .settings
+            .custom_force
+            .as_ref()
+            .is_some_and(|c| c.is_law());
+        if custom_called && !law {
+            return Err(Error::invalid(
+                "tangents",
+                "the crowd's custom force is WGSL with a Rust twin, which has no derivatives: write it once as a ForceLaw (CustomForce::from_law)",
+            ));
+        }
         if !self.backend().carries_tangents() {
             return Err(Error::invalid(
                 "tangents",
@@ -196,8 +211,17 @@ mod tests {
         let mut sim = Simulation::reference(&custom).unwrap();
         assert_eq!(
             message(sim.start_tangents(&["state"]).unwrap_err()),
-            "tangents: the crowd has a custom force, which has no derivatives yet"
+            "tangents: the crowd's custom force is WGSL with a Rust twin, which has no derivatives: write it once as a ForceLaw (CustomForce::from_law)"
         );
+        // The same force written once as a law has them, on both CPU backends.
+        custom.custom_force = Some(crate::CustomForce::from_law(
+            crate::body_steps::tangents::tests::Tether,
+        ));
+        for backend in [Backend::Reference, Backend::FastCpu] {
+            let mut sim = Simulation::new(&custom, backend).unwrap();
+            sim.start_tangents(&["state"]).unwrap();
+            sim.step(10).unwrap();
+        }
     }
 
     /// A checkpoint holds the tangents: the run resumed from its file carries them on to

@@ -336,6 +336,7 @@ impl CpuSimulation {
             dt,
             first_step,
             first_body,
+            custom_force,
         };
         let (tangent_columns, tangents, departed) = match &mut self.tangents {
             Some(t) => {

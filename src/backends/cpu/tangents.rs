@@ -15,6 +15,7 @@ use crate::model::force::ForceKind;
 use crate::model::integrator::Integrator;
 use crate::model::tangent::TangentPlan;
 use crate::physics::contact::PlaneConstants;
+use crate::physics::custom_force::CustomForce;
 use crate::physics::force_law::ExternalLoad;
 use crate::physics::lanes::{LANES, Vec3Lanes};
 use crate::physics::motion::State;
@@ -43,6 +44,8 @@ pub(crate) struct TangentRun<'a> {
     pub first_step: u64,
     /// The crowd index of body 0 here.
     pub first_body: usize,
+    /// The crowd's custom force (a force law, when tangents are carried through it).
+    pub custom_force: Option<&'a CustomForce>,
 }
 
 impl CpuTangents {
@@ -126,7 +129,7 @@ impl BlockTangents<'_> {
                         torque: lane_load(&load.torque),
                     },
                     keyframes: self.keyframes,
-                    custom_force: None,
+                    custom_force: run.custom_force,
                 },
             };
             let mut values = steps.base.state;
@@ -153,22 +156,24 @@ mod tests {
     use crate::assembly::body_source::BodySource;
     use crate::assembly::crowd::Crowd;
     use crate::backends::cpu::CpuSimulation;
+    use crate::body_steps::tangents::tests::Tether;
     use crate::model::fault_rules::{Envelope, FaultRules, OnFault};
     use crate::model::force::ForceKind;
     use crate::model::integrator::Integrator;
     use crate::model::plane::Plane;
     use crate::model::tangent::TangentPlan;
+    use crate::physics::custom_force::CustomForce;
     use crate::physics::force_law::ExternalLoad;
     use crate::verify::check_crowd::cross_check_crowd;
 
-    /// The cross-check crowd (every force kind, own forces, keyframes) without its custom
-    /// force, on a floor.
+    /// The cross-check crowd (every force kind, own forces, keyframes) on a floor, its
+    /// custom force a force law.
     fn crowd(integrator: Integrator) -> Crowd {
         let mut crowd = cross_check_crowd(45, 11, integrator, 1e-2)
             .unwrap()
             .with_plane(Plane::ground(0.5, 0.3));
-        crowd.forces.retain(|f| f.kind != ForceKind::Custom);
-        crowd.custom_force = None;
+        assert!(crowd.forces.iter().any(|f| f.kind == ForceKind::Custom));
+        crowd.custom_force = Some(CustomForce::from_law(Tether));
         crowd
     }
 
@@ -212,8 +217,9 @@ mod tests {
     }
 
     /// The `cpu` instance of the tangents is the definition over `Dual<f32, W>`: its values
-    /// are the lanes' f32 steps, bit for bit, under every integrator, every force kind, own
-    /// forces, keyframes, external loads and contacts.
+    /// are the lanes' f32 steps, bit for bit, under every integrator, every force kind (a
+    /// force law's dual instance against its lanes instance), own forces, keyframes, external
+    /// loads and contacts.
     #[test]
     fn dual_steps_take_the_lanes_values_bit_for_bit() {
         for integrator in Integrator::ALL {
