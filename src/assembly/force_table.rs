@@ -133,6 +133,11 @@ impl ForceTable {
         self.forces[..self.global_count].iter().chain(own)
     }
 
+    /// The crowd's index of the force each record comes from, in record order.
+    pub fn origins(&self) -> &[u32] {
+        &self.origins
+    }
+
     /// The crowd's index of each force acting on body `index`, in
     /// [`acting_on`](Self::acting_on)'s order.
     pub fn origins_of(&self, index: usize) -> impl Iterator<Item = usize> + '_ {

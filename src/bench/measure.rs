@@ -192,9 +192,6 @@ impl BenchPlan {
                         for &threads in &self.cpu_threads {
                             let mut plain = None;
                             for tangents in &self.tangents {
-                                if tangents.is_some() && !backend.carries_tangents() {
-                                    continue;
-                                }
                                 let tangents = tangents.as_deref();
                                 let mut row =
                                     self.measure_cpu(&crowd, backend, threads, tangents, &cpu)?;

@@ -115,16 +115,6 @@ impl<'a> BodyInputs<'a, f64> {
 }
 
 impl<'a, P: Primal> BodyInputs<'a, P> {
-    /// The inputs over `Dual<P, N>`, tangent `i` seeded along `directions[i]`.
-    #[cfg(test)]
-    pub(crate) fn seeded<const N: usize>(
-        &self,
-        mass: &MassProperties,
-        directions: &[Direction; N],
-    ) -> BodyInputs<'a, Dual<P, N>> {
-        self.seeded_along(mass, directions.iter().copied().enumerate())
-    }
-
     /// The inputs over `Dual<P, N>`, each tangent `i` of `seeds` seeded along its
     /// direction; the others stay zero. A seed is the derivative of the input along the
     /// direction: 1 for the number itself, `-1/m^2` for `1/m`, `-I^-1 dI I^-1` (in f64,
@@ -165,7 +155,6 @@ impl<'a, P: Primal> BodyInputs<'a, P> {
                 })
                 .collect(),
         };
-        let inv_inertia = mass.inv_inertia_body();
         let one = P::constant(1.0);
         for (i, direction) in seeds {
             match direction {
@@ -174,22 +163,23 @@ impl<'a, P: Primal> BodyInputs<'a, P> {
                     y[c].tangent[i] = one;
                     out.state = State::from_scalars(&mut y.into_iter());
                 }
-                Direction::Mass => {
-                    let m = self.constants.mass;
-                    out.constants.mass.tangent[i] = one;
-                    out.constants.inv_mass.tangent[i] = -one / (m * m);
-                }
-                Direction::Inertia(entry) => {
-                    // d(I^-1) = -I^-1 dI I^-1.
-                    let moved = -(inv_inertia * inertia_unit(entry) * inv_inertia);
-                    let [xx, yy, zz, xy, xz, yz] = sym_entries(moved).map(P::constant);
-                    let t = &mut out.constants.inv_inertia;
-                    t.xx.tangent[i] = xx;
-                    t.yy.tangent[i] = yy;
-                    t.zz.tangent[i] = zz;
-                    t.xy.tangent[i] = xy;
-                    t.xz.tangent[i] = xz;
-                    t.yz.tangent[i] = yz;
+                Direction::Mass | Direction::Inertia(_) => {
+                    let seeds = constant_seeds(mass, self.constants.mass, direction);
+                    let c = &mut out.constants;
+                    let i_inv = &mut c.inv_inertia;
+                    let seeded = [
+                        &mut c.mass,
+                        &mut c.inv_mass,
+                        &mut i_inv.xx,
+                        &mut i_inv.yy,
+                        &mut i_inv.zz,
+                        &mut i_inv.xy,
+                        &mut i_inv.xz,
+                        &mut i_inv.yz,
+                    ];
+                    for (number, seed) in seeded.into_iter().zip(seeds) {
+                        number.tangent[i] = seed;
+                    }
                 }
                 Direction::Force { force, slot } => {
                     slot_of(&mut out.forces[force].parameters, slot).tangent[i] = one;
@@ -210,6 +200,30 @@ impl<'a, P: Primal> BodyInputs<'a, P> {
             }
         }
         out
+    }
+}
+
+/// The derivatives of a body's mass constants `(mass, inv_mass, Ibody^-1 xx, yy, zz, xy, xz,
+/// yz)` along `direction` (zero unless it is the mass or an inertia entry), for a body of
+/// `mass` whose mass the steps hold as `m`: 1 for the mass and `-1/m^2` for `1/m`, and
+/// `-I^-1 dI I^-1` (in f64, rounded to `P`) for the inverse inertia.
+pub(crate) fn constant_seeds<P: Primal>(
+    mass: &MassProperties,
+    m: P,
+    direction: Direction,
+) -> [P; 8] {
+    let zero = P::constant(0.0);
+    let one = P::constant(1.0);
+    match direction {
+        Direction::Mass => [one, -one / (m * m), zero, zero, zero, zero, zero, zero],
+        Direction::Inertia(entry) => {
+            // d(I^-1) = -I^-1 dI I^-1.
+            let inv_inertia = mass.inv_inertia_body();
+            let moved = -(inv_inertia * inertia_unit(entry) * inv_inertia);
+            let [xx, yy, zz, xy, xz, yz] = sym_entries(moved).map(P::constant);
+            [zero, zero, xx, yy, zz, xy, xz, yz]
+        }
+        _ => [zero; 8],
     }
 }
 
@@ -270,11 +284,16 @@ const COST_PER_DIRECTION: f64 = 0.9;
 /// the widest first: `[16]` for the state's 13, `[1]` for one number, `[4, 1, 1]` for the
 /// inertia's 6.
 pub(crate) fn block_widths(k: usize) -> Vec<usize> {
+    block_widths_among(k, &WIDTHS)
+}
+
+/// [`block_widths`] among `widths` only.
+pub(crate) fn block_widths_among(k: usize, widths: &[usize]) -> Vec<usize> {
     let cost = |w: usize| 1.0 + COST_PER_DIRECTION * w as f64;
     // best[n] = (cost, first block's width) for n directions.
     let mut best: Vec<(f64, usize)> = vec![(0.0, 0)];
     for n in 1..=k {
-        let choice = WIDTHS
+        let choice = widths
             .iter()
             .map(|&w| (cost(w) + best[n.saturating_sub(w)].0, w))
             .min_by(|a, b| a.0.total_cmp(&b.0))

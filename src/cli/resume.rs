@@ -50,14 +50,6 @@ pub fn resume(args: ResumeArgs, started: Instant) -> Result<ExitCode> {
     let step = checkpoint.step();
     let (plan, trajectory) = resume_plan(&args, checkpoint.run.as_ref(), step)?;
     if checkpoint.tangents.is_some() {
-        if !backend.carries_tangents() {
-            return Err(Error::invalid(
-                "--backend",
-                format!(
-                    "the checkpoint carries tangents, which the `{backend}` backend does not carry yet"
-                ),
-            ));
-        }
         let format = crate::record::TrajectoryFormat::from_path(&plan.out);
         if !matches!(format, Ok(crate::record::TrajectoryFormat::Npz)) {
             return Err(Error::invalid(

@@ -3,6 +3,7 @@
 
 use clap::Args;
 
+use crate::backends::gpu::tangent_refusal as gpu_tangent_refusal;
 use crate::model::tangent::TangentPlan;
 use crate::record::TrajectoryFormat;
 use crate::{Backend, Crowd, Error, Result};
@@ -25,7 +26,7 @@ pub struct TangentArgs {
 
 impl TangentArgs {
     /// The tangents to start, `None` if none is asked for. Refused in one line: a bad name,
-    /// an output that is not `.npz`, a backend that does not carry tangents.
+    /// an output that is not `.npz`, a crowd the GPU does not carry tangents for yet.
     pub(crate) fn plan(
         &self,
         crowd: &Crowd,
@@ -64,13 +65,8 @@ impl TangentArgs {
                 ),
             ));
         }
-        if !backend.carries_tangents() {
-            return Err(Error::invalid(
-                flag,
-                format!(
-                    "the `{backend}` backend does not carry tangents yet; use --backend cpu-ref or cpu"
-                ),
-            ));
+        if let (Backend::Gpu | Backend::GpuF64, Some(why)) = (backend, gpu_tangent_refusal(crowd)) {
+            return Err(Error::invalid(flag, why));
         }
         Ok(Some(plan))
     }

@@ -55,11 +55,6 @@ impl Backend {
         }
     }
 
-    /// Whether it carries tangents (derivatives) with its states yet.
-    pub fn carries_tangents(self) -> bool {
-        matches!(self, Backend::Reference | Backend::FastCpu)
-    }
-
     /// The GPU backend of `precision`.
     pub fn gpu(precision: Precision) -> Self {
         match precision {

@@ -25,6 +25,17 @@ pub(crate) enum ParameterSlot {
     Scalar(usize),
 }
 
+impl ParameterSlot {
+    /// The slot's place among a force's ten parameter numbers: the two vectors' components,
+    /// then the four scalars (as a GPU force record holds them).
+    pub(crate) fn place(self) -> usize {
+        match self {
+            ParameterSlot::Vector { vector, component } => 3 * vector + component,
+            ParameterSlot::Scalar(index) => 6 + index,
+        }
+    }
+}
+
 /// One input a derivative is taken along.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Direction {
@@ -459,10 +470,7 @@ mod tests {
                     FieldValue::Number(value) => vec![value],
                 };
                 for (slot, value) in slots.into_iter().zip(values) {
-                    let at = match slot {
-                        ParameterSlot::Vector { vector, component } => 3 * vector + component,
-                        ParameterSlot::Scalar(index) => 6 + index,
-                    };
+                    let at = slot.place();
                     assert_eq!(read[at], value, "{:?} {name}", kind.force_type());
                     claimed[at] = true;
                 }

@@ -10,6 +10,7 @@ pub(crate) mod clock;
 pub mod contact;
 pub mod custom_force;
 pub mod dual;
+pub(crate) mod dual_wgsl;
 pub mod envelope;
 pub mod force_law;
 pub mod forces;

@@ -8,7 +8,7 @@ use crate::backends::cpu_ref::CpuRefSimulation;
 use crate::backends::gpu::GpuShards;
 use crate::model::backend::Backend;
 use crate::model::body::{Body, BodyState};
-use crate::model::error::{Error, Result};
+use crate::model::error::Result;
 use crate::model::fault::Fault;
 use crate::model::fault_rules::QuarantinedBody;
 use crate::model::mass::MassProperties;
@@ -57,25 +57,13 @@ pub(crate) trait Engine: std::fmt::Debug + Send + Sync {
     }
     /// Starts carrying the tangents of `plan` (validated against the crowd) from every
     /// body's state now.
-    fn start_tangents(&mut self, _plan: &TangentPlan, _crowd: &Crowd) -> Result<()> {
-        Err(Error::invalid(
-            "tangents",
-            "this backend does not carry them",
-        ))
-    }
+    fn start_tangents(&mut self, plan: &TangentPlan, crowd: &Crowd) -> Result<()>;
     /// Copies the tangent columns `columns` of every body into `out` (`13 x columns.len()`
     /// per body, row-major, in crowd order), waiting for queued steps.
-    fn read_tangents(&mut self, _columns: Range<usize>, _out: &mut [f64]) -> Result<()> {
-        Ok(())
-    }
+    fn read_tangents(&mut self, columns: Range<usize>, out: &mut [f64]) -> Result<()>;
     /// Replaces every carried column (`13 x k` per body, as `read_tangents` of them all
     /// gives them).
-    fn set_tangents(&mut self, _columns: &[f64]) -> Result<()> {
-        Err(Error::invalid(
-            "tangents",
-            "this backend does not carry them",
-        ))
-    }
+    fn set_tangents(&mut self, columns: &[f64]) -> Result<()>;
     /// The GPU simulation, for what only the GPU has (its buffers, devices, timings and
     /// asynchronous reads); `None` on the CPU backends.
     fn gpu(&self) -> Option<&GpuShards> {
@@ -214,6 +202,15 @@ impl Engine for GpuShards {
     #[cfg(feature = "cli")]
     fn stream_states(&mut self, visit: Visit<'_>) -> Result<()> {
         GpuShards::stream_states(self, visit)
+    }
+    fn start_tangents(&mut self, plan: &TangentPlan, crowd: &Crowd) -> Result<()> {
+        GpuShards::start_tangents(self, plan, crowd)
+    }
+    fn read_tangents(&mut self, columns: Range<usize>, out: &mut [f64]) -> Result<()> {
+        GpuShards::read_tangents(self, columns, out)
+    }
+    fn set_tangents(&mut self, columns: &[f64]) -> Result<()> {
+        GpuShards::set_tangents(self, columns)
     }
     fn gpu(&self) -> Option<&GpuShards> {
         Some(self)

@@ -25,6 +25,7 @@ mod forces;
 mod full_disk;
 mod gpu_f64;
 mod gpu_limits;
+mod gpu_tangents;
 mod kernel_spec;
 mod lean_reads;
 mod module_graph;

@@ -12,8 +12,7 @@ pub(crate) mod kernel;
 mod options;
 mod shards;
 mod simulation;
-#[cfg(test)]
-mod tangent_probe;
+mod tangents;
 
 pub use crate::model::precision::Precision;
 pub use buffers::{GpuChunk, LAYOUT_VERSION, layout_wgsl};
@@ -30,3 +29,4 @@ pub(crate) use shards::GpuShards;
 pub(crate) use simulation::GpuSimulation;
 pub use simulation::StepTimes;
 pub(crate) use simulation::check_scope;
+pub(crate) use tangents::refusal as tangent_refusal;

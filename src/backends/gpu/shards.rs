@@ -2,6 +2,8 @@
 //! Bodies are independent, so a shard integrates exactly as the whole crowd would; every
 //! index that leaves this file is a crowd index.
 
+use crate::body_steps::carried::CarriedTangents;
+use crate::model::tangent::TangentPlan;
 use std::collections::HashMap;
 use std::ops::Range;
 use std::time::Instant;
@@ -181,6 +183,43 @@ impl GpuShards {
     /// Waits for every device.
     pub fn finish(&mut self) -> Result<()> {
         self.on_each(GpuSimulation::finish).map(drop)
+    }
+
+    /// Starts carrying the tangents of `plan` (checked against `crowd`) from every body's
+    /// state now; on one device only, so far.
+    pub fn start_tangents(&mut self, plan: &TangentPlan, crowd: &Crowd) -> Result<()> {
+        match &mut self.shards[..] {
+            [shard] => shard.sim.start_tangents(plan, crowd),
+            _ => Err(Error::invalid(
+                "tangents",
+                "the GPU carries tangents on one device so far: run without --devices",
+            )),
+        }
+    }
+
+    /// Copies columns `columns` of every body's tangent block into `out` (`13 x
+    /// columns.len()` per body, row-major, in crowd order), once the queued steps are done.
+    pub fn read_tangents(&mut self, columns: Range<usize>, out: &mut [f64]) -> Result<()> {
+        let [shard] = &mut self.shards[..] else {
+            return Ok(());
+        };
+        let Some(plan) = shard.sim.tangent_plan().cloned() else {
+            return Ok(());
+        };
+        let carried = CarriedTangents::<f64> {
+            plan,
+            columns: shard.sim.tangent_columns()?,
+        };
+        carried.read(columns, out);
+        Ok(())
+    }
+
+    /// Replaces every body's tangent block with `columns`.
+    pub fn set_tangents(&mut self, columns: &[f64]) -> Result<()> {
+        match &mut self.shards[..] {
+            [shard] => shard.sim.set_tangent_columns(columns),
+            _ => Ok(()),
+        }
     }
 
     /// Every body, in crowd order.

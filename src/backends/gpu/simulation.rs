@@ -26,9 +26,11 @@ use crate::backends::gpu::kernel::layout::{
 };
 use crate::backends::gpu::kernel::shader::{HEALTHY, NO_FAULTS};
 use crate::backends::gpu::options::GpuOptions;
+use crate::backends::gpu::tangents::GpuTangents;
 use crate::model::fault::Fault;
 use crate::model::fault_rules::{FaultRules, QuarantinedBody};
 use crate::model::mass::MassProperties;
+use crate::model::tangent::TangentPlan;
 use crate::physics::force_law::ExternalLoad;
 
 /// At most this many dispatches per command buffer: enough to amortise a submit.
@@ -45,6 +47,10 @@ pub struct GpuSimulation {
     ctx: GpuContext,
     options: GpuOptions,
     pipeline: wgpu::ComputePipeline,
+    /// What the plain kernel was compiled for; the tangent kernel is built beside it.
+    spec: KernelSpec,
+    /// The tangents carried, once started.
+    tangents: Option<GpuTangents>,
     chunks: Vec<BufferChunk>,
     masses: BodyMasses,
     in_flight: Option<InFlight>,
@@ -192,6 +198,8 @@ impl GpuSimulation {
             ctx: ctx.clone(),
             options,
             pipeline,
+            spec,
+            tangents: None,
             chunks,
             masses: BodyMasses::from_chunks(masses),
             in_flight: None,
@@ -549,6 +557,64 @@ impl GpuSimulation {
             self.ctx.queue.write_buffer(&chunk.states, offset, &bytes);
             k = end;
         }
+        if let Some(tangents) = &self.tangents {
+            // Each block starts from the orientation the device holds.
+            let round = |x: f64| match self.options.precision {
+                crate::model::precision::Precision::F32 => x as f32 as f64,
+                crate::model::precision::Precision::F64 => x,
+            };
+            let restarted: Vec<(usize, [f64; 4])> = (indices.iter().zip(states))
+                .map(|(&i, s)| {
+                    let q = s.orientation;
+                    (i, [q.w, q.x, q.y, q.z].map(round))
+                })
+                .collect();
+            tangents.restart(&self.ctx, &self.chunks, &restarted);
+        }
+        self.ctx.take_uncaptured()
+    }
+
+    /// Starts carrying the tangents of `plan` from every body's state now.
+    pub(crate) fn start_tangents(&mut self, plan: &TangentPlan, crowd: &Crowd) -> Result<()> {
+        self.finish()?;
+        let bodies = self.bodies()?;
+        let validation = self
+            .ctx
+            .device
+            .push_error_scope(wgpu::ErrorFilter::Validation);
+        let tangents = GpuTangents::start(
+            &self.ctx,
+            (self.options.precision, self.options.workgroup_size),
+            &self.spec,
+            crowd,
+            &self.chunks,
+            (plan, &bodies),
+        )?;
+        check_scope(validation, "starting the tangents")?;
+        self.tangents = Some(tangents);
+        self.ctx.take_uncaptured()
+    }
+
+    /// The tangents carried, once started.
+    pub(crate) fn tangent_plan(&self) -> Option<&TangentPlan> {
+        self.tangents.as_ref().map(|t| &t.plan)
+    }
+
+    /// Every body's tangent block (`13 x k`, row-major), in order, once the queued steps
+    /// are done.
+    pub(crate) fn tangent_columns(&mut self) -> Result<Vec<f64>> {
+        self.finish()?;
+        match &self.tangents {
+            Some(tangents) => tangents.columns(&self.ctx, self.masses.len()),
+            None => Ok(Vec::new()),
+        }
+    }
+
+    /// Replaces every body's tangent block with `columns`.
+    pub(crate) fn set_tangent_columns(&mut self, columns: &[f64]) -> Result<()> {
+        if let Some(tangents) = &self.tangents {
+            tangents.set_columns(&self.ctx, &self.chunks, columns);
+        }
         self.ctx.take_uncaptured()
     }
 
@@ -643,11 +709,16 @@ impl GpuSimulation {
                 pass.set_pipeline(&self.pipeline);
                 // Each dispatch is one (or K fused) steps; wgpu orders consecutive dispatches
                 // on the same read-write buffer, so step k+1 sees step k's states.
-                for chunk in &self.chunks {
+                for (c, chunk) in self.chunks.iter().enumerate() {
                     for (bindings, count) in [(&chunk.fused, fused), (&chunk.single, single)] {
                         pass.set_bind_group(0, bindings, &[]);
                         for _ in 0..count {
-                            pass.dispatch_workgroups(chunk.grid.0, chunk.grid.1, 1);
+                            match &self.tangents {
+                                Some(tangents) => {
+                                    tangents.dispatch(&mut pass, c, bindings, chunk.grid)
+                                }
+                                None => pass.dispatch_workgroups(chunk.grid.0, chunk.grid.1, 1),
+                            }
                         }
                     }
                 }

@@ -28,6 +28,7 @@ pub(crate) fn integrate_pipeline(
         workgroup_size: options.workgroup_size,
         trusted,
         custom_force: custom_force.map(|custom| custom.wgsl_in(options.precision).to_string()),
+        tangent_width: 0,
     };
     ctx.pipelines().get_or_build(key, || {
         build_integrate_pipeline(&ctx.device, options, spec, custom_force, trusted)

@@ -18,6 +18,8 @@ pub(crate) struct PipelineKey {
     pub trusted: bool,
     /// The custom force's WGSL, which is part of the module.
     pub custom_force: Option<String>,
+    /// The dual width of a tangent kernel (`integrate_tangents`); 0 for the plain kernel.
+    pub tangent_width: usize,
 }
 
 /// The pipelines built on one device so far.

@@ -69,6 +69,20 @@ impl KernelSpec {
         self.contacts
     }
 
+    /// The integrators the kernel has a case for.
+    pub fn integrators(&self) -> &[Integrator] {
+        &self.integrators
+    }
+
+    /// The force kinds the kernel has code for, in [`ForceType::ALL`] order.
+    pub fn force_kinds(&self) -> Vec<ForceType> {
+        let global = match &self.global_forces {
+            GlobalForces::Calls(kinds) | GlobalForces::Loops(kinds) => kinds,
+        };
+        let own: Vec<ForceType> = self.own_forces.iter().map(|own| own.kind).collect();
+        kinds_in(&[global.as_slice(), &own].concat())
+    }
+
     /// Every integrator, force kind and contacts: a kernel for any crowd.
     pub fn general() -> Self {
         Self {

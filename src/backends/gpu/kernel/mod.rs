@@ -8,3 +8,4 @@ pub(crate) mod layout;
 #[cfg(any(test, feature = "cli"))]
 pub(crate) mod op_count;
 pub(crate) mod shader;
+pub(crate) mod tangent_kernel;

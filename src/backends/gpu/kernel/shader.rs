@@ -159,13 +159,17 @@ pub(crate) fn layout_probe_source(precision: Precision) -> String {
 
 /// Every WGSL file the kernels are assembled from, with its name (for source checks).
 #[cfg(test)]
-pub(crate) const SHADER_FILES: [(&str, &str); 6] = [
+pub(crate) const SHADER_FILES: [(&str, &str); 7] = [
     ("common.wgsl", COMMON),
     ("derivative.wgsl", DERIVATIVE),
     ("contact.wgsl", CONTACT),
     ("integrate.wgsl", INTEGRATE),
     ("real_math_f32.wgsl", MATH_F32),
     ("real_math_f64.wgsl", MATH_F64),
+    (
+        "integrate_tangents.wgsl",
+        crate::backends::gpu::kernel::tangent_kernel::INTEGRATE_TANGENTS,
+    ),
 ];
 
 #[cfg(test)]

@@ -1,0 +1,177 @@
+// The integration kernel's steps over dual numbers: one body per invocation, its state and
+// the derivatives of one block of its directions (DUAL_WIDTH of them at most). Every formula
+// is generated from the Rust definition traced over `Dual` (src/physics/dual_wgsl.rs); this
+// file reads and writes the storage, visits the force records and judges the faults on the
+// values, as `integrate` does, so the values are the plain kernel's bit for bit. A body's
+// directions may take several blocks: each reads the states the step starts from, and the
+// last one writes the new states and reports the faults.
+
+/// Which of a body's columns one dispatch carries.
+struct TangentBlock {
+    /// The first column of the block.
+    first_column: u32,
+    /// Columns of a body in all: its tangents are `13 x columns`, row-major.
+    columns: u32,
+    /// Columns this block carries, at most DUAL_WIDTH.
+    width: u32,
+    /// 1 for the block that writes the states and reports the faults, else 0.
+    writes_state: u32,
+}
+
+@group(1) @binding(0) var<uniform> block: TangentBlock;
+/// Each body's `13 x columns` derivatives of its state, row-major.
+@group(1) @binding(1) var<storage, read_write> tangents: array<real>;
+/// Each body's `8 x columns` derivatives of its mass constants (`mass, inv_mass`, then
+/// `Ibody^-1`'s `xx, yy, zz, xy, xz, yz`) along the directions, row-major.
+@group(1) @binding(2) var<storage, read> constant_seeds: array<real>;
+/// The crowd force each force record comes from.
+@group(1) @binding(3) var<storage, read> force_origins: array<u32>;
+/// Per column: the crowd force whose number it is the derivative along, plus one (0 for a
+/// column along no force's number), and the number's place among a record's parameters.
+@group(1) @binding(4) var<storage, read> force_seeds: array<vec2<u32>>;
+
+/// `x` along no direction.
+fn dual_fixed(x: real) -> DualReal {
+    var d: DualReal;
+    d[0] = x;
+    return d;
+}
+
+/// Force record `record`'s parameters, the numbers the block's columns are taken along
+/// seeded with 1.
+fn dual_parameters(record: u32) -> DualParameters {
+    let f = forces[record];
+    let values = array<real, 10>(f.a.x, f.a.y, f.a.z, f.b.x, f.b.y, f.b.z, f.c.x, f.c.y, f.c.z, f.c.w);
+    var p: DualParameters;
+    for (var i = 0u; i < 10u; i++) {
+        p[i * DUAL_STRIDE] = values[i];
+    }
+    let origin = force_origins[record] + 1u;
+    for (var j = 0u; j < block.width; j++) {
+        let seed = force_seeds[block.first_column + j];
+        if seed.x == origin {
+            p[seed.y * DUAL_STRIDE + 1u + j] = real(1.0);
+        }
+    }
+    return p;
+}
+
+/// dY/dt of body `index` at time t: its external load, then the forces on every body, then
+/// its own, in record order (as `derivative` sums them).
+fn dual_derivative(s: DualMotion, c: DualConstants, t: DualReal, index: u32) -> DualMotion {
+    let aux = dual_auxiliaries(s, c);
+    let body = params.first_body + index;
+    var load = ExternalLoad(vec4<real>(real(0.0)), vec4<real>(real(0.0)));
+    if index < arrayLength(&loads) {
+        load = loads[index];
+    }
+    var total: DualLoad;
+    total[0] = load.force.x;
+    total[DUAL_STRIDE] = load.force.y;
+    total[2u * DUAL_STRIDE] = load.force.z;
+    total[3u * DUAL_STRIDE] = load.torque.x;
+    total[4u * DUAL_STRIDE] = load.torque.y;
+    total[5u * DUAL_STRIDE] = load.torque.z;
+    for (var i = 0u; i < params.global_force_count; i++) {
+        total = dual_add_force(i, s, c, aux, t, total, body);
+    }
+    let own = constants[index];
+    for (var i = own.force_first; i < own.force_first + own.force_count; i++) {
+        total = dual_add_force(i, s, c, aux, t, total, body);
+    }
+    return dual_state_derivative(s, aux, total);
+}
+
+/// The values of a dual state.
+fn motion_value(s: DualMotion) -> Motion {
+    return Motion(
+        vec3<real>(s[0], s[DUAL_STRIDE], s[2u * DUAL_STRIDE]),
+        vec4<real>(s[4u * DUAL_STRIDE], s[5u * DUAL_STRIDE], s[6u * DUAL_STRIDE], s[3u * DUAL_STRIDE]),
+        vec3<real>(s[7u * DUAL_STRIDE], s[8u * DUAL_STRIDE], s[9u * DUAL_STRIDE]),
+        vec3<real>(s[10u * DUAL_STRIDE], s[11u * DUAL_STRIDE], s[12u * DUAL_STRIDE]),
+    );
+}
+
+/// `params.steps_per_dispatch` steps of one body and one block of its tangents.
+@compute @workgroup_size(workgroup_size)
+fn integrate_tangents(@builtin(global_invocation_id) id: vec3<u32>) {
+    let index = id.y * params.row_width + id.x;
+    if index >= params.body_count || atomicLoad(&faults.first_fault) != HEALTHY
+        || atomicLoad(&faults.first_unknown_code) != HEALTHY {
+        return;
+    }
+    let stored = states[index];
+    if stored.status != HEALTHY_STATUS {
+        return;
+    }
+    let plain = constants[index];
+    let m = motion_of(stored);
+    let state_values = array<real, 13>(
+        m.position.x, m.position.y, m.position.z,
+        m.orientation.w, m.orientation.x, m.orientation.y, m.orientation.z,
+        m.linear_momentum.x, m.linear_momentum.y, m.linear_momentum.z,
+        m.angular_momentum.x, m.angular_momentum.y, m.angular_momentum.z,
+    );
+    let constant_values = array<real, 8>(
+        plain.mass, plain.inv_mass,
+        plain.inv_inertia_xx, plain.inv_inertia_yy, plain.inv_inertia_zz,
+        plain.inv_inertia_xy, plain.inv_inertia_xz, plain.inv_inertia_yz,
+    );
+    let rows = index * 13u * block.columns + block.first_column;
+    var s: DualMotion;
+    for (var r = 0u; r < 13u; r++) {
+        s[r * DUAL_STRIDE] = state_values[r];
+        for (var j = 0u; j < block.width; j++) {
+            s[r * DUAL_STRIDE + 1u + j] = tangents[rows + r * block.columns + j];
+        }
+    }
+    let seeds = index * 8u * block.columns + block.first_column;
+    var c: DualConstants;
+    for (var r = 0u; r < 8u; r++) {
+        c[r * DUAL_STRIDE] = constant_values[r];
+        for (var j = 0u; j < block.width; j++) {
+            c[r * DUAL_STRIDE + 1u + j] = constant_seeds[seeds + r * block.columns + j];
+        }
+    }
+    var low = stored.step_low;
+    var high = stored.step_high;
+    var status = HEALTHY_STATUS;
+    for (var k = 0u; k < params.steps_per_dispatch; k++) {
+        let t = step_time(low, high, params.dt);
+        let next = dual_renormalize(dual_scheme_step(s, c, t, params.dt, index));
+        status = state_fault(motion_value(next), plain);
+        if status != HEALTHY_STATUS {
+            if block.writes_state == 1u {
+                if params.on_fault == ON_FAULT_FREEZE {
+                    atomicAdd(&faults.frozen, 1u);
+                } else {
+                    atomicMin(&faults.first_fault, params.first_body + index);
+                }
+            }
+            break;
+        }
+        s = next;
+        low += 1u;
+        if low == STEPS_PER_OVERFLOW {
+            low = 0u;
+            high += 1u;
+        }
+    }
+    for (var r = 0u; r < 13u; r++) {
+        for (var j = 0u; j < block.width; j++) {
+            tangents[rows + r * block.columns + j] = s[r * DUAL_STRIDE + 1u + j];
+        }
+    }
+    if block.writes_state == 1u {
+        let v = motion_value(s);
+        states[index] = BodyState(
+            v.position,
+            low,
+            v.orientation,
+            v.linear_momentum,
+            high,
+            v.angular_momentum,
+            status,
+        );
+    }
+}

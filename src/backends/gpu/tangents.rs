@@ -1,0 +1,434 @@
+//! The tangents of the GPU backends: each body's `13 x k` derivatives in a storage buffer
+//! beside its state, carried by the kernel traced over dual numbers
+//! (`kernel/tangent_kernel.rs`) in blocks of the widths `body_steps::tangents::block_widths`
+//! picks, as the CPU backends carry them. The values the dual kernel computes are the plain
+//! kernel's; its derivatives are the CPU's `Dual` steps' on IEEE-honest drivers, bit for
+//! bit (`tests/suite/gpu_tangents.rs`).
+
+use bytemuck::Pod;
+use wgpu::util::DeviceExt;
+
+use crate::assembly::crowd::Crowd;
+use crate::assembly::force_table::ForceTable;
+use crate::backends::gpu::chunk::BufferChunk;
+use crate::backends::gpu::device::bindings::INTEGRATE_BINDINGS;
+use crate::backends::gpu::device::context::{GpuContext, one_line};
+use crate::backends::gpu::device::exact_spirv::{self, Checks};
+use crate::backends::gpu::device::pipeline_cache::PipelineKey;
+use crate::backends::gpu::device::readback::read_buffer;
+use crate::backends::gpu::kernel::kernel_spec::KernelSpec;
+use crate::backends::gpu::kernel::tangent_kernel::{ENTRY_POINT, tangent_source};
+use crate::body_steps::carried::CarriedTangents;
+use crate::body_steps::derivative::Primal;
+use crate::body_steps::tangents::{block_widths_among, constant_seeds, directions_of};
+use crate::model::body::Body;
+use crate::model::error::{Error, Result};
+use crate::model::force::ForceKind;
+use crate::model::precision::Precision;
+use crate::model::tangent::{Direction, TangentPlan};
+use crate::physics::dual_wgsl::CONSTANT_NUMBERS;
+
+/// The widths of the GPU's dual blocks: a driver inlines the physics over duals at every
+/// stage of the step, and a block of 16 (17 numbers for each) made lavapipe's compile of
+/// the cross-check crowd's kernel run for minutes; blocks of 4 compile in seconds.
+const GPU_WIDTHS: [usize; 2] = [1, 4];
+
+/// Storage buffers the tangent kernel binds besides the plain kernel's.
+const TANGENT_STORAGE_BUFFERS: u32 = 4;
+
+/// One block of a body's columns and the pipeline that carries it.
+#[derive(Debug)]
+struct Block {
+    pipeline: wgpu::ComputePipeline,
+}
+
+/// A chunk's tangent buffers and the bindings of each block.
+#[derive(Debug)]
+struct ChunkTangents {
+    /// `13 x k` per body, row-major.
+    tangents: wgpu::Buffer,
+    /// One bind group (group 1) per block.
+    groups: Vec<wgpu::BindGroup>,
+}
+
+/// The tangents a GPU simulation carries.
+#[derive(Debug)]
+pub(crate) struct GpuTangents {
+    pub plan: TangentPlan,
+    precision: Precision,
+    blocks: Vec<Block>,
+    chunks: Vec<ChunkTangents>,
+}
+
+/// Why `crowd` cannot carry tangents on the GPU yet, if it cannot.
+pub(crate) fn refusal(crowd: &Crowd) -> Option<&'static str> {
+    if !crowd.planes.is_empty() {
+        return Some(
+            "the GPU carries no tangents through plane contacts yet; `cpu-ref` and `cpu` do",
+        );
+    }
+    if crowd.forces.iter().any(|f| f.kind == ForceKind::Custom) {
+        return Some(
+            "the GPU carries no tangents through a custom force yet; `cpu-ref` and `cpu` do",
+        );
+    }
+    None
+}
+
+impl GpuTangents {
+    /// The tangents of `plan` started from `bodies` (this simulation's, in order) of `crowd`,
+    /// on the chunks `chunks` of a simulation whose plain kernel is `spec`.
+    pub(crate) fn start(
+        ctx: &GpuContext,
+        (precision, workgroup_size): (Precision, u32),
+        spec: &KernelSpec,
+        crowd: &Crowd,
+        chunks: &[BufferChunk],
+        (plan, bodies): (&TangentPlan, &[Body]),
+    ) -> Result<Self> {
+        if let Some(why) = refusal(crowd) {
+            return Err(Error::invalid("tangents", why));
+        }
+        let storage = crate::backends::gpu::device::bindings::INTEGRATE_STORAGE_BUFFERS
+            + TANGENT_STORAGE_BUFFERS;
+        if ctx.limits().max_storage_buffers_per_shader_stage < storage {
+            return Err(Error::invalid(
+                "tangents",
+                format!(
+                    "the device allows {} storage buffers per shader stage; tangents need {storage}",
+                    ctx.limits().max_storage_buffers_per_shader_stage
+                ),
+            ));
+        }
+        let device = &ctx.device;
+        let k = plan.width();
+        let layout = tangent_layout(device);
+        let mut blocks = Vec::new();
+        let mut spans = Vec::new();
+        let mut first_column = 0;
+        let widths = block_widths_among(k, &GPU_WIDTHS);
+        for (b, &width) in widths.iter().enumerate() {
+            let carried = width.min(k - first_column);
+            spans.push(TangentBlock {
+                first_column: first_column as u32,
+                columns: k as u32,
+                width: carried as u32,
+                writes_state: (b + 1 == widths.len()) as u32,
+            });
+            let key = PipelineKey {
+                spec: spec.clone(),
+                precision,
+                workgroup_size,
+                trusted: false,
+                custom_force: None,
+                tangent_width: width,
+            };
+            let pipeline = ctx.pipelines().get_or_build(key, || {
+                build_pipeline(
+                    ctx,
+                    &layout.pipeline,
+                    (precision, workgroup_size),
+                    spec,
+                    width,
+                )
+            })?;
+            blocks.push(Block { pipeline });
+            first_column += carried;
+        }
+        let force_seeds = force_seeds(plan, crowd);
+        let force_seeds = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some("force seeds"),
+            contents: bytemuck::cast_slice(&force_seeds),
+            usage: wgpu::BufferUsages::STORAGE,
+        });
+        let table = ForceTable::new(crowd, bodies.len());
+        let (columns, seeds) = match precision {
+            Precision::F32 => start_columns::<f32>(plan, bodies)?,
+            Precision::F64 => start_columns::<f64>(plan, bodies)?,
+        };
+        let per_body = plan.body_len() * precision.scalar_bytes();
+        let seeds_per_body = CONSTANT_NUMBERS * k * precision.scalar_bytes();
+        let mut out = Vec::new();
+        for chunk in chunks {
+            let r = chunk.bodies.clone();
+            let storage = |label, contents: &[u8], extra| {
+                device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                    label: Some(label),
+                    contents,
+                    usage: wgpu::BufferUsages::STORAGE | extra,
+                })
+            };
+            let tangents = storage(
+                "tangents",
+                &columns[r.start * per_body..r.end * per_body],
+                wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
+            );
+            let seeds = storage(
+                "constant seeds",
+                &seeds[r.start * seeds_per_body..r.end * seeds_per_body],
+                wgpu::BufferUsages::empty(),
+            );
+            let origins = table.for_bodies(r.clone()).origins().to_vec();
+            let origins = if origins.is_empty() { vec![0] } else { origins };
+            let origins = storage(
+                "force origins",
+                bytemuck::cast_slice(&origins),
+                wgpu::BufferUsages::empty(),
+            );
+            let groups = spans
+                .iter()
+                .map(|span| {
+                    let uniform = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                        label: Some("tangent block"),
+                        contents: bytemuck::bytes_of(span),
+                        usage: wgpu::BufferUsages::UNIFORM,
+                    });
+                    let buffers = [&uniform, &tangents, &seeds, &origins, &force_seeds];
+                    let entries: Vec<_> = (0..)
+                        .zip(buffers)
+                        .map(|(binding, buffer)| wgpu::BindGroupEntry {
+                            binding,
+                            resource: buffer.as_entire_binding(),
+                        })
+                        .collect();
+                    device.create_bind_group(&wgpu::BindGroupDescriptor {
+                        label: Some("tangent block"),
+                        layout: &layout.tangents,
+                        entries: &entries,
+                    })
+                })
+                .collect();
+            out.push(ChunkTangents { tangents, groups });
+        }
+        Ok(Self {
+            plan: plan.clone(),
+            precision,
+            blocks,
+            chunks: out,
+        })
+    }
+
+    /// Records one dispatch of `grid` workgroups of every block on chunk `chunk`, whose
+    /// plain bindings are `bindings`.
+    pub(crate) fn dispatch(
+        &self,
+        pass: &mut wgpu::ComputePass<'_>,
+        chunk: usize,
+        bindings: &wgpu::BindGroup,
+        grid: (u32, u32),
+    ) {
+        for (block, group) in self.blocks.iter().zip(&self.chunks[chunk].groups) {
+            pass.set_pipeline(&block.pipeline);
+            pass.set_bind_group(0, bindings, &[]);
+            pass.set_bind_group(1, group, &[]);
+            pass.dispatch_workgroups(grid.0, grid.1, 1);
+        }
+    }
+
+    /// Every body's block, as the device holds them, in the simulation's body order.
+    pub(crate) fn columns(&self, ctx: &GpuContext, bodies: usize) -> Result<Vec<f64>> {
+        let per_body = self.plan.body_len();
+        let mut out = Vec::with_capacity(bodies * per_body);
+        for chunk in &self.chunks {
+            let count = chunk.tangents.size() as usize / self.precision.scalar_bytes();
+            match self.precision {
+                Precision::F32 => out.extend(
+                    read_buffer::<f32>(ctx, &chunk.tangents, count)?
+                        .into_iter()
+                        .map(f64::from),
+                ),
+                Precision::F64 => out.extend(read_buffer::<f64>(ctx, &chunk.tangents, count)?),
+            }
+        }
+        Ok(out)
+    }
+
+    /// Replaces every body's block with `columns` (the simulation's bodies in order), rounded
+    /// to the precision, the bodies of `chunks` in the chunks' buffers.
+    pub(crate) fn set_columns(&self, ctx: &GpuContext, chunks: &[BufferChunk], columns: &[f64]) {
+        let per_body = self.plan.body_len();
+        for (chunk, tangents) in chunks.iter().zip(&self.chunks) {
+            let part = &columns[chunk.bodies.start * per_body..chunk.bodies.end * per_body];
+            let bytes: Vec<u8> = match self.precision {
+                Precision::F32 => {
+                    let rounded: Vec<f32> = part.iter().map(|&x| x as f32).collect();
+                    bytemuck::cast_slice(&rounded).to_vec()
+                }
+                Precision::F64 => bytemuck::cast_slice(part).to_vec(),
+            };
+            ctx.queue.write_buffer(&tangents.tangents, 0, &bytes);
+        }
+    }
+
+    /// Starts the blocks of `bodies` (this simulation's indices, each with its new state's
+    /// orientation `w, x, y, z`) again.
+    pub(crate) fn restart(
+        &self,
+        ctx: &GpuContext,
+        chunks: &[BufferChunk],
+        bodies: &[(usize, [f64; 4])],
+    ) {
+        let per_body = self.plan.body_len();
+        let mut block = vec![0.0; per_body];
+        for &(i, q) in bodies {
+            let Some(c) = chunks.iter().position(|c| c.bodies.contains(&i)) else {
+                continue;
+            };
+            self.plan.initial_block(q, &mut block);
+            let bytes: Vec<u8> = match self.precision {
+                Precision::F32 => {
+                    let rounded: Vec<f32> = block.iter().map(|&x| x as f32).collect();
+                    bytemuck::cast_slice(&rounded).to_vec()
+                }
+                Precision::F64 => bytemuck::cast_slice(&block).to_vec(),
+            };
+            let offset =
+                ((i - chunks[c].bodies.start) * per_body * self.precision.scalar_bytes()) as u64;
+            ctx.queue
+                .write_buffer(&self.chunks[c].tangents, offset, &bytes);
+        }
+    }
+}
+
+/// The tangent kernel for blocks of `width` directions beside the plain kernel of `spec`.
+fn build_pipeline(
+    ctx: &GpuContext,
+    layout: &wgpu::PipelineLayout,
+    (precision, workgroup_size): (Precision, u32),
+    spec: &KernelSpec,
+    width: usize,
+) -> Result<wgpu::ComputePipeline> {
+    let device = &ctx.device;
+    let source = tangent_source(precision, spec, width);
+    let constants = [("workgroup_size", workgroup_size as f64)];
+    let words = exact_spirv::compile(&source, ENTRY_POINT, &constants, Checks::Bounded)?;
+    let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
+    // SAFETY: `compile` validated the module and kept wgpu's bounds checks.
+    let module =
+        unsafe { exact_spirv::module(device, "integrate_tangents.spv", ENTRY_POINT, &words) };
+    let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+        label: Some("integrate tangents"),
+        layout: Some(layout),
+        module: &module,
+        entry_point: Some(ENTRY_POINT),
+        compilation_options: Default::default(),
+        cache: None,
+    });
+    if let Some(e) = pollster::block_on(scope.pop()) {
+        return Err(Error::Gpu(one_line(&format!(
+            "compiling the tangent kernel: {e}"
+        ))));
+    }
+    Ok(pipeline)
+}
+
+/// A block's place among a body's columns; twin of `TangentBlock` in
+/// shaders/integrate_tangents.wgsl.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable)]
+struct TangentBlock {
+    first_column: u32,
+    columns: u32,
+    width: u32,
+    writes_state: u32,
+}
+
+/// Per column (padded by the widest block): the crowd force whose number it is taken along,
+/// plus one, and the number's place among a record's parameters; `[0, 0]` for the others.
+fn force_seeds(plan: &TangentPlan, crowd: &Crowd) -> Vec<[u32; 2]> {
+    // Directions as they would be for a body under every force of the crowd.
+    let forces: Vec<&ForceKind> = crowd.forces.iter().map(|f| &f.kind).collect();
+    let origins: Vec<usize> = (0..forces.len()).collect();
+    let mut seeds: Vec<[u32; 2]> = directions_of(plan, &forces, &origins)
+        .into_iter()
+        .map(|direction| match direction {
+            Some(Direction::Force { force, slot }) => [force as u32 + 1, slot.place() as u32],
+            _ => [0, 0],
+        })
+        .collect();
+    let widest = crate::physics::dual::DUAL_WIDTHS
+        .into_iter()
+        .max()
+        .unwrap_or(1);
+    seeds.resize(seeds.len() + widest, [0, 0]);
+    seeds
+}
+
+/// Every body's starting block and the derivatives of its mass constants along each
+/// column (`8 x k`, row-major), as bytes in precision `P`: computed on the host by the code
+/// the CPU backends seed with.
+fn start_columns<P: Primal + Pod>(
+    plan: &TangentPlan,
+    bodies: &[Body],
+) -> Result<(Vec<u8>, Vec<u8>)> {
+    let carried = CarriedTangents::<P>::start(plan, bodies.len(), |i| {
+        let q = bodies[i].state.orientation;
+        [q.w, q.x, q.y, q.z]
+    })?;
+    let k = plan.width();
+    let no_forces: [&ForceKind; 0] = [];
+    let directions = directions_of(plan, &no_forces, &[]);
+    let mut seeds = vec![P::default(); bodies.len() * CONSTANT_NUMBERS * k];
+    for (body, out) in bodies.iter().zip(seeds.chunks_mut(CONSTANT_NUMBERS * k)) {
+        let m = P::constant(body.mass.mass());
+        for (column, direction) in directions.iter().enumerate() {
+            let Some(direction) = *direction else {
+                continue;
+            };
+            for (row, seed) in constant_seeds(&body.mass, m, direction)
+                .into_iter()
+                .enumerate()
+            {
+                out[row * k + column] = seed;
+            }
+        }
+    }
+    Ok((
+        bytemuck::cast_slice(&carried.columns).to_vec(),
+        bytemuck::cast_slice(&seeds).to_vec(),
+    ))
+}
+
+/// The tangent kernel's layouts: the plain kernel's bindings (group 0) and the tangents'.
+struct TangentLayout {
+    tangents: wgpu::BindGroupLayout,
+    pipeline: wgpu::PipelineLayout,
+}
+
+fn tangent_layout(device: &wgpu::Device) -> TangentLayout {
+    let entry = |binding, ty| wgpu::BindGroupLayoutEntry {
+        binding,
+        visibility: wgpu::ShaderStages::COMPUTE,
+        ty: wgpu::BindingType::Buffer {
+            ty,
+            has_dynamic_offset: false,
+            min_binding_size: None,
+        },
+        count: None,
+    };
+    let plain: Vec<_> = (0..)
+        .zip(INTEGRATE_BINDINGS)
+        .map(|(binding, ty)| entry(binding, ty))
+        .collect();
+    let plain = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+        label: Some("integrate bindings"),
+        entries: &plain,
+    });
+    let read_only = wgpu::BufferBindingType::Storage { read_only: true };
+    let tangents = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+        label: Some("tangent bindings"),
+        entries: &[
+            entry(0, wgpu::BufferBindingType::Uniform),
+            entry(1, wgpu::BufferBindingType::Storage { read_only: false }),
+            entry(2, read_only),
+            entry(3, read_only),
+            entry(4, read_only),
+        ],
+    });
+    let pipeline = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+        label: Some("integrate tangents"),
+        bind_group_layouts: &[Some(&plain), Some(&tangents)],
+        immediate_size: 0,
+    });
+    TangentLayout { tangents, pipeline }
+}

@@ -1,0 +1,175 @@
+//! Tangents on the GPU: the kernel traced over dual numbers carries the same derivatives as
+//! the CPU backends of its precision, bit for bit on an IEEE-honest adapter (lavapipe):
+//! `gpu-f64` as `cpu-ref`, `gpu` as `cpu`, under every integrator, every force kind with
+//! numbers (own forces, keyframes), external loads and fused steps.
+
+use crate::common;
+
+use rigid_crowd::glam::DVec3;
+use rigid_crowd::gpu::GpuOptions;
+use rigid_crowd::{
+    Backend, Crowd, Envelope, ExternalLoad, FaultRules, ForceKind, Integrator, OnFault, Plane,
+    STATE_COMPONENTS, Simulation, Tangent, cross_check_crowd,
+};
+
+/// The cross-check crowd (every force kind, own forces, keyframes) without its custom force.
+fn crowd(integrator: Integrator) -> Crowd {
+    let mut crowd = cross_check_crowd(45, 11, integrator, 1e-2).unwrap();
+    crowd.forces.retain(|f| f.kind != ForceKind::Custom);
+    crowd.custom_force = None;
+    crowd
+}
+
+/// Every numeric field name of the force kinds.
+const FIELDS: [&str; 17] = [
+    "acceleration",
+    "linear",
+    "angular",
+    "force",
+    "point",
+    "anchor",
+    "attach",
+    "stiffness",
+    "damping",
+    "centre",
+    "strength",
+    "softening",
+    "torque",
+    "offset",
+    "amplitude",
+    "frequency",
+    "phase",
+];
+
+/// The state, the mass, the inertia and every numeric field of the first force of each
+/// kind (on every body or a body's own).
+fn every_name(crowd: &Crowd) -> Vec<String> {
+    let mut names = vec!["state".to_string(), "mass".into(), "inertia".into()];
+    let mut seen = Vec::new();
+    for (i, force) in crowd.forces.iter().enumerate() {
+        let kind = (force.type_name(), force.body.is_some());
+        if seen.contains(&kind) {
+            continue;
+        }
+        seen.push(kind);
+        for field in FIELDS {
+            let name = format!("forces[{i}].{field}");
+            if Tangent::parse(&name, &crowd.forces, &crowd.planes, "tangents").is_ok() {
+                names.push(name);
+            }
+        }
+    }
+    names
+}
+
+/// Every tangent of `crowd` on `backend` after two calls of steps under external loads,
+/// the GPU fusing `fuse` steps per dispatch: each name's columns, in order, and how many
+/// bodies froze.
+fn tangents(crowd: &Crowd, backend: Backend, fuse: u32) -> (Vec<f64>, usize) {
+    let options = GpuOptions {
+        steps_per_dispatch: fuse,
+        ..GpuOptions::default()
+    };
+    let mut sim = match backend {
+        Backend::Gpu | Backend::GpuF64 => Simulation::gpu_with_options(
+            crowd,
+            common::gpu(),
+            GpuOptions {
+                precision: backend.precision(),
+                ..options
+            },
+        ),
+        _ => Simulation::on_backend(crowd, backend, common::gpu()),
+    }
+    .unwrap();
+    let loads: Vec<ExternalLoad> = (0..crowd.bodies.len())
+        .map(|i| ExternalLoad {
+            force: DVec3::new(0.1 * i as f64, -0.3, 0.2),
+            torque: DVec3::new(0.0, 0.05, -0.01 * i as f64),
+        })
+        .collect();
+    sim.set_external_loads(&loads).unwrap();
+    let names = every_name(crowd);
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    sim.start_tangents(&names).unwrap();
+    sim.step(17).unwrap();
+    sim.step(6).unwrap();
+    let frozen = sim.quarantined().unwrap().len();
+    let plan = sim.tangent_plan().unwrap().clone();
+    let mut all = Vec::new();
+    for name in names {
+        let width = plan.columns(name).unwrap().len();
+        let mut out = vec![0.0; crowd.bodies.len() * STATE_COMPONENTS * width];
+        sim.read_tangents(name, &mut out).unwrap();
+        all.extend(out);
+    }
+    (all, frozen)
+}
+
+/// How many of `a`'s numbers differ from `b`'s in any bit.
+fn differing(a: &[f64], b: &[f64]) -> usize {
+    assert_eq!(a.len(), b.len());
+    a.iter()
+        .zip(b)
+        .filter(|(x, y)| x.to_bits() != y.to_bits())
+        .count()
+}
+
+#[test]
+fn gpu_tangents_are_the_cpu_backends_bit_for_bit() {
+    for integrator in Integrator::ALL {
+        let crowd = crowd(integrator);
+        let (reference, _) = tangents(&crowd, Backend::Reference, 1);
+        let moved = reference.iter().filter(|t| **t != 0.0).count();
+        println!(
+            "{integrator}: {moved} of {} tangents moved",
+            reference.len()
+        );
+        assert!(
+            moved > reference.len() / 50,
+            "{integrator}: {moved} tangents moved"
+        );
+        for fuse in [1, 4] {
+            let (f64_gpu, _) = tangents(&crowd, Backend::GpuF64, fuse);
+            assert_eq!(
+                differing(&f64_gpu, &reference),
+                0,
+                "{integrator}, gpu-f64, fuse {fuse}"
+            );
+        }
+        let (cpu, _) = tangents(&crowd, Backend::FastCpu, 1);
+        let (gpu, _) = tangents(&crowd, Backend::Gpu, 4);
+        assert_eq!(differing(&gpu, &cpu), 0, "{integrator}, gpu against cpu");
+    }
+}
+
+/// Bodies frozen mid-run (under `freeze`) keep the tangents of their last good state, on
+/// the GPU as on the CPU: the last block alone reports the fault, and every block stops at
+/// the same step.
+#[test]
+fn frozen_bodies_keep_their_tangents_on_the_gpu_as_on_the_cpu() {
+    let crowd = crowd(Integrator::Rk4).with_fault_rules(FaultRules {
+        on_fault: OnFault::Freeze,
+        envelope: Envelope {
+            max_speed: Some(3.0),
+            ..Envelope::default()
+        },
+    });
+    let (reference, frozen) = tangents(&crowd, Backend::Reference, 1);
+    assert!(frozen > 0 && frozen < crowd.bodies.len(), "{frozen} frozen");
+    let (f64_gpu, gpu_frozen) = tangents(&crowd, Backend::GpuF64, 4);
+    assert_eq!(gpu_frozen, frozen);
+    assert_eq!(differing(&f64_gpu, &reference), 0, "gpu-f64");
+    let (cpu, _) = tangents(&crowd, Backend::FastCpu, 1);
+    let (gpu, _) = tangents(&crowd, Backend::Gpu, 4);
+    assert_eq!(differing(&gpu, &cpu), 0, "gpu against cpu");
+}
+
+/// A crowd the GPU does not carry tangents for yet is refused in one line.
+#[test]
+fn gpu_tangents_refuse_planes_in_one_line() {
+    let crowd = crowd(Integrator::Rk4).with_plane(Plane::ground(0.5, 0.3));
+    let mut sim = Simulation::on_backend(&crowd, Backend::GpuF64, common::gpu()).unwrap();
+    let e = sim.start_tangents(&["state"]).unwrap_err().to_string();
+    assert!(e.contains("plane contacts") && !e.contains('\n'), "{e}");
+}
