@@ -17,7 +17,7 @@ use crate::backends::gpu::device::exact_spirv::{self, Checks};
 use crate::backends::gpu::device::pipeline_cache::PipelineKey;
 use crate::backends::gpu::device::readback::read_buffer;
 use crate::backends::gpu::kernel::kernel_spec::KernelSpec;
-use crate::backends::gpu::kernel::tangent_kernel::{ENTRY_POINT, tangent_source};
+use crate::backends::gpu::kernel::tangent_kernel::{ENTRY_POINT, GPU_WIDTHS, tangent_source};
 use crate::body_steps::carried::CarriedTangents;
 use crate::body_steps::derivative::Primal;
 use crate::body_steps::tangents::{block_widths_among, constant_seeds, directions_of};
@@ -27,11 +27,6 @@ use crate::model::force::ForceKind;
 use crate::model::precision::Precision;
 use crate::model::tangent::{Direction, TangentPlan};
 use crate::physics::dual_wgsl::CONSTANT_NUMBERS;
-
-/// The widths of the GPU's dual blocks: a driver inlines the physics over duals at every
-/// stage of the step, and a block of 16 (17 numbers for each) made lavapipe's compile of
-/// the cross-check crowd's kernel run for minutes; blocks of 4 compile in seconds.
-const GPU_WIDTHS: [usize; 2] = [1, 4];
 
 /// Storage buffers the tangent kernel binds besides the plain kernel's.
 const TANGENT_STORAGE_BUFFERS: u32 = 4;

@@ -22,6 +22,9 @@ const DERIVATIVE: &str = include_str!("../../../../shaders/derivative.wgsl");
 const CONTACT: &str = include_str!("../../../../shaders/contact.wgsl");
 /// The integration kernel.
 const INTEGRATE: &str = include_str!("../../../../shaders/integrate.wgsl");
+/// The tangent kernel's plumbing (`tangent_kernel.rs` assembles it).
+pub(crate) const INTEGRATE_TANGENTS: &str =
+    include_str!("../../../../shaders/integrate_tangents.wgsl");
 /// sin, cos and the finiteness test in each precision.
 const MATH_F32: &str = include_str!("../../../../shaders/real_math_f32.wgsl");
 const MATH_F64: &str = include_str!("../../../../shaders/real_math_f64.wgsl");
@@ -166,10 +169,7 @@ pub(crate) const SHADER_FILES: [(&str, &str); 7] = [
     ("integrate.wgsl", INTEGRATE),
     ("real_math_f32.wgsl", MATH_F32),
     ("real_math_f64.wgsl", MATH_F64),
-    (
-        "integrate_tangents.wgsl",
-        crate::backends::gpu::kernel::tangent_kernel::INTEGRATE_TANGENTS,
-    ),
+    ("integrate_tangents.wgsl", INTEGRATE_TANGENTS),
 ];
 
 #[cfg(test)]

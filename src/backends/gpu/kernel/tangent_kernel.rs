@@ -4,22 +4,23 @@
 //! plumbing of `shaders/integrate_tangents.wgsl`, whose entry point is `integrate_tangents`.
 
 use crate::backends::gpu::kernel::kernel_spec::KernelSpec;
-use crate::backends::gpu::kernel::shader::integrate_source;
+use crate::backends::gpu::kernel::shader::{INTEGRATE_TANGENTS, integrate_source};
 use crate::model::codes::Coded;
 use crate::model::force::ForceType;
 use crate::model::integrator::Integrator;
 use crate::model::precision::Precision;
 use crate::physics::dual_wgsl::dual_physics_wgsl;
 
-/// The plumbing: bindings, reads and writes, the force visit and the fault rules.
-pub(crate) const INTEGRATE_TANGENTS: &str =
-    include_str!("../../../../shaders/integrate_tangents.wgsl");
+/// The widths of the GPU's dual blocks: a driver inlines the physics over duals at every
+/// stage of the step, and a block of 16 (17 numbers for each) made lavapipe's compile of
+/// the cross-check crowd's kernel run for minutes; blocks of 4 compile in seconds.
+pub(crate) const GPU_WIDTHS: [usize; 2] = [1, 4];
 
 /// The entry point of the tangent kernel.
 pub(crate) const ENTRY_POINT: &str = "integrate_tangents";
 
 /// The tangent kernel's source in `precision` for blocks of `width` directions (one of
-/// `DUAL_WIDTHS`), beside the plain kernel of `spec`: with the cases of `spec`'s
+/// [`GPU_WIDTHS`]), beside the plain kernel of `spec`: with the cases of `spec`'s
 /// integrators and force kinds only, as the plain kernel has (a driver inlines every call,
 /// and each case is the physics over duals at every stage).
 pub(crate) fn tangent_source(precision: Precision, spec: &KernelSpec, width: usize) -> String {
@@ -27,11 +28,9 @@ pub(crate) fn tangent_source(precision: Precision, spec: &KernelSpec, width: usi
     let dual = match (precision, width) {
         (Precision::F32, 1) => dual_physics_wgsl::<f32, 1>(),
         (Precision::F32, 4) => dual_physics_wgsl::<f32, 4>(),
-        (Precision::F32, 16) => dual_physics_wgsl::<f32, 16>(),
         (Precision::F64, 1) => dual_physics_wgsl::<f64, 1>(),
         (Precision::F64, 4) => dual_physics_wgsl::<f64, 4>(),
-        (Precision::F64, 16) => dual_physics_wgsl::<f64, 16>(),
-        _ => panic!("tangent blocks are compiled in widths 1, 4 and 16, not {width}"),
+        _ => panic!("GPU tangent blocks are compiled in widths {GPU_WIDTHS:?}, not {width}"),
     };
     [
         plain.as_str(),
@@ -98,14 +97,13 @@ fn force_visit_wgsl(kinds: &[ForceType]) -> String {
 mod tests {
     use super::*;
     use crate::backends::gpu::device::exact_spirv::{self, Checks};
-    use crate::physics::dual::DUAL_WIDTHS;
 
     /// Every width compiles in both precisions to SPIR-V with exact arithmetic, from the
     /// general kernel's source (every integrator and force kind).
     #[test]
     fn every_width_compiles_in_both_precisions() {
         for precision in [Precision::F32, Precision::F64] {
-            for width in DUAL_WIDTHS {
+            for width in GPU_WIDTHS {
                 let source = tangent_source(precision, &KernelSpec::general(), width);
                 let compiled = exact_spirv::compile(
                     &source,
