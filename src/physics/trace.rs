@@ -183,9 +183,6 @@ macro_rules! binary {
     ($trait:ident, $method:ident, $op:literal) => {
         impl<F: Scalar> $trait for Traced<F> {
             type Output = Self;
-            // Traced code runs once, to print a kernel: kept out of line, so the physics
-            // inlined over traced (and dual traced) numbers stays small to compile.
-            #[inline(never)]
             fn $method(self, o: Self) -> Self {
                 Self::var(bind(format!(concat!("{} ", $op, " {}"), self, o), 'v'))
             }
@@ -199,7 +196,6 @@ binary!(Div, div, "/");
 
 impl<F: Scalar> Neg for Traced<F> {
     type Output = Self;
-    #[inline(never)]
     fn neg(self) -> Self {
         Self::var(bind(format!("-{self}"), 'v'))
     }
@@ -217,23 +213,18 @@ impl<F: Scalar + Into<f64>> Scalar for Traced<F> {
             precision: PhantomData,
         }
     }
-    #[inline(never)]
     fn sqrt(self) -> Self {
         Self::var(bind(format!("sqrt({self})"), 'v'))
     }
-    #[inline(never)]
     fn floor(self) -> Self {
         Self::var(bind(format!("floor({self})"), 'v'))
     }
-    #[inline(never)]
     fn less(self, other: Self) -> TracedBool {
         TracedBool(bind(format!("{self} < {other}"), 'b'))
     }
-    #[inline(never)]
     fn equals(self, other: Self) -> TracedBool {
         TracedBool(bind(format!("{self} == {other}"), 'b'))
     }
-    #[inline(never)]
     fn select(condition: TracedBool, if_true: Self, if_false: Self) -> Self {
         Self::var(bind(
             format!("select({if_false}, {if_true}, b{})", condition.0),
