@@ -142,20 +142,12 @@ fn integrate_tangents(@builtin(global_invocation_id) id: vec3<u32>) {
         status = state_fault(motion_value(next), plain);
         if status != HEALTHY_STATUS {
             if block.writes_state == 1u {
-                if params.on_fault == ON_FAULT_FREEZE {
-                    atomicAdd(&faults.frozen, 1u);
-                } else {
-                    atomicMin(&faults.first_fault, params.first_body + index);
-                }
+                report_fault(index);
             }
             break;
         }
         s = next;
-        low += 1u;
-        if low == STEPS_PER_OVERFLOW {
-            low = 0u;
-            high += 1u;
-        }
+        advance_clock(&low, &high);
     }
     for (var r = 0u; r < 13u; r++) {
         for (var j = 0u; j < block.width; j++) {

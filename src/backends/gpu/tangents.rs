@@ -11,7 +11,10 @@ use wgpu::util::DeviceExt;
 use crate::assembly::crowd::Crowd;
 use crate::assembly::force_table::ForceTable;
 use crate::backends::gpu::chunk::BufferChunk;
-use crate::backends::gpu::device::bindings::INTEGRATE_BINDINGS;
+use crate::backends::gpu::device::bindings::{
+    INTEGRATE_BINDINGS, INTEGRATE_STORAGE_BUFFERS, TANGENT_BINDINGS, TANGENT_STORAGE_BUFFERS,
+    bind_group_layout,
+};
 use crate::backends::gpu::device::context::{GpuContext, one_line};
 use crate::backends::gpu::device::exact_spirv::{self, Checks};
 use crate::backends::gpu::device::pipeline_cache::PipelineKey;
@@ -28,15 +31,6 @@ use crate::model::precision::Precision;
 use crate::model::tangent::{Direction, TangentPlan};
 use crate::physics::dual_wgsl::CONSTANT_NUMBERS;
 
-/// Storage buffers the tangent kernel binds besides the plain kernel's.
-const TANGENT_STORAGE_BUFFERS: u32 = 4;
-
-/// One block of a body's columns and the pipeline that carries it.
-#[derive(Debug)]
-struct Block {
-    pipeline: wgpu::ComputePipeline,
-}
-
 /// A chunk's tangent buffers and the bindings of each block.
 #[derive(Debug)]
 struct ChunkTangents {
@@ -51,7 +45,8 @@ struct ChunkTangents {
 pub(crate) struct GpuTangents {
     pub plan: TangentPlan,
     precision: Precision,
-    blocks: Vec<Block>,
+    /// The pipeline of each block of a body's columns, in column order.
+    blocks: Vec<wgpu::ComputePipeline>,
     chunks: Vec<ChunkTangents>,
 }
 
@@ -84,8 +79,7 @@ impl GpuTangents {
         if let Some(why) = refusal(crowd) {
             return Err(Error::invalid("tangents", why));
         }
-        let storage = crate::backends::gpu::device::bindings::INTEGRATE_STORAGE_BUFFERS
-            + TANGENT_STORAGE_BUFFERS;
+        let storage = INTEGRATE_STORAGE_BUFFERS + TANGENT_STORAGE_BUFFERS;
         if ctx.limits().max_storage_buffers_per_shader_stage < storage {
             return Err(Error::invalid(
                 "tangents",
@@ -127,7 +121,7 @@ impl GpuTangents {
                     width,
                 )
             })?;
-            blocks.push(Block { pipeline });
+            blocks.push(pipeline);
             first_column += carried;
         }
         let force_seeds = force_seeds(plan, crowd);
@@ -213,7 +207,7 @@ impl GpuTangents {
         grid: (u32, u32),
     ) {
         for (block, group) in self.blocks.iter().zip(&self.chunks[chunk].groups) {
-            pass.set_pipeline(&block.pipeline);
+            pass.set_pipeline(block);
             pass.set_bind_group(0, bindings, &[]);
             pass.set_bind_group(1, group, &[]);
             pass.dispatch_workgroups(grid.0, grid.1, 1);
@@ -391,35 +385,8 @@ struct TangentLayout {
 }
 
 fn tangent_layout(device: &wgpu::Device) -> TangentLayout {
-    let entry = |binding, ty| wgpu::BindGroupLayoutEntry {
-        binding,
-        visibility: wgpu::ShaderStages::COMPUTE,
-        ty: wgpu::BindingType::Buffer {
-            ty,
-            has_dynamic_offset: false,
-            min_binding_size: None,
-        },
-        count: None,
-    };
-    let plain: Vec<_> = (0..)
-        .zip(INTEGRATE_BINDINGS)
-        .map(|(binding, ty)| entry(binding, ty))
-        .collect();
-    let plain = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-        label: Some("integrate bindings"),
-        entries: &plain,
-    });
-    let read_only = wgpu::BufferBindingType::Storage { read_only: true };
-    let tangents = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-        label: Some("tangent bindings"),
-        entries: &[
-            entry(0, wgpu::BufferBindingType::Uniform),
-            entry(1, wgpu::BufferBindingType::Storage { read_only: false }),
-            entry(2, read_only),
-            entry(3, read_only),
-            entry(4, read_only),
-        ],
-    });
+    let plain = bind_group_layout(device, "integrate bindings", &INTEGRATE_BINDINGS);
+    let tangents = bind_group_layout(device, "tangent bindings", &TANGENT_BINDINGS);
     let pipeline = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
         label: Some("integrate tangents"),
         bind_group_layouts: &[Some(&plain), Some(&tangents)],

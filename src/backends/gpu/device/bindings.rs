@@ -1,11 +1,12 @@
-//! The integration kernel's bindings: what its pipeline layout declares, every chunk binds,
-//! and a device must allow.
+//! The kernels' bindings: what their pipeline layouts declare, every chunk binds, and a
+//! device must allow.
 
 const READ_ONLY: wgpu::BufferBindingType = wgpu::BufferBindingType::Storage { read_only: true };
 const READ_WRITE: wgpu::BufferBindingType = wgpu::BufferBindingType::Storage { read_only: false };
 
 /// The integration kernel's bindings in binding order (integrate.wgsl): params, states,
-/// constants, forces, keyframes, loads, planes, faults.
+/// constants, forces, keyframes, loads, planes, faults. The tangent kernel binds them too,
+/// as its group 0.
 pub(crate) const INTEGRATE_BINDINGS: [wgpu::BufferBindingType; 8] = [
     wgpu::BufferBindingType::Uniform,
     READ_WRITE,
@@ -17,19 +18,56 @@ pub(crate) const INTEGRATE_BINDINGS: [wgpu::BufferBindingType; 8] = [
     READ_WRITE,
 ];
 
+/// The tangent kernel's own bindings, its group 1 (integrate_tangents.wgsl): the block,
+/// tangents, constant seeds, force origins, force seeds.
+pub(crate) const TANGENT_BINDINGS: [wgpu::BufferBindingType; 5] = [
+    wgpu::BufferBindingType::Uniform,
+    READ_WRITE,
+    READ_ONLY,
+    READ_ONLY,
+    READ_ONLY,
+];
+
 /// Storage buffers the integration kernel binds: the device's
 /// `max_storage_buffers_per_shader_stage` must allow them.
-pub(crate) const INTEGRATE_STORAGE_BUFFERS: u32 = {
+pub(crate) const INTEGRATE_STORAGE_BUFFERS: u32 = storage_buffers(&INTEGRATE_BINDINGS);
+
+/// Storage buffers the tangent kernel binds besides the integration kernel's.
+pub(crate) const TANGENT_STORAGE_BUFFERS: u32 = storage_buffers(&TANGENT_BINDINGS);
+
+const fn storage_buffers(bindings: &[wgpu::BufferBindingType]) -> u32 {
     let mut count = 0;
     let mut i = 0;
-    while i < INTEGRATE_BINDINGS.len() {
-        if matches!(
-            INTEGRATE_BINDINGS[i],
-            wgpu::BufferBindingType::Storage { .. }
-        ) {
+    while i < bindings.len() {
+        if matches!(bindings[i], wgpu::BufferBindingType::Storage { .. }) {
             count += 1;
         }
         i += 1;
     }
     count
-};
+}
+
+/// The bind group layout of `bindings`, numbered from 0, seen by compute shaders.
+pub(crate) fn bind_group_layout(
+    device: &wgpu::Device,
+    label: &str,
+    bindings: &[wgpu::BufferBindingType],
+) -> wgpu::BindGroupLayout {
+    let entries: Vec<_> = (0..)
+        .zip(bindings)
+        .map(|(binding, &ty)| wgpu::BindGroupLayoutEntry {
+            binding,
+            visibility: wgpu::ShaderStages::COMPUTE,
+            ty: wgpu::BindingType::Buffer {
+                ty,
+                has_dynamic_offset: false,
+                min_binding_size: None,
+            },
+            count: None,
+        })
+        .collect();
+    device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+        label: Some(label),
+        entries: &entries,
+    })
+}
