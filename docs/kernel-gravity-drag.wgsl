@@ -3053,6 +3053,25 @@ fn state_fault(next: Motion, c: BodyConstants) -> u32 {
     return HEALTHY_STATUS;
 }
 
+/// Reports that body `index` of this chunk broke a rule: under ON_FAULT_FREEZE it is counted
+/// as frozen, else the crowd stops at the first such body.
+fn report_fault(index: u32) {
+    if params.on_fault == ON_FAULT_FREEZE {
+        atomicAdd(&faults.frozen, 1u);
+    } else {
+        atomicMin(&faults.first_fault, params.first_body + index);
+    }
+}
+
+/// Moves the clock `low + STEPS_PER_OVERFLOW high` on by one step.
+fn advance_clock(low: ptr<function, u32>, high: ptr<function, u32>) {
+    *low += 1u;
+    if *low == STEPS_PER_OVERFLOW {
+        *low = 0u;
+        *high += 1u;
+    }
+}
+
 /// What the forces on body `index` of this chunk, whose constants are `c` and whose clock
 /// stands at step `low + STEPS_PER_OVERFLOW high`, see besides its state and the time.
 fn force_env(index: u32, c: BodyConstants, low: u32, high: u32) -> ForceEnv {
@@ -3109,19 +3128,11 @@ fn integrate(@builtin(global_invocation_id) id: vec3<u32>) {
         }
         status = state_fault(next, c);
         if status != HEALTHY_STATUS {
-            if params.on_fault == ON_FAULT_FREEZE {
-                atomicAdd(&faults.frozen, 1u);
-            } else {
-                atomicMin(&faults.first_fault, params.first_body + index);
-            }
+            report_fault(index);
             break;
         }
         s = next;
-        low += 1u;
-        if low == STEPS_PER_OVERFLOW {
-            low = 0u;
-            high += 1u;
-        }
+        advance_clock(&low, &high);
     }
     states[index] = BodyState(
         s.position,

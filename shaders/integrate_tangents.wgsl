@@ -1,7 +1,7 @@
 // The integration kernel's steps over dual numbers: one body per invocation, its state and
 // the derivatives of one block of its directions (DUAL_WIDTH of them at most). Every formula
 // is generated from the Rust definition traced over `Dual` (src/physics/dual_wgsl.rs); this
-// file reads and writes the storage, visits the force records and judges the faults on the
+// file reads and writes the storage, visits the force records and the planes, and judges the faults on the
 // values, as `integrate` does, so the values are the plain kernel's bit for bit. A body's
 // directions may take several blocks: each reads the states the step starts from, and the
 // last one writes the new states and reports the faults.
@@ -26,9 +26,11 @@ struct TangentBlock {
 @group(1) @binding(2) var<storage, read> constant_seeds: array<real>;
 /// The crowd force each force record comes from.
 @group(1) @binding(3) var<storage, read> force_origins: array<u32>;
-/// Per column: the crowd force whose number it is the derivative along, plus one (0 for a
-/// column along no force's number), and the number's place among a record's parameters.
-@group(1) @binding(4) var<storage, read> force_seeds: array<vec2<u32>>;
+/// Per column, what it is the derivative along besides the state and the mass constants:
+/// x, the crowd force whose number it is, plus one (0 for none), and y, the number's place
+/// among a record's parameters; z, the plane whose number it is, plus one (0 for none), and
+/// w, the number: a point's component 0..3, restitution (3) or friction (4).
+@group(1) @binding(4) var<storage, read> number_seeds: array<vec4<u32>>;
 
 /// `x` along no direction.
 fn dual_fixed(x: real) -> DualReal {
@@ -48,12 +50,50 @@ fn dual_parameters(record: u32) -> DualParameters {
     }
     let origin = force_origins[record] + 1u;
     for (var j = 0u; j < block.width; j++) {
-        let seed = force_seeds[block.first_column + j];
+        let seed = number_seeds[block.first_column + j];
         if seed.x == origin {
             p[seed.y * DUAL_STRIDE + 1u + j] = real(1.0);
         }
     }
     return p;
+}
+
+/// Plane `i` (`normal`, `offset`, `restitution`, `friction`), the numbers the block's
+/// columns are taken along seeded.
+fn dual_plane(i: u32) -> DualPlane {
+    let plane = planes[i];
+    let values = array<real, 6>(
+        plane.surface.x, plane.surface.y, plane.surface.z, plane.surface.w,
+        plane.restitution, plane.friction,
+    );
+    var p: DualPlane;
+    for (var n = 0u; n < 6u; n++) {
+        p[n * DUAL_STRIDE] = values[n];
+    }
+    for (var j = 0u; j < block.width; j++) {
+        let seed = number_seeds[block.first_column + j];
+        if seed.z == i + 1u {
+            if seed.w < 3u {
+                // offset = n . point: d offset / d point_j = n_j.
+                p[3u * DUAL_STRIDE + 1u + j] = values[seed.w];
+            } else {
+                p[(seed.w + 1u) * DUAL_STRIDE + 1u + j] = real(1.0);
+            }
+        }
+    }
+    return p;
+}
+
+/// The state `next`, after a step from `start`, resolved against every plane in turn, as
+/// `resolve_contacts` does.
+fn dual_resolve_contacts(start: DualMotion, next: DualMotion, c: DualConstants,
+    plain: BodyConstants, h: real) -> DualMotion {
+    let acceleration = dual_step_acceleration(start, next, c, h);
+    var s = next;
+    for (var i = 0u; i < params.plane_count; i++) {
+        s = dual_resolve_plane(s, c, plain.shape_kind, plain.shape, dual_plane(i), acceleration, h);
+    }
+    return s;
 }
 
 /// dY/dt of body `index` at time t: its external load, then the forces on every body, then
@@ -138,7 +178,11 @@ fn integrate_tangents(@builtin(global_invocation_id) id: vec3<u32>) {
     var status = HEALTHY_STATUS;
     for (var k = 0u; k < params.steps_per_dispatch; k++) {
         let t = step_time(low, high, params.dt);
-        let next = dual_renormalize(dual_scheme_step(s, c, t, params.dt, index));
+        var next = dual_renormalize(dual_scheme_step(s, c, t, params.dt, index));
+        // KERNEL_CONTACTS is generated: false folds the contact code away.
+        if KERNEL_CONTACTS && params.plane_count > 0u {
+            next = dual_resolve_contacts(s, next, c, plain, params.dt);
+        }
         status = state_fault(motion_value(next), plain);
         if status != HEALTHY_STATUS {
             if block.writes_state == 1u {

@@ -95,16 +95,19 @@ impl Crowd {
 
     /// Everything but the bodies, for the bodies `range` of the crowd integrated on their
     /// own (one shard of a crowd spread over several devices): the forces on every body, and
-    /// the own forces of those bodies, renumbered from the first, in their order.
+    /// the own forces of those bodies, renumbered from the first, in their order
+    /// ([`shard_force_numbers`](Self::shard_force_numbers) says which each is).
     pub(crate) fn shard_settings(&self, range: std::ops::Range<usize>) -> Crowd {
-        let forces = self.forces.iter().filter_map(|force| match force.body {
-            None => Some(*force),
-            Some(body) if range.contains(&body) => Some(Force {
-                body: Some(body - range.start),
-                ..*force
-            }),
-            Some(_) => None,
-        });
+        let forces = self
+            .shard_force_numbers(range.clone())
+            .into_iter()
+            .map(|i| {
+                let force = self.forces[i];
+                Force {
+                    body: force.body.map(|body| body - range.start),
+                    ..force
+                }
+            });
         Crowd {
             bodies: Vec::new(),
             forces: forces.collect(),
@@ -116,6 +119,14 @@ impl Crowd {
             start_step: self.start_step,
             fault_rules: self.fault_rules,
         }
+    }
+
+    /// The crowd's index of each force of [`shard_settings`](Self::shard_settings)`(range)`:
+    /// the forces on every body and the own forces of the bodies `range`, in their order.
+    pub(crate) fn shard_force_numbers(&self, range: std::ops::Range<usize>) -> Vec<usize> {
+        (0..self.forces.len())
+            .filter(|&i| self.forces[i].body.is_none_or(|body| range.contains(&body)))
+            .collect()
     }
 
     /// Checks what the types alone cannot: `dt`, force parameters and force targets.

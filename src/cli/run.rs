@@ -220,7 +220,7 @@ impl PlannedRun {
             (None, None) => 0,
             (_, Some(every)) => every,
         };
-        let tangents = args.tangents.plan(&scene.crowd, backend, &args.out)?;
+        let tangents = args.tangents.plan(&scene.crowd, &args.out)?;
         let plan = RunPlan {
             end_step: scene.crowd.start_step + steps,
             out: args.out.clone(),

@@ -3,17 +3,17 @@
 
 use clap::Args;
 
-use crate::backends::gpu::tangent_refusal as gpu_tangent_refusal;
 use crate::model::tangent::TangentPlan;
 use crate::record::TrajectoryFormat;
-use crate::{Backend, Crowd, Error, Result};
+use crate::simulation::tangent_refusal;
+use crate::{Crowd, Error, Result};
 
 #[derive(Args, Debug, Default)]
 pub struct TangentArgs {
     /// Add `jacobian` to the `.npz` final states: shape (bodies, 13, 13), row r and column c
     /// the derivative of the final state's component r by the initial state's component c,
     /// the state `y = (x, y, z, qw, qx, qy, qz, px, py, pz, lx, ly, lz)` (docs/derivatives.md).
-    /// Float64 on `cpu-ref`, the one backend that carries them so far.
+    /// Float64 on `cpu-ref` and `gpu-f64`, float32 on `cpu` and `gpu`.
     #[arg(long)]
     jacobian: bool,
     /// Add one array per name to the `.npz` final states, stored under that name, shape
@@ -26,13 +26,8 @@ pub struct TangentArgs {
 
 impl TangentArgs {
     /// The tangents to start, `None` if none is asked for. Refused in one line: a bad name,
-    /// an output that is not `.npz`, a crowd the GPU does not carry tangents for yet.
-    pub(crate) fn plan(
-        &self,
-        crowd: &Crowd,
-        backend: Backend,
-        out: &std::path::Path,
-    ) -> Result<Option<TangentPlan>> {
+    /// an output that is not `.npz`, a custom force without derivatives.
+    pub(crate) fn plan(&self, crowd: &Crowd, out: &std::path::Path) -> Result<Option<TangentPlan>> {
         let mut names: Vec<&str> = Vec::new();
         if self.jacobian {
             names.push("state");
@@ -65,7 +60,7 @@ impl TangentArgs {
                 ),
             ));
         }
-        if let (Backend::Gpu | Backend::GpuF64, Some(why)) = (backend, gpu_tangent_refusal(crowd)) {
+        if let Some(why) = tangent_refusal(crowd) {
             return Err(Error::invalid(flag, why));
         }
         Ok(Some(plan))

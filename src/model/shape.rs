@@ -12,7 +12,7 @@ use crate::model::error::{Error, Result};
 /// The kinds of [`Shape`], without their dimensions: what a generated body may take, and
 /// what the kernel's generated `SHAPE_*` constants and the checkpoint's shape tags number
 /// (from 1; 0 is a body without a shape).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ShapeKind {
     /// A box with random edge lengths in the size range.

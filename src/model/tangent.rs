@@ -80,6 +80,16 @@ impl PlaneNumber {
         ("friction", &[PlaneNumber::Friction]),
     ];
 
+    /// The number's code in the GPU's column seeds: a point's component `0..3`, then
+    /// restitution (3) and friction (4).
+    pub(crate) fn code(self) -> u32 {
+        match self {
+            PlaneNumber::Point(j) => j as u32,
+            PlaneNumber::Restitution => 3,
+            PlaneNumber::Friction => 4,
+        }
+    }
+
     /// The directions of the field `field` (a name [`Tangent::parse`] accepted).
     pub(crate) fn of_field(field: &str) -> &'static [PlaneNumber] {
         let (_, numbers) = Self::FIELDS

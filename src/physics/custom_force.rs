@@ -9,6 +9,7 @@ use std::sync::Arc;
 use crate::model::error::{Error, Result};
 use crate::model::precision::Precision;
 use crate::physics::dual::{DUAL_WIDTHS, Dual};
+use crate::physics::dual_wgsl::dual_custom_force_wgsl;
 use crate::physics::force_law::{CustomForceInput, ExternalLoad, ForceInput, ForceLaw};
 use crate::physics::lanes::Lanes;
 use crate::physics::motion::Load;
@@ -52,7 +53,12 @@ pub struct CustomForce {
     /// A [`ForceLaw`] on dual numbers (f64 and f32, each width of [`DUAL_WIDTHS`]), for
     /// tangents: each an `Arc<LawOn<R>>`, keyed by the type `R`.
     duals: Option<Arc<HashMap<TypeId, Arc<dyn Any + Send + Sync>>>>,
+    /// A [`ForceLaw`]'s WGSL over duals, traced on demand in a precision and width.
+    dual_wgsl: Option<Arc<DualWgsl>>,
 }
+
+/// A force law traced over duals of a precision and a width.
+type DualWgsl = dyn Fn(Precision, usize) -> String + Send + Sync;
 
 /// A force law's instance on the number `R`.
 pub(crate) type LawOn<R> = dyn Fn(&ForceInput<R>) -> Load<R> + Send + Sync;
@@ -92,6 +98,7 @@ impl CustomForce {
             traced: None,
             lanes: None,
             duals: None,
+            dual_wgsl: None,
         }
     }
 
@@ -104,6 +111,9 @@ impl CustomForce {
             custom_force_wgsl::<f64, _>(&*law),
         ];
         let duals = dual_instances(&law);
+        let traced_law = Arc::clone(&law);
+        let dual_wgsl =
+            move |precision, width| dual_custom_force_wgsl(&*traced_law, precision, width);
         let on_lanes = Arc::clone(&law);
         let lanes = move |input: &ForceInput<Lanes>| on_lanes.load(input);
         let closure = move |input: &CustomForceInput| {
@@ -120,6 +130,7 @@ impl CustomForce {
             traced: Some(Arc::new(traced)),
             lanes: Some(Arc::new(lanes)),
             duals: Some(Arc::new(duals)),
+            dual_wgsl: Some(Arc::new(dual_wgsl)),
         }
     }
 
@@ -128,6 +139,13 @@ impl CustomForce {
     pub(crate) fn law_on<R: 'static>(&self) -> Option<&LawOn<R>> {
         let instance = self.duals.as_ref()?.get(&TypeId::of::<R>())?;
         instance.downcast_ref::<Arc<LawOn<R>>>().map(|law| &**law)
+    }
+
+    /// A [`ForceLaw`]'s `dual_custom_force` in `precision` and `width` (one of
+    /// [`TRACED_WIDTHS`](crate::physics::dual_wgsl::TRACED_WIDTHS)); `None` for a WGSL
+    /// string and its Rust twin.
+    pub(crate) fn dual_wgsl(&self, precision: Precision, width: usize) -> Option<String> {
+        self.dual_wgsl.as_ref().map(|trace| trace(precision, width))
     }
 
     /// A [`ForceLaw`]'s instance on lanes; `None` for a WGSL string and its Rust twin.
@@ -159,6 +177,7 @@ impl CustomForce {
             traced: None,
             lanes: None,
             duals: None,
+            dual_wgsl: None,
         }
     }
 

@@ -8,7 +8,9 @@
 //! (`shaders/integrate_tangents.wgsl`) reads and writes them in that layout.
 
 use super::algebra::{Mat3, SymMat3, Vec3};
+use super::contact::{PlaneConstants, ShapeConstants, resolve_plane, step_acceleration};
 use super::dual::Dual;
+use super::force_law::{ForceInput, ForceLaw};
 use super::forces::{Body, Parameters, add_force, add_scaled};
 use super::integrators::{renormalize, step};
 use super::motion::{Auxiliaries, Derivative, Load, MassConstants, State, auxiliaries, derivative};
@@ -17,15 +19,25 @@ use super::trace::{Traced, bind_value, trace_function};
 use crate::model::codes::Coded;
 use crate::model::force::ForceType;
 use crate::model::integrator::Integrator;
+use crate::model::precision::Precision;
+use crate::model::shape::ShapeKind;
 
 /// The numbers of each dual structure: the state (and its derivative), the mass constants
 /// (`mass, inv_mass`, then `Ibody^-1` as `xx, yy, zz, xy, xz, yz`), the auxiliaries
-/// (`v`, `R` by rows, `omega`), a load and a force record's parameters (`a`, `b`, `c`).
+/// (`v`, `R` by rows, `omega`), a load, a force record's parameters (`a`, `b`, `c`), a
+/// vector and a plane (`normal`, `offset`, `restitution`, `friction`).
 pub(crate) const MOTION_NUMBERS: usize = 13;
 pub(crate) const CONSTANT_NUMBERS: usize = 8;
 const AUXILIARY_NUMBERS: usize = 15;
 const LOAD_NUMBERS: usize = 6;
 pub(crate) const PARAMETER_NUMBERS: usize = 10;
+const VECTOR_NUMBERS: usize = 3;
+const PLANE_NUMBERS: usize = 6;
+
+/// The widths the physics over duals is traced in: a GPU driver inlines it at every stage of
+/// the step, and a block of 16 (17 numbers each) made lavapipe's compile of the cross-check
+/// crowd's kernel run for minutes; blocks of 4 compile in seconds.
+pub const TRACED_WIDTHS: [usize; 2] = [1, 4];
 
 type D<F, const W: usize> = Dual<Traced<F>, W>;
 
@@ -107,6 +119,21 @@ fn parameters_of<F: Scalar + Into<f64>, const W: usize>(array: &str) -> Paramete
     }
 }
 
+fn vector_of<F: Scalar + Into<f64>, const W: usize>(array: &str) -> Vec3<D<F, W>> {
+    let n = read_all(array, VECTOR_NUMBERS);
+    Vec3::new(n[0], n[1], n[2])
+}
+
+fn plane_of<F: Scalar + Into<f64>, const W: usize>(array: &str) -> PlaneConstants<D<F, W>> {
+    let n = read_all(array, PLANE_NUMBERS);
+    PlaneConstants {
+        normal: Vec3::new(n[0], n[1], n[2]),
+        offset: n[3],
+        restitution: n[4],
+        friction: n[5],
+    }
+}
+
 /// A derivative `(v, dq/dt, F, tau)` in the state's layout.
 fn derivative_of<F: Scalar + Into<f64>, const W: usize>(array: &str) -> Derivative<D<F, W>> {
     let y = motion_of::<F, W>(array);
@@ -145,12 +172,16 @@ pub fn dual_physics_wgsl<F: Scalar + Into<f64>, const W: usize>() -> String {
          alias DualConstants = array<real, {}>;\n\
          alias DualAuxiliaries = array<real, {}>;\n\
          alias DualLoad = array<real, {}>;\n\
-         alias DualParameters = array<real, {}>;\n\n",
+         alias DualParameters = array<real, {}>;\n\
+         alias DualVec3 = array<real, {}>;\n\
+         alias DualPlane = array<real, {}>;\n\n",
         MOTION_NUMBERS * stride,
         CONSTANT_NUMBERS * stride,
         AUXILIARY_NUMBERS * stride,
         LOAD_NUMBERS * stride,
         PARAMETER_NUMBERS * stride,
+        VECTOR_NUMBERS * stride,
+        PLANE_NUMBERS * stride,
     );
     out += &trace_function(
         "fn dual_auxiliaries(s: DualMotion, c: DualConstants) -> DualAuxiliaries",
@@ -216,6 +247,109 @@ pub fn dual_physics_wgsl<F: Scalar + Into<f64>, const W: usize>() -> String {
         format!("    return {};\n", array_of(&y.to_scalars()))
     });
     out
+}
+
+/// The contact resolution over duals of width `W` (its aliases come with
+/// [`dual_physics_wgsl`]): `dual_step_acceleration`, one `dual_resolve_plane_<shape>` per
+/// shape kind of `shapes` and `dual_resolve_plane`, which picks the body's by its `shape_kind`. A body's
+/// shape (`shape`, as `BodyConstants` holds it) is along no direction.
+pub fn dual_contact_wgsl<F: Scalar + Into<f64>, const W: usize>(shapes: &[ShapeKind]) -> String {
+    let mut out = trace_function(
+        "/// The body's acceleration over the step from `start` to `next` from the forces alone.\n\
+         fn dual_step_acceleration(start: DualMotion, next: DualMotion, c: DualConstants, \
+         h: real) -> DualVec3",
+        || {
+            let a = step_acceleration(
+                &motion_of::<F, W>("start"),
+                &motion_of("next"),
+                &constants_of("c"),
+                Dual::fixed(Traced::input("h")),
+            );
+            format!("    return {};\n", array_of(&[a.x, a.y, a.z]))
+        },
+    );
+    let mut cases = String::new();
+    for &kind in shapes {
+        let name = kind.name();
+        out += &trace_function(
+            &format!(
+                "/// State s of a {name} moved out of `plane`, the contact impulses applied.\n\
+                 fn dual_resolve_plane_{name}(s: DualMotion, c: DualConstants, \
+                 shape: vec4<real>, plane: DualPlane, acceleration: DualVec3, h: real) \
+                 -> DualMotion"
+            ),
+            || {
+                let fixed = |x: &str| Dual::fixed(Traced::input(x));
+                let shape = ShapeConstants {
+                    kind,
+                    dims: Vec3::new(fixed("shape.x"), fixed("shape.y"), fixed("shape.z")),
+                    bounding_radius: fixed("shape.w"),
+                };
+                let next = resolve_plane(
+                    motion_of::<F, W>("s"),
+                    &constants_of("c"),
+                    &shape,
+                    &plane_of("plane"),
+                    vector_of("acceleration"),
+                    fixed("h"),
+                );
+                format!("    return {};\n", array_of(&next.to_scalars()))
+            },
+        );
+        cases += &format!(
+            "        case {}: {{\n            return dual_resolve_plane_{name}(s, c, shape, plane, \
+             acceleration, h);\n        }}\n",
+            kind.wgsl_constant()
+        );
+    }
+    out + &format!(
+        "/// State s moved out of `plane` and its contact impulses applied, by the body's shape.\n\
+         fn dual_resolve_plane(s: DualMotion, c: DualConstants, shape_kind: u32, \
+         shape: vec4<real>, plane: DualPlane, acceleration: DualVec3, h: real) -> DualMotion \
+         {{\n    switch shape_kind {{\n{cases}        default: {{\n            return s;\n        \
+         }}\n    }}\n}}\n"
+    )
+}
+
+/// `dual_custom_force`, the custom force's load over duals added to `total`, traced from `law`
+/// in `precision` and width `width` (one of [`TRACED_WIDTHS`]): it sees what the CPU's
+/// dual steps give it, the orientation normalized and the body's index along no direction.
+pub fn dual_custom_force_wgsl<L: ForceLaw>(law: &L, precision: Precision, width: usize) -> String {
+    match (precision, width) {
+        (Precision::F32, 1) => custom_force_over::<f32, 1, L>(law),
+        (Precision::F32, 4) => custom_force_over::<f32, 4, L>(law),
+        (Precision::F64, 1) => custom_force_over::<f64, 1, L>(law),
+        (Precision::F64, 4) => custom_force_over::<f64, 4, L>(law),
+        _ => panic!("the dual WGSL is traced in widths {TRACED_WIDTHS:?}, not {width}"),
+    }
+}
+
+fn custom_force_over<F: Scalar + Into<f64>, const W: usize, L: ForceLaw>(law: &L) -> String {
+    trace_function(
+        "/// Generated from the custom force's law (written in Rust, traced over duals).\n\
+         fn dual_custom_force(s: DualMotion, c: DualConstants, aux: DualAuxiliaries, \
+         t: DualReal, body: u32, total: DualLoad) -> DualLoad",
+        || {
+            let (state, mass, aux) = (
+                motion_of::<F, W>("s"),
+                constants_of("c"),
+                auxiliaries_of("aux"),
+            );
+            let load = law.load(&ForceInput {
+                position: state.position,
+                orientation: state.orientation.normalize(),
+                velocity: aux.velocity,
+                angular_velocity: aux.angular_velocity,
+                mass: mass.mass,
+                time: read("t", 0),
+                body: Dual::fixed(Traced::input("real(body)")),
+            });
+            let mut total = load_of("total");
+            total.force = total.force + load.force;
+            total.torque = total.torque + load.torque;
+            format!("    return {};\n", array_of(&load_numbers(&total)))
+        },
+    )
 }
 
 /// `dual_<integrator>_step`: one step from time `t` before `q` is renormalized, its stages'

@@ -338,9 +338,9 @@ fn envelope_wgsl<F: Scalar + Into<f64>>() -> String {
 }
 
 /// The contact resolution in precision `F`: `step_acceleration`, one `resolve_plane_<shape>`
-/// per shape kind and `resolve_plane`, which picks the body's. The kernel's
+/// per shape kind of `shapes` and `resolve_plane`, which picks the body's. The kernel's
 /// `resolve_contacts` (shaders/contact.wgsl) calls them plane by plane.
-pub fn contact_wgsl<F: Scalar + Into<f64>>() -> String {
+pub fn contact_wgsl<F: Scalar + Into<f64>>(shapes: &[ShapeKind]) -> String {
     let mut out = trace_function(
         "/// The body's acceleration over the step from `start` to `next` from the forces alone.\n\
          fn step_acceleration(start: Motion, next: Motion, c: BodyConstants, h: real) -> vec3<real>",
@@ -355,7 +355,7 @@ pub fn contact_wgsl<F: Scalar + Into<f64>>() -> String {
         },
     );
     let mut cases = String::new();
-    for &kind in ShapeKind::ALL {
+    for &kind in shapes {
         let name = kind.name();
         out += &trace_function(
             &format!(

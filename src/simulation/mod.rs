@@ -9,4 +9,6 @@ mod tangents;
 mod tickets;
 
 pub use facade::Simulation;
+#[cfg(feature = "cli")]
+pub(crate) use tangents::tangent_refusal;
 pub use tickets::StatesTicket;

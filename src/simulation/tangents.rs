@@ -6,11 +6,22 @@
 //! tangents started, the state `(x, q, P, L)` held fixed for every other direction (a
 //! change of mass keeps `P`, not `v`).
 
+use crate::assembly::crowd::Crowd;
 use crate::checkpoint::TangentColumns;
 use crate::model::error::{Error, Result};
 use crate::model::force::ForceKind;
 use crate::model::tangent::{STATE_COMPONENTS, TangentPlan};
 use crate::simulation::facade::Simulation;
+
+/// Why `crowd` cannot carry tangents, if it cannot: a custom force given as WGSL (with a
+/// Rust twin or, from a scene file, without) has no derivatives. Checked before any work.
+pub(crate) fn tangent_refusal(crowd: &Crowd) -> Option<&'static str> {
+    let custom_called = crowd.forces.iter().any(|f| f.kind == ForceKind::Custom);
+    let law = crowd.custom_force.as_ref().is_some_and(|c| c.is_law());
+    (custom_called && !law).then_some(
+        "the crowd's custom force is WGSL, which has no derivatives: write it once as a ForceLaw (CustomForce::from_law)",
+    )
+}
 
 impl Simulation {
     /// Starts carrying the derivatives `names` names, from every body's state now: `state`
@@ -19,9 +30,8 @@ impl Simulation {
     /// number of a force in the scene's path syntax (`forces[1].stiffness`: 1 column;
     /// `forces[0].acceleration`: 3) or of a plane (`planes[0].friction`, `restitution`: 1;
     /// `planes[0].point`: 3). A custom force written as a [`ForceLaw`](crate::ForceLaw) has
-    /// derivatives from its one definition. A bad name, a name given twice, a custom force
-    /// that is WGSL with a Rust twin, or a crowd the GPU does not carry them for yet (with
-    /// planes or a custom force, or over several devices) is an error naming it.
+    /// derivatives from its one definition. A bad name, a name given twice, or a custom
+    /// force given as WGSL is an error naming it.
     ///
     /// Orientation columns of `state` are those of the normalized input: the simulation
     /// normalizes an orientation on load, so the Jacobian times `q(start)` is zero there.
@@ -41,17 +51,8 @@ impl Simulation {
 
     /// [`start_tangents`](Self::start_tangents) of a plan checked against this crowd.
     pub(crate) fn carry_tangents(&mut self, plan: TangentPlan) -> Result<()> {
-        let custom_called = (self.settings.forces.iter()).any(|f| f.kind == ForceKind::Custom);
-        let law = self
-            .settings
-            .custom_force
-            .as_ref()
-            .is_some_and(|c| c.is_law());
-        if custom_called && !law {
-            return Err(Error::invalid(
-                "tangents",
-                "the crowd's custom force is WGSL with a Rust twin, which has no derivatives: write it once as a ForceLaw (CustomForce::from_law)",
-            ));
+        if let Some(why) = tangent_refusal(&self.settings) {
+            return Err(Error::invalid("tangents", why));
         }
         self.finish()?;
         self.engine.start_tangents(&plan, &self.settings)?;
@@ -197,23 +198,23 @@ mod tests {
         let mut sim = Simulation::reference(&custom).unwrap();
         assert_eq!(
             message(sim.start_tangents(&["state"]).unwrap_err()),
-            "tangents: the crowd's custom force is WGSL with a Rust twin, which has no derivatives: write it once as a ForceLaw (CustomForce::from_law)"
+            "tangents: the crowd's custom force is WGSL, which has no derivatives: write it once as a ForceLaw (CustomForce::from_law)"
         );
-        // The same force written once as a law has them, on both CPU backends; the GPU
-        // does not carry tangents through it yet.
+        // The same force written once as a law has them, on every backend: the GPU's
+        // (its law traced over duals) are the CPU's of its precision, bit for bit.
         custom.custom_force = Some(crate::CustomForce::from_law(
             crate::body_steps::tangents::tests::Tether,
         ));
-        for backend in [Backend::Reference, Backend::FastCpu] {
+        let jacobian = |backend| {
             let mut sim = Simulation::new(&custom, backend).unwrap();
             sim.start_tangents(&["state"]).unwrap();
             sim.step(10).unwrap();
-        }
-        let mut gpu = Simulation::new(&custom, Backend::Gpu).unwrap();
-        assert_eq!(
-            message(gpu.start_tangents(&["state"]).unwrap_err()),
-            "tangents: the GPU carries no tangents through a custom force yet; `cpu-ref` and `cpu` do"
-        );
+            let mut out = vec![0.0; 2 * 13 * 13];
+            sim.read_tangents("state", &mut out).unwrap();
+            out.into_iter().map(f64::to_bits).collect::<Vec<_>>()
+        };
+        assert_eq!(jacobian(Backend::GpuF64), jacobian(Backend::Reference));
+        assert_eq!(jacobian(Backend::Gpu), jacobian(Backend::FastCpu));
     }
 
     /// A checkpoint holds the tangents: the run resumed from its file carries them on to

@@ -545,13 +545,14 @@ fn tangents_go_into_the_npz_as_the_library_reads_them() {
         assert_eq!(common::error_line(&output), expected);
         assert!(!refused.exists() && !dir.path().join("refused.csv").exists());
     }
-    // The GPU does not carry tangents through contacts yet.
+    // Through plane contacts (a sphere and a box already touching the floor): each GPU
+    // backend writes the bytes of the CPU backend of its precision.
     let floor = dir.path().join("floor.json");
     let text = std::fs::read_to_string(scene)
         .unwrap()
         .replacen(
             "\"forces\"",
-            r#""planes": [{"point": [0, 0, -5], "normal": [0, 0, 1]}], "forces""#,
+            r#""planes": [{"point": [0, 0, -0.2], "normal": [0, 0, 1], "restitution": 0.6, "friction": 0.4}], "forces""#,
             1,
         )
         .replace(
@@ -564,21 +565,58 @@ fn tangents_go_into_the_npz_as_the_library_reads_them() {
         );
     std::fs::write(&floor, text).unwrap();
     let floor = floor.to_str().unwrap();
-    for backend in ["gpu", "gpu-f64"] {
+    let contact_entries = [
+        "jacobian.npy",
+        "planes[0].point.npy",
+        "planes[0].restitution.npy",
+        "planes[0].friction.npy",
+    ];
+    let mut by_backend = Vec::new();
+    for backend in ["cpu-ref", "gpu-f64", "cpu", "gpu"] {
+        let out = dir.path().join(format!("floor-{backend}.npz"));
         let args = [
             "run",
             floor,
             "--backend",
             backend,
             "--jacobian",
+            "--sensitivity",
+            "planes[0].point,planes[0].restitution,planes[0].friction",
             "--out",
-            refused_text,
+            out.to_str().unwrap(),
         ];
-        let output = rigid_crowd(&args, &[]);
-        assert_eq!(
-            common::error_line(&output),
-            "error: --jacobian: the GPU carries no tangents through plane contacts yet; `cpu-ref` and `cpu` do"
-        );
-        assert!(!refused.exists());
+        succeed(&args);
+        let mut archive = zip::ZipArchive::new(std::fs::File::open(&out).unwrap()).unwrap();
+        let arrays: Vec<Vec<u8>> = contact_entries
+            .iter()
+            .map(|entry| {
+                let mut bytes = Vec::new();
+                archive
+                    .by_name(entry)
+                    .unwrap()
+                    .read_to_end(&mut bytes)
+                    .unwrap();
+                bytes
+            })
+            .collect();
+        by_backend.push(arrays);
     }
+    for (entry, i) in contact_entries.iter().zip(0..) {
+        assert_eq!(
+            by_backend[1][i], by_backend[0][i],
+            "gpu-f64 against cpu-ref: {entry}"
+        );
+        assert_eq!(
+            by_backend[3][i], by_backend[2][i],
+            "gpu against cpu: {entry}"
+        );
+    }
+    // The floor's point moved the bodies it held up.
+    let point = parse_npy(&by_backend[0][1]);
+    assert!(
+        point
+            .data
+            .chunks(8)
+            .any(|v| f64::from_le_bytes(v.try_into().unwrap()) != 0.0)
+    );
 }

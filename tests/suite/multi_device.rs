@@ -7,7 +7,8 @@ use rigid_crowd::glam::DVec3;
 use rigid_crowd::gpu::{DeviceCount, GpuContext};
 use rigid_crowd::{
     Backend, Body, BodyState, Crowd, CustomForce, CustomForceInput, Envelope, Error, ExternalLoad,
-    Fault, FaultRules, Force, ForceKind, Integrator, OnFault, Plane, Simulation, cross_check_crowd,
+    Fault, FaultRules, Force, ForceInput, ForceKind, ForceLaw, Integrator, Load, OnFault, Plane,
+    Real, Simulation, cross_check_crowd,
 };
 use std::sync::OnceLock;
 
@@ -128,6 +129,76 @@ fn contacts_on_two_devices_give_the_bits_of_the_cpu() {
             .zip(expected.chunks(13))
             .filter(|(a, b)| a != b);
         assert_eq!(differing.count(), 0, "{} on two devices", gpu.name());
+    }
+}
+
+/// A force law that reads the body's crowd index (a shard that numbered its bodies from 0
+/// would push them differently): written once, its tangents come from its dual instance.
+struct IndexedPull;
+
+impl ForceLaw for IndexedPull {
+    fn load<R: Real>(&self, b: &ForceInput<R>) -> Load<R> {
+        let c = R::constant;
+        let pull = (b.body * c(0.01) + c(0.5)) * b.mass;
+        Load {
+            force: b.position * (-pull) + b.velocity * c(-0.2),
+            torque: b.angular_velocity * (c(-0.05) - b.time * c(0.01)),
+        }
+    }
+}
+
+/// Tangents on two and three devices are those of one, bit for bit, and `gpu-f64`'s are
+/// `cpu-ref`'s: along the state, the mass, a spring that acts on bodies of every shard
+/// (each shard renumbers its own forces), the force law's crowd indices and a floor's
+/// friction.
+#[test]
+fn tangents_on_several_devices_are_those_of_one() {
+    let mut crowd =
+        crowd(64, Integrator::Rk4, true).with_custom_force(CustomForce::from_law(IndexedPull));
+    for body in &mut crowd.bodies {
+        body.state.position.z = body.state.position.z.abs().min(0.6);
+    }
+    let spring = crowd
+        .forces
+        .iter()
+        .rposition(|f| f.type_name() == "spring" && f.body.is_some())
+        .unwrap();
+    let spring_name = format!("forces[{spring}].stiffness");
+    let names = ["state", "mass", spring_name.as_str(), "planes[0].friction"];
+    let tangents = |sim: &mut Simulation| {
+        let mut all = Vec::new();
+        for name in names {
+            let width = sim.tangent_plan().unwrap().columns(name).unwrap().len();
+            let mut out = vec![0.0; 64 * 13 * width];
+            sim.read_tangents(name, &mut out).unwrap();
+            all.extend(out.into_iter().map(f64::to_bits));
+        }
+        all
+    };
+    let on = |backend, count: usize| {
+        let mut sim = Simulation::on_devices(&crowd, backend, &devices()[..count]).unwrap();
+        sim.start_tangents(&names).unwrap();
+        sim.step(15).unwrap();
+        sim.step(10).unwrap();
+        tangents(&mut sim)
+    };
+    let mut reference = Simulation::reference(&crowd).unwrap();
+    reference.start_tangents(&names).unwrap();
+    reference.step(25).unwrap();
+    let reference = tangents(&mut reference);
+    for backend in GPU_BACKENDS {
+        let one = on(backend, 1);
+        if backend == Backend::GpuF64 {
+            assert_eq!(one, reference, "gpu-f64 against cpu-ref");
+        }
+        for count in [2, 3] {
+            assert_eq!(
+                on(backend, count),
+                one,
+                "{} on {count} devices",
+                backend.name()
+            );
+        }
     }
 }
 

@@ -29,5 +29,3 @@ pub(crate) use shards::GpuShards;
 pub(crate) use simulation::GpuSimulation;
 pub use simulation::StepTimes;
 pub(crate) use simulation::check_scope;
-#[cfg(feature = "cli")]
-pub(crate) use tangents::refusal as tangent_refusal;

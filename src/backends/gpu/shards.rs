@@ -186,40 +186,45 @@ impl GpuShards {
     }
 
     /// Starts carrying the tangents of `plan` (checked against `crowd`) from every body's
-    /// state now; on one device only, so far.
+    /// state now, on every device.
     pub fn start_tangents(&mut self, plan: &TangentPlan, crowd: &Crowd) -> Result<()> {
-        match &mut self.shards[..] {
-            [shard] => shard.sim.start_tangents(plan, crowd),
-            _ => Err(Error::invalid(
-                "tangents",
-                "the GPU carries tangents on one device so far: run without --devices",
-            )),
+        let several = self.shards.len() > 1;
+        for (i, shard) in self.shards.iter_mut().enumerate() {
+            let bodies = shard.bodies.clone();
+            (shard.sim.start_tangents(plan, crowd, bodies.clone())).map_err(|e| match several {
+                true => in_shard(e, i, &bodies),
+                false => e,
+            })?;
         }
+        Ok(())
     }
 
     /// Copies columns `columns` of every body's tangent block into `out` (`13 x
     /// columns.len()` per body, row-major, in crowd order), once the queued steps are done.
     pub fn read_tangents(&mut self, columns: Range<usize>, out: &mut [f64]) -> Result<()> {
-        let [shard] = &mut self.shards[..] else {
+        let Some(plan) = self.shards[0].sim.tangent_plan().cloned() else {
             return Ok(());
         };
-        let Some(plan) = shard.sim.tangent_plan().cloned() else {
-            return Ok(());
-        };
-        let carried = CarriedTangents::<f64> {
-            plan,
-            columns: shard.sim.tangent_columns()?,
-        };
-        carried.read(columns, out);
+        let mut all = Vec::with_capacity(out.len());
+        for shard in &mut self.shards {
+            all.extend(shard.sim.tangent_columns()?);
+        }
+        CarriedTangents::<f64> { plan, columns: all }.read(columns, out);
         Ok(())
     }
 
-    /// Replaces every body's tangent block with `columns`.
+    /// Replaces every body's tangent block with `columns` (in crowd order).
     pub fn set_tangents(&mut self, columns: &[f64]) -> Result<()> {
-        match &mut self.shards[..] {
-            [shard] => shard.sim.set_tangent_columns(columns),
-            _ => Ok(()),
+        let Some(per_body) = self.shards[0].sim.tangent_plan().map(|p| p.body_len()) else {
+            return Ok(());
+        };
+        for shard in &mut self.shards {
+            let b = &shard.bodies;
+            shard
+                .sim
+                .set_tangent_columns(&columns[b.start * per_body..b.end * per_body])?;
         }
+        Ok(())
     }
 
     /// Every body, in crowd order.

@@ -1,6 +1,7 @@
 //! The GPU backend's simulation: uploads a crowd once, then encodes many integration
 //! dispatches per submission and reads back only when asked. Twin of src/backends/cpu_ref/simulation.rs.
 
+use std::ops::Range;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -574,8 +575,14 @@ impl GpuSimulation {
         self.ctx.take_uncaptured()
     }
 
-    /// Starts carrying the tangents of `plan` from every body's state now.
-    pub(crate) fn start_tangents(&mut self, plan: &TangentPlan, crowd: &Crowd) -> Result<()> {
+    /// Starts carrying the tangents of `plan` from every body's state now; this
+    /// simulation's bodies are `bodies_in_crowd` of `crowd` (one shard of it, or all).
+    pub(crate) fn start_tangents(
+        &mut self,
+        plan: &TangentPlan,
+        crowd: &Crowd,
+        bodies_in_crowd: Range<usize>,
+    ) -> Result<()> {
         self.finish()?;
         let bodies = self.bodies()?;
         let validation = self
@@ -586,7 +593,7 @@ impl GpuSimulation {
             &self.ctx,
             (self.options.precision, self.options.workgroup_size),
             &self.spec,
-            crowd,
+            (crowd, bodies_in_crowd),
             &self.chunks,
             (plan, &bodies),
         )?;

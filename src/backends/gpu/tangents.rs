@@ -5,6 +5,8 @@
 //! kernel's; its derivatives are the CPU's `Dual` steps' on IEEE-honest drivers, bit for
 //! bit (`tests/suite/gpu_tangents.rs`).
 
+use std::ops::Range;
+
 use bytemuck::Pod;
 use wgpu::util::DeviceExt;
 
@@ -29,6 +31,7 @@ use crate::model::error::{Error, Result};
 use crate::model::force::ForceKind;
 use crate::model::precision::Precision;
 use crate::model::tangent::{Direction, TangentPlan};
+use crate::physics::custom_force::CustomForce;
 use crate::physics::dual_wgsl::CONSTANT_NUMBERS;
 
 /// A chunk's tangent buffers and the bindings of each block.
@@ -50,35 +53,19 @@ pub(crate) struct GpuTangents {
     chunks: Vec<ChunkTangents>,
 }
 
-/// Why `crowd` cannot carry tangents on the GPU yet, if it cannot.
-pub(crate) fn refusal(crowd: &Crowd) -> Option<&'static str> {
-    if !crowd.planes.is_empty() {
-        return Some(
-            "the GPU carries no tangents through plane contacts yet; `cpu-ref` and `cpu` do",
-        );
-    }
-    if crowd.forces.iter().any(|f| f.kind == ForceKind::Custom) {
-        return Some(
-            "the GPU carries no tangents through a custom force yet; `cpu-ref` and `cpu` do",
-        );
-    }
-    None
-}
-
 impl GpuTangents {
-    /// The tangents of `plan` started from `bodies` (this simulation's, in order) of `crowd`,
-    /// on the chunks `chunks` of a simulation whose plain kernel is `spec`.
+    /// The tangents of `plan` started from `bodies` (this simulation's, in order), which are
+    /// the bodies `range` of `crowd`, on the chunks `chunks` of a simulation whose plain
+    /// kernel is `spec`. The columns along a force's numbers find its records by the
+    /// force's index in `crowd`, however a shard renumbers them.
     pub(crate) fn start(
         ctx: &GpuContext,
         (precision, workgroup_size): (Precision, u32),
         spec: &KernelSpec,
-        crowd: &Crowd,
+        (crowd, range): (&Crowd, Range<usize>),
         chunks: &[BufferChunk],
         (plan, bodies): (&TangentPlan, &[Body]),
     ) -> Result<Self> {
-        if let Some(why) = refusal(crowd) {
-            return Err(Error::invalid("tangents", why));
-        }
         let storage = INTEGRATE_STORAGE_BUFFERS + TANGENT_STORAGE_BUFFERS;
         if ctx.limits().max_storage_buffers_per_shader_stage < storage {
             return Err(Error::invalid(
@@ -91,6 +78,8 @@ impl GpuTangents {
         }
         let device = &ctx.device;
         let k = plan.width();
+        let custom_force = crowd.custom_force.as_ref();
+        let spec = &spec.for_shapes_of(bodies);
         let layout = tangent_layout(device);
         let mut blocks = Vec::new();
         let mut spans = Vec::new();
@@ -109,7 +98,7 @@ impl GpuTangents {
                 precision,
                 workgroup_size,
                 trusted: false,
-                custom_force: None,
+                custom_force: custom_force.map(|custom| custom.wgsl_in(precision).to_string()),
                 tangent_width: width,
             };
             let pipeline = ctx.pipelines().get_or_build(key, || {
@@ -117,20 +106,21 @@ impl GpuTangents {
                     ctx,
                     &layout.pipeline,
                     (precision, workgroup_size),
-                    spec,
+                    (spec, custom_force),
                     width,
                 )
             })?;
             blocks.push(pipeline);
             first_column += carried;
         }
-        let force_seeds = force_seeds(plan, crowd);
-        let force_seeds = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-            label: Some("force seeds"),
-            contents: bytemuck::cast_slice(&force_seeds),
+        let number_seeds = number_seeds(plan, crowd);
+        let number_seeds = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some("number seeds"),
+            contents: bytemuck::cast_slice(&number_seeds),
             usage: wgpu::BufferUsages::STORAGE,
         });
-        let table = ForceTable::new(crowd, bodies.len());
+        let numbers = crowd.shard_force_numbers(range.clone());
+        let table = ForceTable::new(&crowd.shard_settings(range), bodies.len());
         let (columns, seeds) = match precision {
             Precision::F32 => start_columns::<f32>(plan, bodies)?,
             Precision::F64 => start_columns::<f64>(plan, bodies)?,
@@ -157,7 +147,9 @@ impl GpuTangents {
                 &seeds[r.start * seeds_per_body..r.end * seeds_per_body],
                 wgpu::BufferUsages::empty(),
             );
-            let origins = table.for_bodies(r.clone()).origins().to_vec();
+            let origins: Vec<u32> = (table.for_bodies(r.clone()).origins().iter())
+                .map(|&origin| numbers[origin as usize] as u32)
+                .collect();
             let origins = if origins.is_empty() { vec![0] } else { origins };
             let origins = storage(
                 "force origins",
@@ -172,7 +164,7 @@ impl GpuTangents {
                         contents: bytemuck::bytes_of(span),
                         usage: wgpu::BufferUsages::UNIFORM,
                     });
-                    let buffers = [&uniform, &tangents, &seeds, &origins, &force_seeds];
+                    let buffers = [&uniform, &tangents, &seeds, &origins, &number_seeds];
                     let entries: Vec<_> = (0..)
                         .zip(buffers)
                         .map(|(binding, buffer)| wgpu::BindGroupEntry {
@@ -279,16 +271,17 @@ impl GpuTangents {
     }
 }
 
-/// The tangent kernel for blocks of `width` directions beside the plain kernel of `spec`.
+/// The tangent kernel for blocks of `width` directions beside the plain kernel of `spec`,
+/// with the crowd's custom force.
 fn build_pipeline(
     ctx: &GpuContext,
     layout: &wgpu::PipelineLayout,
     (precision, workgroup_size): (Precision, u32),
-    spec: &KernelSpec,
+    (spec, custom_force): (&KernelSpec, Option<&CustomForce>),
     width: usize,
 ) -> Result<wgpu::ComputePipeline> {
     let device = &ctx.device;
-    let source = tangent_source(precision, spec, width);
+    let source = tangent_source(precision, spec, width, custom_force);
     let constants = [("workgroup_size", workgroup_size as f64)];
     let words = exact_spirv::compile(&source, ENTRY_POINT, &constants, Checks::Bounded)?;
     let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
@@ -322,24 +315,27 @@ struct TangentBlock {
     writes_state: u32,
 }
 
-/// Per column (padded by the widest block): the crowd force whose number it is taken along,
-/// plus one, and the number's place among a record's parameters; `[0, 0]` for the others.
-fn force_seeds(plan: &TangentPlan, crowd: &Crowd) -> Vec<[u32; 2]> {
+/// Per column (padded by the widest block), as `number_seeds` in
+/// shaders/integrate_tangents.wgsl reads them: the crowd force whose number it is taken
+/// along, plus one, and the number's place among a record's parameters; the plane whose
+/// number it is, plus one, and the number's code; zeros for the others.
+fn number_seeds(plan: &TangentPlan, crowd: &Crowd) -> Vec<[u32; 4]> {
     // Directions as they would be for a body under every force of the crowd.
     let forces: Vec<&ForceKind> = crowd.forces.iter().map(|f| &f.kind).collect();
     let origins: Vec<usize> = (0..forces.len()).collect();
-    let mut seeds: Vec<[u32; 2]> = directions_of(plan, &forces, &origins)
+    let mut seeds: Vec<[u32; 4]> = directions_of(plan, &forces, &origins)
         .into_iter()
         .map(|direction| match direction {
-            Some(Direction::Force { force, slot }) => [force as u32 + 1, slot.place() as u32],
-            _ => [0, 0],
+            Some(Direction::Force { force, slot }) => [force as u32 + 1, slot.place() as u32, 0, 0],
+            Some(Direction::Plane { plane, number }) => [0, 0, plane as u32 + 1, number.code()],
+            _ => [0; 4],
         })
         .collect();
     let widest = crate::physics::dual::DUAL_WIDTHS
         .into_iter()
         .max()
         .unwrap_or(1);
-    seeds.resize(seeds.len() + widest, [0, 0]);
+    seeds.resize(seeds.len() + widest, [0; 4]);
     seeds
 }
 

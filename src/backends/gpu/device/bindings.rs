@@ -19,7 +19,7 @@ pub(crate) const INTEGRATE_BINDINGS: [wgpu::BufferBindingType; 8] = [
 ];
 
 /// The tangent kernel's own bindings, its group 1 (integrate_tangents.wgsl): the block,
-/// tangents, constant seeds, force origins, force seeds.
+/// tangents, constant seeds, force origins, number seeds.
 pub(crate) const TANGENT_BINDINGS: [wgpu::BufferBindingType; 5] = [
     wgpu::BufferBindingType::Uniform,
     READ_WRITE,

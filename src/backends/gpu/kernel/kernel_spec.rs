@@ -21,9 +21,11 @@
 
 use crate::assembly::crowd::Crowd;
 use crate::assembly::force_table::ForceTable;
+use crate::model::body::Body;
 use crate::model::codes::Coded;
 use crate::model::force::ForceType;
 use crate::model::integrator::Integrator;
+use crate::model::shape::ShapeKind;
 
 /// The longest list of forces on every body that a kernel calls one by one; a longer list is
 /// visited in loops, one per kind, so the kernel's size stays bounded.
@@ -38,8 +40,9 @@ pub(crate) struct KernelSpec {
     global_forces: GlobalForces,
     /// The kinds `accumulate_own_forces` visits, in [`ForceType::ALL`] order.
     own_forces: Vec<OwnForces>,
-    /// Whether the contact resolution is compiled in.
-    contacts: bool,
+    /// The shape kinds the contact resolution is compiled for, in [`ShapeKind::ALL`] order;
+    /// none when it is not compiled in.
+    shapes: Vec<ShapeKind>,
     /// Whether the envelope checks (speed, angular speed, distance) are compiled in.
     envelope: bool,
     /// Whether keyframed records called one by one interpolate in a window found once per
@@ -66,7 +69,35 @@ struct OwnForces {
 impl KernelSpec {
     /// Whether the contact resolution is compiled in.
     pub fn contacts(&self) -> bool {
-        self.contacts
+        !self.shapes.is_empty()
+    }
+
+    /// The shape kinds the contact resolution has a case for.
+    pub fn shapes(&self) -> &[ShapeKind] {
+        &self.shapes
+    }
+
+    /// The same kernel with contact cases only for the shape kinds of `bodies`: what the
+    /// tangent kernel compiles, since a driver inlines each case and a box's over dual
+    /// numbers is long. (The plain kernel keeps every kind: its bodies may come from a
+    /// generator that is never run whole on the host.)
+    pub fn for_shapes_of(&self, bodies: &[Body]) -> Self {
+        if !self.contacts() {
+            return self.clone();
+        }
+        let mut present = [false; ShapeKind::EVERY.len()];
+        for body in bodies {
+            if let Some(shape) = body.mass.shape() {
+                present[(shape.kind().code() - ShapeKind::FIRST_CODE) as usize] = true;
+            }
+        }
+        let shapes = (self.shapes.iter().copied())
+            .filter(|kind| present[(kind.code() - ShapeKind::FIRST_CODE) as usize])
+            .collect();
+        Self {
+            shapes,
+            ..self.clone()
+        }
     }
 
     /// The integrators the kernel has a case for.
@@ -95,7 +126,7 @@ impl KernelSpec {
                     repeated: true,
                 })
                 .collect(),
-            contacts: true,
+            shapes: ShapeKind::ALL.to_vec(),
             envelope: true,
             keyframe_windows: false,
         }
@@ -138,7 +169,10 @@ impl KernelSpec {
                     repeated: most > 1,
                 })
                 .collect(),
-            contacts: !crowd.planes.is_empty(),
+            shapes: match crowd.planes.is_empty() {
+                true => Vec::new(),
+                false => ShapeKind::ALL.to_vec(),
+            },
             envelope: crowd.fault_rules.envelope.is_set(),
             keyframe_windows: false,
         };
@@ -215,7 +249,7 @@ fn scheme_step(s: Motion, c: BodyConstants, env: ForceEnv, t: real, h: real) -> 
     return next;
 }}
 ",
-            contacts = self.contacts,
+            contacts = self.contacts(),
             envelope = self.envelope,
             records = self.records_wgsl(),
             global = self.global_forces.wgsl(self.keyframe_windows),

@@ -116,8 +116,8 @@ pub(crate) fn integrate_source(
     let generated = spec.wgsl();
     let contact = match (spec.contacts(), precision) {
         (false, _) => NO_CONTACTS.to_string(),
-        (true, Precision::F32) => contact_wgsl::<f32>(),
-        (true, Precision::F64) => contact_wgsl::<f64>(),
+        (true, Precision::F32) => contact_wgsl::<f32>(spec.shapes()),
+        (true, Precision::F64) => contact_wgsl::<f64>(spec.shapes()),
     };
     let joined = [
         &prelude(precision),
@@ -306,7 +306,7 @@ mod tests {
                 "the physics lacks `fn {function}`"
             );
         }
-        let contact = contact_wgsl::<f64>();
+        let contact = contact_wgsl::<f64>(ShapeKind::ALL);
         for &shape in ShapeKind::ALL {
             let constant = shape.wgsl_constant();
             let function = format!("resolve_plane_{}", shape.name());

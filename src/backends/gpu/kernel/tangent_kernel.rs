@@ -9,12 +9,12 @@ use crate::model::codes::Coded;
 use crate::model::force::ForceType;
 use crate::model::integrator::Integrator;
 use crate::model::precision::Precision;
-use crate::physics::dual_wgsl::dual_physics_wgsl;
+use crate::model::shape::ShapeKind;
+use crate::physics::custom_force::CustomForce;
+use crate::physics::dual_wgsl::{TRACED_WIDTHS, dual_contact_wgsl, dual_physics_wgsl};
 
-/// The widths of the GPU's dual blocks: a driver inlines the physics over duals at every
-/// stage of the step, and a block of 16 (17 numbers for each) made lavapipe's compile of
-/// the cross-check crowd's kernel run for minutes; blocks of 4 compile in seconds.
-pub(crate) const GPU_WIDTHS: [usize; 2] = [1, 4];
+/// The widths of the GPU's dual blocks: those the physics over duals is traced in.
+pub(crate) const GPU_WIDTHS: [usize; 2] = TRACED_WIDTHS;
 
 /// The entry point of the tangent kernel.
 pub(crate) const ENTRY_POINT: &str = "integrate_tangents";
@@ -22,25 +22,50 @@ pub(crate) const ENTRY_POINT: &str = "integrate_tangents";
 /// The tangent kernel's source in `precision` for blocks of `width` directions (one of
 /// [`GPU_WIDTHS`]), beside the plain kernel of `spec`: with the cases of `spec`'s
 /// integrators and force kinds only, as the plain kernel has (a driver inlines every call,
-/// and each case is the physics over duals at every stage).
-pub(crate) fn tangent_source(precision: Precision, spec: &KernelSpec, width: usize) -> String {
+/// and each case is the physics over duals at every stage). A crowd's custom force comes in
+/// as its law traced over duals; one that is not a law has no case (the host refuses it).
+pub(crate) fn tangent_source(
+    precision: Precision,
+    spec: &KernelSpec,
+    width: usize,
+    custom_force: Option<&CustomForce>,
+) -> String {
     let (plain, _) = integrate_source(precision, spec, None);
-    let dual = match (precision, width) {
-        (Precision::F32, 1) => dual_physics_wgsl::<f32, 1>(),
-        (Precision::F32, 4) => dual_physics_wgsl::<f32, 4>(),
-        (Precision::F64, 1) => dual_physics_wgsl::<f64, 1>(),
-        (Precision::F64, 4) => dual_physics_wgsl::<f64, 4>(),
+    let (dual, contact): (String, fn(&[ShapeKind]) -> String) = match (precision, width) {
+        (Precision::F32, 1) => (dual_physics_wgsl::<f32, 1>(), dual_contact_wgsl::<f32, 1>),
+        (Precision::F32, 4) => (dual_physics_wgsl::<f32, 4>(), dual_contact_wgsl::<f32, 4>),
+        (Precision::F64, 1) => (dual_physics_wgsl::<f64, 1>(), dual_contact_wgsl::<f64, 1>),
+        (Precision::F64, 4) => (dual_physics_wgsl::<f64, 4>(), dual_contact_wgsl::<f64, 4>),
         _ => panic!("GPU tangent blocks are compiled in widths {GPU_WIDTHS:?}, not {width}"),
+    };
+    let custom = custom_force.and_then(|custom| custom.dual_wgsl(precision, width));
+    let contact = match spec.contacts() {
+        true => contact(spec.shapes()),
+        false => NO_DUAL_CONTACTS.to_string(),
     };
     [
         plain.as_str(),
         &dual,
+        &contact,
         &scheme_wgsl(spec.integrators()),
-        &force_visit_wgsl(&spec.force_kinds()),
+        &force_visit_wgsl(&spec.force_kinds(), custom.is_some()),
+        &custom.unwrap_or_default(),
         INTEGRATE_TANGENTS,
     ]
     .join("\n")
 }
+
+/// What a kernel without planes calls in the contact code it folds away.
+const NO_DUAL_CONTACTS: &str = "fn dual_step_acceleration(start: DualMotion, next: DualMotion, \
+c: DualConstants, h: real) -> DualVec3 {
+    var zero: DualVec3;
+    return zero;
+}
+fn dual_resolve_plane(s: DualMotion, c: DualConstants, shape_kind: u32, shape: vec4<real>, \
+plane: DualPlane, acceleration: DualVec3, h: real) -> DualMotion {
+    return s;
+}
+";
 
 /// `dual_scheme_step`: the step of the crowd's integrator (`params.integrator`); an unknown
 /// code is reported as the plain kernel reports it.
@@ -66,12 +91,16 @@ fn scheme_wgsl(integrators: &[Integrator]) -> String {
 
 /// `dual_add_force`: record `record`'s load added to `total`, by the record's kind; its
 /// parameters come from the plumbing's `dual_parameters`, a keyframed record's scale from
-/// `keyframe_scale`. A kind without code here (a custom force, which the host refuses) is
+/// `keyframe_scale`, a custom force's from its law's `dual_custom_force` where `custom_law`.
+/// A kind without code here (a custom force without a law, which the host refuses) is
 /// reported as unknown.
-fn force_visit_wgsl(kinds: &[ForceType]) -> String {
+fn force_visit_wgsl(kinds: &[ForceType], custom_law: bool) -> String {
     let mut cases = String::new();
     for &kind in kinds {
         let call = match kind {
+            ForceType::Custom if custom_law => {
+                "dual_custom_force(s, c, aux, t, body, total)".to_string()
+            }
             ForceType::Custom => continue,
             ForceType::Keyframed => "dual_add_keyframed(p, keyframe_scale(f.keyframe_first, \
                                      f.keyframe_count, t[0]), total)"
@@ -104,7 +133,7 @@ mod tests {
     fn every_width_compiles_in_both_precisions() {
         for precision in [Precision::F32, Precision::F64] {
             for width in GPU_WIDTHS {
-                let source = tangent_source(precision, &KernelSpec::general(), width);
+                let source = tangent_source(precision, &KernelSpec::general(), width, None);
                 let compiled = exact_spirv::compile(
                     &source,
                     ENTRY_POINT,
