@@ -5,7 +5,9 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use crate::backends::gpu::{GpuContext, GpuOptions, Precision, copy_bandwidth};
+use crate::backends::gpu::{
+    GpuContext, GpuOptions, Precision, copy_bandwidth, tangent_bytes_per_body,
+};
 use crate::bench::labels::describe_options;
 use crate::bench::workload::Workload;
 use crate::model::backend::Backend;
@@ -235,17 +237,33 @@ impl BenchPlan {
                                         format!("{devices} devices asked for, {} open", gpus.len()),
                                     )
                                 })?;
-                                let mut row = self.measure_gpu(&crowd, devices, options, copy)?;
-                                match devices.len() {
-                                    1 => one_device = Some(row.body_steps_per_second),
-                                    n => {
-                                        row.parallel_efficiency = one_device.map(|one| {
-                                            row.body_steps_per_second / (n as f64 * one)
-                                        });
+                                let mut plain = None;
+                                for tangents in &self.tangents {
+                                    let tangents = tangents.as_deref();
+                                    let mut row =
+                                        self.measure_gpu(&crowd, devices, options, copy, tangents)?;
+                                    match (tangents, devices.len()) {
+                                        (Some(_), _) => {
+                                            row.cost_over_plain =
+                                                plain.map(|p| p / row.body_steps_per_second)
+                                        }
+                                        (None, n) => {
+                                            plain = Some(row.body_steps_per_second);
+                                            match n {
+                                                1 => one_device = plain,
+                                                n => {
+                                                    row.parallel_efficiency =
+                                                        one_device.map(|one| {
+                                                            row.body_steps_per_second
+                                                                / (n as f64 * one)
+                                                        })
+                                                }
+                                            }
+                                        }
                                     }
+                                    on_row(&row);
+                                    report.rows.push(row);
                                 }
-                                on_row(&row);
-                                report.rows.push(row);
                             }
                         }
                     }
@@ -307,8 +325,12 @@ impl BenchPlan {
         devices: &[GpuContext],
         options: GpuOptions,
         copy_bytes_per_second: f64,
+        tangents: Option<&str>,
     ) -> Result<Measurement> {
         let mut sim = Simulation::gpu_on_devices(crowd, devices, options)?;
+        if let Some(name) = tangents {
+            sim.start_tangents(&[name])?;
+        }
         sim.timed_steps(self.steps)?; // warm-up: pipeline, first touch of the buffers
         let mut runs = Vec::with_capacity(self.repeats);
         let mut clock = "timestamp";
@@ -328,6 +350,11 @@ impl BenchPlan {
         if devices.len() > 1 {
             variant += &format!(", {} devices", devices.len());
         }
+        let tangent_bytes = tangents.zip(sim.tangent_plan()).map(|(name, plan)| {
+            let bytes = tangent_bytes_per_body(plan.width(), options.precision) as usize;
+            variant += &format!(", {name}, {bytes} B/body");
+            bytes
+        });
         let mut row = self.row(
             Backend::gpu(options.precision),
             variant,
@@ -338,12 +365,20 @@ impl BenchPlan {
         );
         let moved = bytes_per_body_step(options.precision) / options.steps_per_dispatch as f64;
         row.devices = devices.len();
+        row.tangents = tangents.map(str::to_string);
+        row.tangent_bytes_per_body = tangent_bytes;
         row.ops_per_body_step =
             crate::backends::gpu::kernel::op_count::crowd_kernel_ops(crowd, &options)
                 .ok()
                 .map(|ops| ops.per_body_step(options.steps_per_dispatch));
         row.fraction_of_copy_bandwidth =
             Some(moved * row.body_steps_per_second / copy_bytes_per_second);
+        // The counts and the bytes moved are the plain kernel's.
+        if tangents.is_some() {
+            row.ops_per_body_step = None;
+            row.fraction_of_copy_bandwidth = None;
+            return Ok(row);
+        }
         // The operation count is of the gravity-and-drag step.
         if self.workload == Workload::GravityDrag {
             row.gflop_per_second = Some(FLOP_PER_BODY_STEP * row.body_steps_per_second / 1e9);

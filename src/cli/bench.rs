@@ -66,10 +66,10 @@ pub struct BenchArgs {
     /// for each size and GPU variant; see docs/recording.md.
     #[arg(long)]
     record_every: Option<u64>,
-    /// Tangents to carry, one row each on the backends that carry them (`cpu-ref` so far;
-    /// the others run `none` alone): `none` (the plain run), `state` (the 13-column
-    /// Jacobian), `mass`, `inertia` or a force's number (`forces[1].linear`). Each such row
-    /// gives the bytes per body the tangents take and, in the JSON, its cost over `none`'s.
+    /// Tangents to carry, one row each on every backend: `none` (the plain run), `state`
+    /// (the 13-column Jacobian), `mass`, `inertia` or a force's number (`forces[1].linear`).
+    /// Each such row gives the bytes per body the tangents take on the device or the host
+    /// and, in the JSON, its cost over `none`'s.
     #[arg(long, default_value = "none")]
     tangents: String,
 }

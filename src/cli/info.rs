@@ -3,7 +3,8 @@
 use std::process::ExitCode;
 
 use crate::Result;
-use crate::backends::gpu::{Precision, list_adapters};
+use crate::backends::gpu::{Precision, list_adapters, tangent_bytes_per_body};
+use crate::model::tangent::STATE_COMPONENTS;
 
 pub fn info() -> Result<ExitCode> {
     let adapters = list_adapters();
@@ -62,6 +63,20 @@ pub fn info() -> Result<ExitCode> {
                 println!(
                     "    device memory: {bytes} bytes; largest crowd: {} (without per-body forces)",
                     largest.join(", ")
+                );
+                let with_jacobian: Vec<String> = precisions
+                    .iter()
+                    .filter_map(|&p| {
+                        let extra = tangent_bytes_per_body(STATE_COMPONENTS, p);
+                        let bodies = a.largest_crowd_with(p, extra)?;
+                        Some(format!("{bodies} bodies in {}", p.wgsl_type()))
+                    })
+                    .collect();
+                println!(
+                    "    largest crowd carrying the Jacobian (--jacobian: {} more bytes per body in f32, {} in f64): {}",
+                    tangent_bytes_per_body(STATE_COMPONENTS, Precision::F32),
+                    tangent_bytes_per_body(STATE_COMPONENTS, Precision::F64),
+                    with_jacobian.join(", ")
                 );
             }
             None => println!("    device memory: not reported by this backend"),

@@ -79,3 +79,58 @@ fn a_crowd_too_large_for_the_device_is_refused_up_front_with_the_largest_that_fi
         "{bad:?}"
     );
 }
+
+/// Tangents take device memory beside the states: a crowd that fits without them but not
+/// with them is refused in one line before any work, naming the largest crowd that fits
+/// with them; that many bodies run, one more is refused, and nothing is written.
+#[test]
+fn tangents_too_large_for_the_device_are_refused_naming_the_largest_that_fits() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out.npz");
+    let out = out.to_str().unwrap();
+    let budget = [(rigid_crowd::gpu::MEMORY_BUDGET_VAR, "1000000")];
+    let run = |count: usize| {
+        let scene = floor_scene(dir.path(), count);
+        let args = ["run", &scene, "--out", out, "--jacobian"];
+        common::rigid_crowd(&args, &budget)
+    };
+    let refused = run(2000);
+    assert_eq!(refused.status.code(), Some(1), "{refused:?}");
+    let line = common::error_line(&refused);
+    assert!(
+        line.contains("crowd of 2000 bodies does not fit") && line.contains("13 tangent columns"),
+        "{line}"
+    );
+    assert!(!std::path::Path::new(out).exists());
+    let largest: usize = line
+        .rsplit("the largest that fits is ")
+        .next()
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no largest size in: {line}"));
+    // The plain run of 2000 bodies fits the same budget (the other test's largest is larger).
+    assert!(largest > 0 && largest < 2000, "{line}");
+    let fits = run(largest);
+    assert!(fits.status.success(), "{fits:?}");
+    std::fs::remove_file(out).unwrap();
+    let one_more = run(largest + 1);
+    assert_eq!(one_more.status.code(), Some(1), "{one_more:?}");
+    assert!(!std::path::Path::new(out).exists());
+}
+
+/// A chunk's tangents must fit one storage binding: a crowd whose chunk of states fits one
+/// but whose 13 columns do not is refused in one line naming the binding.
+#[test]
+fn tangents_past_one_storage_binding_are_refused_in_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out.npz");
+    let out = out.to_str().unwrap();
+    let ctx = rigid_crowd::gpu::GpuContext::new().expect("GPU tests need an adapter");
+    // Bodies whose 13 f32 columns (52 bytes each) overflow one binding.
+    let count = (ctx.max_binding_bytes() / 676 + 1) as usize;
+    let scene = floor_scene(dir.path(), count);
+    let refused = common::rigid_crowd(&["run", &scene, "--out", out, "--jacobian"], &[]);
+    assert_eq!(refused.status.code(), Some(1), "{refused:?}");
+    let line = common::error_line(&refused);
+    assert!(line.contains("in one storage binding"), "{line}");
+    assert!(!std::path::Path::new(out).exists());
+}

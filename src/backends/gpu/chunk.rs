@@ -12,6 +12,7 @@ use crate::assembly::body_source::{BodySource, SOURCE_CHUNK};
 use crate::assembly::crowd::Crowd;
 use crate::assembly::force_table::ForceTable;
 use crate::backends::gpu::buffers::GpuChunk;
+use crate::backends::gpu::device::context::GpuContext;
 use crate::backends::gpu::kernel::layout::{DispatchParams, Encode, RecordSizes};
 use crate::model::codes::Coded;
 use crate::model::error::{Error, Result};
@@ -323,6 +324,41 @@ impl BoundBuffers {
             bind_group(&self.single_params),
         )
     }
+}
+
+/// Refuses a crowd of `bodies` under the forces of `table` that needs more device memory
+/// than `ctx`'s budget, before anything is allocated, naming the largest that fits: each
+/// body's records in the sizes `sizes`, and with `tangents`, `(columns, bytes per body)`,
+/// their bytes too.
+pub(crate) fn check_fits(
+    ctx: &GpuContext,
+    bodies: usize,
+    table: &ForceTable,
+    sizes: RecordSizes,
+    tangents: Option<(usize, u64)>,
+) -> Result<()> {
+    let Some(budget) = ctx.memory_budget() else {
+        return Ok(());
+    };
+    // The forces are shared (globals) or few (own); count them all as fixed.
+    let per_body = sizes.device_bytes_per_body() + tangents.map_or(0, |(_, bytes)| bytes);
+    let fixed = (table.forces.len() * sizes.force) as u64;
+    let needed = fixed + bodies as u64 * per_body;
+    if needed <= budget {
+        return Ok(());
+    }
+    let with = match tangents {
+        Some((columns, _)) => format!(" with {columns} tangent columns"),
+        None => String::new(),
+    };
+    Err(Error::CrowdTooLarge {
+        bodies,
+        largest: (budget.saturating_sub(fixed) / per_body) as usize,
+        adapter: format!(
+            "{}, {budget} bytes of device memory; it needs {needed}{with}",
+            ctx.adapter_info().name
+        ),
+    })
 }
 
 fn entry(binding: u32, buffer: &wgpu::Buffer) -> wgpu::BindGroupEntry<'_> {

@@ -29,3 +29,5 @@ pub(crate) use shards::GpuShards;
 pub(crate) use simulation::GpuSimulation;
 pub use simulation::StepTimes;
 pub(crate) use simulation::check_scope;
+#[cfg(feature = "cli")]
+pub(crate) use tangents::tangent_bytes_per_body;

@@ -15,7 +15,9 @@ use crate::model::error::{Error, Result};
 use wgpu::util::DeviceExt;
 
 use crate::backends::gpu::buffers::GpuChunk;
-use crate::backends::gpu::chunk::{BufferChunk, ChunkLayout, SharedInputs, plan_chunks};
+use crate::backends::gpu::chunk::{
+    BufferChunk, ChunkLayout, SharedInputs, check_fits, plan_chunks,
+};
 use crate::backends::gpu::device::async_readback::AsyncReadback;
 use crate::backends::gpu::device::context::{GpuContext, one_line};
 use crate::backends::gpu::device::pipeline::integrate_pipeline;
@@ -122,7 +124,7 @@ impl GpuSimulation {
         ctx.check_precision(options.precision)?;
         let sizes = RecordSizes::of(options.precision);
         let table = ForceTable::new(crowd, source.len());
-        check_fits(ctx, source.len(), &table, sizes)?;
+        check_fits(ctx, source.len(), &table, sizes, None)?;
         let device = &ctx.device;
         let validation = device.push_error_scope(wgpu::ErrorFilter::Validation);
         let spec = KernelSpec::for_crowd(
@@ -815,34 +817,6 @@ impl KernelBreak {
             )),
         }
     }
-}
-
-/// Refuses, before anything is allocated, a crowd that needs more device memory than the
-/// context's budget, naming the largest crowd of this kind that fits.
-fn check_fits(
-    ctx: &GpuContext,
-    bodies: usize,
-    table: &ForceTable,
-    sizes: RecordSizes,
-) -> Result<()> {
-    let Some(budget) = ctx.memory_budget() else {
-        return Ok(());
-    };
-    // The forces are shared (globals) or few (own); count them all as fixed.
-    let per_body = sizes.device_bytes_per_body();
-    let fixed = (table.forces.len() * sizes.force) as u64;
-    let needed = fixed + bodies as u64 * per_body;
-    if needed <= budget {
-        return Ok(());
-    }
-    Err(Error::CrowdTooLarge {
-        bodies,
-        largest: (budget.saturating_sub(fixed) / per_body) as usize,
-        adapter: format!(
-            "{}, {budget} bytes of device memory; it needs {needed}",
-            ctx.adapter_info().name
-        ),
-    })
 }
 
 pub(crate) fn check_scope(scope: wgpu::ErrorScopeGuard, doing: &str) -> Result<()> {

@@ -12,7 +12,7 @@ use wgpu::util::DeviceExt;
 
 use crate::assembly::crowd::Crowd;
 use crate::assembly::force_table::ForceTable;
-use crate::backends::gpu::chunk::BufferChunk;
+use crate::backends::gpu::chunk::{BufferChunk, check_fits};
 use crate::backends::gpu::device::bindings::{
     INTEGRATE_BINDINGS, INTEGRATE_STORAGE_BUFFERS, TANGENT_BINDINGS, TANGENT_STORAGE_BUFFERS,
     bind_group_layout,
@@ -22,6 +22,7 @@ use crate::backends::gpu::device::exact_spirv::{self, Checks};
 use crate::backends::gpu::device::pipeline_cache::PipelineKey;
 use crate::backends::gpu::device::readback::read_buffer;
 use crate::backends::gpu::kernel::kernel_spec::KernelSpec;
+use crate::backends::gpu::kernel::layout::RecordSizes;
 use crate::backends::gpu::kernel::tangent_kernel::{ENTRY_POINT, GPU_WIDTHS, tangent_source};
 use crate::body_steps::carried::CarriedTangents;
 use crate::body_steps::derivative::Primal;
@@ -32,7 +33,7 @@ use crate::model::force::ForceKind;
 use crate::model::precision::Precision;
 use crate::model::tangent::{Direction, TangentPlan};
 use crate::physics::custom_force::CustomForce;
-use crate::physics::dual_wgsl::CONSTANT_NUMBERS;
+use crate::physics::dual_wgsl::{CONSTANT_NUMBERS, MOTION_NUMBERS};
 
 /// A chunk's tangent buffers and the bindings of each block.
 #[derive(Debug)]
@@ -76,8 +77,28 @@ impl GpuTangents {
                 ),
             ));
         }
-        let device = &ctx.device;
         let k = plan.width();
+        let numbers = crowd.shard_force_numbers(range.clone());
+        let table = ForceTable::new(&crowd.shard_settings(range), bodies.len());
+        let bytes = tangent_bytes_per_body(k, precision);
+        let sizes = RecordSizes::of(precision);
+        check_fits(ctx, bodies.len(), &table, sizes, Some((k, bytes)))?;
+        let limit = ctx.max_binding_bytes();
+        let per_binding = (MOTION_NUMBERS * k * precision.scalar_bytes()) as u64;
+        if let Some(chunk) = chunks
+            .iter()
+            .find(|c| c.bodies.len() as u64 * per_binding > limit)
+        {
+            return Err(Error::invalid(
+                "tangents",
+                format!(
+                    "{k} columns of a chunk of {} bodies take {} bytes in one storage binding, over the device's {limit}: carry fewer columns, or spread the crowd over more devices",
+                    chunk.bodies.len(),
+                    chunk.bodies.len() as u64 * per_binding
+                ),
+            ));
+        }
+        let device = &ctx.device;
         let custom_force = crowd.custom_force.as_ref();
         let spec = &spec.for_shapes_of(bodies);
         let layout = tangent_layout(device);
@@ -119,8 +140,6 @@ impl GpuTangents {
             contents: bytemuck::cast_slice(&number_seeds),
             usage: wgpu::BufferUsages::STORAGE,
         });
-        let numbers = crowd.shard_force_numbers(range.clone());
-        let table = ForceTable::new(&crowd.shard_settings(range), bodies.len());
         let (columns, seeds) = match precision {
             Precision::F32 => start_columns::<f32>(plan, bodies)?,
             Precision::F64 => start_columns::<f64>(plan, bodies)?,
@@ -269,6 +288,12 @@ impl GpuTangents {
                 .write_buffer(&self.chunks[c].tangents, offset, &bytes);
         }
     }
+}
+
+/// Device bytes per body of `columns` tangent columns in `precision`: the `13 x k`
+/// derivatives of its state and the `8 x k` of its mass constants.
+pub(crate) fn tangent_bytes_per_body(columns: usize, precision: Precision) -> u64 {
+    ((MOTION_NUMBERS + CONSTANT_NUMBERS) * columns * precision.scalar_bytes()) as u64
 }
 
 /// The tangent kernel for blocks of `width` directions beside the plain kernel of `spec`,

@@ -83,7 +83,13 @@ impl AdapterSummary {
     /// The largest crowd (without per-body forces) its device memory holds in `precision`,
     /// where known.
     pub fn largest_crowd(&self, precision: Precision) -> Option<usize> {
-        let per_body = RecordSizes::of(precision).device_bytes_per_body();
+        self.largest_crowd_with(precision, 0)
+    }
+
+    /// [`largest_crowd`](Self::largest_crowd) when each body also takes `extra` bytes (its
+    /// tangents, say).
+    pub fn largest_crowd_with(&self, precision: Precision, extra: u64) -> Option<usize> {
+        let per_body = RecordSizes::of(precision).device_bytes_per_body() + extra;
         self.device_memory.map(|bytes| (bytes / per_body) as usize)
     }
 }
