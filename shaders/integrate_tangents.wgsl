@@ -49,10 +49,17 @@ fn dual_parameters(record: u32) -> DualParameters {
         p[i * DUAL_STRIDE] = values[i];
     }
     let origin = force_origins[record] + 1u;
-    for (var j = 0u; j < block.width; j++) {
-        let seed = number_seeds[block.first_column + j];
-        if seed.x == origin {
-            p[seed.y * DUAL_STRIDE + 1u + j] = real(1.0);
+    // Loops over DUAL_WIDTH and the places, not block.width and seed.y: with constant
+    // bounds a driver unrolls them and keeps the dual arrays in registers, where an index
+    // known only at run time would put them in memory.
+    for (var j = 0u; j < DUAL_WIDTH; j++) {
+        if j < block.width {
+            let seed = number_seeds[block.first_column + j];
+            for (var i = 0u; i < 10u; i++) {
+                if seed.x == origin && seed.y == i {
+                    p[i * DUAL_STRIDE + 1u + j] = real(1.0);
+                }
+            }
         }
     }
     return p;
@@ -70,14 +77,18 @@ fn dual_plane(i: u32) -> DualPlane {
     for (var n = 0u; n < 6u; n++) {
         p[n * DUAL_STRIDE] = values[n];
     }
-    for (var j = 0u; j < block.width; j++) {
-        let seed = number_seeds[block.first_column + j];
-        if seed.z == i + 1u {
-            if seed.w < 3u {
-                // offset = n . point: d offset / d point_j = n_j.
-                p[3u * DUAL_STRIDE + 1u + j] = values[seed.w];
-            } else {
-                p[(seed.w + 1u) * DUAL_STRIDE + 1u + j] = real(1.0);
+    for (var j = 0u; j < DUAL_WIDTH; j++) {
+        if j < block.width {
+            let seed = number_seeds[block.first_column + j];
+            for (var n = 0u; n < 5u; n++) {
+                if seed.z == i + 1u && seed.w == n {
+                    if n < 3u {
+                        // offset = n . point: d offset / d point_j = n_j.
+                        p[3u * DUAL_STRIDE + 1u + j] = values[n];
+                    } else {
+                        p[(n + 1u) * DUAL_STRIDE + 1u + j] = real(1.0);
+                    }
+                }
             }
         }
     }
@@ -161,16 +172,20 @@ fn integrate_tangents(@builtin(global_invocation_id) id: vec3<u32>) {
     var s: DualMotion;
     for (var r = 0u; r < 13u; r++) {
         s[r * DUAL_STRIDE] = state_values[r];
-        for (var j = 0u; j < block.width; j++) {
-            s[r * DUAL_STRIDE + 1u + j] = tangents[rows + r * block.columns + j];
+        for (var j = 0u; j < DUAL_WIDTH; j++) {
+            if j < block.width {
+                s[r * DUAL_STRIDE + 1u + j] = tangents[rows + r * block.columns + j];
+            }
         }
     }
     let seeds = index * 8u * block.columns + block.first_column;
     var c: DualConstants;
     for (var r = 0u; r < 8u; r++) {
         c[r * DUAL_STRIDE] = constant_values[r];
-        for (var j = 0u; j < block.width; j++) {
-            c[r * DUAL_STRIDE + 1u + j] = constant_seeds[seeds + r * block.columns + j];
+        for (var j = 0u; j < DUAL_WIDTH; j++) {
+            if j < block.width {
+                c[r * DUAL_STRIDE + 1u + j] = constant_seeds[seeds + r * block.columns + j];
+            }
         }
     }
     var low = stored.step_low;
@@ -194,8 +209,10 @@ fn integrate_tangents(@builtin(global_invocation_id) id: vec3<u32>) {
         advance_clock(&low, &high);
     }
     for (var r = 0u; r < 13u; r++) {
-        for (var j = 0u; j < block.width; j++) {
-            tangents[rows + r * block.columns + j] = s[r * DUAL_STRIDE + 1u + j];
+        for (var j = 0u; j < DUAL_WIDTH; j++) {
+            if j < block.width {
+                tangents[rows + r * block.columns + j] = s[r * DUAL_STRIDE + 1u + j];
+            }
         }
     }
     if block.writes_state == 1u {

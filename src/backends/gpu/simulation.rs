@@ -593,7 +593,11 @@ impl GpuSimulation {
             .push_error_scope(wgpu::ErrorFilter::Validation);
         let tangents = GpuTangents::start(
             &self.ctx,
-            (self.options.precision, self.options.workgroup_size),
+            (
+                self.options.precision,
+                self.options.workgroup_size,
+                (self.options).compiles_trusted(crowd.custom_force.as_ref()),
+            ),
             &self.spec,
             (crowd, bodies_in_crowd),
             &self.chunks,

@@ -61,7 +61,7 @@ impl GpuTangents {
     /// force's index in `crowd`, however a shard renumbers them.
     pub(crate) fn start(
         ctx: &GpuContext,
-        (precision, workgroup_size): (Precision, u32),
+        (precision, workgroup_size, trusted): (Precision, u32, bool),
         spec: &KernelSpec,
         (crowd, range): (&Crowd, Range<usize>),
         chunks: &[BufferChunk],
@@ -118,7 +118,7 @@ impl GpuTangents {
                 spec: spec.clone(),
                 precision,
                 workgroup_size,
-                trusted: false,
+                trusted,
                 custom_force: custom_force.map(|custom| custom.wgsl_in(precision).to_string()),
                 tangent_width: width,
             };
@@ -126,7 +126,7 @@ impl GpuTangents {
                 build_pipeline(
                     ctx,
                     &layout.pipeline,
-                    (precision, workgroup_size),
+                    (precision, workgroup_size, trusted),
                     (spec, custom_force),
                     width,
                 )
@@ -301,16 +301,24 @@ pub(crate) fn tangent_bytes_per_body(columns: usize, precision: Precision) -> u6
 fn build_pipeline(
     ctx: &GpuContext,
     layout: &wgpu::PipelineLayout,
-    (precision, workgroup_size): (Precision, u32),
+    (precision, workgroup_size, trusted): (Precision, u32, bool),
     (spec, custom_force): (&KernelSpec, Option<&CustomForce>),
     width: usize,
 ) -> Result<wgpu::ComputePipeline> {
     let device = &ctx.device;
     let source = tangent_source(precision, spec, width, custom_force);
     let constants = [("workgroup_size", workgroup_size as f64)];
-    let words = exact_spirv::compile(&source, ENTRY_POINT, &constants, Checks::Bounded)?;
+    let checks = match trusted {
+        true => Checks::Trusted,
+        false => Checks::Bounded,
+    };
+    let words = exact_spirv::compile(&source, ENTRY_POINT, &constants, checks)?;
     let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
-    // SAFETY: `compile` validated the module and kept wgpu's bounds checks.
+    // SAFETY: `compile` validated the module. Trusted, its indices are in bounds by
+    // construction: a body's rows and seeds lie within its chunk's buffers (sized bodies x
+    // 13 x k and 8 x k), a column within the block's width (the seeds padded by the widest
+    // block), a record within the force table, and every dual index below its array's
+    // numbers times DUAL_STRIDE; else wgpu's bounds checks stay.
     let module =
         unsafe { exact_spirv::module(device, "integrate_tangents.spv", ENTRY_POINT, &words) };
     let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
