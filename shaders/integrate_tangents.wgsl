@@ -123,9 +123,7 @@ fn dual_derivative(s: DualMotion, c: DualConstants, t: DualReal, index: u32) -> 
     total[3u * DUAL_STRIDE] = load.torque.x;
     total[4u * DUAL_STRIDE] = load.torque.y;
     total[5u * DUAL_STRIDE] = load.torque.z;
-    for (var i = 0u; i < params.global_force_count; i++) {
-        total = dual_add_force(i, s, c, aux, t, total, body);
-    }
+    total = dual_add_global_forces(s, c, aux, t, total, body);
     let own = constants[index];
     for (var i = own.force_first; i < own.force_first + own.force_count; i++) {
         total = dual_add_force(i, s, c, aux, t, total, body);

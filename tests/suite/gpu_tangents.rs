@@ -216,3 +216,24 @@ fn tangents_through_plane_contacts_are_the_cpu_backends_bit_for_bit() {
     let (gpu, _) = tangents_of(&crowd, Backend::Gpu, 4, &names, steps);
     assert_eq!(differing(&gpu, &cpu), 0, "gpu against cpu");
 }
+
+/// More forces on every body than the kernel calls one by one: it visits them in a loop
+/// over `dual_add_force`, and the tangents are still the CPU's bits.
+#[test]
+fn forces_visited_in_a_loop_carry_the_same_tangents() {
+    let mut crowd = crowd(Integrator::Rk4);
+    for i in 0..17 {
+        crowd = crowd.with_force(rigid_crowd::Force::on_all(ForceKind::Gravity {
+            acceleration: DVec3::new(0.01 * i as f64, -0.02, 0.005),
+        }));
+    }
+    let last = crowd.forces.len() - 1;
+    let names: Vec<String> = vec![
+        "state".into(),
+        "mass".into(),
+        format!("forces[{last}].acceleration"),
+    ];
+    let (reference, _) = tangents_of(&crowd, Backend::Reference, 1, &names, 23);
+    let (f64_gpu, _) = tangents_of(&crowd, Backend::GpuF64, 4, &names, 23);
+    assert_eq!(differing(&f64_gpu, &reference), 0, "gpu-f64");
+}

@@ -100,6 +100,15 @@ impl KernelSpec {
         }
     }
 
+    /// The kinds of the records on every body, in table order, where the kernel calls them
+    /// one by one; `None` where it visits them in loops.
+    pub fn global_calls(&self) -> Option<&[ForceType]> {
+        match &self.global_forces {
+            GlobalForces::Calls(kinds) => Some(kinds),
+            GlobalForces::Loops(_) => None,
+        }
+    }
+
     /// The integrators the kernel has a case for.
     pub fn integrators(&self) -> &[Integrator] {
         &self.integrators

@@ -48,7 +48,7 @@ pub(crate) fn tangent_source(
         &dual,
         &contact,
         &scheme_wgsl(spec.integrators()),
-        &force_visit_wgsl(&spec.force_kinds(), custom.is_some()),
+        &force_visit_wgsl(spec, custom.is_some()),
         &custom.unwrap_or_default(),
         INTEGRATE_TANGENTS,
     ]
@@ -89,36 +89,66 @@ fn scheme_wgsl(integrators: &[Integrator]) -> String {
     )
 }
 
-/// `dual_add_force`: record `record`'s load added to `total`, by the record's kind; its
-/// parameters come from the plumbing's `dual_parameters`, a keyframed record's scale from
-/// `keyframe_scale`, a custom force's from its law's `dual_custom_force` where `custom_law`.
-/// A kind without code here (a custom force without a law, which the host refuses) is
-/// reported as unknown.
-fn force_visit_wgsl(kinds: &[ForceType], custom_law: bool) -> String {
+/// The call that adds a record of `kind` to `total`, with its `f` and `p` (parameters from
+/// the plumbing's `dual_parameters`) in scope: a keyframed record's scale from
+/// `keyframe_scale`, a custom force's load from its law's `dual_custom_force` where
+/// `custom_law`. `None` for a kind without code here (a custom force without a law, which
+/// the host refuses).
+fn force_call(kind: ForceType, custom_law: bool) -> Option<String> {
+    Some(match kind {
+        ForceType::Custom if custom_law => "dual_custom_force(s, c, aux, t, body, total)".into(),
+        ForceType::Custom => return None,
+        ForceType::Keyframed => {
+            "dual_add_keyframed(p, keyframe_scale(f.keyframe_first, f.keyframe_count, t[0]), \
+             total)"
+                .into()
+        }
+        _ => format!("dual_force_{}(p, s, c, aux, t, total)", kind.name()),
+    })
+}
+
+/// `dual_add_force`, record `record`'s load added to `total` by the record's kind (a kind
+/// without code is reported as unknown), and `dual_add_global_forces`, every global
+/// record's: called one by one where the plain kernel calls them so (their kinds known when
+/// the kernel is built, so no switch holds every kind's dual code in the loop), else in a
+/// loop over `dual_add_force`.
+fn force_visit_wgsl(spec: &KernelSpec, custom_law: bool) -> String {
     let mut cases = String::new();
-    for &kind in kinds {
-        let call = match kind {
-            ForceType::Custom if custom_law => {
-                "dual_custom_force(s, c, aux, t, body, total)".to_string()
-            }
-            ForceType::Custom => continue,
-            ForceType::Keyframed => "dual_add_keyframed(p, keyframe_scale(f.keyframe_first, \
-                                     f.keyframe_count, t[0]), total)"
-                .to_string(),
-            _ => format!("dual_force_{}(p, s, c, aux, t, total)", kind.name()),
-        };
-        cases += &format!(
-            "        case {}: {{\n            out = {call};\n        }}\n",
-            kind.wgsl_constant()
-        );
+    for kind in spec.force_kinds() {
+        if let Some(call) = force_call(kind, custom_law) {
+            cases += &format!(
+                "        case {}: {{\n            out = {call};\n        }}\n",
+                kind.wgsl_constant()
+            );
+        }
     }
+    let globals = match spec.global_calls() {
+        Some(kinds) => kinds
+            .iter()
+            .enumerate()
+            .map(|(i, &kind)| match force_call(kind, custom_law) {
+                Some(call) => format!(
+                    "    {{\n        let f = forces[{i}u];\n        let p = dual_parameters({i}u);\n        \
+                     let total = out;\n        out = {call};\n    }}\n"
+                ),
+                None => "    atomicMin(&faults.first_unknown_code, body);\n".to_string(),
+            })
+            .collect(),
+        None => "    for (var i = 0u; i < params.global_force_count; i++) {\n        \
+                 out = dual_add_force(i, s, c, aux, t, out, body);\n    }\n"
+            .to_string(),
+    };
     format!(
         "/// Record `record`'s force and torque over duals added to `total`.\n\
          fn dual_add_force(record: u32, s: DualMotion, c: DualConstants, aux: DualAuxiliaries, \
          t: DualReal, total: DualLoad, body: u32) -> DualLoad {{\n    let f = forces[record];\n    \
          let p = dual_parameters(record);\n    var out = total;\n    switch f.kind {{\n{cases}        \
          default: {{\n            atomicMin(&faults.first_unknown_code, body);\n        }}\n    }}\n    \
-         return out;\n}}\n"
+         return out;\n}}\n\n\
+         /// The force and torque over duals of every force acting on all bodies added to `total`.\n\
+         fn dual_add_global_forces(s: DualMotion, c: DualConstants, aux: DualAuxiliaries, \
+         t: DualReal, total: DualLoad, body: u32) -> DualLoad {{\n    var out = total;\n\
+         {globals}    return out;\n}}\n"
     )
 }
 
