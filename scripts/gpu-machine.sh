@@ -47,6 +47,20 @@ for scene in scenes/*.json; do
         rm -f "$scratch"/*.npy
     done
 done
+
+# The tangents: the Jacobian and the floor's numbers, through contacts on floor.json.
+for scene in scenes/example.json scenes/floor.json; do
+    for pair in "gpu cpu" "gpu-f64 cpu-ref"; do
+        set -- $pair
+        for backend in "$1" "$2"; do
+            timeout 60 "$bin" run "$scene" --backend "$backend" --steps 200 --jacobian \
+                --out "$scratch/$backend.npz" --quiet >/dev/null 2>>"$log"
+        done
+        if cmp -s "$scratch/$1.npz" "$scratch/$2.npz"; then verdict=identical; else verdict=DIFFER; fi
+        say "$(basename "$scene") 200 steps with --jacobian: $1 and $2 archives $verdict"
+        rm -f "$scratch"/*.npz
+    done
+done
 rm -rf "$scratch"
 
 part 240 "$bin" bench --bodies 1e4..1e7 --steps 32 --backends cpu,gpu --fuse 1,8 \
@@ -55,4 +69,6 @@ part 150 "$bin" bench --bodies 1e8 --steps 32 --backends cpu,gpu --fuse 1,8 \
     --workgroup-sizes 64,256 --shader trusted --repeats 3 --json "$out/gpu-1e8.json"
 part 90 "$bin" bench --bodies 1e5..1e7 --steps 32 --backends cpu-ref,gpu-f64 --fuse 1,8 \
     --workgroup-sizes 64 --repeats 3 --json "$out/gpu-f64.json"
+part 90 "$bin" bench --bodies 1e5 --steps 32 --backends gpu,gpu-f64 --fuse 8 \
+    --workgroup-sizes 64 --repeats 3 --tangents none,mass,state --json "$out/gpu-tangents.json"
 say "done"
