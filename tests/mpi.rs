@@ -1,6 +1,6 @@
 //! Many machines over MPI (feature `mpi`; `.ci/run` builds it and installs Open MPI): runs,
-//! recordings and checkpoints under `mpirun -np R` give byte for byte the files of one
-//! process, a run killed and resumed over the ranks ends as the uninterrupted one, faults
+//! recordings, tangents and checkpoints under `mpirun -np R` give byte for byte the files of
+//! one process, a run killed and resumed over the ranks ends as the uninterrupted one, faults
 //! stop every rank naming the crowd index and the rank, bad use is one line, and a Rust
 //! program with its own communicator gets one process's states.
 #![cfg(feature = "mpi")]
@@ -184,6 +184,89 @@ fn chunk_aligned_shards_and_contacts_over_ranks_are_one_process_byte_for_byte() 
         assert!(
             read(&one) == read(&two),
             "{scene} on {backend}: the files differ"
+        );
+    }
+}
+
+/// Tangents over 2 and 3 ranks are one process's, byte for byte: the Jacobian and the
+/// sensitivities of forces acting on one rank's bodies only (zero on the others), of a
+/// crowd-wide force, the inertia and a plane's friction; on every backend, and carried on
+/// by `resume` from the ranks' checkpoint.
+#[test]
+fn tangents_over_ranks_are_one_process_byte_for_byte() {
+    let dir = tempfile::tempdir().unwrap();
+    // Over 3 ranks, body 0's point force, the middle body's spring and the last body's
+    // thrust each act on one rank's shard.
+    let scene = scene(dir.path(), 37);
+    let own = "forces[2].point,forces[3].stiffness,forces[4].force,forces[1].linear,inertia";
+    let path = |name: &str| dir.path().join(name);
+    let cases: &[(&str, &str, &str, &str, usize)] = &[
+        (s(&scene), "cpu-ref", "lie_rk4", own, 3),
+        (s(&scene), "cpu", "rk4", own, 2),
+        (s(&scene), "gpu-f64", "rk4", own, 3),
+        (s(&scene), "gpu", "lie_rk4", own, 2),
+        (
+            "scenes/floor.json",
+            "cpu-ref",
+            "rk4",
+            "planes[0].friction,mass",
+            2,
+        ),
+    ];
+    for &(scene, backend, integrator, sensitivity, count) in cases {
+        let name = format!("{backend}-{integrator}-{count}");
+        let args = |out: &Path, steps: &str| {
+            vec![
+                "run".to_string(),
+                scene.to_string(),
+                "--backend".into(),
+                backend.into(),
+                "--integrator".into(),
+                integrator.into(),
+                "--steps".into(),
+                steps.into(),
+                "--out".into(),
+                s(out).into(),
+                "--jacobian".into(),
+                "--sensitivity".into(),
+                sensitivity.into(),
+            ]
+        };
+        let run = |ranks_count: usize, out: &Path, steps: &str, extra: &[&str]| {
+            let mut a = args(out, steps);
+            a.extend(extra.iter().map(|x| x.to_string()));
+            let a: Vec<&str> = a.iter().map(String::as_str).collect();
+            let output = match ranks_count {
+                1 => alone(&a),
+                n => ranks(n, &a),
+            };
+            assert!(output.status.success(), "{name}: {output:?}");
+        };
+        let one = path(&format!("{name}-one.npz"));
+        run(1, &one, "24", &[]);
+        let spread = path(&format!("{name}-ranks.npz"));
+        run(count, &spread, "24", &[]);
+        assert!(
+            read(&spread) == read(&one),
+            "{name}: over {count} ranks differs from one process's"
+        );
+        // Stopped at step 16 with a checkpoint, resumed over the ranks for the other 8.
+        let manifest = path(&format!("{name}.ckpt"));
+        run(
+            count,
+            &path("half.npz"),
+            "16",
+            &["--checkpoint", s(&manifest)],
+        );
+        let resumed = path(&format!("{name}-resumed.npz"));
+        let output = ranks(
+            count,
+            &["resume", s(&manifest), "--steps", "8", "--out", s(&resumed)],
+        );
+        assert!(output.status.success(), "{name}: {output:?}");
+        assert!(
+            read(&resumed) == read(&one),
+            "{name}: resumed over {count} ranks differs from one process's"
         );
     }
 }

@@ -18,7 +18,7 @@ use ::mpi::traits::*;
 use super::quarantine_report::{QuarantineReport, entries};
 use super::recording::Recording;
 use super::resume::ResumeArgs;
-use super::run::{Output, PlannedRun, RunArgs, parse_backend};
+use super::run::{Output, PlannedRun, RunArgs, Tangents, parse_backend};
 use super::run_loop::{Stepping, run_to_end};
 use super::text::say;
 use super::world::{World, conclude};
@@ -26,7 +26,8 @@ use crate::assembly::body_source::BodySource;
 use crate::backends::gpu::{DeviceCount, GpuContext};
 use crate::mpi::{MpiSimulation, bytes_to_root, node_rank};
 use crate::record::{
-    FinalStates, StreamError, TrajectoryFormat, encode_frame_part, stream_final_rows,
+    FinalStates, NamedArray, StreamError, TrajectoryFormat, encode_frame_part, stream_final_rows,
+    tangent_array,
 };
 use crate::{Error, OnFault, Result, RunPlan};
 
@@ -43,12 +44,6 @@ fn run_ranks(args: RunArgs, world: &World, started: Instant) -> Result<ExitCode>
     let backend = agree(parse_backend(&args.backend))?;
     let planned = crate::mpi::agree_on(&comm, PlannedRun::of(&args, backend))?;
     check_devices(planned.start.devices)?;
-    if planned.start.tangents.is_some() {
-        return Err(Error::invalid(
-            "--jacobian, --sensitivity",
-            "runs over MPI ranks do not carry tangents yet: run in one process",
-        ));
-    }
     let rules = planned.start.crowd.fault_rules;
     // Refused before any work; the ranks' loop reads the format from the plan.
     out_format(&args.out)?;
@@ -70,8 +65,12 @@ fn run_ranks(args: RunArgs, world: &World, started: Instant) -> Result<ExitCode>
         None => Ok(BodySource::given(&start.crowd.bodies)),
     };
     let source = crate::mpi::agree_on(&comm, source)?;
-    let sim = MpiSimulation::from_source(comm, &start.crowd, &source, start.backend, gpu.as_ref())?;
+    let mut sim =
+        MpiSimulation::from_source(comm, &start.crowd, &source, start.backend, gpu.as_ref())?;
     drop(source);
+    if let Some(Tangents::Started(tangents)) = &start.tangents {
+        sim.carry_tangents(tangents, &start.crowd)?;
+    }
     let schedule = FrameSchedule::share(
         sim.comm(),
         root.as_mut().map(|files| &mut files.recording),
@@ -374,6 +373,7 @@ fn write_final_states(
     output: Option<Output>,
     format: TrajectoryFormat,
 ) -> Result<()> {
+    let tangents = tangent_arrays_on_root(sim)?;
     let first = sim.shard().start;
     let header = FinalStates::of(sim.local(), sim.body_count());
     let (comm, local) = sim.parts_mut();
@@ -389,7 +389,7 @@ fn write_final_states(
     let written = match output {
         Some(output) => {
             let mut gathered = false;
-            let file = header.write(output.file, format, &[], |out| {
+            let file = header.write(output.file, format, &tangents, |out| {
                 gathered = true;
                 bytes_to_root(comm, out, &mut own).map_err(StreamError::Write)
             });
@@ -410,6 +410,19 @@ fn write_final_states(
     let file = sim.agree(written)?;
     let committed = file.map_or(Ok(()), |file| file.commit());
     sim.agree(committed)
+}
+
+/// The tangents the ranks carry, every rank's bodies gathered into one array each on rank 0
+/// (empty on the others), as one process's final states hold them.
+fn tangent_arrays_on_root(sim: &mut MpiSimulation<SimpleCommunicator>) -> Result<Vec<NamedArray>> {
+    let backend = sim.local().backend();
+    let mut arrays = Vec::new();
+    for (name, width) in sim.tangent_names() {
+        if let Some(values) = sim.tangents_on_root(&name)? {
+            arrays.push(tangent_array(&name, width, values, backend));
+        }
+    }
+    Ok(arrays)
 }
 
 /// When the frames are due and in what format: every rank encodes its part of each frame.

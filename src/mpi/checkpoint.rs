@@ -13,6 +13,7 @@ use ::mpi::traits::*;
 use serde::{Deserialize, Serialize};
 
 use super::simulation::{MpiSimulation, rank_shards};
+use super::tangents::RankTangents;
 use crate::assembly::body_source::BodySource;
 use crate::backends::gpu::GpuContext;
 use crate::checkpoint::atomic_file::write_atomically;
@@ -36,6 +37,9 @@ struct Manifest {
     /// `a` or `b`: the set of shard files.
     slot: String,
     shards: Vec<ShardFile>,
+    /// The tangents carried, in the crowd's numbering and every shard's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    tangents: Option<RankTangents>,
 }
 
 #[derive(Serialize, Deserialize, Debug)]
@@ -91,6 +95,7 @@ impl<C: Communicator> MpiSimulation<C> {
                     crc32: all[2 * rank + 1] as u32,
                 })
                 .collect(),
+            tangents: self.tangents.clone(),
         });
         let published = match manifest {
             Some(manifest) => {
@@ -201,10 +206,25 @@ impl<C: Communicator> MpiSimulation<C> {
             let source = BodySource::given(&crowd.bodies);
             let mut sim = Simulation::shard_from_source(crowd, &source, backend, &gpu, first_body)?;
             sim.restore(&checkpoint)?;
+            let carried = sim
+                .tangent_plan()
+                .map(|p| p.tangents().iter().map(|t| t.name()));
+            let carried: Vec<String> = carried.into_iter().flatten().collect();
+            let named = manifest.tangents.as_ref().map(|t| t.shard_names(rank));
+            if carried != named.unwrap_or_default() {
+                return Err(Error::invalid(
+                    file.display().to_string(),
+                    format!(
+                        "carries tangents the manifest {} does not name",
+                        path.display()
+                    ),
+                ));
+            }
             Ok((sim, checkpoint.run))
         })();
         let (local, run) = super::agree::agree(&comm, first_body, local)?;
-        Ok((Self::of(comm, local, shards), run))
+        let tangents = manifest.tangents;
+        Ok((Self::of(comm, local, shards, tangents), run))
     }
 }
 
@@ -229,6 +249,14 @@ fn read_manifest(bytes: &[u8]) -> Result<Manifest> {
                 manifest.ranks
             ),
         ));
+    }
+    if let Some(tangents) = &manifest.tangents {
+        if !tangents.fits(manifest.ranks) {
+            return Err(Error::invalid(
+                "tangents",
+                format!("do not name one list per rank for {} ranks", manifest.ranks),
+            ));
+        }
     }
     Ok(manifest)
 }

@@ -27,6 +27,7 @@ mod agree;
 mod checkpoint;
 mod gather;
 mod simulation;
+mod tangents;
 
 pub use crate::checkpoint::{MANIFEST_KEY, is_manifest};
 /// The rsmpi crate this build uses, so a caller's communicator is of the same version.

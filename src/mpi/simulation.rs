@@ -10,6 +10,7 @@ use glam::{DQuat, DVec3};
 
 use super::agree::agree;
 use super::gather::bytes_to_root;
+use super::tangents::RankTangents;
 use crate::assembly::body_source::{BodySource, plan_shards};
 use crate::assembly::crowd::Crowd;
 use crate::backends::gpu::{GpuContext, GpuOptions};
@@ -36,6 +37,8 @@ pub struct MpiSimulation<C: Communicator> {
     rank: usize,
     /// Which of the two sets of shard files the next checkpoint writes (src/mpi/checkpoint.rs).
     pub(super) next_slot: Option<u8>,
+    /// The tangents carried, if any (src/mpi/tangents.rs).
+    pub(super) tangents: Option<RankTangents>,
 }
 
 impl<C: Communicator> std::fmt::Debug for MpiSimulation<C> {
@@ -161,11 +164,18 @@ impl<C: Communicator> MpiSimulation<C> {
             shards,
             rank,
             next_slot: None,
+            tangents: None,
         })
     }
 
-    /// A simulation whose shard `local` was made by the caller (a resumed checkpoint's).
-    pub(super) fn of(comm: C, local: Simulation, shards: Vec<Range<usize>>) -> Self {
+    /// A simulation whose shard `local` was made by the caller (a resumed checkpoint's),
+    /// carrying `tangents`.
+    pub(super) fn of(
+        comm: C,
+        local: Simulation,
+        shards: Vec<Range<usize>>,
+        tangents: Option<RankTangents>,
+    ) -> Self {
         let rank = comm.rank() as usize;
         Self {
             comm,
@@ -173,6 +183,7 @@ impl<C: Communicator> MpiSimulation<C> {
             shards,
             rank,
             next_slot: None,
+            tangents,
         }
     }
 

@@ -49,25 +49,38 @@ fn tangent_arrays(sim: &mut Simulation) -> Result<Vec<NamedArray>> {
     let Some(plan) = sim.tangent_plan().cloned() else {
         return Ok(Vec::new());
     };
-    let single = is_single(sim.backend());
+    let (count, backend) = (sim.body_count(), sim.backend());
     plan.tangents()
         .iter()
         .map(|tangent| {
-            let shape = vec![sim.body_count(), STATE_COMPONENTS, tangent.width()];
-            let mut values = vec![0.0; shape.iter().product()];
-            sim.read_tangents(&tangent.name(), &mut values)?;
-            let name = match tangent {
-                Tangent::State => "jacobian".to_string(),
-                other => other.name(),
-            };
-            Ok(NamedArray {
-                name,
-                shape,
-                values,
-                single,
-            })
+            let (name, width) = (tangent.name(), tangent.width());
+            let mut values = vec![0.0; count * STATE_COMPONENTS * width];
+            sim.read_tangents(&name, &mut values)?;
+            Ok(tangent_array(&name, width, values, backend))
         })
         .collect()
+}
+
+/// The array of the final states' archive that holds the tangents `name` names (`width`
+/// columns of every body, `values`), from a run on `backend`: the state's as `jacobian`,
+/// the others under their names, shape `(bodies, 13, width)` in the states' precision.
+pub(crate) fn tangent_array(
+    name: &str,
+    width: usize,
+    values: Vec<f64>,
+    backend: Backend,
+) -> NamedArray {
+    let bodies = values.len() / (STATE_COMPONENTS * width);
+    let name = match name == Tangent::State.name() {
+        true => "jacobian".to_string(),
+        false => name.to_string(),
+    };
+    NamedArray {
+        name,
+        shape: vec![bodies, STATE_COMPONENTS, width],
+        values,
+        single: is_single(backend),
+    }
 }
 
 /// What the final states' file says besides the rows: how many, in what precision, when.

@@ -24,8 +24,10 @@ pub(crate) use columns::state_row;
 #[cfg(feature = "cli")]
 pub(crate) use final_states::write_final_states;
 #[cfg(all(feature = "cli", feature = "mpi"))]
-pub(crate) use final_states::{FinalStates, StreamError, stream_final_rows};
+pub(crate) use final_states::{FinalStates, StreamError, stream_final_rows, tangent_array};
 pub use format::TrajectoryFormat;
+#[cfg(all(feature = "cli", feature = "mpi"))]
+pub(crate) use npz::NamedArray;
 pub use recorder::{Recorder, frame_count, record_run};
 pub use writer::TrajectoryWriter;
 #[cfg(all(feature = "cli", feature = "mpi"))]

@@ -9,6 +9,6 @@ mod tangents;
 mod tickets;
 
 pub use facade::Simulation;
-#[cfg(feature = "cli")]
+#[cfg(any(feature = "cli", feature = "mpi"))]
 pub(crate) use tangents::tangent_refusal;
 pub use tickets::StatesTicket;
