@@ -156,8 +156,12 @@ impl Tangent {
             }
             let Some((field, _)) = PlaneNumber::FIELDS.iter().find(|(f, _)| *f == field) else {
                 let names: Vec<&str> = PlaneNumber::FIELDS.iter().map(|(f, _)| *f).collect();
+                let why = match field {
+                    "normal" => "derivatives along a plane's normal are not carried yet",
+                    _ => "a plane has no such number",
+                };
                 return Err(invalid(format!(
-                    "`{name}`: a plane has no number `{field}` to take a derivative along; its numbers are {}",
+                    "`{name}`: {why}; take them along {}",
                     names.join(", ")
                 )));
             };
@@ -406,7 +410,11 @@ mod tests {
             ),
             (
                 "planes[0].normal",
-                "--sensitivity: `planes[0].normal`: a plane has no number `normal` to take a derivative along; its numbers are point, restitution, friction",
+                "--sensitivity: `planes[0].normal`: derivatives along a plane's normal are not carried yet; take them along point, restitution, friction",
+            ),
+            (
+                "planes[1].bounce",
+                "--sensitivity: `planes[1].bounce`: a plane has no such number; take them along point, restitution, friction",
             ),
             (
                 "planes[0]friction",
