@@ -13,7 +13,7 @@ use ::mpi::traits::*;
 use serde::{Deserialize, Serialize};
 
 use super::simulation::{MpiSimulation, rank_shards};
-use super::tangents::RankTangents;
+use super::tangent_names::RankTangents;
 use crate::assembly::body_source::BodySource;
 use crate::backends::gpu::GpuContext;
 use crate::checkpoint::atomic_file::write_atomically;

@@ -27,6 +27,7 @@ mod agree;
 mod checkpoint;
 mod gather;
 mod simulation;
+mod tangent_names;
 mod tangents;
 
 pub use crate::checkpoint::{MANIFEST_KEY, is_manifest};

@@ -10,7 +10,7 @@ use glam::{DQuat, DVec3};
 
 use super::agree::agree;
 use super::gather::bytes_to_root;
-use super::tangents::RankTangents;
+use super::tangent_names::RankTangents;
 use crate::assembly::body_source::{BodySource, plan_shards};
 use crate::assembly::crowd::Crowd;
 use crate::backends::gpu::{GpuContext, GpuOptions};

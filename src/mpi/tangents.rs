@@ -8,88 +8,14 @@
 //! of a column adds to it, so it stays `+0.0` there as well (the MPI tests compare the
 //! bytes on every integrator).
 
-use ::mpi::traits::*;
-use serde::{Deserialize, Serialize};
-
 use super::gather::bytes_to_root;
 use super::simulation::MpiSimulation;
+use super::tangent_names::RankTangents;
 use crate::assembly::crowd::Crowd;
 use crate::model::error::{Error, Result};
-use crate::model::tangent::{STATE_COMPONENTS, Tangent, TangentPlan};
+use crate::model::tangent::{STATE_COMPONENTS, TangentPlan};
 use crate::simulation::tangent_refusal;
-
-/// The tangents a simulation over ranks carries, as its checkpoint manifest keeps them.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub(crate) struct RankTangents {
-    /// The groups in the crowd's numbering, in the order named.
-    carried: Vec<CrowdTangent>,
-    /// Every rank's name of each group (in its shard's numbering), `None` where the group
-    /// is a number of a force acting on none of the rank's bodies.
-    shards: Vec<Vec<Option<String>>>,
-}
-
-/// One group of directions as the crowd names it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-struct CrowdTangent {
-    name: String,
-    /// Its columns: the `k` of its `(bodies, 13, k)` array.
-    width: usize,
-}
-
-impl RankTangents {
-    /// The groups of `plan` (parsed against `crowd`), named by every shard of `shards`.
-    fn of(plan: &TangentPlan, crowd: &Crowd, shards: &[std::ops::Range<usize>]) -> Self {
-        let carried = plan
-            .tangents()
-            .iter()
-            .map(|t| CrowdTangent {
-                name: t.name(),
-                width: t.width(),
-            })
-            .collect();
-        let shards = shards
-            .iter()
-            .map(|bodies| {
-                let numbers = crowd.shard_force_numbers(bodies.clone());
-                plan.tangents()
-                    .iter()
-                    .map(|t| shard_name(t, &numbers))
-                    .collect()
-            })
-            .collect();
-        Self { carried, shards }
-    }
-
-    /// The names rank `rank`'s shard carries the groups under, in order.
-    pub(crate) fn shard_names(&self, rank: usize) -> Vec<String> {
-        self.shards[rank].iter().flatten().cloned().collect()
-    }
-
-    /// Whether it agrees with `ranks` ranks.
-    pub(crate) fn fits(&self, ranks: usize) -> bool {
-        self.shards.len() == ranks && self.shards.iter().all(|s| s.len() == self.carried.len())
-    }
-}
-
-/// The name of `tangent` in a shard whose forces are the crowd's `numbers`: the same but
-/// for a force's number, renumbered, or `None` where the force is not the shard's.
-fn shard_name(tangent: &Tangent, numbers: &[usize]) -> Option<String> {
-    match *tangent {
-        Tangent::Force {
-            force,
-            field,
-            vector,
-        } => numbers.iter().position(|&n| n == force).map(|at| {
-            Tangent::Force {
-                force: at,
-                field,
-                vector,
-            }
-            .name()
-        }),
-        ref other => Some(other.name()),
-    }
-}
+use ::mpi::traits::*;
 
 impl<C: Communicator> MpiSimulation<C> {
     /// Starts carrying the derivatives `names` names (in `crowd`'s numbering, as
