@@ -28,9 +28,11 @@ struct TangentBlock {
 @group(1) @binding(3) var<storage, read> force_origins: array<u32>;
 /// Per column, what it is the derivative along besides the state and the mass constants:
 /// x, the crowd force whose number it is, plus one (0 for none), and y, the number's place
-/// among a record's parameters; z, the plane whose number it is, plus one (0 for none), and
-/// w, the number: a point's component 0..3, restitution (3) or friction (4).
+/// among a record's parameters; z, the plane whose number it is, plus one (0 for none).
 @group(1) @binding(4) var<storage, read> number_seeds: array<vec4<u32>>;
+/// Per column, the derivatives of the six numbers of that plane (`normal`, `offset`,
+/// `restitution`, `friction`) along it, computed on the host (`PlaneNumber::seeds`).
+@group(1) @binding(5) var<storage, read> plane_seeds: array<real>;
 
 /// `x` along no direction.
 fn dual_fixed(x: real) -> DualReal {
@@ -78,17 +80,9 @@ fn dual_plane(i: u32) -> DualPlane {
         p[n * DUAL_STRIDE] = values[n];
     }
     for (var j = 0u; j < DUAL_WIDTH; j++) {
-        if j < block.width {
-            let seed = number_seeds[block.first_column + j];
-            for (var n = 0u; n < 5u; n++) {
-                if seed.z == i + 1u && seed.w == n {
-                    if n < 3u {
-                        // offset = n . point: d offset / d point_j = n_j.
-                        p[3u * DUAL_STRIDE + 1u + j] = values[n];
-                    } else {
-                        p[(n + 1u) * DUAL_STRIDE + 1u + j] = real(1.0);
-                    }
-                }
+        if j < block.width && number_seeds[block.first_column + j].z == i + 1u {
+            for (var n = 0u; n < 6u; n++) {
+                p[n * DUAL_STRIDE + 1u + j] = plane_seeds[(block.first_column + j) * 6u + n];
             }
         }
     }

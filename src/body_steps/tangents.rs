@@ -15,6 +15,7 @@ use crate::model::body::BodyState;
 use crate::model::force::ForceKind;
 use crate::model::integrator::Integrator;
 use crate::model::mass::MassProperties;
+use crate::model::plane::Plane;
 
 use crate::model::tangent::{
     Direction, INERTIA_ENTRIES, ParameterSlot, PlaneNumber, STATE_COMPONENTS, Tangent, TangentPlan,
@@ -50,6 +51,8 @@ pub(crate) struct BodyInputs<'a, R> {
     pub forces: Vec<ForceTerm<'a, R>>,
     pub shape: Option<ShapeConstants<R>>,
     pub planes: Vec<PlaneConstants<R>>,
+    /// The crowd's planes the steps' `planes` hold, whose numbers a direction moves.
+    pub given_planes: &'a [Plane],
 }
 
 impl<'a, P: Primal> BodyInputs<'a, P> {
@@ -59,14 +62,15 @@ impl<'a, P: Primal> BodyInputs<'a, P> {
         state: &BodyState,
         mass: &MassProperties,
         forces: &[&'a ForceKind],
-        planes: &[PlaneConstants<P>],
+        planes: &'a [Plane],
     ) -> Self {
         Self {
             state: State::<f64>::from(state).map(P::constant),
             constants: MassConstants::<f64>::from(mass).map(P::constant),
             forces: forces.iter().map(|kind| ForceTerm::of(kind)).collect(),
             shape: mass.shape().map(|shape| ShapeConstants::of(&shape).to()),
-            planes: planes.to_vec(),
+            planes: planes.iter().map(PlaneConstants::of).collect(),
+            given_planes: planes,
         }
     }
 }
@@ -100,14 +104,25 @@ impl<'a> BodyInputs<'a, f64> {
                 *slot_of(&mut out.forces[force].parameters, slot) += delta;
             }
             Direction::Plane { plane, number } => {
-                let p = &mut out.planes[plane];
-                match number {
+                let p = self.given_planes[plane];
+                let axis = |j: usize| glam::DVec3::AXES[j] * delta;
+                let nudged = match number {
                     PlaneNumber::Point(j) => {
-                        p.offset += [p.normal.x, p.normal.y, p.normal.z][j] * delta
+                        Plane::through(p.point + axis(j), p.normal, p.restitution, p.friction)
                     }
-                    PlaneNumber::Restitution => p.restitution += delta,
-                    PlaneNumber::Friction => p.friction += delta,
-                }
+                    PlaneNumber::Normal(j) => {
+                        Plane::through(p.point, p.normal + axis(j), p.restitution, p.friction)
+                    }
+                    PlaneNumber::Restitution => Plane {
+                        restitution: p.restitution + delta,
+                        ..p
+                    },
+                    PlaneNumber::Friction => Plane {
+                        friction: p.friction + delta,
+                        ..p
+                    },
+                };
+                out.planes[plane] = PlaneConstants::of(&nudged);
             }
         }
         out
@@ -154,6 +169,7 @@ impl<'a, P: Primal> BodyInputs<'a, P> {
                     friction: fixed(p.friction),
                 })
                 .collect(),
+            given_planes: self.given_planes,
         };
         let one = P::constant(1.0);
         for (i, direction) in seeds {
@@ -185,16 +201,18 @@ impl<'a, P: Primal> BodyInputs<'a, P> {
                     slot_of(&mut out.forces[force].parameters, slot).tangent[i] = one;
                 }
                 Direction::Plane { plane, number } => {
-                    let given = &self.planes[plane];
-                    let seeded = &mut out.planes[plane];
-                    match number {
-                        // offset = n . point: d offset / d point_j = n_j.
-                        PlaneNumber::Point(j) => {
-                            let n = given.normal;
-                            seeded.offset.tangent[i] = [n.x, n.y, n.z][j];
-                        }
-                        PlaneNumber::Restitution => seeded.restitution.tangent[i] = one,
-                        PlaneNumber::Friction => seeded.friction.tangent[i] = one,
+                    let p = &mut out.planes[plane];
+                    let held = [
+                        &mut p.normal.x,
+                        &mut p.normal.y,
+                        &mut p.normal.z,
+                        &mut p.offset,
+                        &mut p.restitution,
+                        &mut p.friction,
+                    ];
+                    let seeds = number.seeds(&self.given_planes[plane]);
+                    for (number, seed) in held.into_iter().zip(seeds) {
+                        number.tangent[i] = P::constant(seed);
                     }
                 }
             }
@@ -517,7 +535,6 @@ pub(crate) mod tests {
     use super::*;
     use crate::body_steps::stepper::tests::tumbling_brick;
     use crate::model::body::Body;
-    use crate::model::plane::Plane;
     use crate::model::shape::Shape;
 
     /// Directions the tests seed together in one run of their own.
@@ -782,7 +799,7 @@ pub(crate) mod tests {
             DVec3::ZERO,
         );
         let floor = Plane::through(DVec3::ZERO, DVec3::Z, 0.0, 0.3);
-        let planes = [PlaneConstants::of(&floor)];
+        let planes = [floor];
         let gravity = ForceKind::Gravity {
             acceleration: DVec3::new(0.0, 0.0, -9.81),
         };
@@ -888,7 +905,7 @@ pub(crate) mod tests {
     }
 
     /// A spinning ball dropped on a tilted, springy, rough floor bounces once in the run: the
-    /// plane's numbers (its point, restitution and friction) as directions, against
+    /// plane's numbers (its point, normal, restitution and friction) as directions, against
     /// differences of the reference, under every integrator.
     #[test]
     fn a_bounce_differentiates_along_the_planes_numbers() {
@@ -907,7 +924,7 @@ pub(crate) mod tests {
             0.6,
             0.1,
         );
-        let planes = [PlaneConstants::of(&floor)];
+        let planes = [floor];
         let gravity = ForceKind::Gravity {
             acceleration: DVec3::new(0.0, 0.0, -9.81),
         };
@@ -917,6 +934,9 @@ pub(crate) mod tests {
             plane(PlaneNumber::Point(0)),
             plane(PlaneNumber::Point(1)),
             plane(PlaneNumber::Point(2)),
+            plane(PlaneNumber::Normal(0)),
+            plane(PlaneNumber::Normal(1)),
+            plane(PlaneNumber::Normal(2)),
             plane(PlaneNumber::Restitution),
             plane(PlaneNumber::Friction),
             Direction::State(9),
@@ -932,8 +952,9 @@ pub(crate) mod tests {
             let what = format!("{integrator}, bouncing ball");
             let worst = check_block(&base, &mass, &directions, run, 1e-5, 1e-8, &what);
             println!("{what}: worst {worst:.1e} of a column");
-            // The ball did bounce: every number of the plane moved its end state.
-            for &direction in &directions[..5] {
+            // The ball did bounce: every number of the plane moved its end state. (The
+            // normal is tilted, so its own component moves it too.)
+            for &direction in &directions[..8] {
                 let column = differences(&base, &mass, direction, 1e-5, run);
                 let largest = column.iter().fold(0.0_f64, |m, d| m.max(d.abs()));
                 assert!(

@@ -75,6 +75,7 @@ pub(crate) fn encode(checkpoint: &Checkpoint) -> Vec<u8> {
         w.f64(plane.offset);
         w.f64(plane.restitution);
         w.f64(plane.friction);
+        w.vec3(plane.point);
     }
     w.bool(crowd.custom_force.is_some());
     if let Some(custom) = &crowd.custom_force {
@@ -165,7 +166,7 @@ fn decode_tangents(r: &mut ByteReader, crowd: &Crowd) -> Result<Option<TangentCo
 }
 
 /// Reads a payload of format `version` (1: the run plan has no recording; 1 and 2: no fault
-/// rules and no frozen bodies; 1 to 3: no tangents).
+/// rules and no frozen bodies; 1 to 3: no tangents; 1 to 4: no plane points).
 pub(crate) fn decode(bytes: &[u8], version: u32) -> Result<Checkpoint> {
     let mut r = ByteReader::new(bytes);
     let scene_version = r.u32("scene_version")?;
@@ -215,11 +216,19 @@ pub(crate) fn decode(bytes: &[u8], version: u32) -> Result<Checkpoint> {
     let mut planes = Vec::with_capacity(n);
     for i in 0..n {
         let field = format!("planes[{i}]");
+        let (normal, offset) = (r.vec3(&field)?, r.f64(&field)?);
+        let (restitution, friction) = (r.f64(&field)?, r.f64(&field)?);
+        // Before version 5 a plane kept no point: its point nearest the origin is one.
+        let point = match version {
+            ..=4 => normal * offset,
+            _ => r.vec3(&field)?,
+        };
         planes.push(Plane {
-            normal: r.vec3(&field)?,
-            offset: r.f64(&field)?,
-            restitution: r.f64(&field)?,
-            friction: r.f64(&field)?,
+            normal,
+            offset,
+            restitution,
+            friction,
+            point,
         });
     }
     let custom_force = if r.bool("custom_force")? {

@@ -18,6 +18,9 @@ pub struct Plane {
     pub restitution: f64,
     /// Coulomb friction coefficient `mu >= 0`: tangential impulse at most `mu` times the normal one.
     pub friction: f64,
+    /// A point on the surface, the one the plane was given through: a change of the normal
+    /// turns the plane about it (`Simulation::start_tangents` of `planes[i].normal`).
+    pub point: DVec3,
 }
 
 impl Plane {
@@ -29,6 +32,7 @@ impl Plane {
             offset: normal.dot(point),
             restitution,
             friction,
+            point,
         }
     }
 
@@ -53,6 +57,19 @@ impl Plane {
             ));
         }
         check_vector(&format!("{field}.offset"), [self.offset])?;
+        check_vector(&format!("{field}.point"), self.point.to_array())?;
+        // The point is on the surface, to the rounding of `normal . point`.
+        let scale = self.offset.abs().max(self.point.length()).max(1.0);
+        if self.depth(self.point).abs() > 1e-12 * scale {
+            return Err(Error::invalid(
+                format!("{field}.point"),
+                format!(
+                    "lies {} off the surface normal . p = {}: give a point on it",
+                    -self.depth(self.point),
+                    self.offset
+                ),
+            ));
+        }
         check_non_negative(&format!("{field}.restitution"), self.restitution)?;
         if self.restitution > 1.0 {
             return Err(Error::invalid(
@@ -61,5 +78,30 @@ impl Plane {
             ));
         }
         check_non_negative(&format!("{field}.friction"), self.friction)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A plane keeps the point it was given through, on its surface; one whose point is off
+    /// the surface is refused naming the point.
+    #[test]
+    fn a_plane_keeps_its_point_on_the_surface() {
+        let point = DVec3::new(0.5, -2.0, 1.0);
+        let plane = Plane::through(point, DVec3::new(0.2, 0.1, 1.0), 0.3, 0.7);
+        assert_eq!(plane.point, point);
+        assert_eq!(plane.depth(point), 0.0);
+        plane.validate("planes[1]").unwrap();
+        let off = Plane {
+            point: point + plane.normal * 1e-6,
+            ..plane
+        };
+        let message = off.validate("planes[1]").unwrap_err().to_string();
+        assert!(
+            message.starts_with("planes[1].point: lies 0.00000100000") && !message.contains('\n'),
+            "{message}"
+        );
     }
 }

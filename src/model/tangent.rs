@@ -2,7 +2,8 @@
 //! components of the initial state `y = (x, q, P, L)`, `q` as `w, x, y, z`), `mass`,
 //! `inertia` (the body inertia's `xx, yy, zz, xy, xz, yz`), one number of a force in the
 //! scene's own path syntax (`forces[1].stiffness`, `forces[0].acceleration`: three
-//! directions, one a component) or of a plane (`planes[0].friction`, `planes[0].point`).
+//! directions, one a component) or of a plane (`planes[0].friction`, `planes[0].point`,
+//! `planes[0].normal`).
 
 use crate::model::error::{Error, Result};
 use crate::model::force::{FieldValue, Force, NumericField};
@@ -13,6 +14,10 @@ pub const STATE_COMPONENTS: usize = 13;
 
 /// Entries of the body inertia a sensitivity moves.
 pub const INERTIA_ENTRIES: usize = 6;
+
+/// The numbers the steps hold of a plane: its unit normal's `x, y, z`, its offset, its
+/// restitution and its friction.
+pub(crate) const PLANE_NUMBERS: usize = 6;
 
 /// Where one number of a force sits among its parameters (`ForceKind::parameters`): its
 /// vector fields in the order [`numeric_fields`](crate::model::force::ForceKind) lists them,
@@ -58,6 +63,9 @@ pub(crate) enum PlaneNumber {
     /// Component `0..3` of the scene's `point` on the surface: it moves the plane's offset
     /// `n . point` by that component of the unit normal `n`.
     Point(usize),
+    /// Component `0..3` of the normal as the simulation holds it (normalized on load): it
+    /// turns the plane about its `point`.
+    Normal(usize),
     /// The coefficient of restitution.
     Restitution,
     /// The friction coefficient.
@@ -67,7 +75,7 @@ pub(crate) enum PlaneNumber {
 impl PlaneNumber {
     /// The numbers of a plane a derivative is taken along, as the scene names them, with
     /// their directions.
-    const FIELDS: [(&'static str, &'static [PlaneNumber]); 3] = [
+    const FIELDS: [(&'static str, &'static [PlaneNumber]); 4] = [
         (
             "point",
             &[
@@ -76,18 +84,41 @@ impl PlaneNumber {
                 PlaneNumber::Point(2),
             ],
         ),
+        (
+            "normal",
+            &[
+                PlaneNumber::Normal(0),
+                PlaneNumber::Normal(1),
+                PlaneNumber::Normal(2),
+            ],
+        ),
         ("restitution", &[PlaneNumber::Restitution]),
         ("friction", &[PlaneNumber::Friction]),
     ];
 
-    /// The number's code in the GPU's column seeds: a point's component `0..3`, then
-    /// restitution (3) and friction (4).
-    pub(crate) fn code(self) -> u32 {
+    /// The derivatives of the numbers the steps hold of `plane` (its unit normal's `x, y,
+    /// z`, its offset, restitution and friction, in [`PLANE_NUMBERS`] order) along this
+    /// number, in f64; every backend rounds them to its precision.
+    ///
+    /// The offset is `n . point`: along `point_j` it moves by `n_j`. Along the normal's
+    /// `n_j`, renormalized as on load, `n` moves by `e_j - n n_j` (orthogonal to `n`) and,
+    /// the point held, the offset by that dotted with the point.
+    pub(crate) fn seeds(self, plane: &Plane) -> [f64; PLANE_NUMBERS] {
+        let n = plane.normal.to_array();
+        let mut seeds = [0.0; PLANE_NUMBERS];
         match self {
-            PlaneNumber::Point(j) => j as u32,
-            PlaneNumber::Restitution => 3,
-            PlaneNumber::Friction => 4,
+            PlaneNumber::Point(j) => seeds[3] = n[j],
+            PlaneNumber::Normal(j) => {
+                for (i, seed) in seeds[..3].iter_mut().enumerate() {
+                    let unit = if i == j { 1.0 } else { 0.0 };
+                    *seed = unit - n[i] * n[j];
+                }
+                seeds[3] = plane.point.dot(glam::DVec3::from_slice(&seeds[..3]));
+            }
+            PlaneNumber::Restitution => seeds[4] = 1.0,
+            PlaneNumber::Friction => seeds[5] = 1.0,
         }
+        seeds
     }
 
     /// The directions of the field `field` (a name [`Tangent::parse`] accepted).
@@ -119,8 +150,8 @@ pub enum Tangent {
         /// Whether the field is a 3-vector.
         vector: bool,
     },
-    /// Field `field` of the crowd's plane `plane`: `point` (three directions), `restitution`
-    /// or `friction`.
+    /// Field `field` of the crowd's plane `plane`: `point` or `normal` (three directions
+    /// each), `restitution` or `friction`.
     Plane {
         /// The plane's index in the crowd's list.
         plane: usize,
@@ -156,12 +187,8 @@ impl Tangent {
             }
             let Some((field, _)) = PlaneNumber::FIELDS.iter().find(|(f, _)| *f == field) else {
                 let names: Vec<&str> = PlaneNumber::FIELDS.iter().map(|(f, _)| *f).collect();
-                let why = match field {
-                    "normal" => "derivatives along a plane's normal are not carried yet",
-                    _ => "a plane has no such number",
-                };
                 return Err(invalid(format!(
-                    "`{name}`: {why}; take them along {}",
+                    "`{name}`: a plane has no such number; take them along {}",
                     names.join(", ")
                 )));
             };
@@ -372,6 +399,7 @@ mod tests {
             ("forces[1].stiffness", 1),
             ("forces[1].attach", 3),
             ("planes[0].point", 3),
+            ("planes[1].normal", 3),
             ("planes[1].restitution", 1),
             ("planes[1].friction", 1),
         ] {
@@ -409,12 +437,8 @@ mod tests {
                 "--sensitivity: `planes[2].friction`: there is no planes[2] (the crowd has 2 planes)",
             ),
             (
-                "planes[0].normal",
-                "--sensitivity: `planes[0].normal`: derivatives along a plane's normal are not carried yet; take them along point, restitution, friction",
-            ),
-            (
                 "planes[1].bounce",
-                "--sensitivity: `planes[1].bounce`: a plane has no such number; take them along point, restitution, friction",
+                "--sensitivity: `planes[1].bounce`: a plane has no such number; take them along point, normal, restitution, friction",
             ),
             (
                 "planes[0]friction",

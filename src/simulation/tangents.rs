@@ -29,12 +29,15 @@ impl Simulation {
     /// frame's `xx, yy, zz, xy, xz, yz`; an off-diagonal entry moves both of its places), a
     /// number of a force in the scene's path syntax (`forces[1].stiffness`: 1 column;
     /// `forces[0].acceleration`: 3) or of a plane (`planes[0].friction`, `restitution`: 1;
-    /// `planes[0].point`: 3). A custom force written as a [`ForceLaw`](crate::ForceLaw) has
+    /// `planes[0].point`, and `planes[0].normal`, which turns the plane about its point: 3).
+    /// A custom force written as a [`ForceLaw`](crate::ForceLaw) has
     /// derivatives from its one definition. A bad name, a name given twice, or a custom
     /// force given as WGSL is an error naming it.
     ///
-    /// Orientation columns of `state` are those of the normalized input: the simulation
-    /// normalizes an orientation on load, so the Jacobian times `q(start)` is zero there.
+    /// Orientation columns of `state`, and a plane's `normal` columns, are those of the
+    /// normalized input: the simulation normalizes an orientation (and a normal) on load,
+    /// so the Jacobian times `q(start)` is zero there. For a normal given with length `L`,
+    /// divide its columns by `L`.
     /// [`set_states`](Self::set_states) starts a body's tangents again from its new state.
     pub fn start_tangents(&mut self, names: &[&str]) -> Result<()> {
         if names.is_empty() {

@@ -180,6 +180,51 @@ fn version_1_to_3_checkpoints_are_still_read() {
     assert!(Checkpoint::from_bytes(&bytes).is_err());
 }
 
+/// A version 4 checkpoint kept no plane's point: it is read with each plane's point nearest
+/// the origin, which a change of the normal then turns the plane about.
+#[test]
+fn version_4_checkpoints_take_each_planes_point_nearest_the_origin() {
+    let mut crowd = cross_check_crowd(6, 2, Integrator::Rk4, 1e-3).unwrap();
+    let tilted = Plane::through(
+        DVec3::new(0.5, -2.0, 1.0),
+        DVec3::new(0.2, 0.1, 1.0),
+        0.3,
+        0.7,
+    );
+    crowd.planes = vec![Plane::ground(0.5, 0.2), tilted];
+    let mut sim = Simulation::reference(&crowd).unwrap();
+    sim.step(2).unwrap();
+    let checkpoint = sim.checkpoint().unwrap();
+    let current = checkpoint.to_bytes();
+    let (header, payload) = current.split_at(24);
+    // Version 4 is version 5 without the 24 bytes of each plane's point after its friction.
+    let mut old = payload.to_vec();
+    for plane in crowd.planes.iter().rev() {
+        let numbers = [plane.restitution, plane.friction, plane.point.x];
+        let marker: Vec<u8> = numbers.iter().flat_map(|v| v.to_le_bytes()).collect();
+        let at = old
+            .windows(marker.len())
+            .position(|w| w == marker.as_slice())
+            .expect("the plane is in the payload")
+            + 16;
+        old.drain(at..at + 24);
+    }
+    let mut bytes = sealed(header, &old);
+    bytes[8..12].copy_from_slice(&4u32.to_le_bytes());
+    let back = Checkpoint::from_bytes(&bytes)
+        .unwrap()
+        .with_custom_force(crowd.custom_force.clone().unwrap());
+    let foot = tilted.normal * tilted.offset;
+    assert_eq!(back.crowd.planes[1].point, foot);
+    assert!((foot - tilted.point).length() > 1.0, "a point off the foot");
+    let mut expected = checkpoint.clone();
+    expected.crowd.planes[1].point = foot;
+    assert_eq!(back, expected);
+    // Read as version 5, the same bytes lack the points: refused, not misread.
+    bytes[8..12].copy_from_slice(&5u32.to_le_bytes());
+    assert!(Checkpoint::from_bytes(&bytes).is_err());
+}
+
 fn valid_bytes() -> Vec<u8> {
     let crowd = cross_check_crowd(20, 2, Integrator::Rk4, 1e-3).unwrap();
     let mut sim = Simulation::reference(&crowd).unwrap();

@@ -568,6 +568,7 @@ fn tangents_go_into_the_npz_as_the_library_reads_them() {
     let contact_entries = [
         "jacobian.npy",
         "planes[0].point.npy",
+        "planes[0].normal.npy",
         "planes[0].restitution.npy",
         "planes[0].friction.npy",
     ];
@@ -581,7 +582,7 @@ fn tangents_go_into_the_npz_as_the_library_reads_them() {
             backend,
             "--jacobian",
             "--sensitivity",
-            "planes[0].point,planes[0].restitution,planes[0].friction",
+            "planes[0].point,planes[0].normal,planes[0].restitution,planes[0].friction",
             "--out",
             out.to_str().unwrap(),
         ];

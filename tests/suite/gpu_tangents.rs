@@ -180,7 +180,7 @@ fn frozen_bodies_keep_their_tangents_on_the_gpu_as_on_the_cpu() {
 
 /// Bodies of every shape dropped onto a floor and a slanted wall (they bounce, rock, slide
 /// and rest): through the contacts the GPU's tangents are the CPU's bit for bit, along the
-/// state, the mass, the inertia and every number of both planes.
+/// state, the mass, the inertia and every number of both planes (the normal too).
 #[test]
 fn tangents_through_plane_contacts_are_the_cpu_backends_bit_for_bit() {
     let drag = ForceKind::LinearDrag {
@@ -194,7 +194,7 @@ fn tangents_through_plane_contacts_are_the_cpu_backends_bit_for_bit() {
     }
     let mut names: Vec<String> = ["state", "mass", "inertia"].map(String::from).to_vec();
     for plane in 0..crowd.planes.len() {
-        for field in ["point", "restitution", "friction"] {
+        for field in ["point", "normal", "restitution", "friction"] {
             names.push(format!("planes[{plane}].{field}"));
         }
     }

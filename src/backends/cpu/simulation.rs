@@ -20,6 +20,7 @@ use crate::model::fault::Fault;
 use crate::model::fault_rules::QuarantinedBody;
 use crate::model::integrator::Integrator;
 use crate::model::mass::MassProperties;
+use crate::model::plane::Plane;
 use crate::model::quarantine::Quarantine;
 use crate::model::tangent::TangentPlan;
 #[cfg(target_arch = "x86_64")]
@@ -203,6 +204,8 @@ pub struct CpuSimulation {
     contacts: Vec<ContactBlock>,
     /// The planes, rounded to f32 as the f32 kernel's are.
     planes: Vec<PlaneConstants<f32>>,
+    /// The crowd's planes, whose numbers tangents are taken along.
+    crowd_planes: Vec<Plane>,
     integrator: Integrator,
     dt: f32,
     /// `start_step` plus the steps taken.
@@ -276,6 +279,7 @@ impl CpuSimulation {
             masses: BodyMasses::from_chunks(masses),
             contacts: contacts.concat(),
             planes: crowd.planes.iter().map(PlaneConstants::of).collect(),
+            crowd_planes: crowd.planes.clone(),
             integrator: crowd.integrator,
             dt: crowd.dt as f32,
             step: crowd.start_step,
@@ -331,7 +335,7 @@ impl CpuSimulation {
         let freeze = self.quarantine.freezes();
         let tangent_run = TangentRun {
             masses: &self.masses,
-            planes,
+            planes: &self.crowd_planes,
             integrator,
             dt,
             first_step,

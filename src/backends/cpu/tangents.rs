@@ -13,8 +13,8 @@ use crate::body_steps::tangents::{BodyInputs, TangentSteps, directions_of};
 use crate::model::error::Result;
 use crate::model::force::ForceKind;
 use crate::model::integrator::Integrator;
+use crate::model::plane::Plane;
 use crate::model::tangent::TangentPlan;
-use crate::physics::contact::PlaneConstants;
 use crate::physics::custom_force::CustomForce;
 use crate::physics::force_law::ExternalLoad;
 use crate::physics::lanes::{LANES, Vec3Lanes};
@@ -38,7 +38,8 @@ pub(crate) struct CpuTangents {
 #[derive(Clone, Copy)]
 pub(crate) struct TangentRun<'a> {
     pub masses: &'a BodyMasses,
-    pub planes: &'a [PlaneConstants<f32>],
+    /// The crowd's planes.
+    pub planes: &'a [Plane],
     pub integrator: Integrator,
     pub dt: f32,
     pub first_step: u64,

@@ -18,6 +18,7 @@ use crate::model::fault_rules::QuarantinedBody;
 use crate::model::force::ForceKind;
 use crate::model::integrator::Integrator;
 use crate::model::mass::MassProperties;
+use crate::model::plane::Plane;
 use crate::model::quarantine::Quarantine;
 use crate::model::tangent::TangentPlan;
 use crate::physics::contact::{PlaneConstants, ShapeConstants};
@@ -34,6 +35,8 @@ pub struct CpuRefSimulation {
     integrator: Integrator,
     dt: f64,
     planes: Vec<PlaneConstants<f64>>,
+    /// The crowd's planes, whose numbers tangents are taken along.
+    crowd_planes: Vec<Plane>,
     keyframes: Vec<Vec<[f64; 2]>>,
     custom_force: Option<CustomForce>,
     /// One per body once set; empty (every load zero) until then.
@@ -84,6 +87,7 @@ impl CpuRefSimulation {
             integrator: crowd.integrator,
             dt: crowd.dt,
             planes: crowd.planes.iter().map(PlaneConstants::of).collect(),
+            crowd_planes: crowd.planes.clone(),
             keyframes: crowd.keyframes.clone(),
             custom_force: crowd.custom_force.clone(),
             loads: Vec::new(),
@@ -106,7 +110,7 @@ impl CpuRefSimulation {
         let table = &self.table;
         let (integrator, dt, first_step) = (self.integrator, self.dt, self.step);
         let (keyframes, custom_force) = (&self.keyframes[..], self.custom_force.as_ref());
-        let planes = &self.planes[..];
+        let (planes, crowd_planes) = (&self.planes[..], &self.crowd_planes[..]);
         let (masses, loads) = (&self.masses, &self.loads[..]);
         let (quarantine, envelope_squared) = (&self.quarantine, &self.envelope_squared);
         let first_body = self.first_body;
@@ -140,7 +144,7 @@ impl CpuRefSimulation {
                 let origins: Vec<usize> = table.origins_of(i).collect();
                 let directions = directions_of(plan, &forces, &origins);
                 let carried = TangentSteps {
-                    base: BodyInputs::of(body_state, &mass, &forces, planes),
+                    base: BodyInputs::of(body_state, &mass, &forces, crowd_planes),
                     mass: &mass,
                     directions: &directions,
                     integrator,

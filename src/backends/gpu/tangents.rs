@@ -31,7 +31,7 @@ use crate::model::body::Body;
 use crate::model::error::{Error, Result};
 use crate::model::force::ForceKind;
 use crate::model::precision::Precision;
-use crate::model::tangent::{Direction, TangentPlan};
+use crate::model::tangent::{Direction, PLANE_NUMBERS, TangentPlan};
 use crate::physics::custom_force::CustomForce;
 use crate::physics::dual_wgsl::{CONSTANT_NUMBERS, MOTION_NUMBERS};
 
@@ -144,6 +144,15 @@ impl GpuTangents {
             Precision::F32 => start_columns::<f32>(plan, bodies)?,
             Precision::F64 => start_columns::<f64>(plan, bodies)?,
         };
+        let plane_seeds = match precision {
+            Precision::F32 => plane_seeds::<f32>(plan, crowd),
+            Precision::F64 => plane_seeds::<f64>(plan, crowd),
+        };
+        let plane_seeds = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some("plane seeds"),
+            contents: &plane_seeds,
+            usage: wgpu::BufferUsages::STORAGE,
+        });
         let per_body = plan.body_len() * precision.scalar_bytes();
         let seeds_per_body = CONSTANT_NUMBERS * k * precision.scalar_bytes();
         let mut out = Vec::new();
@@ -183,7 +192,14 @@ impl GpuTangents {
                         contents: bytemuck::bytes_of(span),
                         usage: wgpu::BufferUsages::UNIFORM,
                     });
-                    let buffers = [&uniform, &tangents, &seeds, &origins, &number_seeds];
+                    let buffers = [
+                        &uniform,
+                        &tangents,
+                        &seeds,
+                        &origins,
+                        &number_seeds,
+                        &plane_seeds,
+                    ];
                     let entries: Vec<_> = (0..)
                         .zip(buffers)
                         .map(|(binding, buffer)| wgpu::BindGroupEntry {
@@ -351,25 +367,49 @@ struct TangentBlock {
 /// Per column (padded by the widest block), as `number_seeds` in
 /// shaders/integrate_tangents.wgsl reads them: the crowd force whose number it is taken
 /// along, plus one, and the number's place among a record's parameters; the plane whose
-/// number it is, plus one, and the number's code; zeros for the others.
+/// number it is, plus one; zeros for the others.
 fn number_seeds(plan: &TangentPlan, crowd: &Crowd) -> Vec<[u32; 4]> {
-    // Directions as they would be for a body under every force of the crowd.
-    let forces: Vec<&ForceKind> = crowd.forces.iter().map(|f| &f.kind).collect();
-    let origins: Vec<usize> = (0..forces.len()).collect();
-    let mut seeds: Vec<[u32; 4]> = directions_of(plan, &forces, &origins)
+    let mut seeds: Vec<[u32; 4]> = crowd_directions(plan, crowd)
         .into_iter()
         .map(|direction| match direction {
             Some(Direction::Force { force, slot }) => [force as u32 + 1, slot.place() as u32, 0, 0],
-            Some(Direction::Plane { plane, number }) => [0, 0, plane as u32 + 1, number.code()],
+            Some(Direction::Plane { plane, .. }) => [0, 0, plane as u32 + 1, 0],
             _ => [0; 4],
         })
         .collect();
-    let widest = crate::physics::dual::DUAL_WIDTHS
+    seeds.resize(seeds.len() + widest_block(), [0; 4]);
+    seeds
+}
+
+/// Per column (padded by the widest block), as `plane_seeds` in
+/// shaders/integrate_tangents.wgsl reads them: the derivatives of the numbers the steps
+/// hold of the plane whose number the column is taken along (`PlaneNumber::seeds`), in
+/// precision `P`; zeros for the other columns.
+fn plane_seeds<P: Primal + Pod>(plan: &TangentPlan, crowd: &Crowd) -> Vec<u8> {
+    let columns = crowd_directions(plan, crowd);
+    let mut seeds = vec![P::default(); (columns.len() + widest_block()) * PLANE_NUMBERS];
+    for (direction, out) in columns.iter().zip(seeds.chunks_mut(PLANE_NUMBERS)) {
+        if let Some(Direction::Plane { plane, number }) = *direction {
+            let numbers = number.seeds(&crowd.planes[plane]).map(P::constant);
+            out.copy_from_slice(&numbers);
+        }
+    }
+    bytemuck::cast_slice(&seeds).to_vec()
+}
+
+/// The directions of `plan` as they would be for a body under every force of `crowd`.
+fn crowd_directions(plan: &TangentPlan, crowd: &Crowd) -> Vec<Option<Direction>> {
+    let forces: Vec<&ForceKind> = crowd.forces.iter().map(|f| &f.kind).collect();
+    let origins: Vec<usize> = (0..forces.len()).collect();
+    directions_of(plan, &forces, &origins)
+}
+
+/// Columns of the widest block, by which the seeds are padded.
+fn widest_block() -> usize {
+    crate::physics::dual::DUAL_WIDTHS
         .into_iter()
         .max()
-        .unwrap_or(1);
-    seeds.resize(seeds.len() + widest, [0; 4]);
-    seeds
+        .unwrap_or(1)
 }
 
 /// Every body's starting block and the derivatives of its mass constants along each

@@ -19,10 +19,11 @@ pub(crate) const INTEGRATE_BINDINGS: [wgpu::BufferBindingType; 8] = [
 ];
 
 /// The tangent kernel's own bindings, its group 1 (integrate_tangents.wgsl): the block,
-/// tangents, constant seeds, force origins, number seeds.
-pub(crate) const TANGENT_BINDINGS: [wgpu::BufferBindingType; 5] = [
+/// tangents, constant seeds, force origins, number seeds, plane seeds.
+pub(crate) const TANGENT_BINDINGS: [wgpu::BufferBindingType; 6] = [
     wgpu::BufferBindingType::Uniform,
     READ_WRITE,
+    READ_ONLY,
     READ_ONLY,
     READ_ONLY,
     READ_ONLY,
