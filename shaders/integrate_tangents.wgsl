@@ -6,7 +6,8 @@
 // directions may take several blocks: each reads the states the step starts from, and the
 // last one writes the new states and reports the faults.
 
-/// Which of a body's columns one dispatch carries.
+/// Which of a body's columns one dispatch carries, and over which bodies: a piece of the
+/// chunk, as many bodies as one storage binding holds the columns of.
 struct TangentBlock {
     /// The first column of the block.
     first_column: u32,
@@ -16,6 +17,13 @@ struct TangentBlock {
     width: u32,
     /// 1 for the block that writes the states and reports the faults, else 0.
     writes_state: u32,
+    /// The chunk's index of the piece's first body: the tangent buffers start there.
+    first_body: u32,
+    /// Bodies in the piece.
+    body_count: u32,
+    /// Invocations per row of the piece's dispatch grid.
+    row_width: u32,
+    _pad: u32,
 }
 
 @group(1) @binding(0) var<uniform> block: TangentBlock;
@@ -138,11 +146,12 @@ fn motion_value(s: DualMotion) -> Motion {
 /// `params.steps_per_dispatch` steps of one body and one block of its tangents.
 @compute @workgroup_size(workgroup_size)
 fn integrate_tangents(@builtin(global_invocation_id) id: vec3<u32>) {
-    let index = id.y * params.row_width + id.x;
-    if index >= params.body_count || atomicLoad(&faults.first_fault) != HEALTHY
+    let in_piece = id.y * block.row_width + id.x;
+    if in_piece >= block.body_count || atomicLoad(&faults.first_fault) != HEALTHY
         || atomicLoad(&faults.first_unknown_code) != HEALTHY {
         return;
     }
+    let index = block.first_body + in_piece;
     let stored = states[index];
     if stored.status != HEALTHY_STATUS {
         return;
@@ -160,7 +169,7 @@ fn integrate_tangents(@builtin(global_invocation_id) id: vec3<u32>) {
         plain.inv_inertia_xx, plain.inv_inertia_yy, plain.inv_inertia_zz,
         plain.inv_inertia_xy, plain.inv_inertia_xz, plain.inv_inertia_yz,
     );
-    let rows = index * 13u * block.columns + block.first_column;
+    let rows = in_piece * 13u * block.columns + block.first_column;
     var s: DualMotion;
     for (var r = 0u; r < 13u; r++) {
         s[r * DUAL_STRIDE] = state_values[r];
@@ -170,7 +179,7 @@ fn integrate_tangents(@builtin(global_invocation_id) id: vec3<u32>) {
             }
         }
     }
-    let seeds = index * 8u * block.columns + block.first_column;
+    let seeds = in_piece * 8u * block.columns + block.first_column;
     var c: DualConstants;
     for (var r = 0u; r < 8u; r++) {
         c[r * DUAL_STRIDE] = constant_values[r];

@@ -68,14 +68,12 @@ pub fn info() -> Result<ExitCode> {
                     .iter()
                     .filter_map(|&p| {
                         let extra = tangent_bytes_per_body(STATE_COMPONENTS, p);
-                        let columns =
-                            (STATE_COMPONENTS * STATE_COMPONENTS * p.scalar_bytes()) as u64;
-                        let bodies = a.largest_crowd_with(p, extra, columns)?;
+                        let bodies = a.largest_crowd_with(p, extra)?;
                         Some(format!("{bodies} bodies in {}", p.wgsl_type()))
                     })
                     .collect();
                 println!(
-                    "    largest crowd carrying the Jacobian (--jacobian: {} more bytes per body in f32, {} in f64; a chunk's columns in one binding): {}",
+                    "    largest crowd carrying the Jacobian (--jacobian: {} more bytes per body in f32, {} in f64): {}",
                     tangent_bytes_per_body(STATE_COMPONENTS, Precision::F32),
                     tangent_bytes_per_body(STATE_COMPONENTS, Precision::F64),
                     with_jacobian.join(", ")

@@ -494,4 +494,66 @@ mod tests {
         assert!(projected < 1e-8, "{projected:e}");
         assert!(unprojected > 1e-2, "{unprojected:e}");
     }
+
+    /// A chunk whose columns overflow one storage binding carries them in pieces, each in
+    /// a binding of its own: the GPU's tangents are still the CPU's bit for bit, through a
+    /// body's restart and a checkpoint resumed on the same pieces.
+    #[test]
+    fn tangents_past_one_binding_are_carried_in_pieces_bit_for_bit() {
+        let ctx = crate::backends::gpu::GpuContext::new().expect("GPU tests need an adapter");
+        // 4 KiB bindings: a chunk of 64 f32 (32 f64) records, whose 14 columns of 13 rows
+        // (728 bytes a body in f32) take 5 bodies (2 in f64) a piece.
+        let small = ctx.with_max_binding_bytes(64 * 64);
+        let mut crowd = Crowd::new(crate::CrowdSpec::new(150, 4).generate().unwrap(), 0.01);
+        crowd.forces = falling_pair().forces;
+        crowd.forces.push(Force::on_body(
+            77,
+            ForceKind::Thrust {
+                force: DVec3::new(0.0, 1.0, 2.0),
+                torque: DVec3::new(0.1, 0.0, 0.0),
+            },
+        ));
+        let names = ["state", "forces[1].force"];
+        let restart = BodyState {
+            position: DVec3::new(1.0, 2.0, 3.0),
+            orientation: DQuat::from_rotation_z(0.4),
+            linear_momentum: DVec3::new(0.5, 0.0, -1.0),
+            angular_momentum: DVec3::new(0.0, 0.3, 0.1),
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("pieces.ckpt");
+        let columns = |backend| {
+            let mut sim = Simulation::on_backend(&crowd, backend, &small).unwrap();
+            sim.start_tangents(&names).unwrap();
+            sim.step(4).unwrap();
+            sim.set_states(&[131], &[restart]).unwrap();
+            sim.step(3).unwrap();
+            sim.checkpoint().unwrap().write(&path).unwrap();
+            let checkpoint = crate::Checkpoint::read(&path).unwrap();
+            let mut sim = match backend.gpu_precision() {
+                Some(_) => Simulation::resume_on_gpu(&checkpoint, &small).unwrap(),
+                None => Simulation::resume(&checkpoint, backend).unwrap(),
+            };
+            sim.step(3).unwrap();
+            let mut out = vec![0.0; 150 * 13 * 16];
+            sim.read_tangents("state", &mut out[..150 * 13 * 13])
+                .unwrap();
+            sim.read_tangents("forces[1].force", &mut out[150 * 13 * 13..])
+                .unwrap();
+            out.into_iter().map(f64::to_bits).collect::<Vec<_>>()
+        };
+        let reference = columns(Backend::Reference);
+        assert_eq!(columns(Backend::GpuF64), reference, "gpu-f64");
+        assert_eq!(columns(Backend::Gpu), columns(Backend::FastCpu), "gpu");
+        // The thrust on body 77 moved its columns, and only its.
+        let thrust = &reference[150 * 13 * 13..];
+        let moved: Vec<usize> = (0..150)
+            .filter(|b| {
+                thrust[b * 39..(b + 1) * 39]
+                    .iter()
+                    .any(|&t| f64::from_bits(t) != 0.0)
+            })
+            .collect();
+        assert_eq!(moved, [77]);
+    }
 }

@@ -116,21 +116,3 @@ fn tangents_too_large_for_the_device_are_refused_naming_the_largest_that_fits() 
     assert_eq!(one_more.status.code(), Some(1), "{one_more:?}");
     assert!(!std::path::Path::new(out).exists());
 }
-
-/// A chunk's tangents must fit one storage binding: a crowd whose chunk of states fits one
-/// but whose 13 columns do not is refused in one line naming the binding.
-#[test]
-fn tangents_past_one_storage_binding_are_refused_in_one_line() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("out.npz");
-    let out = out.to_str().unwrap();
-    let ctx = rigid_crowd::gpu::GpuContext::new().expect("GPU tests need an adapter");
-    // Bodies whose 13 f32 columns (52 bytes each) overflow one binding.
-    let count = (ctx.max_binding_bytes() / 676 + 1) as usize;
-    let scene = floor_scene(dir.path(), count);
-    let refused = common::rigid_crowd(&["run", &scene, "--out", out, "--jacobian"], &[]);
-    assert_eq!(refused.status.code(), Some(1), "{refused:?}");
-    let line = common::error_line(&refused);
-    assert!(line.contains("in one storage binding"), "{line}");
-    assert!(!std::path::Path::new(out).exists());
-}

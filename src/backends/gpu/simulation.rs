@@ -572,7 +572,7 @@ impl GpuSimulation {
                     (i, [q.w, q.x, q.y, q.z].map(round))
                 })
                 .collect();
-            tangents.restart(&self.ctx, &self.chunks, &restarted);
+            tangents.restart(&self.ctx, &restarted);
         }
         self.ctx.take_uncaptured()
     }
@@ -626,7 +626,7 @@ impl GpuSimulation {
     /// Replaces every body's tangent block with `columns`.
     pub(crate) fn set_tangent_columns(&mut self, columns: &[f64]) -> Result<()> {
         if let Some(tangents) = &self.tangents {
-            tangents.set_columns(&self.ctx, &self.chunks, columns);
+            tangents.set_columns(&self.ctx, columns);
         }
         self.ctx.take_uncaptured()
     }
@@ -727,9 +727,7 @@ impl GpuSimulation {
                         pass.set_bind_group(0, bindings, &[]);
                         for _ in 0..count {
                             match &self.tangents {
-                                Some(tangents) => {
-                                    tangents.dispatch(&mut pass, c, bindings, chunk.grid)
-                                }
+                                Some(tangents) => tangents.dispatch(&mut pass, c, bindings),
                                 None => pass.dispatch_workgroups(chunk.grid.0, chunk.grid.1, 1),
                             }
                         }

@@ -12,7 +12,7 @@ use wgpu::util::DeviceExt;
 
 use crate::assembly::crowd::Crowd;
 use crate::assembly::force_table::ForceTable;
-use crate::backends::gpu::chunk::{BufferChunk, check_fits};
+use crate::backends::gpu::chunk::{BufferChunk, check_fits, dispatch_grid};
 use crate::backends::gpu::device::bindings::{
     INTEGRATE_BINDINGS, INTEGRATE_STORAGE_BUFFERS, TANGENT_BINDINGS, TANGENT_STORAGE_BUFFERS,
     bind_group_layout,
@@ -35,13 +35,18 @@ use crate::model::tangent::{Direction, PLANE_NUMBERS, TangentPlan};
 use crate::physics::custom_force::CustomForce;
 use crate::physics::dual_wgsl::{CONSTANT_NUMBERS, MOTION_NUMBERS};
 
-/// A chunk's tangent buffers and the bindings of each block.
+/// The tangent buffers of a piece of a chunk (as many of its bodies as one storage binding
+/// holds the columns of) and the bindings of each block.
 #[derive(Debug)]
-struct ChunkTangents {
+struct PieceTangents {
+    /// The piece's bodies, this simulation's indices.
+    bodies: Range<usize>,
     /// `13 x k` per body, row-major.
     tangents: wgpu::Buffer,
     /// One bind group (group 1) per block.
     groups: Vec<wgpu::BindGroup>,
+    /// Workgroups dispatched over the piece's bodies.
+    grid: (u32, u32),
 }
 
 /// The tangents a GPU simulation carries.
@@ -51,7 +56,8 @@ pub(crate) struct GpuTangents {
     precision: Precision,
     /// The pipeline of each block of a body's columns, in column order.
     blocks: Vec<wgpu::ComputePipeline>,
-    chunks: Vec<ChunkTangents>,
+    /// Each chunk's pieces, in body order.
+    chunks: Vec<Vec<PieceTangents>>,
 }
 
 impl GpuTangents {
@@ -83,21 +89,10 @@ impl GpuTangents {
         let bytes = tangent_bytes_per_body(k, precision);
         let sizes = RecordSizes::of(precision);
         check_fits(ctx, bodies.len(), &table, sizes, Some((k, bytes)))?;
-        let limit = ctx.max_binding_bytes();
-        let per_binding = (MOTION_NUMBERS * k * precision.scalar_bytes()) as u64;
-        if let Some(chunk) = chunks
-            .iter()
-            .find(|c| c.bodies.len() as u64 * per_binding > limit)
-        {
-            return Err(Error::invalid(
-                "tangents",
-                format!(
-                    "{k} columns of a chunk of {} bodies take {} bytes in one storage binding, over the device's {limit}: carry fewer columns, or spread the crowd over more devices",
-                    chunk.bodies.len(),
-                    chunk.bodies.len() as u64 * per_binding
-                ),
-            ));
-        }
+        // A piece's columns (13 x k a body, more than its 8 x k constant seeds) in one
+        // binding: a crowd carrying tangents is bounded by memory, not by one binding.
+        let column_bytes = (MOTION_NUMBERS * k * precision.scalar_bytes()) as u64;
+        let piece_len = (ctx.max_binding_bytes() / column_bytes).max(1) as usize;
         let device = &ctx.device;
         let custom_force = crowd.custom_force.as_ref();
         let spec = &spec.for_shapes_of(bodies);
@@ -113,6 +108,10 @@ impl GpuTangents {
                 columns: k as u32,
                 width: carried as u32,
                 writes_state: (b + 1 == widths.len()) as u32,
+                first_body: 0,
+                body_count: 0,
+                row_width: 0,
+                pad: 0,
             });
             let key = PipelineKey {
                 spec: spec.clone(),
@@ -155,27 +154,16 @@ impl GpuTangents {
         });
         let per_body = plan.body_len() * precision.scalar_bytes();
         let seeds_per_body = CONSTANT_NUMBERS * k * precision.scalar_bytes();
+        let storage = |label, contents: &[u8], extra| {
+            device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some(label),
+                contents,
+                usage: wgpu::BufferUsages::STORAGE | extra,
+            })
+        };
         let mut out = Vec::new();
         for chunk in chunks {
-            let r = chunk.bodies.clone();
-            let storage = |label, contents: &[u8], extra| {
-                device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                    label: Some(label),
-                    contents,
-                    usage: wgpu::BufferUsages::STORAGE | extra,
-                })
-            };
-            let tangents = storage(
-                "tangents",
-                &columns[r.start * per_body..r.end * per_body],
-                wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
-            );
-            let seeds = storage(
-                "constant seeds",
-                &seeds[r.start * seeds_per_body..r.end * seeds_per_body],
-                wgpu::BufferUsages::empty(),
-            );
-            let origins: Vec<u32> = (table.for_bodies(r.clone()).origins().iter())
+            let origins: Vec<u32> = (table.for_bodies(chunk.bodies.clone()).origins().iter())
                 .map(|&origin| numbers[origin as usize] as u32)
                 .collect();
             let origins = if origins.is_empty() { vec![0] } else { origins };
@@ -184,37 +172,53 @@ impl GpuTangents {
                 bytemuck::cast_slice(&origins),
                 wgpu::BufferUsages::empty(),
             );
-            let groups = spans
-                .iter()
-                .map(|span| {
-                    let uniform = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                        label: Some("tangent block"),
-                        contents: bytemuck::bytes_of(span),
-                        usage: wgpu::BufferUsages::UNIFORM,
-                    });
-                    let buffers = [
-                        &uniform,
-                        &tangents,
-                        &seeds,
-                        &origins,
-                        &number_seeds,
-                        &plane_seeds,
-                    ];
-                    let entries: Vec<_> = (0..)
-                        .zip(buffers)
-                        .map(|(binding, buffer)| wgpu::BindGroupEntry {
-                            binding,
-                            resource: buffer.as_entire_binding(),
-                        })
-                        .collect();
-                    device.create_bind_group(&wgpu::BindGroupDescriptor {
-                        label: Some("tangent block"),
-                        layout: &layout.tangents,
-                        entries: &entries,
+            let mut pieces = Vec::new();
+            for first in chunk.bodies.clone().step_by(piece_len) {
+                let r = first..(first + piece_len).min(chunk.bodies.end);
+                let tangents = storage(
+                    "tangents",
+                    &columns[r.start * per_body..r.end * per_body],
+                    wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
+                );
+                let seeds = storage(
+                    "constant seeds",
+                    &seeds[r.start * seeds_per_body..r.end * seeds_per_body],
+                    wgpu::BufferUsages::empty(),
+                );
+                let grid = dispatch_grid(
+                    r.len() as u32,
+                    workgroup_size,
+                    ctx.limits().max_compute_workgroups_per_dimension,
+                );
+                let groups = spans
+                    .iter()
+                    .map(|span| {
+                        let span = TangentBlock {
+                            first_body: (r.start - chunk.bodies.start) as u32,
+                            body_count: r.len() as u32,
+                            row_width: grid.0 * workgroup_size,
+                            ..*span
+                        };
+                        let uniform = block_uniform(device, &span);
+                        let buffers = [
+                            &uniform,
+                            &tangents,
+                            &seeds,
+                            &origins,
+                            &number_seeds,
+                            &plane_seeds,
+                        ];
+                        bind_group(device, &layout.tangents, &buffers)
                     })
-                })
-                .collect();
-            out.push(ChunkTangents { tangents, groups });
+                    .collect();
+                pieces.push(PieceTangents {
+                    bodies: r,
+                    tangents,
+                    groups,
+                    grid,
+                });
+            }
+            out.push(pieces);
         }
         Ok(Self {
             plan: plan.clone(),
@@ -224,20 +228,21 @@ impl GpuTangents {
         })
     }
 
-    /// Records one dispatch of `grid` workgroups of every block on chunk `chunk`, whose
-    /// plain bindings are `bindings`.
+    /// Records one dispatch of every block over each piece of chunk `chunk`, whose plain
+    /// bindings are `bindings`: a piece's blocks in order (the last writes the states).
     pub(crate) fn dispatch(
         &self,
         pass: &mut wgpu::ComputePass<'_>,
         chunk: usize,
         bindings: &wgpu::BindGroup,
-        grid: (u32, u32),
     ) {
-        for (block, group) in self.blocks.iter().zip(&self.chunks[chunk].groups) {
-            pass.set_pipeline(block);
-            pass.set_bind_group(0, bindings, &[]);
-            pass.set_bind_group(1, group, &[]);
-            pass.dispatch_workgroups(grid.0, grid.1, 1);
+        for piece in &self.chunks[chunk] {
+            for (block, group) in self.blocks.iter().zip(&piece.groups) {
+                pass.set_pipeline(block);
+                pass.set_bind_group(0, bindings, &[]);
+                pass.set_bind_group(1, group, &[]);
+                pass.dispatch_workgroups(piece.grid.0, piece.grid.1, 1);
+            }
         }
     }
 
@@ -245,26 +250,26 @@ impl GpuTangents {
     pub(crate) fn columns(&self, ctx: &GpuContext, bodies: usize) -> Result<Vec<f64>> {
         let per_body = self.plan.body_len();
         let mut out = Vec::with_capacity(bodies * per_body);
-        for chunk in &self.chunks {
-            let count = chunk.tangents.size() as usize / self.precision.scalar_bytes();
+        for piece in self.chunks.iter().flatten() {
+            let count = piece.tangents.size() as usize / self.precision.scalar_bytes();
             match self.precision {
                 Precision::F32 => out.extend(
-                    read_buffer::<f32>(ctx, &chunk.tangents, count)?
+                    read_buffer::<f32>(ctx, &piece.tangents, count)?
                         .into_iter()
                         .map(f64::from),
                 ),
-                Precision::F64 => out.extend(read_buffer::<f64>(ctx, &chunk.tangents, count)?),
+                Precision::F64 => out.extend(read_buffer::<f64>(ctx, &piece.tangents, count)?),
             }
         }
         Ok(out)
     }
 
     /// Replaces every body's block with `columns` (the simulation's bodies in order), rounded
-    /// to the precision, the bodies of `chunks` in the chunks' buffers.
-    pub(crate) fn set_columns(&self, ctx: &GpuContext, chunks: &[BufferChunk], columns: &[f64]) {
+    /// to the precision, each piece's bodies in its buffer.
+    pub(crate) fn set_columns(&self, ctx: &GpuContext, columns: &[f64]) {
         let per_body = self.plan.body_len();
-        for (chunk, tangents) in chunks.iter().zip(&self.chunks) {
-            let part = &columns[chunk.bodies.start * per_body..chunk.bodies.end * per_body];
+        for piece in self.chunks.iter().flatten() {
+            let part = &columns[piece.bodies.start * per_body..piece.bodies.end * per_body];
             let bytes: Vec<u8> = match self.precision {
                 Precision::F32 => {
                     let rounded: Vec<f32> = part.iter().map(|&x| x as f32).collect();
@@ -272,22 +277,17 @@ impl GpuTangents {
                 }
                 Precision::F64 => bytemuck::cast_slice(part).to_vec(),
             };
-            ctx.queue.write_buffer(&tangents.tangents, 0, &bytes);
+            ctx.queue.write_buffer(&piece.tangents, 0, &bytes);
         }
     }
 
     /// Starts the blocks of `bodies` (this simulation's indices, each with its new state's
     /// orientation `w, x, y, z`) again.
-    pub(crate) fn restart(
-        &self,
-        ctx: &GpuContext,
-        chunks: &[BufferChunk],
-        bodies: &[(usize, [f64; 4])],
-    ) {
+    pub(crate) fn restart(&self, ctx: &GpuContext, bodies: &[(usize, [f64; 4])]) {
         let per_body = self.plan.body_len();
         let mut block = vec![0.0; per_body];
         for &(i, q) in bodies {
-            let Some(c) = chunks.iter().position(|c| c.bodies.contains(&i)) else {
+            let Some(piece) = self.chunks.iter().flatten().find(|p| p.bodies.contains(&i)) else {
                 continue;
             };
             self.plan.initial_block(q, &mut block);
@@ -299,9 +299,8 @@ impl GpuTangents {
                 Precision::F64 => bytemuck::cast_slice(&block).to_vec(),
             };
             let offset =
-                ((i - chunks[c].bodies.start) * per_body * self.precision.scalar_bytes()) as u64;
-            ctx.queue
-                .write_buffer(&self.chunks[c].tangents, offset, &bytes);
+                ((i - piece.bodies.start) * per_body * self.precision.scalar_bytes()) as u64;
+            ctx.queue.write_buffer(&piece.tangents, offset, &bytes);
         }
     }
 }
@@ -331,8 +330,8 @@ fn build_pipeline(
     let words = exact_spirv::compile(&source, ENTRY_POINT, &constants, checks)?;
     let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
     // SAFETY: `compile` validated the module. Trusted, its indices are in bounds by
-    // construction: a body's rows and seeds lie within its chunk's buffers (sized bodies x
-    // 13 x k and 8 x k), a column within the block's width (the seeds padded by the widest
+    // construction: a body's rows and seeds lie within its piece's buffers (sized its
+    // bodies x 13 x k and 8 x k; the piece's bodies within its chunk's), a column within the block's width (the seeds padded by the widest
     // block), a record within the force table, and every dual index below its array's
     // numbers times DUAL_STRIDE; else wgpu's bounds checks stay.
     let module =
@@ -353,6 +352,35 @@ fn build_pipeline(
     Ok(pipeline)
 }
 
+/// The uniform buffer holding `block`.
+fn block_uniform(device: &wgpu::Device, block: &TangentBlock) -> wgpu::Buffer {
+    device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+        label: Some("tangent block"),
+        contents: bytemuck::bytes_of(block),
+        usage: wgpu::BufferUsages::UNIFORM,
+    })
+}
+
+/// The bind group (group 1) of `buffers`, bound in order from 0.
+fn bind_group(
+    device: &wgpu::Device,
+    layout: &wgpu::BindGroupLayout,
+    buffers: &[&wgpu::Buffer],
+) -> wgpu::BindGroup {
+    let entries: Vec<_> = (0..)
+        .zip(buffers)
+        .map(|(binding, buffer)| wgpu::BindGroupEntry {
+            binding,
+            resource: buffer.as_entire_binding(),
+        })
+        .collect();
+    device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: Some("tangent block"),
+        layout,
+        entries: &entries,
+    })
+}
+
 /// A block's place among a body's columns; twin of `TangentBlock` in
 /// shaders/integrate_tangents.wgsl.
 #[repr(C)]
@@ -362,6 +390,10 @@ struct TangentBlock {
     columns: u32,
     width: u32,
     writes_state: u32,
+    first_body: u32,
+    body_count: u32,
+    row_width: u32,
+    pad: u32,
 }
 
 /// Per column (padded by the widest block), as `number_seeds` in

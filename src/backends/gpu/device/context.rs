@@ -83,24 +83,14 @@ impl AdapterSummary {
     /// The largest crowd (without per-body forces) its device memory holds in `precision`,
     /// where known.
     pub fn largest_crowd(&self, precision: Precision) -> Option<usize> {
-        self.largest_crowd_with(precision, 0, 0)
+        self.largest_crowd_with(precision, 0)
     }
 
-    /// [`largest_crowd`](Self::largest_crowd) when each body also takes `extra` bytes, of
-    /// which `in_one_binding` lie in one buffer per chunk (its tangents' columns, say): a
-    /// chunk of the plain crowd's size must then fit one binding too.
-    pub fn largest_crowd_with(
-        &self,
-        precision: Precision,
-        extra: u64,
-        in_one_binding: u64,
-    ) -> Option<usize> {
+    /// [`largest_crowd`](Self::largest_crowd) when each body also takes `extra` bytes (its
+    /// tangents, say).
+    pub fn largest_crowd_with(&self, precision: Precision, extra: u64) -> Option<usize> {
         let per_body = RecordSizes::of(precision).device_bytes_per_body() + extra;
-        let by_binding = match in_one_binding {
-            0 => u64::MAX,
-            bytes => max_binding_bytes(&self.limits) / bytes,
-        };
-        (self.device_memory).map(|bytes| (bytes / per_body).min(by_binding) as usize)
+        (self.device_memory).map(|bytes| (bytes / per_body) as usize)
     }
 }
 
