@@ -373,9 +373,14 @@ impl BenchPlan {
                 .map(|ops| ops.per_body_step(options.steps_per_dispatch));
         row.fraction_of_copy_bandwidth =
             Some(moved * row.body_steps_per_second / copy_bytes_per_second);
-        // The counts and the bytes moved are the plain kernel's.
-        if tangents.is_some() {
-            row.ops_per_body_step = None;
+        // The bytes moved are the plain kernel's; the operations, the tangent blocks'.
+        if let Some(plan) = tangents.and(sim.tangent_plan()) {
+            row.ops_per_body_step = crate::backends::gpu::kernel::op_count::crowd_tangent_ops(
+                crowd,
+                &options,
+                plan.width(),
+            )
+            .ok();
             row.fraction_of_copy_bandwidth = None;
             return Ok(row);
         }

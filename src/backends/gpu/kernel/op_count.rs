@@ -4,7 +4,8 @@
 //! shows as a number before any timing.
 //!
 //! The count follows the longest path: a call counts its callee's operations, a loop one
-//! iteration (the step loop of `integrate` is the per-step part), an `if` its longer branch,
+//! iteration (the step loop of `integrate`, or of `integrate_tangents` for each block of a
+//! body's tangent directions, is the per-step part), an `if` its longer branch,
 //! except where the condition is a constant the driver folds (`KERNEL_CONTACTS`,
 //! `KERNEL_ENVELOPE` false), whose dead branch counts nothing. An operation is one IR
 //! expression or store: arithmetic (binary, unary, built-in math, select, comparisons,
@@ -88,26 +89,64 @@ pub(crate) fn crowd_kernel_ops(
     count_integrate(&source)
 }
 
+/// The operations per body-step of the tangent kernels that carry `k` directions of the
+/// crowd's bodies in `options`' blocks (as `GpuTangents` compiles them), summed over the
+/// blocks, each counted as [`count_integrate`] counts the plain kernel.
+pub(crate) fn crowd_tangent_ops(
+    crowd: &crate::assembly::crowd::Crowd,
+    options: &crate::backends::gpu::GpuOptions,
+    k: usize,
+) -> Result<f64, String> {
+    use crate::backends::gpu::kernel::tangent_kernel::{ENTRY_POINT, GPU_WIDTHS, tangent_source};
+    let table = crate::assembly::force_table::ForceTable::new(crowd, crowd.bodies.len());
+    let spec = crate::backends::gpu::kernel::kernel_spec::KernelSpec::for_crowd(
+        crowd,
+        &table,
+        options.specialized,
+        options.steps_per_dispatch,
+    )
+    .for_shapes_of(&crowd.bodies);
+    let custom = crowd.custom_force.as_ref();
+    crate::body_steps::tangents::block_widths_among(k, &GPU_WIDTHS)
+        .into_iter()
+        .map(|width| {
+            let source = tangent_source(options.precision, &spec, width, custom);
+            let ops = count_entry(&source, ENTRY_POINT)?;
+            Ok(ops.per_body_step(options.steps_per_dispatch))
+        })
+        .sum()
+}
+
 /// Counts the `integrate` entry point of the kernel `source`. Errors if it does not parse
 /// or has no such entry point or step loop.
 pub(crate) fn count_integrate(source: &str) -> Result<KernelOps, String> {
+    count_entry(source, "integrate")
+}
+
+/// Counts the entry point `entry` of `source`, whose step loop is its longest loop at the
+/// top level (the tangent kernel's loops over the rows come before it).
+fn count_entry(source: &str, entry: &str) -> Result<KernelOps, String> {
     let module = naga::front::wgsl::parse_str(source).map_err(|e| e.emit_to_string(source))?;
-    let entry = module
+    let entry_point = module
         .entry_points
         .iter()
-        .find(|e| e.name == "integrate")
-        .ok_or("the kernel has no `integrate` entry point")?;
+        .find(|e| e.name == entry)
+        .ok_or(format!("the kernel has no `{entry}` entry point"))?;
     let mut counter = Counter {
         module: &module,
         functions: HashMap::new(),
     };
-    let function = &entry.function;
-    let (body, continuing) =
-        find_step_loop(&function.body).ok_or("`integrate` has no step loop")?;
-    let mut known = HashMap::new();
-    let per_step = counter
-        .block(function, body, &mut known)
-        .add(counter.block(function, continuing, &mut known));
+    let function = &entry_point.function;
+    let per_step = top_level_loops(&function.body)
+        .into_iter()
+        .map(|(body, continuing)| {
+            let mut known = HashMap::new();
+            counter
+                .block(function, body, &mut known)
+                .add(counter.block(function, continuing, &mut known))
+        })
+        .max_by_key(|tally| tally.total())
+        .ok_or(format!("`{entry}` has no step loop"))?;
     let whole = counter.block(function, &function.body, &mut HashMap::new());
     Ok(KernelOps {
         per_step,
@@ -118,16 +157,19 @@ pub(crate) fn count_integrate(source: &str) -> Result<KernelOps, String> {
     })
 }
 
-/// The first loop at the top level of `block` (or in a plain block there), the step loop:
-/// its body and continuing blocks.
-fn find_step_loop(block: &naga::Block) -> Option<(&naga::Block, &naga::Block)> {
-    block.iter().find_map(|statement| match statement {
-        naga::Statement::Loop {
-            body, continuing, ..
-        } => Some((body, continuing)),
-        naga::Statement::Block(inner) => find_step_loop(inner),
-        _ => None,
-    })
+/// The loops at the top level of `block` (or in plain blocks there): each one's body and
+/// continuing blocks.
+fn top_level_loops(block: &naga::Block) -> Vec<(&naga::Block, &naga::Block)> {
+    block
+        .iter()
+        .flat_map(|statement| match statement {
+            naga::Statement::Loop {
+                body, continuing, ..
+            } => vec![(body, continuing)],
+            naga::Statement::Block(inner) => top_level_loops(inner),
+            _ => Vec::new(),
+        })
+        .collect()
 }
 
 /// The local variables known to hold a constant `bool` at a point of a function: how naga
@@ -390,5 +432,27 @@ mod kernel_tests {
             // the stage sums.
             assert!((200.0..1000.0).contains(&plain_ops), "{plain_ops}");
         }
+    }
+
+    /// The tangent kernels of the gravity-drag crowd: the step loop is found after the
+    /// loops over the rows, and their operations grow with the directions. Over the plain
+    /// kernel (fused 8, f32) one direction (a block of 1) counts 3.6 times its operations and
+    /// the Jacobian's 13 (four blocks of 4) 30 times: the floors of dual numbers on a device
+    /// bound by arithmetic, which docs/derivatives.md sets against the 3x and 16x targets.
+    #[test]
+    fn tangent_kernels_count_a_floor_over_the_plain_kernel() {
+        let crowd = gravity_drag(64);
+        let options = GpuOptions {
+            precision: Precision::F32,
+            steps_per_dispatch: 8,
+            ..GpuOptions::default()
+        };
+        let plain = crowd_kernel_ops(&crowd, &options).unwrap().per_body_step(8);
+        let ratio = |k| crowd_tangent_ops(&crowd, &options, k).unwrap() / plain;
+        let (one, six, thirteen) = (ratio(1), ratio(6), ratio(13));
+        println!("tangent ops over plain: 1: {one:.2}, 6: {six:.2}, 13: {thirteen:.2}");
+        assert!((3.4..3.8).contains(&one), "{one}");
+        assert!(six > 4.0 * one && thirteen > six, "{six} {thirteen}");
+        assert!((28.0..32.0).contains(&thirteen), "{thirteen}");
     }
 }
