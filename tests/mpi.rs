@@ -547,7 +547,8 @@ fn a_program_with_its_own_communicator_gets_one_process_states() {
     }
 }
 
-/// `bench` under mpirun prints one row per variant with both efficiencies.
+/// `bench` under mpirun prints one row per variant (and tangents carried) with both
+/// efficiencies.
 #[test]
 fn bench_over_ranks_reports_strong_and_weak_scaling() {
     let output = ranks(
@@ -566,6 +567,8 @@ fn bench_over_ranks_reports_strong_and_weak_scaling() {
             "1",
             "--fuse",
             "1",
+            "--tangents",
+            "none,mass",
         ],
     );
     assert!(output.status.success(), "{output:?}");
@@ -574,7 +577,13 @@ fn bench_over_ranks_reports_strong_and_weak_scaling() {
         .lines()
         .filter(|l| l.starts_with("cpu ") || l.starts_with("gpu "))
         .collect();
-    assert_eq!(rows.len(), 2, "{stdout}");
+    // Each backend plain and carrying the mass's tangents.
+    assert_eq!(rows.len(), 4, "{stdout}");
+    assert_eq!(
+        rows.iter().filter(|r| r.contains(", mass")).count(),
+        2,
+        "{stdout}"
+    );
     for row in rows {
         // backend, variant words, bodies, then three rates with units and two efficiencies.
         let efficiency: Vec<f64> = row

@@ -19,7 +19,7 @@ use crate::backends::gpu::{GpuContext, GpuOptions};
 use crate::bench::{BenchPlan, describe_options};
 use crate::checkpoint::atomic_file::AtomicFile;
 use crate::mpi::{MpiSimulation, agree_on, node_rank};
-use crate::{Backend, Error, Result, Simulation};
+use crate::{Backend, Result, Simulation};
 
 /// One row: a backend and variant at one crowd size, on one rank and on every rank.
 #[derive(Serialize, Debug)]
@@ -50,12 +50,6 @@ pub(crate) fn bench(
     json: Option<&std::path::Path>,
 ) -> Result<ExitCode> {
     let comm = world.comm();
-    if plan.tangents.iter().any(Option::is_some) {
-        return Err(Error::invalid(
-            "--tangents",
-            "runs over MPI ranks do not carry tangents yet: bench them in one process",
-        ));
-    }
     let ranks = comm.size() as usize;
     let root = comm.rank() == 0;
     let json_out = match (root, json) {
@@ -104,12 +98,16 @@ pub(crate) fn bench(
                     .map(|o| Variant::Gpu(GpuOptions { precision, ..*o }))
                     .collect(),
             };
-            for variant in variants {
+            for (variant, tangents) in variants
+                .into_iter()
+                .flat_map(|v| plan.tangents.iter().map(move |t| (v, t.as_deref())))
+            {
                 let one = Run {
                     backend,
                     variant,
                     gpu: gpu.as_ref(),
                     plan,
+                    tangents,
                 };
                 let one_crowd = agree_on(comm, plan.workload.crowd(bodies, 1))?;
                 let one_rank = one.alone(comm, &one_crowd)?;
@@ -117,9 +115,13 @@ pub(crate) fn bench(
                 drop(one_crowd);
                 let weak_crowd = agree_on(comm, plan.workload.crowd(bodies * ranks, 1))?;
                 let weak = one.spread(comm, &weak_crowd)?;
+                let label = match tangents {
+                    Some(name) => format!("{}, {name}", variant.describe()),
+                    None => variant.describe(),
+                };
                 let row = RankRow {
                     backend: backend.name().to_string(),
-                    variant: variant.describe(),
+                    variant: label,
                     bodies,
                     ranks,
                     steps: plan.steps,
@@ -176,6 +178,8 @@ struct Run<'a> {
     variant: Variant,
     gpu: Option<&'a GpuContext>,
     plan: &'a BenchPlan,
+    /// The tangents carried (`--tangents`), if any.
+    tangents: Option<&'a str>,
 }
 
 impl Run<'_> {
@@ -190,6 +194,9 @@ impl Run<'_> {
                     }
                     _ => Simulation::new(crowd, self.backend),
                 }?;
+                if let Some(name) = self.tangents {
+                    sim.start_tangents(&[name])?;
+                }
                 self.median(|steps| {
                     let start = Instant::now();
                     pool.install(|| sim.step(steps).and_then(|()| sim.finish()))?;
@@ -214,6 +221,9 @@ impl Run<'_> {
             }
             _ => MpiSimulation::with_gpu(comm.duplicate(), crowd, self.backend, None),
         }?;
+        if let Some(name) = self.tangents {
+            sim.start_tangents(crowd, &[name])?;
+        }
         let seconds = self.median(|steps| {
             sim.comm().barrier();
             let start = Instant::now();
