@@ -16,6 +16,7 @@ use super::integrators::{renormalize, step};
 use super::motion::{Auxiliaries, Derivative, Load, MassConstants, State, auxiliaries, derivative};
 use super::scalar::{Carried, Scalar};
 use super::trace::{Traced, bind_value, trace_function};
+use super::wgsl::shape_switch;
 use crate::model::codes::Coded;
 use crate::model::force::ForceType;
 use crate::model::integrator::Integrator;
@@ -268,7 +269,6 @@ pub fn dual_contact_wgsl<F: Scalar + Into<f64>, const W: usize>(shapes: &[ShapeK
             format!("    return {};\n", array_of(&[a.x, a.y, a.z]))
         },
     );
-    let mut cases = String::new();
     for &kind in shapes {
         let name = kind.name();
         out += &trace_function(
@@ -296,18 +296,13 @@ pub fn dual_contact_wgsl<F: Scalar + Into<f64>, const W: usize>(shapes: &[ShapeK
                 format!("    return {};\n", array_of(&next.to_scalars()))
             },
         );
-        cases += &format!(
-            "        case {}: {{\n            return dual_resolve_plane_{name}(s, c, shape, plane, \
-             acceleration, h);\n        }}\n",
-            kind.wgsl_constant()
-        );
     }
-    out + &format!(
-        "/// State s moved out of `plane` and its contact impulses applied, by the body's shape.\n\
-         fn dual_resolve_plane(s: DualMotion, c: DualConstants, shape_kind: u32, \
-         shape: vec4<real>, plane: DualPlane, acceleration: DualVec3, h: real) -> DualMotion \
-         {{\n    switch shape_kind {{\n{cases}        default: {{\n            return s;\n        \
-         }}\n    }}\n}}\n"
+    out + &shape_switch(
+        "fn dual_resolve_plane(s: DualMotion, c: DualConstants, shape_kind: u32, \
+         shape: vec4<real>, plane: DualPlane, acceleration: DualVec3, h: real) -> DualMotion",
+        "shape_kind",
+        shapes,
+        |name| format!("dual_resolve_plane_{name}(s, c, shape, plane, acceleration, h)"),
     )
 }
 

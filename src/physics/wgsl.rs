@@ -354,7 +354,6 @@ pub fn contact_wgsl<F: Scalar + Into<f64>>(shapes: &[ShapeKind]) -> String {
             format!("    return {};\n", vec3(a))
         },
     );
-    let mut cases = String::new();
     for &kind in shapes {
         let name = kind.name();
         out += &trace_function(
@@ -386,15 +385,38 @@ pub fn contact_wgsl<F: Scalar + Into<f64>>(shapes: &[ShapeKind]) -> String {
                 format!("    return {};\n", motion(&next))
             },
         );
-        cases += &format!(
-            "        case {}: {{\n            return resolve_plane_{name}(s, c, plane, acceleration, h);\n        }}\n",
-            kind.wgsl_constant()
-        );
     }
-    out + &format!(
+    out + &shape_switch(
+        "fn resolve_plane(s: Motion, c: BodyConstants, plane: Plane, acceleration: vec3<real>, \
+         h: real) -> Motion",
+        "c.shape_kind",
+        shapes,
+        |name| format!("resolve_plane_{name}(s, c, plane, acceleration, h)"),
+    )
+}
+
+/// The function `signature` that moves state `s` out of a plane by the body's shape: on
+/// `selector`, the call `call(name)` of each kind of `shapes` (its `resolve_plane_` function
+/// on the arguments), and `s` unmoved for any other kind.
+pub(crate) fn shape_switch(
+    signature: &str,
+    selector: &str,
+    shapes: &[ShapeKind],
+    call: impl Fn(&str) -> String,
+) -> String {
+    let cases: String = shapes
+        .iter()
+        .map(|kind| {
+            format!(
+                "        case {}: {{\n            return {};\n        }}\n",
+                kind.wgsl_constant(),
+                call(kind.name())
+            )
+        })
+        .collect();
+    format!(
         "/// State s moved out of `plane` and its contact impulses applied, by the body's shape.\n\
-         fn resolve_plane(s: Motion, c: BodyConstants, plane: Plane, acceleration: vec3<real>, \
-         h: real) -> Motion {{\n    switch c.shape_kind {{\n{cases}        default: {{\n            \
+         {signature} {{\n    switch {selector} {{\n{cases}        default: {{\n            \
          return s;\n        }}\n    }}\n}}\n"
     )
 }
