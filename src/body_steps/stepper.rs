@@ -109,7 +109,7 @@ pub(crate) mod tests {
     use super::*;
     use crate::body_steps::derivative::derivative;
     use crate::model::shape::Shape;
-    use crate::physics::integrators::exp_rotation;
+    use crate::physics::exp_map::exp_rotation;
 
     /// A box of 1 x 2 x 3 turning about all three axes and drifting.
     pub(crate) fn tumbling_brick() -> (BodyState, MassProperties) {

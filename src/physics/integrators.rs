@@ -1,14 +1,16 @@
 //! One time step of one body under each integrator, before `q` is renormalized, and the
 //! renormalization (Baraff 4). `f(y, t)` evaluates the derivative of state `y` at time `t`.
 //! Stage times: euler and symplectic_euler evaluate at `t`; rk4 and lie_rk4 at `t`,
-//! `t + h/2`, `t + h/2`, `t + h`.
+//! `t + h/2`, `t + h/2`, `t + h`; lie_poisson at `t` and `t + h`, lie_poisson4 at both ends of
+//! each of its three sub-steps. The splittings live in [`super::splitting`].
 
 use std::ops::{Add, Mul};
 
 use super::algebra::{Quat, Vec3};
+use super::exp_map::exp_rotation;
 use super::motion::{Derivative, MassConstants, State, advance, auxiliaries, spin};
 use super::scalar::Scalar;
-use super::trig::sin_cos;
+use super::splitting::{lie_poisson, lie_poisson4};
 use crate::model::integrator::Integrator;
 
 /// Explicit Euler: `Y(t + h) = Y + h f(t, Y)`.
@@ -73,33 +75,6 @@ pub fn rk4<R: Scalar>(
         torque: rk4_sum(k1.torque, k2.torque, k3.torque, k4.torque),
     };
     advance(y, &sum, h / R::constant(6.0))
-}
-
-/// `|theta|` below which [`exp_rotation`] takes its Taylor series: there the dropped
-/// `|theta|^6` terms are below the precision's round-off.
-#[inline(always)]
-pub fn exp_series_below<R: Scalar>() -> R {
-    R::constant(if R::IS_F64 { 1e-3 } else { 1e-2 })
-}
-
-/// The unit quaternion of rotation vector `theta`,
-/// `(cos(|theta|/2), sin(|theta|/2) theta/|theta|)`: the exponential map onto S^3.
-#[inline(always)]
-pub fn exp_rotation<R: Scalar>(theta: Vec3<R>) -> Quat<R> {
-    let angle = theta.length();
-    let a2 = angle * angle;
-    let c = |v: f64| R::constant(v);
-    let series_cos = c(1.0) - a2 / c(8.0) + a2 * a2 / c(384.0);
-    let series_sin = c(0.5) - a2 / c(48.0) + a2 * a2 / c(3840.0);
-    let (sin, cos) = sin_cos(c(0.5) * angle);
-    // At angle 0 the quotient is NaN, and the series is selected. `sin (1/angle)`, not
-    // `sin / angle`: compilers turn a quotient by a square root into a product with its
-    // reciprocal square root (Mesa does), which rounds differently.
-    let small = angle.less(exp_series_below());
-    let cos_half = R::select(small, series_cos, cos);
-    let sin_half_over_angle = R::select(small, series_sin, sin * (c(1.0) / angle));
-    let v = theta * sin_half_over_angle;
-    Quat::new(cos_half, v.x, v.y, v.z)
 }
 
 /// The inverse of the exponential map's derivative, truncated after the terms fourth-order
@@ -180,5 +155,7 @@ pub fn step<R: Scalar>(
         Integrator::SymplecticEuler => symplectic_euler(y, mass, t, h, f),
         Integrator::Rk4 => rk4(y, t, h, f),
         Integrator::LieRk4 => lie_rk4(y, t, h, f),
+        Integrator::LiePoisson => lie_poisson(y, mass, t, h, f),
+        Integrator::LiePoisson4 => lie_poisson4(y, mass, t, h, f),
     }
 }

@@ -1,0 +1,226 @@
+//! The Lie–Poisson splitting integrators: the free body's energy split into pieces whose
+//! flows are exact rotations, composed symmetrically, with the forces entering as half kicks
+//! (McLachlan 1993; Reich 1994; Touma & Wisdom 1994; Dullweber, Leimkuhler & McLachlan 1997).
+//!
+//! With `Pi = R^T L` the body angular momentum and `a_k = 1/I_k` the inverse principal
+//! moments in ascending order (axes `n_k`), the rotational energy is split about the middle
+//! one:
+//!
+//! `E = 1/2 a_1 |Pi|^2 + 1/2 (a_0 - a_1) (n_0 . Pi)^2 + 1/2 (a_2 - a_1) (n_2 . Pi)^2`.
+//!
+//! Each piece's flow turns the body about a fixed body axis at a constant rate while world
+//! `L` stays put: the first about `Pi` itself by `h a_1 |Pi|` (`|Pi|^2` is a Casimir: it
+//! commutes with the other two), the others about `n_k` by `h (a_k - a_1) (n_k . Pi)`. So
+//! `|L|` and `L` are kept exactly by the rotation, a sphere and a symmetric top are turned
+//! exactly (their pieces commute), and splitting about the middle moment gives the two
+//! non-commuting pieces the smallest coefficients, whose product sets the leading error.
+//! The piece of the largest coefficient is split in halves outside (`A(h/2) B(h) A(h/2)`
+//! with the Casimir's rotation beside `B(h)`, with which it commutes), which measured the
+//! smaller energy error of the two orders (`splitting::tests`).
+
+use super::algebra::{Quat, Vec3};
+use super::exp_map::exp_rotation;
+use super::motion::{Derivative, MassConstants, State};
+use super::principal_axes::principal_axes;
+use super::scalar::Scalar;
+
+/// The body turned about body axis `axis` (unit) by the angle `rate h`:
+/// `q <- q exp(axis rate h)`, body-frame rotation on the right.
+#[inline(always)]
+fn turn<R: Scalar>(q: Quat<R>, axis: Vec3<R>, angle: R) -> Quat<R> {
+    q.product(exp_rotation(axis * angle))
+}
+
+/// `Pi = R(q)^T L`, the angular momentum in body coordinates.
+#[inline(always)]
+fn body_momentum<R: Scalar>(q: Quat<R>, l: Vec3<R>) -> Vec3<R> {
+    q.to_rotation().transpose_mul_vec(l)
+}
+
+/// The free body's exact-piece splitting over `h`: the orientation `q` after the torque-free
+/// motion with world angular momentum `l` (which it keeps) and inverse inertia of `mass`.
+#[inline(always)]
+pub fn free_rotation<R: Scalar>(q: Quat<R>, l: Vec3<R>, mass: &MassConstants<R>, h: R) -> Quat<R> {
+    let frame = principal_axes(&mass.inv_inertia);
+    let [a0, a1, a2] = frame.inverse_moments;
+    let [n0, _, n2] = frame.axes;
+    let (c0, c2) = (a0 - a1, a2 - a1);
+    // The outer piece is the one of larger coefficient.
+    let outer_is_0 = c2.less(-c0);
+    let pick = |x: R, y: R| (R::select(outer_is_0, x, y), R::select(outer_is_0, y, x));
+    let (outer_c, inner_c) = pick(c0, c2);
+    let (ox, ix) = pick(n0.x, n2.x);
+    let (oy, iy) = pick(n0.y, n2.y);
+    let (oz, iz) = pick(n0.z, n2.z);
+    let (outer, inner) = (Vec3::new(ox, oy, oz), Vec3::new(ix, iy, iz));
+    let half = R::constant(0.5) * h;
+    let along = |q: Quat<R>, axis: Vec3<R>| axis.dot(body_momentum(q, l));
+
+    let q = turn(q, outer, outer_c * along(q, outer) * half);
+    let pi = body_momentum(q, l);
+    let q = turn(q, pi, a1 * h);
+    let q = turn(q, inner, inner_c * inner.dot(pi) * h);
+    turn(q, outer, outer_c * along(q, outer) * half)
+}
+
+/// `lie_poisson`: half kick of `P`, `L` by the forces at `(y, t)`, the free rotation and the
+/// drift `x += h P / M` over `h`, and a half kick by the forces at the moved state and
+/// `t + h`. Second order, symplectic and time-reversible for forces that depend on the
+/// position, the orientation and the time; a force that depends on the velocities (drag,
+/// contact friction) is kicked explicitly at each end, first order in that dependence.
+#[inline(always)]
+pub fn lie_poisson<R: Scalar>(
+    y: &State<R>,
+    mass: &MassConstants<R>,
+    t: R,
+    h: R,
+    f: &mut impl FnMut(&State<R>, R) -> Derivative<R>,
+) -> State<R> {
+    let half = R::constant(0.5) * h;
+    let k0 = f(y, t);
+    let linear_momentum = y.linear_momentum + k0.force * half;
+    let angular_momentum = y.angular_momentum + k0.torque * half;
+    let moved = State {
+        position: y.position + linear_momentum * mass.inv_mass * h,
+        orientation: free_rotation(y.orientation, angular_momentum, mass, h),
+        linear_momentum,
+        angular_momentum,
+    };
+    let k1 = f(&moved, t + h);
+    State {
+        linear_momentum: moved.linear_momentum + k1.force * half,
+        angular_momentum: moved.angular_momentum + k1.torque * half,
+        ..moved
+    }
+}
+
+/// The weights of Yoshida's fourth-order triple jump, `w1 = 1 / (2 - 2^(1/3))` outside and
+/// `w0 = 1 - 2 w1` (negative) inside, in f64 (rounded to the precision where used).
+pub const YOSHIDA_WEIGHTS: [f64; 3] = {
+    const W1: f64 = 1.351_207_191_959_657_6;
+    [W1, 1.0 - 2.0 * W1, W1]
+};
+
+/// `lie_poisson4`: Yoshida's symmetric triple jump of [`lie_poisson`],
+/// `Phi(w1 h) Phi(w0 h) Phi(w1 h)`: fourth order, symplectic and time-reversible (same terms
+/// as `lie_poisson`), six force evaluations a step.
+#[inline(always)]
+pub fn lie_poisson4<R: Scalar>(
+    y: &State<R>,
+    mass: &MassConstants<R>,
+    t: R,
+    h: R,
+    f: &mut impl FnMut(&State<R>, R) -> Derivative<R>,
+) -> State<R> {
+    let [w1, w0, _] = YOSHIDA_WEIGHTS.map(R::constant);
+    let (h1, h0) = (w1 * h, w0 * h);
+    let y1 = lie_poisson(y, mass, t, h1, f);
+    let y2 = lie_poisson(&y1, mass, t + h1, h0, f);
+    lie_poisson(&y2, mass, t + h1 + h0, h1, f)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::physics::algebra::SymMat3;
+
+    /// [`free_rotation`] with its two non-commuting pieces in the order `outer_larger`
+    /// says (the coefficient of larger magnitude outside, or inside).
+    fn ordered_rotation(
+        q: Quat<f64>,
+        l: Vec3<f64>,
+        mass: &MassConstants<f64>,
+        h: f64,
+        outer_larger: bool,
+    ) -> Quat<f64> {
+        let frame = principal_axes(&mass.inv_inertia);
+        let [a0, a1, a2] = frame.inverse_moments;
+        let [n0, _, n2] = frame.axes;
+        let (first, second) = ((a0 - a1, n0), (a2 - a1, n2));
+        let larger_is_first = -first.0 > second.0;
+        let ((oc, outer), (ic, inner)) = if larger_is_first == outer_larger {
+            (first, second)
+        } else {
+            (second, first)
+        };
+        let q = turn(q, outer, oc * outer.dot(body_momentum(q, l)) * 0.5 * h);
+        let pi = body_momentum(q, l);
+        let q = turn(q, pi, a1 * h);
+        let q = turn(q, inner, ic * inner.dot(pi) * h);
+        turn(q, outer, oc * outer.dot(body_momentum(q, l)) * 0.5 * h)
+    }
+
+    fn energy(q: Quat<f64>, l: Vec3<f64>, mass: &MassConstants<f64>) -> f64 {
+        let pi = body_momentum(q, l);
+        0.5 * pi.dot(mass.inv_inertia.mul_vec(pi))
+    }
+
+    /// Random asymmetric bodies (principal moments 1 to 4, triangle inequality kept) and
+    /// angular momenta of magnitude 5.
+    fn bodies(count: usize) -> Vec<(MassConstants<f64>, Vec3<f64>)> {
+        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut uniform = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed >> 11) as f64 / (1u64 << 53) as f64
+        };
+        (0..count)
+            .map(|_| {
+                let (i1, i2) = (1.0 + 3.0 * uniform(), 1.0 + 3.0 * uniform());
+                let i3 = (i1 - i2).abs() + (i1 + i2 - (i1 - i2).abs()) * uniform();
+                let inv = SymMat3::from_entries([1.0 / i1, 1.0 / i2, 1.0 / i3, 0.0, 0.0, 0.0]);
+                let mass = MassConstants {
+                    mass: 1.0,
+                    inv_mass: 1.0,
+                    inv_inertia: inv,
+                };
+                let l = Vec3::new(uniform() - 0.5, uniform() - 0.5, uniform() - 0.5);
+                (mass, l * (5.0 / l.length()))
+            })
+            .collect()
+    }
+
+    /// The largest relative energy error of each order over `steps` steps of `h`.
+    fn worst_energy_errors(
+        mass: &MassConstants<f64>,
+        l: Vec3<f64>,
+        h: f64,
+        steps: usize,
+    ) -> [f64; 3] {
+        let q0 = Quat::new(1.0, 0.0, 0.0, 0.0);
+        let e0 = energy(q0, l, mass);
+        let mut q = [q0; 3];
+        let mut worst = [0.0f64; 3];
+        for _ in 0..steps {
+            q[0] = ordered_rotation(q[0], l, mass, h, true).normalize();
+            q[1] = ordered_rotation(q[1], l, mass, h, false).normalize();
+            q[2] = free_rotation(q[2], l, mass, h).normalize();
+            for k in 0..3 {
+                worst[k] = worst[k].max(((energy(q[k], l, mass) - e0) / e0).abs());
+            }
+        }
+        worst
+    }
+
+    /// Over 40 asymmetric bodies, 20,000 steps of h |omega| up to 0.05 each: the larger
+    /// coefficient outside gave the smaller energy error on average (mean log10 -6.47
+    /// against -6.33 when measured), and `free_rotation` is that order, bit for bit.
+    #[test]
+    fn the_larger_piece_outside_measures_the_smaller_energy_error() {
+        let mut log_mean = [0.0; 3];
+        let bodies = bodies(40);
+        for (mass, l) in &bodies {
+            let worst = worst_energy_errors(mass, *l, 0.01, 20_000);
+            assert_eq!(worst[2].to_bits(), worst[0].to_bits());
+            for k in 0..3 {
+                log_mean[k] += worst[k].log10() / bodies.len() as f64;
+            }
+        }
+        println!(
+            "mean log10 of the energy error: larger outside {:.2}, inside {:.2}",
+            log_mean[0], log_mean[1]
+        );
+        assert!(log_mean[0] < log_mean[1] - 0.1, "{log_mean:?}");
+    }
+}
