@@ -34,7 +34,7 @@ def drift(integrator, backend, batches=20, steps=200):
 
 def main():
     backend = sys.argv[1] if len(sys.argv) > 1 else "cpu"
-    results = {name: drift(name, backend) for name in ["rk4", "lie_rk4", "euler", "symplectic_euler"]}
+    results = {name: drift(name, backend) for name in ["rk4", "lie_rk4", "lie_poisson", "lie_poisson4", "euler", "symplectic_euler"]}
     try:
         import matplotlib.pyplot as plt
     except ImportError:

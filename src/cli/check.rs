@@ -23,7 +23,7 @@ pub struct CheckArgs {
     /// Time step (seconds).
     #[arg(long, default_value_t = 1e-3, allow_negative_numbers = true)]
     dt: f64,
-    /// Integrator (`euler`, `symplectic_euler`, `rk4` or `lie_rk4`).
+    /// Integrator (`euler`, `symplectic_euler`, `rk4`, `lie_rk4`, `lie_poisson` or `lie_poisson4`).
     #[arg(long, default_value = "rk4")]
     integrator: String,
     /// Leave out the custom WGSL force (quadratic drag, with a Rust twin): the rest of the

@@ -42,7 +42,7 @@ pub struct RunArgs {
     /// Override the scene's time step (seconds).
     #[arg(long, allow_negative_numbers = true)]
     dt: Option<f64>,
-    /// Override the scene's integrator (`euler`, `symplectic_euler`, `rk4` or `lie_rk4`).
+    /// Override the scene's integrator (`euler`, `symplectic_euler`, `rk4`, `lie_rk4`, `lie_poisson` or `lie_poisson4`).
     #[arg(long)]
     integrator: Option<String>,
     /// Write a checkpoint here every `--checkpoint-every` steps (atomically: a crash

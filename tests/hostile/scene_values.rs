@@ -136,6 +136,8 @@ fn valid_scene() -> impl Strategy<Value = Value> {
         "symplectic_euler",
         "rk4",
         "lie_rk4",
+        "lie_poisson",
+        "lie_poisson4",
     ]));
     (
         (

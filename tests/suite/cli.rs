@@ -397,7 +397,14 @@ fn integrators_prints_one_row_per_integrator_and_writes_json() {
     );
     assert!(output.status.success(), "{output:?}");
     let stdout = String::from_utf8_lossy(&output.stdout);
-    for name in ["euler", "symplectic_euler", "rk4", "lie_rk4"] {
+    for name in [
+        "euler",
+        "symplectic_euler",
+        "rk4",
+        "lie_rk4",
+        "lie_poisson",
+        "lie_poisson4",
+    ] {
         let rows = stdout
             .lines()
             .filter(|l| l.starts_with(&format!("| {name} |")))
@@ -408,7 +415,7 @@ fn integrators_prints_one_row_per_integrator_and_writes_json() {
     let table: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let rows = table["rows"].as_array().unwrap();
-    assert_eq!(rows.len(), 4);
+    assert_eq!(rows.len(), 6);
     for row in rows {
         // Torque-free and force-free: the momentum form keeps L and P exactly.
         assert_eq!(row["angular_momentum_drift"].as_f64(), Some(0.0), "{row}");

@@ -262,3 +262,128 @@ fn symplectic_euler_keeps_a_springs_energy_bounded_where_euler_pumps_it_up() {
         );
     }
 }
+
+/// `count` asymmetric bodies at rest in space, spinning at 5 to 60 rad/s about random axes,
+/// their principal moments between 1 and 4 (every third one given as a rotated full tensor).
+fn fast_spinners(count: usize) -> Vec<Body> {
+    let mut seed = 0x5851_f42d_4c95_7f2d_u64;
+    let mut uniform = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed >> 11) as f64 / (1u64 << 53) as f64
+    };
+    (0..count)
+        .map(|i| {
+            let (a, b) = (1.0 + 3.0 * uniform(), 1.0 + 3.0 * uniform());
+            let c = (a - b).abs() + 0.1 + (a + b - (a - b).abs() - 0.2) * uniform();
+            let moments = DVec3::new(a, b, c);
+            let mass = if i % 3 == 0 {
+                let turn =
+                    rigid_crowd::glam::DMat3::from_quat(DQuat::from_rotation_y(0.4 + uniform()));
+                let tensor =
+                    turn * rigid_crowd::glam::DMat3::from_diagonal(moments) * turn.transpose();
+                MassProperties::new(1.0, tensor, "spinner").unwrap()
+            } else {
+                MassProperties::from_principal(1.0, moments, "spinner").unwrap()
+            };
+            let axis = DVec3::new(uniform() - 0.5, uniform() - 0.5, uniform() - 0.5).normalize();
+            let q = DQuat::from_rotation_z(6.0 * uniform()) * DQuat::from_rotation_x(uniform());
+            let spin = axis * (5.0 + 55.0 * uniform());
+            Body::from_kinematics(mass, DVec3::ZERO, q, DVec3::ZERO, spin)
+        })
+        .collect()
+}
+
+/// The largest `|E - E0| / E0` of each body over the first and the second half of a run of
+/// `steps`, sampled every `every` steps, and the largest relative change of `|L|`.
+fn energy_errors(
+    integrator: Integrator,
+    start: &[Body],
+    dt: f64,
+    steps: u64,
+    every: u64,
+) -> (Vec<[f64; 2]>, f64) {
+    let crowd = Crowd::new(start.to_vec(), dt).with_integrator(integrator);
+    let mut sim = Simulation::new(&crowd, Backend::Reference).unwrap();
+    let mut worst = vec![[0.0f64; 2]; start.len()];
+    let mut momentum = 0.0f64;
+    for sample in 0..steps / every {
+        sim.step(every).unwrap();
+        let half = usize::from(sample >= steps / every / 2);
+        for ((b, s), w) in sim.bodies().unwrap().iter().zip(start).zip(&mut worst) {
+            let e0 = s.kinetic_energy();
+            w[half] = w[half].max((b.kinetic_energy() - e0).abs() / e0);
+            let (l, l0) = (
+                b.state.angular_momentum.length(),
+                s.state.angular_momentum.length(),
+            );
+            momentum = momentum.max((l - l0).abs() / l0);
+        }
+    }
+    (worst, momentum)
+}
+
+#[test]
+fn the_splitting_keeps_the_energy_bounded_at_game_step_sizes() {
+    // dt = 1/60 s at up to 60 rad/s: h |omega| up to 1 rad a step, 1e5 steps (28 minutes).
+    let start = fast_spinners(50);
+    let (dt, steps) = (1.0 / 60.0, 100_000);
+    for integrator in [Integrator::Rk4, Integrator::LieRk4] {
+        let (worst, _) = energy_errors(integrator, &start, dt, steps, 100);
+        let end = worst.iter().map(|w| w[1]).fold(0.0, common::largest);
+        println!("{integrator}: largest |dE/E| {end:.2e}");
+    }
+    let (worst, momentum) = energy_errors(Integrator::LiePoisson, &start, dt, steps, 100);
+    let first = worst.iter().map(|w| w[0]).fold(0.0, common::largest);
+    let second = worst.iter().map(|w| w[1]).fold(0.0, common::largest);
+    println!(
+        "lie_poisson: largest |dE/E| {first:.2e} in the first half, {second:.2e} in the second; |L| {momentum:.1e}"
+    );
+    assert!(momentum < 1e-14, "|L| moved by {momentum:e}");
+    for (i, w) in worst.iter().enumerate() {
+        assert!(
+            w[1] <= w[0],
+            "body {i}: |dE/E| grew from {:.3e} to {:.3e}",
+            w[0],
+            w[1]
+        );
+    }
+}
+
+#[test]
+fn the_splittings_turn_a_symmetric_top_exactly() {
+    // The pieces of a symmetric top's energy commute, so the splitting is its exact flow:
+    // at h |omega| = 0.15 a step, rk4's error is ~1e-6 and the splitting's round-off.
+    let (transverse, axial) = (2.0, 3.0);
+    let mass =
+        MassProperties::from_principal(1.0, DVec3::new(transverse, transverse, axial), "top")
+            .unwrap();
+    let q0 = DQuat::from_rotation_x(0.7) * DQuat::from_rotation_y(-0.3);
+    let omega0 = DVec3::new(0.5, 0.2, 3.0);
+    let top = SymmetricTop::new(transverse, axial, q0, omega0);
+    let start = Body::from_kinematics(mass, DVec3::ZERO, q0, DVec3::ZERO, q0 * omega0);
+    let (dt, chunk, samples) = (0.05, 20, 10);
+    for (integrator, tol) in [
+        (Integrator::LiePoisson, 1e-12),
+        (Integrator::LiePoisson4, 1e-12),
+        (Integrator::Rk4, f64::INFINITY),
+    ] {
+        let crowd = Crowd::new(vec![start], dt).with_integrator(integrator);
+        for backend in [Backend::Reference, Backend::GpuF64] {
+            let bodies = trajectory(&crowd, backend, chunk, samples);
+            let time = |i: usize| dt * (chunk as usize * (i + 1)) as f64;
+            let axis = worst(
+                bodies
+                    .iter()
+                    .enumerate()
+                    .map(|(i, b)| (b.rotation() * DVec3::Z, top.symmetry_axis(time(i)))),
+            );
+            println!("{integrator} {backend:?}: symmetry axis {axis:.2e}");
+            assert!(
+                axis < tol,
+                "{integrator} {backend:?}: symmetry axis error {axis:.2e}"
+            );
+        }
+    }
+}
