@@ -179,8 +179,8 @@ mod tests {
                 p.inverse_moments.map(f64::to_bits)
             );
         }
-        // Rebuilding rounds too: 1.6e-15 measured, against 1e-3 and worse after one sweep
-        // fewer than converge (the bit-for-bit check above is the sharp one).
+        // Rebuilding rounds too (1.6e-15 measured); the bit-for-bit check of the extra
+        // sweeps above is the sharp test of convergence.
         assert!(
             worst.0 < 4e-15,
             "rebuilt entries off by {:e} of the largest",
