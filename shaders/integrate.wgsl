@@ -45,8 +45,9 @@ override workgroup_size: u32 = 64u;
 /// One full step of one body from time t, then q renormalized (Baraff 4). `scheme_step`,
 /// generated with a case for the crowd's integrator (src/backends/gpu/kernel/kernel_spec.rs), calls
 /// `<integrator name>_step` and reports an unknown code.
-fn integrate_step(s: Motion, c: BodyConstants, env: ForceEnv, t: real, h: real) -> Motion {
-    return renormalize(scheme_step(s, c, env, t, h));
+fn integrate_step(s: Motion, c: BodyConstants, axes: SplitAxes, env: ForceEnv, t: real,
+    h: real) -> Motion {
+    return renormalize(scheme_step(s, c, axes, env, t, h));
 }
 
 /// Whether every component is finite (`all_finite` comes with the precision's math, see
@@ -156,12 +157,15 @@ fn integrate(@builtin(global_invocation_id) id: vec3<u32>) {
     }
     let c = constants[index];
     let env = force_env(index, c, stored.step_low, stored.step_high);
+    // The principal axes are fixed per body: found once a dispatch, by kernels that split.
+    let axes = kernel_split_axes(c);
     var s = motion_of(stored);
     var low = stored.step_low;
     var high = stored.step_high;
     var status = HEALTHY_STATUS;
     for (var k = 0u; k < params.steps_per_dispatch; k++) {
-        let stepped = integrate_step(s, c, env, step_time(low, high, params.dt), params.dt);
+        let stepped = integrate_step(s, c, axes, env, step_time(low, high, params.dt),
+            params.dt);
         var next = stepped;
         // KERNEL_CONTACTS is generated: false folds the contact code away.
         if KERNEL_CONTACTS && params.plane_count > 0u {

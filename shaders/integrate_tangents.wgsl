@@ -189,12 +189,14 @@ fn integrate_tangents(@builtin(global_invocation_id) id: vec3<u32>) {
             }
         }
     }
+    // The principal axes are fixed per body: found once a dispatch, by kernels that split.
+    let axes = dual_kernel_split_axes(c);
     var low = stored.step_low;
     var high = stored.step_high;
     var status = HEALTHY_STATUS;
     for (var k = 0u; k < params.steps_per_dispatch; k++) {
         let t = step_time(low, high, params.dt);
-        var next = dual_renormalize(dual_scheme_step(s, c, t, params.dt, index));
+        var next = dual_renormalize(dual_scheme_step(s, c, axes, t, params.dt, index));
         // KERNEL_CONTACTS is generated: false folds the contact code away.
         if KERNEL_CONTACTS && params.plane_count > 0u {
             next = dual_resolve_contacts(s, next, c, plain, params.dt);

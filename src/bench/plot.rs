@@ -149,6 +149,12 @@ fn marker(out: &mut String, (x, y): (f64, f64), colour: &str) {
 
 /// A log-log plot of body-steps/s against bodies, one polyline with point markers per series.
 pub fn throughput_svg(title: &str, series: &[Series]) -> String {
+    log_log_svg(title, ("bodies", "body-steps per second"), series)
+}
+
+/// A log-log plot of `series` under `title` with axes labelled `(x, y)`, one polyline with
+/// point markers per series; points not positive and finite on both axes are left out.
+pub fn log_log_svg(title: &str, (x_label, y_label): (&str, &str), series: &[Series]) -> String {
     let plotted: Vec<Vec<(f64, f64)>> = series.iter().map(plottable_sorted).collect();
     let label_lengths = series.iter().map(|s| s.label.chars().count());
     let legend_size = (
@@ -168,8 +174,8 @@ pub fn throughput_svg(title: &str, series: &[Series]) -> String {
     out.push_str("<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n");
     text(&mut out, (width / 2.0, 28.0), TITLE, title);
     let x_label_at = (PLOT_CENTRE_X, PLOT_BOTTOM + 45.0);
-    text(&mut out, x_label_at, MIDDLE, "bodies");
-    let (y_label_at, y_label) = ((22.0, PLOT_CENTRE_Y), "body-steps per second");
+    text(&mut out, x_label_at, MIDDLE, x_label);
+    let y_label_at = (22.0, PLOT_CENTRE_Y);
     let rotated = format!(r#"{MIDDLE} transform="rotate(-90 22 {PLOT_CENTRE_Y})""#);
     text(&mut out, y_label_at, &rotated, y_label);
 

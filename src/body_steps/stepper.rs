@@ -2,8 +2,7 @@
 //! `body_steps::derivative`, then contact with the planes. Generic over [`Reference`]: f64
 //! for the reference, f32 and dual numbers for the tangents.
 //!
-//! Stage times, for when the derivative takes `t`: euler and symplectic_euler evaluate at
-//! `t`; rk4 and lie_rk4 at `t`, `t + h/2`, `t + h/2`, `t + h`.
+//! Stage times, for when the derivative takes `t`: as `physics::integrators` lists them.
 
 use crate::body_steps::derivative::{ForceEnv, ForceTerm, Reference, derivative_of};
 use crate::model::body::BodyState;
@@ -13,12 +12,15 @@ use crate::model::mass::MassProperties;
 use crate::physics::contact::{PlaneConstants, ShapeConstants, resolve_contacts};
 use crate::physics::integrators::{renormalize, step};
 use crate::physics::motion::{MassConstants, State};
+use crate::physics::splitting::SplitAxes;
 
 /// One body's steps: its integrator, mass constants, forces, what they see and the planes it
 /// meets, fixed while the state and the clock move.
 pub(crate) struct BodyStepper<'a, R: Reference = f64> {
     integrator: Integrator,
     constants: MassConstants<R>,
+    /// The body's principal axes as the splittings read them, found once here.
+    axes: SplitAxes<R>,
     forces: Vec<ForceTerm<'a, R>>,
     env: ForceEnv<'a, R::Primal>,
     contacts: Option<(ShapeConstants<R>, &'a [PlaneConstants<R>])>,
@@ -34,6 +36,7 @@ impl<'a, R: Reference> BodyStepper<'a, R> {
     ) -> Self {
         Self {
             integrator,
+            axes: SplitAxes::for_integrator(integrator, &constants.inv_inertia),
             constants,
             forces,
             env,
@@ -60,6 +63,7 @@ impl<'a, R: Reference> BodyStepper<'a, R> {
             self.integrator,
             state,
             constants,
+            &self.axes,
             R::constant(t),
             R::constant(h),
             &mut f,

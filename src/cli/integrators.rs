@@ -25,6 +25,9 @@ pub struct IntegratorsArgs {
     /// Step of the long run (s).
     #[arg(long, default_value_t = 0.01)]
     long_dt: f64,
+    /// Torque-free asymmetric bodies in the long run: the tumbling top, then random ones.
+    #[arg(long, default_value_t = 1)]
+    long_bodies: usize,
     /// Bodies in each timed crowd.
     #[arg(long, default_value_t = 16_384)]
     bodies: usize,
@@ -37,6 +40,9 @@ pub struct IntegratorsArgs {
     /// Also write the table as JSON.
     #[arg(long)]
     json: Option<PathBuf>,
+    /// Also write the long run's energy error against time as an SVG plot (log-log).
+    #[arg(long)]
+    svg: Option<PathBuf>,
 }
 
 /// `value` must be finite and > 0; the error names the flag.
@@ -66,6 +72,7 @@ pub fn integrators(args: IntegratorsArgs) -> Result<ExitCode> {
         order_time: positive("--order-time", args.order_time)?,
         long_steps: at_least_one("--long-steps", args.long_steps)?,
         long_dt: positive("--long-dt", args.long_dt)?,
+        long_bodies: at_least_one("--long-bodies", args.long_bodies as u64)? as usize,
         timing_bodies: at_least_one("--bodies", args.bodies as u64)? as usize,
         timing_steps: at_least_one("--steps", args.steps)?,
     };
@@ -81,6 +88,7 @@ pub fn integrators(args: IntegratorsArgs) -> Result<ExitCode> {
     }
     // Claim the output first: an unwritable path fails before the measuring starts.
     let json_out = args.json.as_ref().map(AtomicFile::create).transpose()?;
+    let svg_out = args.svg.as_ref().map(AtomicFile::create).transpose()?;
     let gpu = if args.no_gpu {
         None
     } else {
@@ -95,6 +103,12 @@ pub fn integrators(args: IntegratorsArgs) -> Result<ExitCode> {
         writeln!(out, "{text}").map_err(|e| Error::io(&target, e))?;
         out.commit()?;
         println!("\nwrote {}", target.display());
+    }
+    if let Some(mut out) = svg_out {
+        let target = out.target().to_path_buf();
+        write!(out, "{}", table.energy_svg()).map_err(|e| Error::io(&target, e))?;
+        out.commit()?;
+        println!("wrote {}", target.display());
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -59,6 +59,11 @@ impl Integrator {
     pub fn name(self) -> &'static str {
         <Self as Coded>::name(self)
     }
+    /// Whether a step turns the body about its principal axes (the Lie–Poisson
+    /// splittings), which are then found once per body, not once per step.
+    pub fn splits_the_rotation(self) -> bool {
+        matches!(self, Integrator::LiePoisson | Integrator::LiePoisson4)
+    }
     /// The order of accuracy `p` of the scheme: the global error is O(h^p).
     pub fn order(self) -> u32 {
         match self {

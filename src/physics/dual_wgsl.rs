@@ -15,6 +15,7 @@ use super::forces::{Body, Parameters, add_force, add_scaled};
 use super::integrators::{renormalize, step};
 use super::motion::{Auxiliaries, Derivative, Load, MassConstants, State, auxiliaries, derivative};
 use super::scalar::{Carried, Scalar};
+use super::splitting::{SPLIT_AXES_NUMBERS, SplitAxes};
 use super::trace::{Traced, bind_value, trace_function};
 use super::wgsl::shape_switch;
 use crate::model::codes::Coded;
@@ -175,7 +176,8 @@ pub fn dual_physics_wgsl<F: Scalar + Into<f64>, const W: usize>() -> String {
          alias DualLoad = array<real, {}>;\n\
          alias DualParameters = array<real, {}>;\n\
          alias DualVec3 = array<real, {}>;\n\
-         alias DualPlane = array<real, {}>;\n\n",
+         alias DualPlane = array<real, {}>;\n\
+         alias DualSplitAxes = array<real, {}>;\n\n",
         MOTION_NUMBERS * stride,
         CONSTANT_NUMBERS * stride,
         AUXILIARY_NUMBERS * stride,
@@ -183,6 +185,7 @@ pub fn dual_physics_wgsl<F: Scalar + Into<f64>, const W: usize>() -> String {
         PARAMETER_NUMBERS * stride,
         VECTOR_NUMBERS * stride,
         PLANE_NUMBERS * stride,
+        SPLIT_AXES_NUMBERS * stride,
     );
     out += &trace_function(
         "fn dual_auxiliaries(s: DualMotion, c: DualConstants) -> DualAuxiliaries",
@@ -238,6 +241,13 @@ pub fn dual_physics_wgsl<F: Scalar + Into<f64>, const W: usize>() -> String {
             let scale = Dual::fixed(Traced::input("scale"));
             add_scaled(p.vectors[0], p.vectors[1], scale, &mut total);
             format!("    return {};\n", array_of(&load_numbers(&total)))
+        },
+    );
+    out += &trace_function(
+        "fn dual_split_axes(c: DualConstants) -> DualSplitAxes",
+        || {
+            let axes = SplitAxes::of(&constants_of::<F, W>("c").inv_inertia);
+            format!("    return {};\n", array_of(&axes.to_scalars()))
         },
     );
     for &integrator in Integrator::ALL.iter() {
@@ -351,13 +361,14 @@ fn custom_force_over<F: Scalar + Into<f64>, const W: usize, L: ForceLaw>(law: &L
 /// derivatives from the plumbing's `dual_derivative`.
 fn step_wgsl<F: Scalar + Into<f64>, const W: usize>(integrator: Integrator) -> String {
     let signature = format!(
-        "fn dual_{}_step(s: DualMotion, c: DualConstants, t: real, h: real, index: u32) \
-         -> DualMotion",
+        "fn dual_{}_step(s: DualMotion, c: DualConstants, axes: DualSplitAxes, t: real, \
+         h: real, index: u32) -> DualMotion",
         integrator.name()
     );
     trace_function(&signature, || {
         let y = motion_of::<F, W>("s");
         let mass = constants_of("c");
+        let axes = SplitAxes::from_scalars(&mut read_all("axes", SPLIT_AXES_NUMBERS).into_iter());
         let mut f = |stage: &State<D<F, W>>, at: D<F, W>| {
             let k = bind_value(format!(
                 "dual_derivative({}, c, {}, index)",
@@ -370,7 +381,7 @@ fn step_wgsl<F: Scalar + Into<f64>, const W: usize>(integrator: Integrator) -> S
             Dual::fixed(Traced::input("t")),
             Dual::fixed(Traced::input("h")),
         );
-        let next = step(integrator, &y, &mass, t, h, &mut f);
+        let next = step(integrator, &y, &mass, &axes, t, h, &mut f);
         format!("    return {};\n", array_of(&next.to_scalars()))
     })
 }

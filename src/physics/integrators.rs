@@ -2,7 +2,9 @@
 //! renormalization (Baraff 4). `f(y, t)` evaluates the derivative of state `y` at time `t`.
 //! Stage times: euler and symplectic_euler evaluate at `t`; rk4 and lie_rk4 at `t`,
 //! `t + h/2`, `t + h/2`, `t + h`; lie_poisson at `t` and `t + h`, lie_poisson4 at both ends of
-//! each of its three sub-steps. The splittings live in [`super::splitting`].
+//! each of its three sub-steps, `t`, `t + w1 h`, `t + (1 - w1) h`, `t + h` with Yoshida's
+//! `w1 = 1.35...`: past the step's end and before its start, so a force switched on at a
+//! time is seen up to 0.35 h early. The splittings live in [`super::splitting`].
 
 use std::ops::{Add, Mul};
 
@@ -10,7 +12,7 @@ use super::algebra::{Quat, Vec3};
 use super::exp_map::exp_rotation;
 use super::motion::{Derivative, MassConstants, State, advance, auxiliaries, spin};
 use super::scalar::Scalar;
-use super::splitting::{lie_poisson, lie_poisson4};
+use super::splitting::{SplitAxes, lie_poisson, lie_poisson4};
 use crate::model::integrator::Integrator;
 
 /// Explicit Euler: `Y(t + h) = Y + h f(t, Y)`.
@@ -140,12 +142,14 @@ pub fn renormalize<R: Scalar>(mut y: State<R>) -> State<R> {
 }
 
 /// One step of `integrator` from time `t`, before `q` is renormalized: what the scheme
-/// itself makes of `|q|`.
+/// itself makes of `|q|`. `axes` is the body's [`SplitAxes::for_integrator`], found once
+/// per body by the caller: only the splittings read it.
 #[inline(always)]
 pub fn step<R: Scalar>(
     integrator: Integrator,
     y: &State<R>,
     mass: &MassConstants<R>,
+    axes: &SplitAxes<R>,
     t: R,
     h: R,
     f: &mut impl FnMut(&State<R>, R) -> Derivative<R>,
@@ -155,7 +159,7 @@ pub fn step<R: Scalar>(
         Integrator::SymplecticEuler => symplectic_euler(y, mass, t, h, f),
         Integrator::Rk4 => rk4(y, t, h, f),
         Integrator::LieRk4 => lie_rk4(y, t, h, f),
-        Integrator::LiePoisson => lie_poisson(y, mass, t, h, f),
-        Integrator::LiePoisson4 => lie_poisson4(y, mass, t, h, f),
+        Integrator::LiePoisson => lie_poisson(y, mass, axes, t, h, f),
+        Integrator::LiePoisson4 => lie_poisson4(y, mass, axes, t, h, f),
     }
 }

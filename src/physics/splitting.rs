@@ -18,11 +18,12 @@
 //! with the Casimir's rotation beside `B(h)`, with which it commutes), which measured the
 //! smaller energy error of the two orders (`splitting::tests`).
 
-use super::algebra::{Quat, Vec3};
+use super::algebra::{Quat, SymMat3, Vec3};
 use super::exp_map::exp_rotation;
 use super::motion::{Derivative, MassConstants, State};
 use super::principal_axes::principal_axes;
 use super::scalar::Scalar;
+use crate::model::integrator::Integrator;
 
 /// The body turned about body axis `axis` (unit) by the angle `rate h`:
 /// `q <- q exp(axis rate h)`, body-frame rotation on the right.
@@ -37,30 +38,110 @@ fn body_momentum<R: Scalar>(q: Quat<R>, l: Vec3<R>) -> Vec3<R> {
     q.to_rotation().transpose_mul_vec(l)
 }
 
+/// What the splitting needs of a body's inertia, fixed while the body moves, so found once
+/// per body and run rather than once per step: the Casimir's rate `a_1`, and the outer and
+/// inner pieces' coefficients `a_k - a_1` and body axes `n_k` (outer: larger magnitude).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct SplitAxes<R> {
+    /// `a_1`, the middle inverse moment: the rate of the turn about `Pi` per unit `|Pi|`.
+    pub casimir_rate: R,
+    /// `a_k - a_1` of the outer piece.
+    pub outer_rate: R,
+    /// `a_k - a_1` of the inner piece.
+    pub inner_rate: R,
+    /// `n_k` of the outer piece, a unit body axis.
+    pub outer_axis: Vec3<R>,
+    /// `n_k` of the inner piece, a unit body axis.
+    pub inner_axis: Vec3<R>,
+}
+
+/// The numbers of [`SplitAxes`], in the order of [`SplitAxes::to_scalars`].
+pub const SPLIT_AXES_NUMBERS: usize = 9;
+
+impl<R: Scalar> SplitAxes<R> {
+    /// The split of the body of inverse inertia `inv_inertia` (see the module's notes).
+    #[inline(always)]
+    pub fn of(inv_inertia: &SymMat3<R>) -> Self {
+        let frame = principal_axes(inv_inertia);
+        let [a0, a1, a2] = frame.inverse_moments;
+        let [n0, _, n2] = frame.axes;
+        let (c0, c2) = (a0 - a1, a2 - a1);
+        // The outer piece is the one of larger coefficient.
+        let outer_is_0 = c2.less(-c0);
+        let pick = |x: R, y: R| (R::select(outer_is_0, x, y), R::select(outer_is_0, y, x));
+        let (outer_rate, inner_rate) = pick(c0, c2);
+        let (ox, ix) = pick(n0.x, n2.x);
+        let (oy, iy) = pick(n0.y, n2.y);
+        let (oz, iz) = pick(n0.z, n2.z);
+        Self {
+            casimir_rate: a1,
+            outer_rate,
+            inner_rate,
+            outer_axis: Vec3::new(ox, oy, oz),
+            inner_axis: Vec3::new(ix, iy, iz),
+        }
+    }
+
+    /// The split a step of `integrator` reads: [`SplitAxes::of`] for the splittings, zeros
+    /// (never read) for the others, which need no principal axes.
+    #[inline(always)]
+    pub fn for_integrator(integrator: Integrator, inv_inertia: &SymMat3<R>) -> Self {
+        if integrator.splits_the_rotation() {
+            Self::of(inv_inertia)
+        } else {
+            Self::from_scalars(&mut std::iter::repeat(R::constant(0.0)))
+        }
+    }
+}
+
+impl<R: Copy> SplitAxes<R> {
+    /// `casimir_rate, outer_rate, inner_rate, outer_axis, inner_axis`.
+    pub fn to_scalars(self) -> [R; SPLIT_AXES_NUMBERS] {
+        let (o, i) = (self.outer_axis, self.inner_axis);
+        [
+            self.casimir_rate,
+            self.outer_rate,
+            self.inner_rate,
+            o.x,
+            o.y,
+            o.z,
+            i.x,
+            i.y,
+            i.z,
+        ]
+    }
+
+    /// The inverse of [`SplitAxes::to_scalars`].
+    pub fn from_scalars(s: &mut impl Iterator<Item = R>) -> Self {
+        let mut next = || s.next().expect("a SplitAxes has nine numbers");
+        let (casimir_rate, outer_rate, inner_rate) = (next(), next(), next());
+        let (x, y, z) = (next(), next(), next());
+        let outer_axis = Vec3 { x, y, z };
+        let (x, y, z) = (next(), next(), next());
+        let inner_axis = Vec3 { x, y, z };
+        Self {
+            casimir_rate,
+            outer_rate,
+            inner_rate,
+            outer_axis,
+            inner_axis,
+        }
+    }
+}
+
 /// The free body's exact-piece splitting over `h`: the orientation `q` after the torque-free
-/// motion with world angular momentum `l` (which it keeps) and inverse inertia of `mass`.
+/// motion with world angular momentum `l` (which it keeps), the body split as `axes` says.
 #[inline(always)]
-pub fn free_rotation<R: Scalar>(q: Quat<R>, l: Vec3<R>, mass: &MassConstants<R>, h: R) -> Quat<R> {
-    let frame = principal_axes(&mass.inv_inertia);
-    let [a0, a1, a2] = frame.inverse_moments;
-    let [n0, _, n2] = frame.axes;
-    let (c0, c2) = (a0 - a1, a2 - a1);
-    // The outer piece is the one of larger coefficient.
-    let outer_is_0 = c2.less(-c0);
-    let pick = |x: R, y: R| (R::select(outer_is_0, x, y), R::select(outer_is_0, y, x));
-    let (outer_c, inner_c) = pick(c0, c2);
-    let (ox, ix) = pick(n0.x, n2.x);
-    let (oy, iy) = pick(n0.y, n2.y);
-    let (oz, iz) = pick(n0.z, n2.z);
-    let (outer, inner) = (Vec3::new(ox, oy, oz), Vec3::new(ix, iy, iz));
+pub fn free_rotation<R: Scalar>(q: Quat<R>, l: Vec3<R>, axes: &SplitAxes<R>, h: R) -> Quat<R> {
+    let (outer, inner) = (axes.outer_axis, axes.inner_axis);
     let half = R::constant(0.5) * h;
     let along = |q: Quat<R>, axis: Vec3<R>| axis.dot(body_momentum(q, l));
 
-    let q = turn(q, outer, outer_c * along(q, outer) * half);
+    let q = turn(q, outer, axes.outer_rate * along(q, outer) * half);
     let pi = body_momentum(q, l);
-    let q = turn(q, pi, a1 * h);
-    let q = turn(q, inner, inner_c * inner.dot(pi) * h);
-    turn(q, outer, outer_c * along(q, outer) * half)
+    let q = turn(q, pi, axes.casimir_rate * h);
+    let q = turn(q, inner, axes.inner_rate * inner.dot(pi) * h);
+    turn(q, outer, axes.outer_rate * along(q, outer) * half)
 }
 
 /// `lie_poisson`: half kick of `P`, `L` by the forces at `(y, t)`, the free rotation and the
@@ -72,6 +153,7 @@ pub fn free_rotation<R: Scalar>(q: Quat<R>, l: Vec3<R>, mass: &MassConstants<R>,
 pub fn lie_poisson<R: Scalar>(
     y: &State<R>,
     mass: &MassConstants<R>,
+    axes: &SplitAxes<R>,
     t: R,
     h: R,
     f: &mut impl FnMut(&State<R>, R) -> Derivative<R>,
@@ -82,7 +164,7 @@ pub fn lie_poisson<R: Scalar>(
     let angular_momentum = y.angular_momentum + k0.torque * half;
     let moved = State {
         position: y.position + linear_momentum * mass.inv_mass * h,
-        orientation: free_rotation(y.orientation, angular_momentum, mass, h),
+        orientation: free_rotation(y.orientation, angular_momentum, axes, h),
         linear_momentum,
         angular_momentum,
     };
@@ -108,21 +190,24 @@ pub const YOSHIDA_WEIGHTS: [f64; 3] = {
 pub fn lie_poisson4<R: Scalar>(
     y: &State<R>,
     mass: &MassConstants<R>,
+    axes: &SplitAxes<R>,
     t: R,
     h: R,
     f: &mut impl FnMut(&State<R>, R) -> Derivative<R>,
 ) -> State<R> {
-    let [w1, w0, _] = YOSHIDA_WEIGHTS.map(R::constant);
+    let (w1, w0) = (
+        R::constant(YOSHIDA_WEIGHTS[0]),
+        R::constant(YOSHIDA_WEIGHTS[1]),
+    );
     let (h1, h0) = (w1 * h, w0 * h);
-    let y1 = lie_poisson(y, mass, t, h1, f);
-    let y2 = lie_poisson(&y1, mass, t + h1, h0, f);
-    lie_poisson(&y2, mass, t + h1 + h0, h1, f)
+    let y1 = lie_poisson(y, mass, axes, t, h1, f);
+    let y2 = lie_poisson(&y1, mass, axes, t + h1, h0, f);
+    lie_poisson(&y2, mass, axes, t + h1 + h0, h1, f)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::physics::algebra::SymMat3;
 
     /// [`free_rotation`] with its two non-commuting pieces in the order `outer_larger`
     /// says (the coefficient of larger magnitude outside, or inside).
@@ -195,7 +280,7 @@ mod tests {
         for _ in 0..steps {
             q[0] = ordered_rotation(q[0], l, mass, h, true).normalize();
             q[1] = ordered_rotation(q[1], l, mass, h, false).normalize();
-            q[2] = free_rotation(q[2], l, mass, h).normalize();
+            q[2] = free_rotation(q[2], l, &SplitAxes::of(&mass.inv_inertia), h).normalize();
             for k in 0..3 {
                 worst[k] = worst[k].max(((energy(q[k], l, mass) - e0) / e0).abs());
             }

@@ -9,6 +9,7 @@ use super::forces::{Body, Parameters, add_force, add_scaled, keyframe_lerp};
 use super::integrators::{renormalize, step};
 use super::motion::{Auxiliaries, Derivative, Load, MassConstants, State, auxiliaries, derivative};
 use super::scalar::Scalar;
+use super::splitting::{SPLIT_AXES_NUMBERS, SplitAxes};
 use super::trace::{Traced, bind_value, trace_function};
 use super::trig::sin_cos;
 use crate::model::codes::Coded;
@@ -27,6 +28,10 @@ pub fn physics_wgsl<F: Scalar + Into<f64>>() -> String {
         "// Generated from the Rust definition of the physics (src/physics/) by tracing it:\n\
          // each `let` is one operation of the definition, in the definition's order.\n\n",
     );
+    out += &format!(
+        "/// A body's principal axes as the Lie–Poisson splittings read them (`SplitAxes`).\n\
+         alias SplitAxes = array<real, {SPLIT_AXES_NUMBERS}>;\n\n"
+    );
     out += &math_wgsl::<F>();
     out += &auxiliaries_wgsl::<F>();
     out += &derivative_wgsl::<F>();
@@ -36,6 +41,14 @@ pub fn physics_wgsl<F: Scalar + Into<f64>>() -> String {
         }
     }
     out += &keyframed_wgsl::<F>();
+    out += &trace_function(
+        "/// The body's principal axes as the splittings read them, found once a dispatch.\n\
+         fn split_axes(c: BodyConstants) -> SplitAxes",
+        || {
+            let axes = SplitAxes::of(&read_constants::<F>("c").inv_inertia);
+            format!("    return {};\n", split_axes_array(&axes))
+        },
+    );
     for &integrator in Integrator::ALL.iter() {
         out += &step_wgsl::<F>(integrator);
     }
@@ -96,6 +109,15 @@ fn read_constants<F: Scalar + Into<f64>>(c: &str) -> MassConstants<T<F>> {
             yz: entry("yz"),
         },
     }
+}
+
+fn read_split_axes<F: Scalar + Into<f64>>(a: &str) -> SplitAxes<T<F>> {
+    SplitAxes::from_scalars(&mut (0..SPLIT_AXES_NUMBERS).map(|i| T::input(&format!("{a}[{i}]"))))
+}
+
+fn split_axes_array<F>(axes: &SplitAxes<T<F>>) -> String {
+    let items: Vec<String> = axes.to_scalars().iter().map(|x| x.to_string()).collect();
+    format!("array<real, {SPLIT_AXES_NUMBERS}>({})", items.join(", "))
 }
 
 fn read_auxiliaries<F: Scalar + Into<f64>>(aux: &str) -> Auxiliaries<T<F>> {
@@ -279,18 +301,21 @@ fn keyframed_wgsl<F: Scalar + Into<f64>>() -> String {
 fn step_wgsl<F: Scalar + Into<f64>>(integrator: Integrator) -> String {
     let signature = format!(
         "/// One {} step of state s from time t, before q is renormalized.\n\
-         fn {}_step(s: Motion, c: BodyConstants, env: ForceEnv, t: real, h: real) -> Motion",
+         fn {}_step(s: Motion, c: BodyConstants, axes: SplitAxes, env: ForceEnv, t: real, \
+         h: real) -> Motion",
         integrator.name(),
         integrator.name()
     );
     trace_function(&signature, || {
         let y = read_motion::<F>("s");
         let mass = read_constants("c");
+        let axes = read_split_axes("axes");
         let mut f = |stage: &State<T<F>>, at: T<F>| {
             let k = bind_value(format!("derivative({}, c, {at}, env)", motion(stage)));
             read_derivative(&k)
         };
-        let next = step(integrator, &y, &mass, T::input("t"), T::input("h"), &mut f);
+        let (t, h) = (T::input("t"), T::input("h"));
+        let next = step(integrator, &y, &mass, &axes, t, h, &mut f);
         format!("    return {};\n", motion(&next))
     })
 }

@@ -183,10 +183,11 @@ fn fourth_order_integrators_converge_at_order_four() {
 
 #[test]
 fn the_lie_poisson_splitting_converges_at_order_two() {
-    // dt = 0.04, 0.02, 0.01 over 4 s: errors from ~1e-3 down to ~1e-4, deep in the
-    // asymptotic range, on every backend (f32's round-off, ~1e-6, is far below).
+    // dt = 0.08, 0.04, 0.02 over 16 s: errors from ~1e-3 down to ~1e-4, deep in the
+    // asymptotic range (h |omega| <= 0.15), and a hundred times f32's round-off (~1e-6), so
+    // every backend measures the order.
     for backend in Backend::ALL {
-        let orders = measured_orders(Integrator::LiePoisson, backend, 4.0, 100);
+        let orders = measured_orders(Integrator::LiePoisson, backend, 16.0, 200);
         for order in orders {
             assert!(
                 (1.9..2.1).contains(&order),
@@ -296,21 +297,20 @@ fn fast_spinners(count: usize) -> Vec<Body> {
 }
 
 /// The largest `|E - E0| / E0` of each body over the first and the second half of a run of
-/// `steps`, sampled every `every` steps, and the largest relative change of `|L|`.
+/// `steps`, after every step, and the largest relative change of `|L|`.
 fn energy_errors(
     integrator: Integrator,
     start: &[Body],
     dt: f64,
     steps: u64,
-    every: u64,
 ) -> (Vec<[f64; 2]>, f64) {
     let crowd = Crowd::new(start.to_vec(), dt).with_integrator(integrator);
     let mut sim = Simulation::new(&crowd, Backend::Reference).unwrap();
     let mut worst = vec![[0.0f64; 2]; start.len()];
     let mut momentum = 0.0f64;
-    for sample in 0..steps / every {
-        sim.step(every).unwrap();
-        let half = usize::from(sample >= steps / every / 2);
+    for step in 0..steps {
+        sim.step(1).unwrap();
+        let half = usize::from(step >= steps / 2);
         for ((b, s), w) in sim.bodies().unwrap().iter().zip(start).zip(&mut worst) {
             let e0 = s.kinetic_energy();
             w[half] = w[half].max((b.kinetic_energy() - e0).abs() / e0);
@@ -324,31 +324,46 @@ fn energy_errors(
     (worst, momentum)
 }
 
+/// How much larger a body's largest `|dE/E|` in the second half of a run may be than in the
+/// first and still count as bounded: the error of a splitting is quasi-periodic, so both
+/// halves reach about the same largest value, which 50,000 samples find to a few 1e-5 of
+/// itself (a body's halves differed by 2.3e-5 at most when measured; sampled every 100
+/// steps, by 2.9e-3). A drift of 0.1% a half-run fails, as rk4's and lie_rk4's do.
+const BOUNDED: f64 = 1e-3;
+
+/// The bodies whose largest error in the second half exceeds the first's by more than
+/// [`BOUNDED`].
+fn growing(worst: &[[f64; 2]]) -> Vec<usize> {
+    (0..worst.len())
+        .filter(|&i| !(worst[i][1] <= worst[i][0] * (1.0 + BOUNDED)))
+        .collect()
+}
+
 #[test]
 fn the_splitting_keeps_the_energy_bounded_at_game_step_sizes() {
     // dt = 1/60 s at up to 60 rad/s: h |omega| up to 1 rad a step, 1e5 steps (28 minutes).
     let start = fast_spinners(50);
     let (dt, steps) = (1.0 / 60.0, 100_000);
     for integrator in [Integrator::Rk4, Integrator::LieRk4] {
-        let (worst, _) = energy_errors(integrator, &start, dt, steps, 100);
+        let (worst, _) = energy_errors(integrator, &start, dt, steps);
         let end = worst.iter().map(|w| w[1]).fold(0.0, common::largest);
-        println!("{integrator}: largest |dE/E| {end:.2e}");
+        let grew = growing(&worst).len();
+        println!("{integrator}: largest |dE/E| {end:.2e}; {grew} of 50 bodies' errors grew");
+        // The check below catches a drift: these integrators' errors grow.
+        assert!(grew >= 25, "{integrator}: {grew} bodies' errors grew");
     }
-    let (worst, momentum) = energy_errors(Integrator::LiePoisson, &start, dt, steps, 100);
+    let (worst, momentum) = energy_errors(Integrator::LiePoisson, &start, dt, steps);
     let first = worst.iter().map(|w| w[0]).fold(0.0, common::largest);
     let second = worst.iter().map(|w| w[1]).fold(0.0, common::largest);
+    let ratio = worst.iter().map(|w| w[1] / w[0]).fold(0.0, common::largest);
     println!(
-        "lie_poisson: largest |dE/E| {first:.2e} in the first half, {second:.2e} in the second; |L| {momentum:.1e}"
+        "lie_poisson: largest |dE/E| {first:.3e} in the first half, {second:.3e} in the \
+         second; largest ratio of a body's halves {ratio:.6}; |L| {momentum:.1e}"
     );
     assert!(momentum < 1e-14, "|L| moved by {momentum:e}");
-    for (i, w) in worst.iter().enumerate() {
-        assert!(
-            w[1] <= w[0],
-            "body {i}: |dE/E| grew from {:.3e} to {:.3e}",
-            w[0],
-            w[1]
-        );
-    }
+    assert!(second <= first * (1.0 + BOUNDED), "{first:e} -> {second:e}");
+    let grew = growing(&worst);
+    assert!(grew.is_empty(), "bodies {grew:?}: |dE/E| grew");
 }
 
 #[test]

@@ -5,6 +5,7 @@ use glam::{DQuat, DVec3};
 
 use crate::backends::cpu::block::{ConstantBlock, ForceF32, LaneForce, LoadBlock};
 use crate::model::force::ForceType;
+use crate::model::integrator::Integrator;
 use crate::physics::algebra::Vec3;
 use crate::physics::custom_force::CustomForce;
 use crate::physics::force_law::{CustomForceInput, ForceInput};
@@ -12,6 +13,7 @@ use crate::physics::forces::{Body, Parameters, add_force, add_scaled};
 use crate::physics::lanes::{LANES, LaneType, Lanes};
 use crate::physics::motion::{self, Derivative, Load, MassConstants, State};
 use crate::physics::profile::keyframe_scale;
+use crate::physics::splitting::SplitAxes;
 
 /// Everything a block's derivative reads besides its state, its constants and the time.
 #[derive(Clone, Copy)]
@@ -35,6 +37,8 @@ pub(crate) struct BlockForces<'a> {
 #[derive(Clone, Copy)]
 pub(crate) struct BlockConstants<'a, L> {
     pub mass: MassConstants<L>,
+    /// The lanes' principal axes as the splittings read them, found once a run.
+    pub axes: SplitAxes<L>,
     pub load: Load<L>,
     /// The block's body indices and own-force span.
     pub block: &'a ConstantBlock,
@@ -42,9 +46,11 @@ pub(crate) struct BlockConstants<'a, L> {
 
 impl<'a, L: LaneType> BlockConstants<'a, L> {
     #[inline(always)]
-    pub fn new(block: &'a ConstantBlock, load: &LoadBlock) -> Self {
+    pub fn new(block: &'a ConstantBlock, load: &LoadBlock, integrator: Integrator) -> Self {
+        let mass = block.mass.map(L::from);
         Self {
-            mass: block.mass.map(L::from),
+            axes: SplitAxes::for_integrator(integrator, &mass.inv_inertia),
+            mass,
             load: load.map(L::from),
             block,
         }

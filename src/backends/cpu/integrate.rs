@@ -20,6 +20,14 @@ pub(crate) fn integrate_step<L: LaneType>(
     h: f32,
 ) -> State<L> {
     let mut d = |y: &State<L>, at: L| derivative(y, c, &f, at);
-    let next = step(integrator, s, &c.mass, L::splat(t), L::splat(h), &mut d);
+    let next = step(
+        integrator,
+        s,
+        &c.mass,
+        &c.axes,
+        L::splat(t),
+        L::splat(h),
+        &mut d,
+    );
     renormalize(next)
 }

@@ -59,7 +59,7 @@ impl BlockRun<'_> {
     /// lanes stay at their last good state, for the rest of the run.
     #[inline(always)]
     fn run<L: LaneType>(&self, state: &StateBlock, derivative: DerivativeFn<L>) -> BlockOutcome {
-        let constants = BlockConstants::<L>::new(self.constants, self.forces.load);
+        let constants = BlockConstants::<L>::new(self.constants, self.forces.load, self.integrator);
         let mut s: State<L> = state.map(L::from);
         let mut outcome = BlockOutcome {
             state: *state,

@@ -227,7 +227,7 @@ impl KernelSpec {
             .iter()
             .map(|integrator| {
                 format!(
-                    "        case {}: {{\n            next = {}_step(s, c, env, t, h);\n        }}\n",
+                    "        case {}: {{\n            next = {}_step(s, c, axes, env, t, h);\n        }}\n",
                     integrator.wgsl_constant(),
                     integrator.name()
                 )
@@ -247,8 +247,13 @@ fn accumulate_global_forces({FORCE_PARAMETERS}) {{
 fn accumulate_own_forces({FORCE_PARAMETERS}) {{
 {own}}}
 
+/// The body's principal axes when a splitting integrator can run here, else never read.
+fn kernel_split_axes(c: BodyConstants) -> SplitAxes {{
+{split_axes}}}
+
 /// One step of the crowd's integrator, before q is renormalized.
-fn scheme_step(s: Motion, c: BodyConstants, env: ForceEnv, t: real, h: real) -> Motion {{
+fn scheme_step(s: Motion, c: BodyConstants, axes: SplitAxes, env: ForceEnv, t: real, h: real)
+    -> Motion {{
     var next = s;
     switch params.integrator {{
 {scheme_cases}        default: {{
@@ -263,11 +268,22 @@ fn scheme_step(s: Motion, c: BodyConstants, env: ForceEnv, t: real, h: real) -> 
             records = self.records_wgsl(),
             global = self.global_forces.wgsl(self.keyframe_windows),
             own = own_forces_wgsl(&self.own_forces, self.keyframe_windows),
+            split_axes = self.split_axes_wgsl(),
         )
     }
 }
 
 impl KernelSpec {
+    /// The body of `kernel_split_axes`: the principal axes when one of the kernel's
+    /// integrators splits the rotation, else zeros, so other kernels pay nothing for them.
+    fn split_axes_wgsl(&self) -> String {
+        if self.integrators.iter().any(|i| i.splits_the_rotation()) {
+            "    return split_axes(c);\n".into()
+        } else {
+            "    var unread: SplitAxes;\n    return unread;\n".into()
+        }
+    }
+
     /// `ForceRecords`, the records called one by one (the forces on every body, each kind of
     /// a body's own forces it has at most one of) with the keyframe windows of those that
     /// have them, and `load_force_records`, which reads them once per dispatch, walking a
@@ -515,6 +531,7 @@ mod tests {
             assert!(general.contains(&format!("{}_step(", integrator.name())));
         }
         assert!(general.contains("const KERNEL_CONTACTS: bool = true;"));
+        assert!(general.contains("return split_axes(c);"));
 
         let bodies = crate::CrowdSpec::new(4, 1).generate().unwrap();
         let crowd = Crowd::new(bodies, 1e-3)
@@ -534,6 +551,11 @@ mod tests {
                 assert!(!own.contains(&format!(" {}_step(", integrator.name())));
             }
         }
+        // No principal axes where no integrator turns the body about them.
+        assert!(!own.contains("split_axes(c)"));
+        let splitting = crowd.with_integrator(Integrator::LiePoisson);
+        let own = KernelSpec::of(&splitting, &ForceTable::new(&splitting, 4), 8).wgsl();
+        assert!(own.contains("return split_axes(c);"));
     }
 
     #[test]

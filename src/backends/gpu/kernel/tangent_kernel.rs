@@ -67,6 +67,7 @@ plane: DualPlane, acceleration: DualVec3, h: real) -> DualMotion {
 }
 ";
 
+/// `dual_kernel_split_axes` (the principal axes, where an integrator splits) and
 /// `dual_scheme_step`: the step of the crowd's integrator (`params.integrator`); an unknown
 /// code is reported as the plain kernel reports it.
 fn scheme_wgsl(integrators: &[Integrator]) -> String {
@@ -74,15 +75,23 @@ fn scheme_wgsl(integrators: &[Integrator]) -> String {
         .iter()
         .map(|integrator| {
             format!(
-                "        case {}: {{\n            next = dual_{}_step(s, c, t, h, index);\n        }}\n",
+                "        case {}: {{\n            next = dual_{}_step(s, c, axes, t, h, index);\n        }}\n",
                 integrator.wgsl_constant(),
                 integrator.name()
             )
         })
         .collect();
+    let split_axes = if integrators.iter().any(|i| i.splits_the_rotation()) {
+        "    return dual_split_axes(c);\n"
+    } else {
+        "    var unread: DualSplitAxes;\n    return unread;\n"
+    };
     format!(
-        "/// One step of the crowd's integrator over duals, before q is renormalized.\n\
-         fn dual_scheme_step(s: DualMotion, c: DualConstants, t: real, h: real, index: u32) \
+        "/// The body's principal axes when a splitting integrator can run here, else never read.\n\
+         fn dual_kernel_split_axes(c: DualConstants) -> DualSplitAxes {{\n{split_axes}}}\n\n\
+         /// One step of the crowd's integrator over duals, before q is renormalized.\n\
+         fn dual_scheme_step(s: DualMotion, c: DualConstants, axes: DualSplitAxes, t: real, \
+         h: real, index: u32) \
          -> DualMotion {{\n    var next = s;\n    switch params.integrator {{\n{cases}        \
          default: {{\n            atomicMin(&faults.first_unknown_code, params.first_body + index);\n        \
          }}\n    }}\n    return next;\n}}\n"
