@@ -335,7 +335,7 @@ const BOUNDED: f64 = 1e-3;
 /// [`BOUNDED`].
 fn growing(worst: &[[f64; 2]]) -> Vec<usize> {
     (0..worst.len())
-        .filter(|&i| !(worst[i][1] <= worst[i][0] * (1.0 + BOUNDED)))
+        .filter(|&i| worst[i][1].is_nan() || worst[i][1] > worst[i][0] * (1.0 + BOUNDED))
         .collect()
 }
 
