@@ -232,14 +232,16 @@ pub fn lie_poisson4<R: Scalar>(
     h: R,
     f: &mut impl FnMut(&State<R>, R) -> Derivative<R>,
 ) -> State<R> {
-    let (w1, w0) = (
-        R::constant(YOSHIDA_WEIGHTS[0]),
-        R::constant(YOSHIDA_WEIGHTS[1]),
-    );
-    let (h1, h0) = (w1 * h, w0 * h);
-    let y1 = lie_poisson(y, mass, axes, t, h1, f);
-    let y2 = lie_poisson(&y1, mass, axes, t + h1, h0, f);
-    lie_poisson(&y2, mass, axes, t + h1 + h0, h1, f)
+    // A loop, not three inlined copies: every instance (the lanes, the duals, the traced
+    // kernels) then compiles one `lie_poisson`, which keeps release builds small and quick.
+    // The times are `t`, `t + h1`, `(t + h1) + h0` either way.
+    let (mut y, mut at) = (*y, t);
+    for weight in YOSHIDA_WEIGHTS {
+        let jump = R::constant(weight) * h;
+        y = lie_poisson(&y, mass, axes, at, jump, f);
+        at = at + jump;
+    }
+    y
 }
 
 #[cfg(test)]

@@ -94,6 +94,7 @@ fn bind(expression: String, prefix: char) -> u32 {
 }
 
 /// Declares `keyword` (`let` or `var`) `{prefix}{n} = expression`; returns `n`.
+#[inline(never)]
 fn declare(keyword: &str, expression: String, prefix: char) -> u32 {
     with_tape(|tape| {
         let n = tape.next;
@@ -179,10 +180,14 @@ pub fn trace_function(signature: &str, body: impl FnOnce() -> String) -> String 
     format!("{signature} {{\n{}{tail}}}\n", tape.lines.concat())
 }
 
+// Every traced operation is a call, never inlined: the physics inlines its own functions
+// (the lanes need that), and a trace that inlined each operation's `format!` as well made
+// the kernel generators megabytes of machine code, most of a release build's time.
 macro_rules! binary {
     ($trait:ident, $method:ident, $op:literal) => {
         impl<F: Scalar> $trait for Traced<F> {
             type Output = Self;
+            #[inline(never)]
             fn $method(self, o: Self) -> Self {
                 Self::var(bind(format!(concat!("{} ", $op, " {}"), self, o), 'v'))
             }
@@ -196,6 +201,7 @@ binary!(Div, div, "/");
 
 impl<F: Scalar> Neg for Traced<F> {
     type Output = Self;
+    #[inline(never)]
     fn neg(self) -> Self {
         Self::var(bind(format!("-{self}"), 'v'))
     }
@@ -213,24 +219,30 @@ impl<F: Scalar + Into<f64>> Scalar for Traced<F> {
             precision: PhantomData,
         }
     }
+    #[inline(never)]
     fn sqrt(self) -> Self {
         Self::var(bind(format!("sqrt({self})"), 'v'))
     }
+    #[inline(never)]
     fn floor(self) -> Self {
         Self::var(bind(format!("floor({self})"), 'v'))
     }
+    #[inline(never)]
     fn less(self, other: Self) -> TracedBool {
         TracedBool(bind(format!("{self} < {other}"), 'b'))
     }
+    #[inline(never)]
     fn equals(self, other: Self) -> TracedBool {
         TracedBool(bind(format!("{self} == {other}"), 'b'))
     }
+    #[inline(never)]
     fn select(condition: TracedBool, if_true: Self, if_false: Self) -> Self {
         Self::var(bind(
             format!("select({if_false}, {if_true}, b{})", condition.0),
             'v',
         ))
     }
+    #[inline(never)]
     fn not(condition: TracedBool) -> TracedBool {
         TracedBool(bind(format!("!b{}", condition.0), 'b'))
     }
