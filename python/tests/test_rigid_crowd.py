@@ -5,6 +5,7 @@ import _thread
 import csv
 import json
 import os
+import signal
 import subprocess
 import threading
 import time
@@ -240,11 +241,18 @@ def test_record_writes_the_frames_it_reports(tmp_path):
 def test_ctrl_c_interrupts_a_long_step_between_batches():
     crowd = rc.Crowd.generate(20000, seed=1)
     sim = rc.Simulation(crowd, backend="cpu")
-    timer = threading.Timer(0.5, _thread.interrupt_main)
-    timer.start()
-    start = time.monotonic()
-    with pytest.raises(KeyboardInterrupt):
-        sim.step(10**9)
+    # Python's own Ctrl-C handler, which a process started in the background (`cmd &` in a
+    # script) does not get: SIGINT is ignored there, interrupt_main() then does nothing,
+    # and the step below would run its 1e9 steps.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        timer = threading.Timer(0.5, _thread.interrupt_main)
+        timer.start()
+        start = time.monotonic()
+        with pytest.raises(KeyboardInterrupt):
+            sim.step(10**9)
+    finally:
+        signal.signal(signal.SIGINT, previous)
     assert time.monotonic() - start < 30
     assert 0 < sim.steps_taken < 10**9
     assert np.isfinite(sim.states()["position"]).all()
