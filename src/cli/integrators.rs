@@ -7,7 +7,8 @@ use std::process::ExitCode;
 
 use crate::backends::gpu::GpuContext;
 use crate::checkpoint::atomic_file::AtomicFile;
-use crate::cli::integrator_table::{TablePlan, measure_integrators};
+use crate::cli::integrator_table::{LongReads, TablePlan, measure_integrators};
+use crate::model::backend::Backend;
 use crate::{Error, Result};
 use clap::Args;
 
@@ -28,6 +29,15 @@ pub struct IntegratorsArgs {
     /// Torque-free asymmetric bodies in the long run: the tumbling top, then random ones.
     #[arg(long, default_value_t = 1)]
     long_bodies: usize,
+    /// Run the long run as a simulation on this backend (`cpu-ref` or `gpu-f64`, which gives
+    /// its bits faster), read every `--long-every` steps, instead of scanning every step of
+    /// the reference stepper: for crowds and runs too long for the scan.
+    #[arg(long)]
+    long_backend: Option<Backend>,
+    /// With `--long-backend`: steps between reads of the crowd (the plotted samples are read
+    /// as well).
+    #[arg(long, default_value_t = 100, requires = "long_backend")]
+    long_every: u64,
     /// Bodies in each timed crowd.
     #[arg(long, default_value_t = 16_384)]
     bodies: usize,
@@ -73,6 +83,22 @@ pub fn integrators(args: IntegratorsArgs) -> Result<ExitCode> {
         long_steps: at_least_one("--long-steps", args.long_steps)?,
         long_dt: positive("--long-dt", args.long_dt)?,
         long_bodies: at_least_one("--long-bodies", args.long_bodies as u64)? as usize,
+        long_reads: match args.long_backend {
+            None => LongReads::EveryStep,
+            Some(backend @ (Backend::Reference | Backend::GpuF64)) => LongReads::Sampled {
+                backend,
+                every: at_least_one("--long-every", args.long_every)?,
+            },
+            Some(other) => {
+                return Err(Error::invalid(
+                    "--long-backend",
+                    format!(
+                        "the long run is measured in f64: `cpu-ref` or `gpu-f64` (got `{}`)",
+                        other.name()
+                    ),
+                ));
+            }
+        },
         timing_bodies: at_least_one("--bodies", args.bodies as u64)? as usize,
         timing_steps: at_least_one("--steps", args.steps)?,
     };
@@ -89,12 +115,14 @@ pub fn integrators(args: IntegratorsArgs) -> Result<ExitCode> {
     // Claim the output first: an unwritable path fails before the measuring starts.
     let json_out = args.json.as_ref().map(AtomicFile::create).transpose()?;
     let svg_out = args.svg.as_ref().map(AtomicFile::create).transpose()?;
-    let gpu = if args.no_gpu {
+    let long_on_gpu = args.long_backend == Some(Backend::GpuF64);
+    let gpu = if args.no_gpu && !long_on_gpu {
         None
     } else {
         Some(GpuContext::new()?)
     };
-    let table = measure_integrators(&plan, gpu.as_ref())?;
+    let timed_gpu = gpu.as_ref().filter(|_| !args.no_gpu);
+    let table = measure_integrators(&plan, timed_gpu, gpu.as_ref())?;
     print!("{}", table.markdown());
     if let Some(mut out) = json_out {
         let target = out.target().to_path_buf();

@@ -7,3 +7,5 @@ pub(crate) mod compare;
 pub(crate) mod cross_check;
 #[cfg(feature = "cli")]
 pub(crate) mod integrator_accuracy;
+#[cfg(feature = "cli")]
+pub(crate) mod long_run_on_backend;
