@@ -35,9 +35,9 @@ pub struct IntegratorsArgs {
     #[arg(long)]
     long_backend: Option<Backend>,
     /// With `--long-backend`: steps between reads of the crowd (the plotted samples are read
-    /// as well).
-    #[arg(long, default_value_t = 100, requires = "long_backend")]
-    long_every: u64,
+    /// as well) [default: 100].
+    #[arg(long)]
+    long_every: Option<u64>,
     /// Bodies in each timed crowd.
     #[arg(long, default_value_t = 16_384)]
     bodies: usize,
@@ -84,10 +84,16 @@ pub fn integrators(args: IntegratorsArgs) -> Result<ExitCode> {
         long_dt: positive("--long-dt", args.long_dt)?,
         long_bodies: at_least_one("--long-bodies", args.long_bodies as u64)? as usize,
         long_reads: match args.long_backend {
+            None if args.long_every.is_some() => {
+                return Err(Error::invalid(
+                    "--long-every",
+                    "reads a simulation: give --long-backend with it",
+                ));
+            }
             None => LongReads::EveryStep,
             Some(backend @ (Backend::Reference | Backend::GpuF64)) => LongReads::Sampled {
                 backend,
-                every: at_least_one("--long-every", args.long_every)?,
+                every: at_least_one("--long-every", args.long_every.unwrap_or(100))?,
             },
             Some(other) => {
                 return Err(Error::invalid(

@@ -429,19 +429,88 @@ fn integrators_prints_one_row_per_integrator_and_writes_json() {
 
 #[test]
 fn integrators_rejects_bad_sizes_naming_the_flag() {
-    for (flag, value) in [
-        ("--order-dt", "-1"),
-        ("--long-dt", "0"),
-        ("--long-steps", "0"),
-        ("--order-time", "0.01"),
+    for (flag, value, with) in [
+        ("--order-dt", "-1", None),
+        ("--long-dt", "0", None),
+        ("--long-steps", "0", None),
+        ("--order-time", "0.01", None),
+        ("--long-every", "5", None),
+        ("--long-every", "0", Some("cpu-ref")),
+        ("--long-backend", "gpu", None),
+        ("--long-backend", "cpu", None),
     ] {
         // `--flag=value`: clap would read a bare `-1` as a flag of its own.
         let arg = format!("{flag}={value}");
-        let output = rigid_crowd(&["integrators", &arg, "--no-gpu"], &[]);
-        let line = common::error_line(&output);
+        let mut args = vec!["integrators", &arg, "--no-gpu"];
+        args.extend(
+            with.map(|backend| ["--long-backend", backend])
+                .iter()
+                .flatten(),
+        );
+        let line = common::error_line(&rigid_crowd(&args, &[]));
         assert!(
             line.starts_with(&format!("error: {flag}: ")),
             "{flag}: {line}"
         );
     }
+}
+
+/// The long run read from a `gpu-f64` simulation after every step gives the scan of the
+/// reference stepper's numbers, bit for bit; read every 50 steps, no larger error than it.
+#[test]
+fn integrators_long_run_on_gpu_f64_reads_the_references_numbers() {
+    let dir = tempfile::tempdir().unwrap();
+    let table = |name: &str, extra: &[&str]| {
+        let json = dir.path().join(name);
+        let mut args = vec![
+            "integrators",
+            "--order-dt",
+            "0.01",
+            "--order-time",
+            "1",
+            "--long-steps",
+            "300",
+            "--long-bodies",
+            "3",
+            "--bodies",
+            "64",
+            "--steps",
+            "3",
+            "--no-gpu",
+            "--json",
+            json.to_str().unwrap(),
+        ];
+        args.extend(extra);
+        let output = rigid_crowd(&args, &[]);
+        assert!(output.status.success(), "{output:?}");
+        let text = std::fs::read_to_string(&json).unwrap();
+        serde_json::from_str::<serde_json::Value>(&text).unwrap()
+    };
+    let scan = table("scan.json", &[]);
+    let every_step = table(
+        "every.json",
+        &["--long-backend", "gpu-f64", "--long-every", "1"],
+    );
+    let sparse = table(
+        "sparse.json",
+        &["--long-backend", "gpu-f64", "--long-every", "50"],
+    );
+    assert_eq!(
+        sparse["plan"]["long_reads"],
+        serde_json::json!({"sampled": {"backend": "gpu-f64", "every": 50}})
+    );
+    let rows = |t: &serde_json::Value| t["rows"].as_array().unwrap().clone();
+    for ((scan, every), sparse) in rows(&scan).iter().zip(rows(&every_step)).zip(rows(&sparse)) {
+        for key in ["energy_drift", "energy_history", "angular_momentum_drift"] {
+            assert_eq!(every[key], scan[key], "{key}: {every}");
+        }
+        // Unseen by a sampled run (written as null).
+        assert!(every["unit_norm_drift"].is_null(), "{every}");
+        let drift = |row: &serde_json::Value| row["energy_drift"].as_f64().unwrap();
+        assert!(drift(&sparse) <= drift(scan), "{sparse}");
+    }
+    assert_eq!(
+        every_step["equal_cost"]["energy_history"],
+        scan["equal_cost"]["energy_history"]
+    );
 }
