@@ -3,7 +3,8 @@
 use std::process::ExitCode;
 
 use crate::Result;
-use crate::backends::gpu::{Precision, list_adapters, tangent_bytes_per_body};
+use crate::backends::gpu::device::arithmetic_probe::probe_arithmetic;
+use crate::backends::gpu::{GpuContext, Precision, list_adapters, tangent_bytes_per_body};
 use crate::model::tangent::STATE_COMPONENTS;
 
 pub fn info() -> Result<ExitCode> {
@@ -81,6 +82,25 @@ pub fn info() -> Result<ExitCode> {
             }
             None => println!("    device memory: not reported by this backend"),
         }
+        print_arithmetic(i, precisions);
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Whether adapter `index` rounds each operation the kernel uses as the CPU does: where it
+/// does, its kernels give the CPU backends' bits.
+fn print_arithmetic(index: usize, precisions: &[Precision]) {
+    let ctx = match GpuContext::open_adapter(index) {
+        Ok(ctx) => ctx,
+        Err(e) => {
+            println!("    arithmetic: not probed ({e})");
+            return;
+        }
+    };
+    for &precision in precisions {
+        match probe_arithmetic(&ctx, precision) {
+            Ok(report) => println!("    {}", report.summary()),
+            Err(e) => println!("    {} arithmetic: not probed ({e})", precision.wgsl_type()),
+        }
+    }
 }

@@ -1,6 +1,8 @@
 //! The wgpu plumbing: adapter and device, bind group layouts, pipelines compiled to exact
-//! SPIR-V and cached, readbacks (blocking and double-buffered), timestamps.
+//! SPIR-V and cached, readbacks (blocking and double-buffered), timestamps, and the probe of
+//! whether the driver rounds as the CPU does.
 
+pub(crate) mod arithmetic_probe;
 pub(crate) mod async_readback;
 pub(crate) mod bindings;
 pub(crate) mod context;
