@@ -78,7 +78,7 @@ pub use record::csv::{CSV_HEADER, write_states_csv};
 pub use simulation::{Simulation, StatesTicket};
 pub use verify::check_crowd::cross_check_crowd;
 pub use verify::compare::{Deviation, differing_bodies};
-pub use verify::cross_check::{CrossCheck, cross_check};
+pub use verify::cross_check::{CrossCheck, cross_check, cross_check_with};
 
 /// Largest relative deviation accepted between the f32 GPU backend and the f64 CPU reference
 /// by `rigid-crowd check` and the cross-check tests (see the README for what was measured).

@@ -14,4 +14,5 @@ pub fn describe_options(o: &GpuOptions) -> String {
             "checked"
         }
     ) + if o.specialized { "" } else { ", general" }
+        + if o.divides_in_f64() { ", / in f64" } else { "" }
 }

@@ -225,6 +225,10 @@ impl BenchPlan {
                             clock: clock_name(copy_clock).into(),
                         });
                         for options in &self.gpu_variants {
+                            // f64 kernels divide in f64 whatever the variant: one row.
+                            if precision == Precision::F64 && options.f32_divisions_in_f64 {
+                                continue;
+                            }
                             let options = GpuOptions {
                                 precision,
                                 ..*options

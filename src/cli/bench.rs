@@ -43,6 +43,11 @@ pub struct BenchArgs {
     /// contacts), `general` (every case; bit-identical results, for comparison), or both.
     #[arg(long, default_value = "specialized")]
     kernel: String,
+    /// f32 GPU kernel's divisions and square roots: `native` (the driver's f32 ones) or
+    /// `f64` (taken in f64 and rounded to f32: correctly rounded where the adapter's f64
+    /// ones are, as `rigid-crowd info` probes; needs SHADER_F64), or both.
+    #[arg(long, default_value = "native")]
+    f32_division: String,
     /// What the crowd feels: `gravity-drag`, `every-force` (every force kind, keyframes and
     /// a custom force) or `contacts` (gravity and drag in a pit of five planes).
     #[arg(long, default_value = "gravity-drag")]
@@ -129,6 +134,11 @@ fn plan(args: &BenchArgs) -> Result<BenchPlan> {
         "checked" => Some(vec![false]),
         _ => None,
     })?;
+    let divisions_in_f64 = list("--f32-division", &args.f32_division, |p| match p {
+        "native" => Some(vec![false]),
+        "f64" => Some(vec![true]),
+        _ => None,
+    })?;
     let specialized = list("--kernel", &args.kernel, |p| match p {
         "specialized" => Some(vec![true]),
         "general" => Some(vec![false]),
@@ -141,13 +151,16 @@ fn plan(args: &BenchArgs) -> Result<BenchPlan> {
         for &steps_per_dispatch in &fuse {
             for &trusted_shader in &trusted {
                 for &specialized in &specialized {
-                    gpu_variants.push(GpuOptions {
-                        workgroup_size,
-                        steps_per_dispatch,
-                        trusted_shader,
-                        specialized,
-                        ..GpuOptions::default()
-                    });
+                    for &f32_divisions_in_f64 in &divisions_in_f64 {
+                        gpu_variants.push(GpuOptions {
+                            workgroup_size,
+                            steps_per_dispatch,
+                            trusted_shader,
+                            specialized,
+                            f32_divisions_in_f64,
+                            ..GpuOptions::default()
+                        });
+                    }
                 }
             }
         }

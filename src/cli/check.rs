@@ -5,7 +5,8 @@ use std::process::ExitCode;
 
 use crate::{
     Error, ForceKind, GPU_F64_TOLERANCE, GPU_TOLERANCE, Integrator, Result,
-    backends::gpu::GpuContext, cross_check, cross_check_crowd,
+    backends::gpu::{GpuContext, GpuOptions},
+    cross_check_crowd, cross_check_with,
 };
 use clap::Args;
 
@@ -30,6 +31,11 @@ pub struct CheckArgs {
     /// crowd is the one definition of the physics, so `gpu-f64` can match `cpu-ref` bit for bit.
     #[arg(long)]
     no_custom_force: bool,
+    /// Take the f32 GPU kernel's divisions and square roots in f64 (correctly rounded where
+    /// the adapter's f64 ones are), so that `gpu` can match `cpu` bit for bit on adapters
+    /// whose f32 ones are approximate; needs SHADER_F64.
+    #[arg(long)]
+    f32_divisions_in_f64: bool,
 }
 
 pub fn check(args: CheckArgs) -> Result<ExitCode> {
@@ -64,7 +70,14 @@ pub fn check(args: CheckArgs) -> Result<ExitCode> {
         }
     );
     println!("GPU: {}", ctx.describe());
-    let result = cross_check(&crowd, args.steps, &ctx)?;
+    let f32_options = GpuOptions {
+        f32_divisions_in_f64: args.f32_divisions_in_f64,
+        ..GpuOptions::default()
+    };
+    if args.f32_divisions_in_f64 {
+        println!("gpu (f32): divisions and square roots taken in f64");
+    }
+    let result = cross_check_with(&crowd, args.steps, &ctx, f32_options)?;
     println!("largest relative deviation from the CPU reference (f64):");
     println!(
         "  {:<17} {:>10} {:>10} {:>10}",
@@ -95,13 +108,20 @@ pub fn check(args: CheckArgs) -> Result<ExitCode> {
     } else {
         "this adapter does not honour IEEE arithmetic"
     };
+    let f32_why =
+        if crowd.custom_force.is_none() && ctx.supports_f64() && !args.f32_divisions_in_f64 {
+            "this adapter does not honour IEEE arithmetic in f32 (`rigid-crowd info` says which \
+         operations depart; --f32-divisions-in-f64 takes / and sqrt in f64)"
+        } else {
+            why
+        };
     match result.gpu_differing_bodies {
         0 => println!(
             "gpu bit-identical to cpu (every bit of all {} bodies, f32)",
             args.bodies
         ),
         differing => println!(
-            "gpu and cpu: {differing} of {} bodies not bit-identical: {why}",
+            "gpu and cpu: {differing} of {} bodies not bit-identical: {f32_why}",
             args.bodies
         ),
     }

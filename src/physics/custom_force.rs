@@ -13,6 +13,7 @@ use crate::physics::dual_wgsl::dual_custom_force_wgsl;
 use crate::physics::force_law::{CustomForceInput, ExternalLoad, ForceInput, ForceLaw};
 use crate::physics::lanes::Lanes;
 use crate::physics::motion::Load;
+use crate::physics::trace::f32_divisions_in_f64;
 use crate::physics::wgsl::custom_force_wgsl;
 
 /// The Rust twin of a custom force.
@@ -46,8 +47,9 @@ pub struct CustomForce {
     wgsl: String,
     closure: Option<Arc<CustomForceFn>>,
     origin: String,
-    /// A [`ForceLaw`]'s WGSL, traced in f32 and in f64.
-    traced: Option<Arc<[String; 2]>>,
+    /// A [`ForceLaw`]'s WGSL, traced in f32, in f64, and in f32 with its divisions and
+    /// square roots in f64.
+    traced: Option<Arc<[String; 3]>>,
     /// A [`ForceLaw`] on eight f32 lanes, for the `cpu` backend.
     lanes: Option<Arc<LanesLaw>>,
     /// A [`ForceLaw`] on dual numbers (f64 and f32, each width of [`DUAL_WIDTHS`]), for
@@ -109,6 +111,7 @@ impl CustomForce {
         let traced = [
             custom_force_wgsl::<f32, _>(&*law),
             custom_force_wgsl::<f64, _>(&*law),
+            f32_divisions_in_f64(true, || custom_force_wgsl::<f32, _>(&*law)),
         ];
         let duals = dual_instances(&law);
         let traced_law = Arc::clone(&law);
@@ -160,7 +163,14 @@ impl CustomForce {
 
     /// The WGSL the kernel of `precision` compiles.
     pub(crate) fn wgsl_in(&self, precision: Precision) -> &str {
+        self.wgsl_for(precision, false)
+    }
+
+    /// The WGSL the kernel of `precision` compiles, its f32 divisions and square roots in f64
+    /// if `divisions_in_f64` (a law's; the user's own WGSL is taken as written).
+    pub(crate) fn wgsl_for(&self, precision: Precision, divisions_in_f64: bool) -> &str {
         match (&self.traced, precision) {
+            (Some(traced), Precision::F32) if divisions_in_f64 => &traced[2],
             (Some(traced), Precision::F32) => &traced[0],
             (Some(traced), Precision::F64) => &traced[1],
             (None, _) => &self.wgsl,

@@ -2,7 +2,7 @@
 //! run on [`Traced`] inputs, writes the body of the kernel function that computes the same
 //! thing on the GPU, operation for operation.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::fmt;
 use std::marker::PhantomData;
 use std::ops::{Add, Div, Mul, Neg, Sub};
@@ -86,6 +86,30 @@ fn with_tape<T>(f: impl FnOnce(&mut Tape) -> T) -> T {
 
 thread_local! {
     static TAPE: RefCell<Option<Tape>> = const { RefCell::new(None) };
+    static F32_DIVISIONS_IN_F64: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Runs `generate` with the f32 traces it prints taking each division and square root in
+/// f64 and rounding the result to f32, when `in_f64` is set. Rounding through f64's 53 bits
+/// gives the correctly rounded f32 quotient and root (twice 24 bits and 2 fit in 53), so a
+/// driver whose f64 `/` and `sqrt` are exact and whose f32 ones are not (NVIDIA's, measured
+/// in BENCHMARKS.md) computes the CPU's f32 bits. f64 traces are unchanged.
+pub fn f32_divisions_in_f64<T>(in_f64: bool, generate: impl FnOnce() -> T) -> T {
+    let previous = F32_DIVISIONS_IN_F64.with(|flag| flag.replace(in_f64));
+    let generated = generate();
+    F32_DIVISIONS_IN_F64.with(|flag| flag.set(previous));
+    generated
+}
+
+/// `operation` applied to the WGSL `operands`, through f64 when an f32 trace asks for it
+/// ([`f32_divisions_in_f64`]).
+fn rounded<F: Scalar>(operands: &[String], operation: impl Fn(&[String]) -> String) -> String {
+    if !F::IS_F64 && F32_DIVISIONS_IN_F64.with(Cell::get) {
+        let wide: Vec<String> = operands.iter().map(|x| format!("f64({x})")).collect();
+        format!("f32({})", operation(&wide))
+    } else {
+        operation(operands)
+    }
 }
 
 /// Binds `expression` to a new `let` of the traced function; returns its number.
@@ -197,7 +221,17 @@ macro_rules! binary {
 binary!(Add, add, "+");
 binary!(Sub, sub, "-");
 binary!(Mul, mul, "*");
-binary!(Div, div, "/");
+
+impl<F: Scalar> Div for Traced<F> {
+    type Output = Self;
+    #[inline(never)]
+    fn div(self, o: Self) -> Self {
+        let quotient = rounded::<F>(&[self.to_string(), o.to_string()], |x| {
+            format!("{} / {}", x[0], x[1])
+        });
+        Self::var(bind(quotient, 'v'))
+    }
+}
 
 impl<F: Scalar> Neg for Traced<F> {
     type Output = Self;
@@ -221,7 +255,8 @@ impl<F: Scalar + Into<f64>> Scalar for Traced<F> {
     }
     #[inline(never)]
     fn sqrt(self) -> Self {
-        Self::var(bind(format!("sqrt({self})"), 'v'))
+        let root = rounded::<F>(&[self.to_string()], |x| format!("sqrt({})", x[0]));
+        Self::var(bind(root, 'v'))
     }
     #[inline(never)]
     fn floor(self) -> Self {
@@ -290,6 +325,44 @@ mod tests {
 }
 "
         );
+    }
+
+    /// Under `f32_divisions_in_f64` an f32 trace takes `/` and `sqrt` in f64 and rounds back;
+    /// its other operations, and every f64 trace, print as before.
+    #[test]
+    fn f32_divisions_in_f64_widen_only_division_and_square_root() {
+        let body = |a: Traced<f32>| {
+            let b = a / (a * a + Traced::constant(0.5));
+            format!("    return {};\n", b.sqrt())
+        };
+        let f32_trace = |in_f64| {
+            f32_divisions_in_f64(in_f64, || {
+                trace_function("fn f(a: real) -> real", || body(Traced::input("a")))
+            })
+        };
+        assert_eq!(
+            f32_trace(true),
+            "fn f(a: real) -> real {
+    let v0 = a;
+    let v1 = v0 * v0;
+    let v2 = v1 + real(5e-1);
+    let v3 = f32(f64(v0) / f64(v2));
+    let v4 = f32(sqrt(f64(v3)));
+    return v4;
+}
+"
+        );
+        let native = f32_trace(false);
+        assert!(native.contains("let v3 = v0 / v2;") && native.contains("let v4 = sqrt(v3);"));
+        let f64_trace = f32_divisions_in_f64(true, || {
+            trace_function("fn f(a: real) -> real", || {
+                let a = Traced::<f64>::input("a");
+                format!("    return {};\n", (a / a).sqrt())
+            })
+        });
+        assert!(!f64_trace.contains("f64("), "{f64_trace}");
+        // The setting is scoped: a later trace is native again.
+        assert_eq!(f32_trace(false), native);
     }
 
     /// `if_then` and `repeat` print a block whose results go to `var`s declared before it;

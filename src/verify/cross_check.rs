@@ -3,7 +3,7 @@
 use std::time::{Duration, Instant};
 
 use crate::assembly::crowd::Crowd;
-use crate::backends::gpu::GpuContext;
+use crate::backends::gpu::{GpuContext, GpuOptions, Precision};
 use crate::model::error::Result;
 use crate::simulation::facade::Simulation;
 use crate::verify::compare::{Deviation, differing_bodies};
@@ -48,7 +48,23 @@ fn timed(mut sim: Simulation, steps: u64) -> Result<(Simulation, Duration)> {
 /// has `SHADER_F64`), on the fast CPU path and on the CPU reference, and measures how far
 /// each ends up from the reference.
 pub fn cross_check(crowd: &Crowd, steps: u64, ctx: &GpuContext) -> Result<CrossCheck> {
-    let (gpu, gpu_time) = timed(Simulation::gpu(crowd, ctx)?, steps)?;
+    cross_check_with(crowd, steps, ctx, GpuOptions::default())
+}
+
+/// [`cross_check`] with the f32 GPU run built per `f32_options` (its precision is f32
+/// whatever they say).
+pub fn cross_check_with(
+    crowd: &Crowd,
+    steps: u64,
+    ctx: &GpuContext,
+    f32_options: GpuOptions,
+) -> Result<CrossCheck> {
+    let f32_options = GpuOptions {
+        precision: Precision::F32,
+        ..f32_options
+    };
+    let gpu = Simulation::gpu_with_options(crowd, ctx, f32_options)?;
+    let (gpu, gpu_time) = timed(gpu, steps)?;
     let gpu_f64 = match ctx.supports_f64() {
         true => Some(timed(Simulation::gpu_f64(crowd, ctx)?, steps)?),
         false => None,

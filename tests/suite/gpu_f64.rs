@@ -315,6 +315,31 @@ fn a_custom_force_law_is_bit_identical_to_the_reference() {
     }
 }
 
+/// With `f32_divisions_in_f64` the f32 kernel takes each division and square root in f64
+/// and rounds it to f32: where the f64 ones are exact (lavapipe; NVIDIA's, as BENCHMARKS.md
+/// measured) that is the correctly rounded f32 result, so `gpu` still gives `cpu`'s bits:
+/// every shape, every integrator, and a custom force law (its speed a square root).
+#[test]
+fn f32_divisions_in_f64_keep_the_cpus_bits() {
+    let steps = 301;
+    for integrator in Integrator::ALL {
+        let mut crowd = every_shape(300, 49, integrator, 1e-3);
+        crowd.custom_force = Some(CustomForce::from_law(TurbulentDrag { c: 0.05 }));
+        let fast = run(&crowd, steps, Backend::FastCpu);
+        let options = GpuOptions {
+            f32_divisions_in_f64: true,
+            ..GpuOptions::default()
+        };
+        let mut sim = Simulation::gpu_with_options(&crowd, common::gpu(), options).unwrap();
+        sim.step(steps).unwrap();
+        let differing = differing_bodies(&sim.bodies().unwrap(), &fast);
+        assert_eq!(
+            differing, 0,
+            "{integrator}: {differing} of 300 bodies differ"
+        );
+    }
+}
+
 /// Every scene of `scenes/`, contacts included, under every integrator, for its own step
 /// count or 2,000 steps, whichever is longer.
 #[test]

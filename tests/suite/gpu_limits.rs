@@ -26,7 +26,7 @@ fn a_crowd_past_one_binding_and_65535_workgroups_matches_the_reference() {
         steps_per_dispatch: 2,
         trusted_shader: true,
         precision: Precision::F32,
-        specialized: true,
+        ..GpuOptions::default()
     };
     let crowd = cross_check_crowd(bodies, 21, Integrator::Rk4, 1e-3).unwrap();
 

@@ -83,6 +83,17 @@ fn tangents_of(
         steps_per_dispatch: fuse,
         ..GpuOptions::default()
     };
+    tangents_with(crowd, backend, options, names, steps)
+}
+
+/// [`tangents_of`] with the GPU kernel built per `options` (its precision `backend`'s).
+fn tangents_with(
+    crowd: &Crowd,
+    backend: Backend,
+    options: GpuOptions,
+    names: &[String],
+    steps: u64,
+) -> (Vec<f64>, usize) {
     let mut sim = match backend {
         Backend::Gpu | Backend::GpuF64 => Simulation::gpu_with_options(
             crowd,
@@ -159,6 +170,30 @@ fn gpu_tangents_are_the_cpu_backends_bit_for_bit() {
 /// Bodies frozen mid-run (under `freeze`) keep the tangents of their last good state, on
 /// the GPU as on the CPU: the last block alone reports the fault, and every block stops at
 /// the same step.
+/// With `f32_divisions_in_f64` the f32 tangent kernel takes its divisions and square roots
+/// in f64 and rounds them to f32: where the f64 ones are exact (lavapipe) those are the
+/// correctly rounded f32 results, so `gpu` still carries `cpu`'s tangents bit for bit.
+#[test]
+fn f32_divisions_in_f64_keep_the_cpus_tangents() {
+    for integrator in [Integrator::Rk4, Integrator::LiePoisson] {
+        let crowd = crowd(integrator);
+        let names = [
+            "state".to_string(),
+            "mass".to_string(),
+            "inertia".to_string(),
+        ];
+        let options = GpuOptions {
+            f32_divisions_in_f64: true,
+            ..GpuOptions::default()
+        };
+        let (gpu, gpu_frozen) = tangents_with(&crowd, Backend::Gpu, options, &names, 17);
+        let (cpu, cpu_frozen) = tangents_of(&crowd, Backend::FastCpu, 8, &names, 17);
+        assert_eq!(gpu_frozen, cpu_frozen);
+        assert!(gpu.iter().any(|x| *x != 0.0));
+        assert_eq!(differing(&gpu, &cpu), 0, "{integrator}: of {}", gpu.len());
+    }
+}
+
 #[test]
 fn frozen_bodies_keep_their_tangents_on_the_gpu_as_on_the_cpu() {
     let crowd = crowd(Integrator::Rk4).with_fault_rules(FaultRules {

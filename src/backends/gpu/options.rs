@@ -26,6 +26,11 @@ pub struct GpuOptions {
     /// only if it has planes, so the driver drops the rest. `false` compiles the general
     /// kernel (every case), which gives bit-identical results, slower: for comparison.
     pub specialized: bool,
+    /// f32 kernels only: take each division and square root in f64 and round the result to
+    /// f32. That is the correctly rounded f32 result wherever the driver's f64 `/` and `sqrt`
+    /// are exact, so `gpu` gives `cpu`'s bits on drivers whose f32 ones are approximate, as
+    /// NVIDIA's are (`rigid-crowd info` probes which). Needs `SHADER_F64`.
+    pub f32_divisions_in_f64: bool,
 }
 
 impl Default for GpuOptions {
@@ -36,6 +41,7 @@ impl Default for GpuOptions {
             trusted_shader: true,
             precision: Precision::F32,
             specialized: true,
+            f32_divisions_in_f64: false,
         }
     }
 }
@@ -54,6 +60,23 @@ impl GpuOptions {
     /// Whether the kernel is compiled without bounds checks: asked for, and no custom force.
     pub(crate) fn compiles_trusted(&self, custom_force: Option<&CustomForce>) -> bool {
         self.trusted_shader && custom_force.is_none_or(CustomForce::is_law)
+    }
+
+    /// Whether the kernel's divisions and square roots are taken in f64: asked for, and the
+    /// kernel is f32.
+    pub(crate) fn divides_in_f64(&self) -> bool {
+        self.f32_divisions_in_f64 && self.precision == Precision::F32
+    }
+
+    /// Checks the options against the adapter's limits and features; errors name the option.
+    pub fn validate_for(&self, limits: &wgpu::Limits, supports_f64: bool) -> Result<()> {
+        if self.divides_in_f64() && !supports_f64 {
+            return Err(Error::invalid(
+                "f32_divisions_in_f64",
+                "needs an adapter with SHADER_F64 (`rigid-crowd info` lists them)".to_string(),
+            ));
+        }
+        self.validate(limits)
     }
 
     /// Checks the options against the adapter's limits; errors name the option.
@@ -77,5 +100,35 @@ impl GpuOptions {
             ));
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// f64 divisions need an adapter with SHADER_F64: without one the option is refused in a
+    /// line naming it; an f64 kernel divides in f64 anyway, so there it changes nothing.
+    #[test]
+    fn f32_divisions_in_f64_need_shader_f64() {
+        let limits = wgpu::Limits::default();
+        let options = GpuOptions {
+            f32_divisions_in_f64: true,
+            ..GpuOptions::default()
+        };
+        let refused = options
+            .validate_for(&limits, false)
+            .unwrap_err()
+            .to_string();
+        assert!(refused.contains("f32_divisions_in_f64") && refused.contains("SHADER_F64"));
+        assert!(!refused.contains('\n'), "{refused}");
+        assert!(options.validate_for(&limits, true).is_ok());
+        let f64_kernel = GpuOptions {
+            precision: Precision::F64,
+            ..options
+        };
+        assert!(!f64_kernel.divides_in_f64());
+        assert!(f64_kernel.validate_for(&limits, false).is_ok());
+        assert!(GpuOptions::default().validate_for(&limits, false).is_ok());
     }
 }

@@ -118,7 +118,7 @@ impl GpuSimulation {
         options: GpuOptions,
         first_body: usize,
     ) -> Result<Self> {
-        options.validate(ctx.limits())?;
+        options.validate_for(ctx.limits(), ctx.supports_f64())?;
         let options = options.for_crowd(crowd);
         ctx.check_lost()?;
         ctx.check_precision(options.precision)?;
@@ -597,6 +597,7 @@ impl GpuSimulation {
                 self.options.precision,
                 self.options.workgroup_size,
                 (self.options).compiles_trusted(crowd.custom_force.as_ref()),
+                self.options.divides_in_f64(),
             ),
             &self.spec,
             (crowd, bodies_in_crowd),

@@ -34,6 +34,7 @@ use crate::model::precision::Precision;
 use crate::model::tangent::{Direction, PLANE_NUMBERS, TangentPlan};
 use crate::physics::custom_force::CustomForce;
 use crate::physics::dual_wgsl::{CONSTANT_NUMBERS, MOTION_NUMBERS};
+use crate::physics::trace::f32_divisions_in_f64;
 
 /// The tangent buffers of a piece of a chunk (as many of its bodies as one storage binding
 /// holds the columns of) and the bindings of each block.
@@ -67,7 +68,7 @@ impl GpuTangents {
     /// force's index in `crowd`, however a shard renumbers them.
     pub(crate) fn start(
         ctx: &GpuContext,
-        (precision, workgroup_size, trusted): (Precision, u32, bool),
+        (precision, workgroup_size, trusted, divisions_in_f64): (Precision, u32, bool, bool),
         spec: &KernelSpec,
         (crowd, range): (&Crowd, Range<usize>),
         chunks: &[BufferChunk],
@@ -118,14 +119,16 @@ impl GpuTangents {
                 precision,
                 workgroup_size,
                 trusted,
-                custom_force: custom_force.map(|custom| custom.wgsl_in(precision).to_string()),
+                custom_force: custom_force
+                    .map(|custom| custom.wgsl_for(precision, divisions_in_f64).to_string()),
                 tangent_width: width,
+                divisions_in_f64,
             };
             let pipeline = ctx.pipelines().get_or_build(key, || {
                 build_pipeline(
                     ctx,
                     &layout.pipeline,
-                    (precision, workgroup_size, trusted),
+                    (precision, workgroup_size, trusted, divisions_in_f64),
                     (spec, custom_force),
                     width,
                 )
@@ -316,12 +319,14 @@ pub(crate) fn tangent_bytes_per_body(columns: usize, precision: Precision) -> u6
 fn build_pipeline(
     ctx: &GpuContext,
     layout: &wgpu::PipelineLayout,
-    (precision, workgroup_size, trusted): (Precision, u32, bool),
+    (precision, workgroup_size, trusted, divisions_in_f64): (Precision, u32, bool, bool),
     (spec, custom_force): (&KernelSpec, Option<&CustomForce>),
     width: usize,
 ) -> Result<wgpu::ComputePipeline> {
     let device = &ctx.device;
-    let source = tangent_source(precision, spec, width, custom_force);
+    let source = f32_divisions_in_f64(divisions_in_f64, || {
+        tangent_source(precision, spec, width, custom_force)
+    });
     let constants = [("workgroup_size", workgroup_size as f64)];
     let checks = match trusted {
         true => Checks::Trusted,

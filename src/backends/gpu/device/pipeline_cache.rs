@@ -20,6 +20,8 @@ pub(crate) struct PipelineKey {
     pub custom_force: Option<String>,
     /// The dual width of a tangent kernel (`integrate_tangents`); 0 for the plain kernel.
     pub tangent_width: usize,
+    /// f32 divisions and square roots taken in f64 (`GpuOptions::f32_divisions_in_f64`).
+    pub divisions_in_f64: bool,
 }
 
 /// The pipelines built on one device so far.

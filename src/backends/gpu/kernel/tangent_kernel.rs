@@ -165,6 +165,7 @@ fn force_visit_wgsl(spec: &KernelSpec, custom_law: bool) -> String {
 mod tests {
     use super::*;
     use crate::backends::gpu::device::exact_spirv::{self, Checks};
+    use crate::physics::trace::f32_divisions_in_f64;
 
     /// Every width compiles in both precisions to SPIR-V with exact arithmetic, from the
     /// general kernel's source (every integrator and force kind).
@@ -184,6 +185,34 @@ mod tests {
                     "{precision:?} width {width}: {compiled:?}"
                 );
             }
+        }
+    }
+
+    /// Under `f32_divisions_in_f64` every division and square root of the f32 tangent kernel,
+    /// on values and on derivatives, is taken in f64, and the kernel still compiles.
+    #[test]
+    fn f32_tangent_kernels_divide_in_f64_when_asked() {
+        for width in GPU_WIDTHS {
+            let source = f32_divisions_in_f64(true, || {
+                tangent_source(Precision::F32, &KernelSpec::general(), width, None)
+            });
+            let divisions: Vec<&str> = source
+                .lines()
+                .filter(|l| l.trim_start().starts_with("let "))
+                .filter(|l| l.contains(" / ") || l.contains("sqrt("))
+                .collect();
+            assert!(divisions.len() > 100, "width {width}: {}", divisions.len());
+            for line in &divisions {
+                let widened = line.contains("f32(f64(") || line.contains("f32(sqrt(f64(");
+                assert!(widened, "width {width}: {line}");
+            }
+            let compiled = exact_spirv::compile(
+                &source,
+                ENTRY_POINT,
+                &[("workgroup_size", 64.0)],
+                Checks::Bounded,
+            );
+            assert!(compiled.is_ok(), "width {width}: {compiled:?}");
         }
     }
 }
