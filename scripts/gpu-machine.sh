@@ -1,16 +1,22 @@
 #!/usr/bin/env bash
 # The measurements to take on a machine with a real GPU, in one call that fits a short lease:
 # the adapter's limits, the bit-for-bit checks (gpu == cpu, gpu-f64 == cpu-ref, on the seeded
-# crowd under every integrator and on every scene), then BENCHMARKS.md's "On a GPU machine"
-# bench (split at 1e8 bodies, so that a refusal there cannot lose the smaller sizes) and an
-# f64 bench. Each part has its own time limit, and every output goes to OUT as it is made.
+# crowd under every integrator, on every scene and on the tangents' archives), the GPU's
+# tangent rows, every integrator's cost, then BENCHMARKS.md's "On a GPU machine" bench and an
+# f64 bench. The most wanted come first; each part has its own time limit, and every output
+# goes to OUT as it is made.
 #
-#   scripts/gpu-machine.sh BINARY OUT_DIR
+#   scripts/gpu-machine.sh BINARY OUT_DIR [--full]
+#
+# Without --full the plain benches are shortened (1e5 and 1e7 bodies, workgroup 64, trusted),
+# so that the whole fits about seven minutes of a fifteen-minute lease (the tangent kernels
+# take NVIDIA's compiler 10 to 60 s each).
 set -u
-if [ $# -ne 2 ]; then
-    echo "usage: scripts/gpu-machine.sh BINARY OUT_DIR" >&2
+if [ $# -lt 2 ] || [ $# -gt 3 ] || { [ $# -eq 3 ] && [ "$3" != --full ]; }; then
+    echo "usage: scripts/gpu-machine.sh BINARY OUT_DIR [--full]" >&2
     exit 2
 fi
+full=${3:-}
 bin=$(realpath "$1")
 out=$2
 mkdir -p "$out"
@@ -29,10 +35,19 @@ say "machine"
 { nvidia-smi -L; nproc; uname -r; } 2>&1 | tee -a "$log"
 part 60 "$bin" info
 
-for integrator in rk4 lie_rk4 euler symplectic_euler; do
+# Every integrator `check --help` names.
+integrators=$("$bin" check --help | sed -n 's/.*--integrator <INTEGRATOR>.*(\(.*\)).*/\1/p' | tr -d '`,' | sed 's/ or / /')
+say "integrators: $integrators"
+for integrator in $integrators; do
     part 60 "$bin" check --bodies 100000 --steps 1000 --integrator "$integrator" --no-custom-force
 done
 part 60 "$bin" check --bodies 100000 --steps 1000
+# The f32 kernel with its divisions and square roots in f64: cpu's bits where the f64 ones
+# are exact (info's arithmetic lines say whether they are).
+for integrator in $integrators; do
+    part 60 "$bin" check --bodies 100000 --steps 1000 --integrator "$integrator" \
+        --no-custom-force --f32-divisions-in-f64
+done
 
 scratch=$(mktemp -d)
 for scene in scenes/*.json; do
@@ -63,12 +78,22 @@ for scene in scenes/example.json scenes/floor.json; do
 done
 rm -rf "$scratch"
 
-part 240 "$bin" bench --bodies 1e4..1e7 --steps 32 --backends cpu,gpu --fuse 1,8 \
-    --workgroup-sizes 32,64,128,256 --shader checked,trusted --json "$out/gpu.json" --plot "$out/gpu.svg"
-part 150 "$bin" bench --bodies 1e8 --steps 32 --backends cpu,gpu --fuse 1,8 \
-    --workgroup-sizes 64,256 --shader trusted --repeats 3 --json "$out/gpu-1e8.json"
-part 90 "$bin" bench --bodies 1e5..1e7 --steps 32 --backends cpu-ref,gpu-f64 --fuse 1,8 \
+# Runs of a few milliseconds spread by up to 5x on the H100 (clocks between short
+# dispatches, it seems): every timed run here is long enough to keep the GPU busy.
+part 120 "$bin" bench --bodies 1e6 --steps 64 --backends gpu,gpu-f64 --fuse 8 \
+    --workgroup-sizes 64 --repeats 3 --tangents none,mass,inertia,state --json "$out/gpu-tangents.json"
+part 60 "$bin" bench --bodies 1e7 --steps 256 --backends gpu --fuse 1,8 --f32-division native,f64 \
+    --workgroup-sizes 64 --repeats 5 --json "$out/gpu-division.json"
+part 150 "$bin" integrators --bodies 1000000 --steps 32 --json "$out/integrators.json"
+if [ "$full" = --full ]; then
+    part 240 "$bin" bench --bodies 1e4..1e7 --steps 32 --backends cpu,gpu --fuse 1,8 \
+        --workgroup-sizes 32,64,128,256 --shader checked,trusted --json "$out/gpu.json" --plot "$out/gpu.svg"
+    part 150 "$bin" bench --bodies 1e8 --steps 32 --backends cpu,gpu --fuse 1,8 \
+        --workgroup-sizes 64,256 --shader trusted --repeats 3 --json "$out/gpu-1e8.json"
+else
+    part 90 "$bin" bench --bodies 1e5,1e7 --steps 256 --backends cpu,gpu --fuse 1,8 \
+        --workgroup-sizes 64 --repeats 3 --json "$out/gpu.json"
+fi
+part 90 "$bin" bench --bodies 1e5..1e7 --steps 256 --backends gpu-f64 --fuse 1,8 \
     --workgroup-sizes 64 --repeats 3 --json "$out/gpu-f64.json"
-part 90 "$bin" bench --bodies 1e5 --steps 32 --backends gpu,gpu-f64 --fuse 8 \
-    --workgroup-sizes 64 --repeats 3 --tangents none,mass,state --json "$out/gpu-tangents.json"
 say "done"
