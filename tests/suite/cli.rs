@@ -373,28 +373,26 @@ fn bench_rejects_bad_lists_naming_the_flag() {
     }
 }
 
+/// `integrators` made quick: coarse convergence runs and a small timed crowd.
+const QUICK_INTEGRATORS: [&str; 9] = [
+    "integrators",
+    "--order-dt",
+    "0.01",
+    "--order-time",
+    "1",
+    "--bodies",
+    "64",
+    "--steps",
+    "3",
+];
+
 #[test]
 fn integrators_prints_one_row_per_integrator_and_writes_json() {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("integrators.json");
-    let output = rigid_crowd(
-        &[
-            "integrators",
-            "--order-dt",
-            "0.01",
-            "--order-time",
-            "1",
-            "--long-steps",
-            "200",
-            "--bodies",
-            "64",
-            "--steps",
-            "3",
-            "--json",
-            json.to_str().unwrap(),
-        ],
-        &[],
-    );
+    let mut args = QUICK_INTEGRATORS.to_vec();
+    args.extend(["--long-steps", "200", "--json", json.to_str().unwrap()]);
+    let output = rigid_crowd(&args, &[]);
     assert!(output.status.success(), "{output:?}");
     let stdout = String::from_utf8_lossy(&output.stdout);
     for name in [
@@ -462,24 +460,9 @@ fn integrators_long_run_on_gpu_f64_reads_the_references_numbers() {
     let dir = tempfile::tempdir().unwrap();
     let table = |name: &str, extra: &[&str]| {
         let json = dir.path().join(name);
-        let mut args = vec![
-            "integrators",
-            "--order-dt",
-            "0.01",
-            "--order-time",
-            "1",
-            "--long-steps",
-            "300",
-            "--long-bodies",
-            "3",
-            "--bodies",
-            "64",
-            "--steps",
-            "3",
-            "--no-gpu",
-            "--json",
-            json.to_str().unwrap(),
-        ];
+        let mut args = QUICK_INTEGRATORS.to_vec();
+        args.extend(["--long-steps", "300", "--long-bodies", "3", "--no-gpu"]);
+        args.extend(["--json", json.to_str().unwrap()]);
         args.extend(extra);
         let output = rigid_crowd(&args, &[]);
         assert!(output.status.success(), "{output:?}");
