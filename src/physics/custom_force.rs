@@ -161,11 +161,6 @@ impl CustomForce {
         self.traced.is_some()
     }
 
-    /// The WGSL the kernel of `precision` compiles.
-    pub(crate) fn wgsl_in(&self, precision: Precision) -> &str {
-        self.wgsl_for(precision, false)
-    }
-
     /// The WGSL the kernel of `precision` compiles, its f32 divisions and square roots in f64
     /// if `divisions_in_f64` (a law's; the user's own WGSL is taken as written).
     pub(crate) fn wgsl_for(&self, precision: Precision, divisions_in_f64: bool) -> &str {

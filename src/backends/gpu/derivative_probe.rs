@@ -123,7 +123,7 @@ fn on_device(ctx: &GpuContext, crowd: &Crowd, precision: Precision) -> DeviceRun
         crowd
             .custom_force
             .as_ref()
-            .map(|custom| custom.wgsl_in(precision)),
+            .map(|custom| custom.wgsl_for(precision, false)),
     );
     let source = [kernel.as_str(), PROBE].join("\n");
     let init = |label, contents: &[u8], usage| {

@@ -7,12 +7,11 @@ use crate::backends::gpu::device::exact_spirv::{self, Checks};
 use crate::backends::gpu::device::pipeline_cache::PipelineKey;
 use crate::backends::gpu::kernel::builtins::f32_only_builtins_on_f64;
 use crate::backends::gpu::kernel::kernel_spec::KernelSpec;
-use crate::backends::gpu::kernel::shader::integrate_source;
+use crate::backends::gpu::kernel::shader::kernel_source;
 use crate::backends::gpu::options::GpuOptions;
 use crate::model::error::{Error, Result};
 use crate::model::precision::Precision;
 use crate::physics::custom_force::CustomForce;
-use crate::physics::trace::f32_divisions_in_f64;
 
 /// The `integrate` compute pipeline for `options` and `spec` on `ctx`'s device: from its
 /// cache, or built (see [`build_integrate_pipeline`]) and kept there.
@@ -63,24 +62,6 @@ pub(crate) fn integrate_pipeline(
 /// A custom force of the user's WGSL is code about which none of this can be proven: with one,
 /// the kernel is always compiled with the bounds checks. A [`ForceLaw`](crate::ForceLaw)'s
 /// traced WGSL indexes nothing and loops a constant number of times.
-/// The source `build_integrate_pipeline` compiles: the kernel of `spec` in the options'
-/// precision, its f32 divisions and square roots in f64 if they ask, and the line its custom
-/// force starts on.
-fn kernel_source(
-    options: &GpuOptions,
-    spec: &KernelSpec,
-    custom_force: Option<&CustomForce>,
-) -> (String, u32) {
-    let divisions_in_f64 = options.divides_in_f64();
-    f32_divisions_in_f64(divisions_in_f64, || {
-        integrate_source(
-            options.precision,
-            spec,
-            custom_force.map(|custom| custom.wgsl_for(options.precision, divisions_in_f64)),
-        )
-    })
-}
-
 fn build_integrate_pipeline(
     device: &wgpu::Device,
     options: &GpuOptions,
@@ -239,52 +220,5 @@ fn describe_message(message: &wgpu::CompilationMessage, first_custom_line: u32) 
             at.line_number
         ),
         None => text.to_string(),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::physics::force_law::{ForceInput, ForceLaw};
-    use crate::physics::motion::Load;
-    use crate::physics::scalar::Scalar as Real;
-
-    /// A law whose force is a quotient and a square root.
-    struct Quotient;
-    impl ForceLaw for Quotient {
-        fn load<R: Real>(&self, b: &ForceInput<R>) -> Load<R> {
-            let scale = b.mass.sqrt() / (b.mass + R::constant(1.0));
-            Load {
-                force: b.velocity * scale,
-                torque: b.angular_velocity * scale,
-            }
-        }
-    }
-
-    /// Every division and square root the f32 kernel computes, its custom force law's too,
-    /// is taken in f64 when the options ask, and none when they do not.
-    #[test]
-    fn the_f32_kernel_divides_in_f64_when_asked() {
-        let law = CustomForce::from_law(Quotient);
-        let spec = KernelSpec::general();
-        let divides = |line: &str| {
-            line.trim_start().starts_with("let ")
-                && (line.contains(" / ") || line.contains("sqrt("))
-        };
-        for divisions_in_f64 in [false, true] {
-            let options = GpuOptions {
-                f32_divisions_in_f64: divisions_in_f64,
-                ..GpuOptions::default()
-            };
-            let (source, _) = kernel_source(&options, &spec, Some(&law));
-            let lines: Vec<&str> = source.lines().filter(|l| divides(l)).collect();
-            assert!(lines.len() > 50, "{}", lines.len());
-            let widened = lines.iter().filter(|l| l.contains("f64(")).count();
-            let expected = if divisions_in_f64 { lines.len() } else { 0 };
-            assert_eq!(widened, expected, "divisions in f64: {divisions_in_f64}");
-            let law_source = law.wgsl_for(Precision::F32, divisions_in_f64);
-            assert!(source.contains(law_source));
-            assert_eq!(law_source.contains("f32(f64("), divisions_in_f64);
-        }
     }
 }

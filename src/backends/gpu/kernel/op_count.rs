@@ -80,12 +80,8 @@ pub(crate) fn crowd_kernel_ops(
         options.specialized,
         options.steps_per_dispatch,
     );
-    let custom = crowd
-        .custom_force
-        .as_ref()
-        .map(|c| c.wgsl_in(options.precision));
-    let (source, _) =
-        crate::backends::gpu::kernel::shader::integrate_source(options.precision, &spec, custom);
+    let custom = crowd.custom_force.as_ref();
+    let (source, _) = crate::backends::gpu::kernel::shader::kernel_source(options, &spec, custom);
     count_integrate(&source)
 }
 
@@ -110,7 +106,10 @@ pub(crate) fn crowd_tangent_ops(
     crate::body_steps::tangents::block_widths_among(k, &GPU_WIDTHS)
         .into_iter()
         .map(|width| {
-            let source = tangent_source(options.precision, &spec, width, custom);
+            let source =
+                crate::physics::trace::f32_divisions_in_f64(options.divides_in_f64(), || {
+                    tangent_source(options.precision, &spec, width, custom)
+                });
             let ops = count_entry(&source, ENTRY_POINT)?;
             Ok(ops.per_body_step(options.steps_per_dispatch))
         })

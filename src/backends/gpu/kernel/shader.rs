@@ -5,6 +5,7 @@
 //! one that returns zero) goes last.
 
 use crate::backends::gpu::kernel::kernel_spec::KernelSpec;
+use crate::backends::gpu::options::GpuOptions;
 use crate::model::codes::wgsl_constants;
 use crate::model::fault::{Fault, HEALTHY_STATUS};
 use crate::model::fault_rules::OnFault;
@@ -12,6 +13,8 @@ use crate::model::force::ForceType;
 use crate::model::integrator::Integrator;
 use crate::model::precision::Precision;
 use crate::model::shape::{NO_SHAPE_CODE, ShapeKind};
+use crate::physics::custom_force::CustomForce;
+use crate::physics::trace::f32_divisions_in_f64;
 use crate::physics::wgsl::{contact_wgsl, physics_wgsl};
 
 /// Shared structs and quaternion helpers.
@@ -136,6 +139,24 @@ pub(crate) fn integrate_source(
     (format!("{kernel}\n\n{custom}"), first_custom_line)
 }
 
+/// The source the integration pipeline compiles (and `bench` counts): the kernel of `spec` in the options'
+/// precision, its f32 divisions and square roots in f64 if they ask, and the line its custom
+/// force starts on.
+pub(crate) fn kernel_source(
+    options: &GpuOptions,
+    spec: &KernelSpec,
+    custom_force: Option<&CustomForce>,
+) -> (String, u32) {
+    let divisions_in_f64 = options.divides_in_f64();
+    f32_divisions_in_f64(divisions_in_f64, || {
+        integrate_source(
+            options.precision,
+            spec,
+            custom_force.map(|custom| custom.wgsl_for(options.precision, divisions_in_f64)),
+        )
+    })
+}
+
 /// The physics in `precision`: every formula the kernel computes, generated from its Rust
 /// definition (`src/physics`).
 pub(crate) fn physics_source(precision: Precision) -> String {
@@ -176,6 +197,9 @@ pub(crate) const SHADER_FILES: [(&str, &str); 7] = [
 mod tests {
     use super::*;
     use crate::model::codes::Coded;
+    use crate::physics::force_law::{ForceInput, ForceLaw};
+    use crate::physics::motion::Load;
+    use crate::physics::scalar::Scalar as Real;
 
     #[test]
     fn the_custom_force_starts_on_the_line_reported() {
@@ -321,6 +345,45 @@ mod tests {
                 }),
                 "the contact code lacks `case {constant}`"
             );
+        }
+    }
+
+    /// A law whose force is a quotient and a square root.
+    struct Quotient;
+    impl ForceLaw for Quotient {
+        fn load<R: Real>(&self, b: &ForceInput<R>) -> Load<R> {
+            let scale = b.mass.sqrt() / (b.mass + R::constant(1.0));
+            Load {
+                force: b.velocity * scale,
+                torque: b.angular_velocity * scale,
+            }
+        }
+    }
+
+    /// Every division and square root the f32 kernel computes, its custom force law's too,
+    /// is taken in f64 when the options ask, and none when they do not.
+    #[test]
+    fn the_f32_kernel_divides_in_f64_when_asked() {
+        let law = CustomForce::from_law(Quotient);
+        let spec = KernelSpec::general();
+        let divides = |line: &str| {
+            line.trim_start().starts_with("let ")
+                && (line.contains(" / ") || line.contains("sqrt("))
+        };
+        for divisions_in_f64 in [false, true] {
+            let options = GpuOptions {
+                f32_divisions_in_f64: divisions_in_f64,
+                ..GpuOptions::default()
+            };
+            let (source, _) = kernel_source(&options, &spec, Some(&law));
+            let lines: Vec<&str> = source.lines().filter(|l| divides(l)).collect();
+            assert!(lines.len() > 50, "{}", lines.len());
+            let widened = lines.iter().filter(|l| l.contains("f64(")).count();
+            let expected = if divisions_in_f64 { lines.len() } else { 0 };
+            assert_eq!(widened, expected, "divisions in f64: {divisions_in_f64}");
+            let law_source = law.wgsl_for(Precision::F32, divisions_in_f64);
+            assert!(source.contains(law_source));
+            assert_eq!(law_source.contains("f32(f64("), divisions_in_f64);
         }
     }
 }
