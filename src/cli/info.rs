@@ -3,8 +3,9 @@
 use std::process::ExitCode;
 
 use crate::Result;
-use crate::backends::gpu::device::arithmetic_probe::probe_arithmetic;
-use crate::backends::gpu::{GpuContext, Precision, list_adapters, tangent_bytes_per_body};
+use crate::backends::gpu::{
+    GpuContext, Precision, list_adapters, probe_arithmetic, tangent_bytes_per_body,
+};
 use crate::model::tangent::STATE_COMPONENTS;
 
 pub fn info() -> Result<ExitCode> {

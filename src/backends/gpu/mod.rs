@@ -16,6 +16,9 @@ mod tangents;
 
 pub use crate::model::precision::Precision;
 pub use buffers::{GpuChunk, LAYOUT_VERSION, layout_wgsl};
+pub use device::arithmetic_probe::{
+    ArithmeticReport, OperationReport, PROBED_OPERANDS, probe_arithmetic,
+};
 #[cfg(feature = "cli")]
 pub(crate) use device::context::NO_ADAPTER_HINT;
 pub use device::context::{

@@ -39,6 +39,7 @@ const THROUGH_F64: [&str; 2] = ["a / b via f64", "sqrt(a) via f64"];
 /// One operation's results against the CPU's.
 #[derive(Clone, Debug, PartialEq)]
 pub struct OperationReport {
+    /// The operation, as `info` prints it (`a / b`, `sqrt(a) via f64`).
     pub operation: &'static str,
     /// Results whose bits differ from the CPU's correctly rounded ones.
     pub differing: usize,
@@ -49,11 +50,14 @@ pub struct OperationReport {
 /// An adapter's arithmetic in one precision.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ArithmeticReport {
+    /// The precision the operations ran in.
     pub precision: Precision,
     /// Whether the operations went to the driver as exact SPIR-V (`NoContraction`), as the
     /// kernel does, rather than as WGSL the driver may rearrange.
     pub exact_spirv: bool,
+    /// Operand triples probed.
     pub operands: usize,
+    /// Each operation's results against the CPU's.
     pub operations: Vec<OperationReport>,
 }
 
@@ -189,7 +193,8 @@ fn operand(i: usize, k: usize) -> f64 {
     sign * mantissa * 2f64.powi(exponent)
 }
 
-/// Runs the probe in `precision` on `ctx`'s device.
+/// Runs the probe in `precision` on `ctx`'s device: which operations give the CPU's bits.
+/// Errors if the device lacks `precision` or the probe does not compile.
 pub fn probe_arithmetic(ctx: &GpuContext, precision: Precision) -> Result<ArithmeticReport> {
     ctx.check_precision(precision)?;
     match precision {
