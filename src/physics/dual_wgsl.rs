@@ -17,6 +17,7 @@ use super::motion::{Auxiliaries, Derivative, Load, MassConstants, State, auxilia
 use super::scalar::{Carried, Scalar};
 use super::splitting::{SPLIT_AXES_NUMBERS, SplitAxes};
 use super::trace::{Traced, bind_value, trace_function};
+use super::traced_dual::TracedDual;
 use super::wgsl::shape_switch;
 use crate::model::codes::Coded;
 use crate::model::force::ForceType;
@@ -41,15 +42,15 @@ const PLANE_NUMBERS: usize = 6;
 /// crowd's kernel run for minutes; blocks of 4 compile in seconds.
 pub const TRACED_WIDTHS: [usize; 2] = [1, 4];
 
-type D<F, const W: usize> = Dual<Traced<F>, W>;
+type D<F, const W: usize> = TracedDual<F, W>;
 
 /// Number `i` of the dual array `array`.
 fn read<F: Scalar + Into<f64>, const W: usize>(array: &str, i: usize) -> D<F, W> {
     let at = i * (W + 1);
-    Dual {
+    TracedDual(Dual {
         value: Traced::input(&format!("{array}[{at}]")),
         tangent: std::array::from_fn(|k| Traced::input(&format!("{array}[{}]", at + 1 + k))),
-    }
+    })
 }
 
 /// Numbers `0..n` of the dual array `array`.
@@ -61,7 +62,7 @@ fn read_all<F: Scalar + Into<f64>, const W: usize>(array: &str, n: usize) -> Vec
 fn array_of<F, const W: usize>(numbers: &[D<F, W>]) -> String {
     let items: Vec<String> = numbers
         .iter()
-        .flat_map(|d| std::iter::once(d.value).chain(d.tangent))
+        .flat_map(|d| std::iter::once(d.0.value).chain(d.0.tangent))
         .map(|x| x.to_string())
         .collect();
     format!("array<real, {}>({})", items.len(), items.join(", "))
@@ -238,7 +239,7 @@ pub fn dual_physics_wgsl<F: Scalar + Into<f64>, const W: usize>() -> String {
         || {
             let p = parameters_of::<F, W>("p");
             let mut total = load_of("total");
-            let scale = Dual::fixed(Traced::input("scale"));
+            let scale = TracedDual::fixed("scale");
             add_scaled(p.vectors[0], p.vectors[1], scale, &mut total);
             format!("    return {};\n", array_of(&load_numbers(&total)))
         },
@@ -274,7 +275,7 @@ pub fn dual_contact_wgsl<F: Scalar + Into<f64>, const W: usize>(shapes: &[ShapeK
                 &motion_of::<F, W>("start"),
                 &motion_of("next"),
                 &constants_of("c"),
-                Dual::fixed(Traced::input("h")),
+                TracedDual::fixed("h"),
             );
             format!("    return {};\n", array_of(&[a.x, a.y, a.z]))
         },
@@ -289,7 +290,7 @@ pub fn dual_contact_wgsl<F: Scalar + Into<f64>, const W: usize>(shapes: &[ShapeK
                  -> DualMotion"
             ),
             || {
-                let fixed = |x: &str| Dual::fixed(Traced::input(x));
+                let fixed = TracedDual::<F, W>::fixed;
                 let shape = ShapeConstants {
                     kind,
                     dims: Vec3::new(fixed("shape.x"), fixed("shape.y"), fixed("shape.z")),
@@ -347,7 +348,7 @@ fn custom_force_over<F: Scalar + Into<f64>, const W: usize, L: ForceLaw>(law: &L
                 angular_velocity: aux.angular_velocity,
                 mass: mass.mass,
                 time: read("t", 0),
-                body: Dual::fixed(Traced::input("real(body)")),
+                body: TracedDual::fixed("real(body)"),
             });
             let mut total = load_of("total");
             total.force = total.force + load.force;
@@ -377,10 +378,7 @@ fn step_wgsl<F: Scalar + Into<f64>, const W: usize>(integrator: Integrator) -> S
             ));
             derivative_of::<F, W>(&k)
         };
-        let (t, h) = (
-            Dual::fixed(Traced::input("t")),
-            Dual::fixed(Traced::input("h")),
-        );
+        let (t, h) = (TracedDual::fixed("t"), TracedDual::fixed("h"));
         let next = step(integrator, &y, &mass, &axes, t, h, &mut f);
         format!("    return {};\n", array_of(&next.to_scalars()))
     })

@@ -23,5 +23,6 @@ pub(crate) mod profile;
 pub mod scalar;
 pub mod splitting;
 pub mod trace;
+pub(crate) mod traced_dual;
 pub mod trig;
 pub mod wgsl;
