@@ -15,4 +15,9 @@ pub fn describe_options(o: &GpuOptions) -> String {
         }
     ) + if o.specialized { "" } else { ", general" }
         + if o.divides_in_f64() { ", / in f64" } else { "" }
+        + &if o.widest_tangent_block == GpuOptions::default().widest_tangent_block {
+            String::new()
+        } else {
+            format!(", blocks of {}", o.widest_tangent_block)
+        }
 }

@@ -48,6 +48,10 @@ pub struct BenchArgs {
     /// ones are, as `rigid-crowd info` probes; needs SHADER_F64), or both.
     #[arg(long, default_value = "native")]
     f32_division: String,
+    /// The widest block of directions the GPU tangent kernels carry at once: `4`, `1`, or a
+    /// list (`4,1`), one row each.
+    #[arg(long, default_value = "4")]
+    tangent_blocks: String,
     /// What the crowd feels: `gravity-drag`, `every-force` (every force kind, keyframes and
     /// a custom force) or `contacts` (gravity and drag in a pit of five planes).
     #[arg(long, default_value = "gravity-drag")]
@@ -139,6 +143,11 @@ fn plan(args: &BenchArgs) -> Result<BenchPlan> {
         "f64" => Some(vec![true]),
         _ => None,
     })?;
+    let tangent_blocks = list("--tangent-blocks", &args.tangent_blocks, |p| match p {
+        "4" => Some(vec![4]),
+        "1" => Some(vec![1]),
+        _ => None,
+    })?;
     let specialized = list("--kernel", &args.kernel, |p| match p {
         "specialized" => Some(vec![true]),
         "general" => Some(vec![false]),
@@ -152,14 +161,17 @@ fn plan(args: &BenchArgs) -> Result<BenchPlan> {
             for &trusted_shader in &trusted {
                 for &specialized in &specialized {
                     for &f32_divisions_in_f64 in &divisions_in_f64 {
-                        gpu_variants.push(GpuOptions {
-                            workgroup_size,
-                            steps_per_dispatch,
-                            trusted_shader,
-                            specialized,
-                            f32_divisions_in_f64,
-                            ..GpuOptions::default()
-                        });
+                        for &widest_tangent_block in &tangent_blocks {
+                            gpu_variants.push(GpuOptions {
+                                workgroup_size,
+                                steps_per_dispatch,
+                                trusted_shader,
+                                specialized,
+                                f32_divisions_in_f64,
+                                widest_tangent_block,
+                                ..GpuOptions::default()
+                            });
+                        }
                     }
                 }
             }

@@ -194,6 +194,34 @@ fn f32_divisions_in_f64_keep_the_cpus_tangents() {
     }
 }
 
+/// Blocks of one direction each (`widest_tangent_block: 1`) carry each direction through
+/// the same operations as blocks of four: the tangents are the CPU backends' bits in both
+/// precisions.
+#[test]
+fn blocks_of_one_direction_carry_the_same_tangents() {
+    let crowd = crowd(Integrator::LieRk4);
+    let names = ["state".to_string(), "forces[1].linear".to_string()];
+    for (gpu, cpu) in [
+        (Backend::Gpu, Backend::FastCpu),
+        (Backend::GpuF64, Backend::Reference),
+    ] {
+        let options = GpuOptions {
+            widest_tangent_block: 1,
+            ..GpuOptions::default()
+        };
+        let (ones, frozen) = tangents_with(&crowd, gpu, options, &names, 19);
+        let (reference, cpu_frozen) = tangents_of(&crowd, cpu, 8, &names, 19);
+        assert_eq!(frozen, cpu_frozen);
+        assert!(ones.iter().any(|x| *x != 0.0));
+        assert_eq!(
+            differing(&ones, &reference),
+            0,
+            "{gpu:?}: of {}",
+            ones.len()
+        );
+    }
+}
+
 #[test]
 fn frozen_bodies_keep_their_tangents_on_the_gpu_as_on_the_cpu() {
     let crowd = crowd(Integrator::Rk4).with_fault_rules(FaultRules {

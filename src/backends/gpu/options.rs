@@ -5,6 +5,7 @@ use crate::assembly::crowd::Crowd;
 use crate::model::error::{Error, Result};
 use crate::model::precision::Precision;
 use crate::physics::custom_force::CustomForce;
+use crate::physics::dual_wgsl::TRACED_WIDTHS;
 
 /// How the GPU kernel is built: its precision, and tuning choices that give the same physics
 /// and differ in speed.
@@ -31,6 +32,11 @@ pub struct GpuOptions {
     /// are exact, so `gpu` gives `cpu`'s bits on drivers whose f32 ones are approximate, as
     /// NVIDIA's are (`rigid-crowd info` probes which). Needs `SHADER_F64`.
     pub f32_divisions_in_f64: bool,
+    /// The widest block of directions a tangent kernel carries at once: 4 (the default) or 1.
+    /// Each block runs the whole step. On lavapipe blocks of 4 are the faster; on an H100 the
+    /// 4-wide kernels ran at 40% to 60% of the 1-wide one's operations per second
+    /// (BENCHMARKS.md). The tangents are the same bits either way.
+    pub widest_tangent_block: usize,
 }
 
 impl Default for GpuOptions {
@@ -42,6 +48,7 @@ impl Default for GpuOptions {
             precision: Precision::F32,
             specialized: true,
             f32_divisions_in_f64: false,
+            widest_tangent_block: 4,
         }
     }
 }
@@ -93,6 +100,15 @@ impl GpuOptions {
                 ),
             ));
         }
+        if !TRACED_WIDTHS.contains(&self.widest_tangent_block) {
+            return Err(Error::invalid(
+                "widest_tangent_block",
+                format!(
+                    "must be one of {TRACED_WIDTHS:?}, got {}",
+                    self.widest_tangent_block
+                ),
+            ));
+        }
         if self.steps_per_dispatch == 0 {
             return Err(Error::invalid(
                 "steps_per_dispatch",
@@ -130,5 +146,25 @@ mod tests {
         assert!(!f64_kernel.divides_in_f64());
         assert!(f64_kernel.validate_for(&limits, false).is_ok());
         assert!(GpuOptions::default().validate_for(&limits, false).is_ok());
+    }
+
+    /// The tangent kernels are traced in blocks of 1 and 4 only: another widest block is
+    /// refused in one line naming the option.
+    #[test]
+    fn the_widest_tangent_block_is_a_traced_width() {
+        let limits = wgpu::Limits::default();
+        for (widest, ok) in [(1, true), (4, true), (0, false), (2, false), (16, false)] {
+            let options = GpuOptions {
+                widest_tangent_block: widest,
+                ..GpuOptions::default()
+            };
+            match options.validate(&limits) {
+                Ok(()) => assert!(ok, "{widest} accepted"),
+                Err(e) => {
+                    assert!(!ok, "{widest}: {e}");
+                    assert!(e.to_string().contains("widest_tangent_block"), "{e}");
+                }
+            }
+        }
     }
 }

@@ -23,10 +23,10 @@ use crate::backends::gpu::device::pipeline_cache::PipelineKey;
 use crate::backends::gpu::device::readback::read_buffer;
 use crate::backends::gpu::kernel::kernel_spec::KernelSpec;
 use crate::backends::gpu::kernel::layout::RecordSizes;
-use crate::backends::gpu::kernel::tangent_kernel::{ENTRY_POINT, GPU_WIDTHS, tangent_source};
+use crate::backends::gpu::kernel::tangent_kernel::{ENTRY_POINT, gpu_blocks, tangent_source};
 use crate::body_steps::carried::CarriedTangents;
 use crate::body_steps::derivative::Primal;
-use crate::body_steps::tangents::{block_widths_among, constant_seeds, directions_of};
+use crate::body_steps::tangents::{constant_seeds, directions_of};
 use crate::model::body::Body;
 use crate::model::error::{Error, Result};
 use crate::model::force::ForceKind;
@@ -68,7 +68,13 @@ impl GpuTangents {
     /// force's index in `crowd`, however a shard renumbers them.
     pub(crate) fn start(
         ctx: &GpuContext,
-        (precision, workgroup_size, trusted, divisions_in_f64): (Precision, u32, bool, bool),
+        (precision, workgroup_size, trusted, divisions_in_f64, widest_block): (
+            Precision,
+            u32,
+            bool,
+            bool,
+            usize,
+        ),
         spec: &KernelSpec,
         (crowd, range): (&Crowd, Range<usize>),
         chunks: &[BufferChunk],
@@ -101,7 +107,7 @@ impl GpuTangents {
         let mut blocks = Vec::new();
         let mut spans = Vec::new();
         let mut first_column = 0;
-        let widths = block_widths_among(k, &GPU_WIDTHS);
+        let widths = gpu_blocks(k, widest_block);
         for (b, &width) in widths.iter().enumerate() {
             let carried = width.min(k - first_column);
             spans.push(TangentBlock {

@@ -93,7 +93,7 @@ pub(crate) fn crowd_tangent_ops(
     options: &crate::backends::gpu::GpuOptions,
     k: usize,
 ) -> Result<f64, String> {
-    use crate::backends::gpu::kernel::tangent_kernel::{ENTRY_POINT, GPU_WIDTHS, tangent_source};
+    use crate::backends::gpu::kernel::tangent_kernel::{ENTRY_POINT, gpu_blocks, tangent_source};
     let table = crate::assembly::force_table::ForceTable::new(crowd, crowd.bodies.len());
     let spec = crate::backends::gpu::kernel::kernel_spec::KernelSpec::for_crowd(
         crowd,
@@ -103,7 +103,7 @@ pub(crate) fn crowd_tangent_ops(
     )
     .for_shapes_of(&crowd.bodies);
     let custom = crowd.custom_force.as_ref();
-    crate::body_steps::tangents::block_widths_among(k, &GPU_WIDTHS)
+    gpu_blocks(k, options.widest_tangent_block)
         .into_iter()
         .map(|width| {
             let source =

@@ -16,6 +16,13 @@ use crate::physics::dual_wgsl::{TRACED_WIDTHS, dual_contact_wgsl, dual_physics_w
 /// The widths of the GPU's dual blocks: those the physics over duals is traced in.
 pub(crate) const GPU_WIDTHS: [usize; 2] = TRACED_WIDTHS;
 
+/// The blocks a tangent kernel carries `k` directions in, none wider than `widest`
+/// (`GpuOptions::widest_tangent_block`), chosen by the CPU's cost model.
+pub(crate) fn gpu_blocks(k: usize, widest: usize) -> Vec<usize> {
+    let widths: Vec<usize> = GPU_WIDTHS.into_iter().filter(|&w| w <= widest).collect();
+    crate::body_steps::tangents::block_widths_among(k, &widths)
+}
+
 /// The entry point of the tangent kernel.
 pub(crate) const ENTRY_POINT: &str = "integrate_tangents";
 
@@ -214,5 +221,16 @@ mod tests {
             );
             assert!(compiled.is_ok(), "width {width}: {compiled:?}");
         }
+    }
+
+    /// The Jacobian's 13 directions go in blocks of 4 and a 1 by default, in 13 blocks of 1
+    /// when no block may be wider; every direction is carried once either way.
+    #[test]
+    fn blocks_are_no_wider_than_asked() {
+        let fours = gpu_blocks(13, 4);
+        assert!(fours.contains(&4) && fours.iter().all(|w| GPU_WIDTHS.contains(w)));
+        assert!(fours.iter().sum::<usize>() >= 13 && fours.len() < 13);
+        assert_eq!(gpu_blocks(13, 1), vec![1; 13]);
+        assert_eq!(gpu_blocks(1, 4), vec![1]);
     }
 }
