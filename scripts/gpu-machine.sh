@@ -80,7 +80,7 @@ rm -rf "$scratch"
 
 # Runs of a few milliseconds spread by up to 5x on the H100 (clocks between short
 # dispatches, it seems): every timed run here is long enough to keep the GPU busy.
-part 120 "$bin" bench --bodies 1e6 --steps 64 --backends gpu,gpu-f64 --fuse 8 \
+part 180 "$bin" bench --bodies 1e6 --steps 64 --backends gpu,gpu-f64 --fuse 8 --tangent-blocks 4,1 \
     --workgroup-sizes 64 --repeats 3 --tangents none,mass,inertia,state --json "$out/gpu-tangents.json"
 part 60 "$bin" bench --bodies 1e7 --steps 256 --backends gpu --fuse 1,8 --f32-division native,f64 \
     --workgroup-sizes 64 --repeats 5 --json "$out/gpu-division.json"
