@@ -34,7 +34,6 @@ use crate::model::precision::Precision;
 use crate::model::tangent::{Direction, PLANE_NUMBERS, TangentPlan};
 use crate::physics::custom_force::CustomForce;
 use crate::physics::dual_wgsl::{CONSTANT_NUMBERS, MOTION_NUMBERS};
-use crate::physics::trace::f32_divisions_in_f64;
 
 /// The tangent buffers of a piece of a chunk (as many of its bodies as one storage binding
 /// holds the columns of) and the bindings of each block.
@@ -330,9 +329,7 @@ fn build_pipeline(
     width: usize,
 ) -> Result<wgpu::ComputePipeline> {
     let device = &ctx.device;
-    let source = f32_divisions_in_f64(divisions_in_f64, || {
-        tangent_source(precision, spec, width, custom_force)
-    });
+    let source = tangent_source((precision, divisions_in_f64), spec, width, custom_force);
     let constants = [("workgroup_size", workgroup_size as f64)];
     let checks = match trusted {
         true => Checks::Trusted,

@@ -16,7 +16,7 @@ use crate::backends::gpu::device::context::{GpuContext, one_line};
 use crate::backends::gpu::device::exact_spirv::{self, Checks};
 use crate::backends::gpu::device::readback::read_buffer;
 use crate::model::error::{Error, Result};
-use crate::model::precision::Precision;
+use crate::model::precision::{Precision, Real};
 
 /// Operand triples `(a, b, c)` probed per precision.
 pub const PROBED_OPERANDS: usize = 1 << 16;
@@ -100,16 +100,12 @@ impl ArithmeticReport {
 
 /// A scalar the probe runs in: its bits as a signed integer line, so that the distance
 /// between two finite values of one sign is their ulp distance.
-trait Probed: bytemuck::Pod + PartialEq + Copy {
-    fn from_f64(value: f64) -> Self;
+trait Probed: Real + Copy {
     fn ordered_bits(self) -> i64;
     fn operations(a: Self, b: Self, c: Self) -> Vec<Self>;
 }
 
 impl Probed for f32 {
-    fn from_f64(value: f64) -> Self {
-        value as f32
-    }
     fn ordered_bits(self) -> i64 {
         let bits = self.to_bits() as i32;
         (if bits < 0 { i32::MIN - bits } else { bits }) as i64
@@ -131,9 +127,6 @@ impl Probed for f32 {
 }
 
 impl Probed for f64 {
-    fn from_f64(value: f64) -> Self {
-        value
-    }
     fn ordered_bits(self) -> i64 {
         let bits = self.to_bits() as i64;
         if bits < 0 { i64::MIN - bits } else { bits }

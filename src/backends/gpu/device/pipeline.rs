@@ -22,19 +22,19 @@ pub(crate) fn integrate_pipeline(
     custom_force: Option<&CustomForce>,
 ) -> Result<wgpu::ComputePipeline> {
     let trusted = options.compiles_trusted(custom_force);
+    let divisions_in_f64 = options.divides_in_f64();
     let key = PipelineKey {
         spec: spec.clone(),
         precision: options.precision,
         workgroup_size: options.workgroup_size,
         trusted,
         custom_force: custom_force.map(|custom| {
-            let divisions_in_f64 = options.divides_in_f64();
             custom
                 .wgsl_for(options.precision, divisions_in_f64)
                 .to_string()
         }),
         tangent_width: 0,
-        divisions_in_f64: options.divides_in_f64(),
+        divisions_in_f64,
     };
     ctx.pipelines().get_or_build(key, || {
         build_integrate_pipeline(&ctx.device, options, spec, custom_force, trusted)

@@ -106,10 +106,8 @@ pub(crate) fn crowd_tangent_ops(
     gpu_blocks(k, options.widest_tangent_block)
         .into_iter()
         .map(|width| {
-            let source =
-                crate::physics::trace::f32_divisions_in_f64(options.divides_in_f64(), || {
-                    tangent_source(options.precision, &spec, width, custom)
-                });
+            let arithmetic = (options.precision, options.divides_in_f64());
+            let source = tangent_source(arithmetic, &spec, width, custom);
             let ops = count_entry(&source, ENTRY_POINT)?;
             Ok(ops.per_body_step(options.steps_per_dispatch))
         })

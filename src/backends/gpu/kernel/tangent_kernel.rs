@@ -12,6 +12,7 @@ use crate::model::precision::Precision;
 use crate::model::shape::ShapeKind;
 use crate::physics::custom_force::CustomForce;
 use crate::physics::dual_wgsl::{TRACED_WIDTHS, dual_contact_wgsl, dual_physics_wgsl};
+use crate::physics::trace::f32_divisions_in_f64;
 
 /// The widths of the GPU's dual blocks: those the physics over duals is traced in.
 pub(crate) const GPU_WIDTHS: [usize; 2] = TRACED_WIDTHS;
@@ -31,7 +32,21 @@ pub(crate) const ENTRY_POINT: &str = "integrate_tangents";
 /// integrators and force kinds only, as the plain kernel has (a driver inlines every call,
 /// and each case is the physics over duals at every stage). A crowd's custom force comes in
 /// as its law traced over duals; one that is not a law has no case (the host refuses it).
+/// Its f32 divisions and square roots are taken in f64 if `divisions_in_f64`
+/// (`GpuOptions::f32_divisions_in_f64`).
 pub(crate) fn tangent_source(
+    (precision, divisions_in_f64): (Precision, bool),
+    spec: &KernelSpec,
+    width: usize,
+    custom_force: Option<&CustomForce>,
+) -> String {
+    f32_divisions_in_f64(divisions_in_f64, || {
+        traced_tangent_source(precision, spec, width, custom_force)
+    })
+}
+
+/// [`tangent_source`] in the divisions the trace is set to print.
+fn traced_tangent_source(
     precision: Precision,
     spec: &KernelSpec,
     width: usize,
@@ -172,7 +187,6 @@ fn force_visit_wgsl(spec: &KernelSpec, custom_law: bool) -> String {
 mod tests {
     use super::*;
     use crate::backends::gpu::device::exact_spirv::{self, Checks};
-    use crate::physics::trace::f32_divisions_in_f64;
 
     /// Every width compiles in both precisions to SPIR-V with exact arithmetic, from the
     /// general kernel's source (every integrator and force kind).
@@ -180,7 +194,8 @@ mod tests {
     fn every_width_compiles_in_both_precisions() {
         for precision in [Precision::F32, Precision::F64] {
             for width in GPU_WIDTHS {
-                let source = tangent_source(precision, &KernelSpec::general(), width, None);
+                let source =
+                    tangent_source((precision, false), &KernelSpec::general(), width, None);
                 let compiled = exact_spirv::compile(
                     &source,
                     ENTRY_POINT,
@@ -200,9 +215,8 @@ mod tests {
     #[test]
     fn f32_tangent_kernels_divide_in_f64_when_asked() {
         for width in GPU_WIDTHS {
-            let source = f32_divisions_in_f64(true, || {
-                tangent_source(Precision::F32, &KernelSpec::general(), width, None)
-            });
+            let source =
+                tangent_source((Precision::F32, true), &KernelSpec::general(), width, None);
             let divisions: Vec<&str> = source
                 .lines()
                 .filter(|l| l.trim_start().starts_with("let "))
