@@ -15,9 +15,8 @@ pub fn describe_options(o: &GpuOptions) -> String {
         }
     ) + if o.specialized { "" } else { ", general" }
         + if o.divides_in_f64() { ", / in f64" } else { "" }
-        + &if o.widest_tangent_block == GpuOptions::default().widest_tangent_block {
-            String::new()
-        } else {
-            format!(", blocks of {}", o.widest_tangent_block)
+        + &match o.widest_tangent_block {
+            None => String::new(),
+            Some(widest) => format!(", blocks of {widest}"),
         }
 }

@@ -379,10 +379,11 @@ impl BenchPlan {
             Some(moved * row.body_steps_per_second / copy_bytes_per_second);
         // The bytes moved are the plain kernel's; the operations, the tangent blocks'.
         if let Some(plan) = tangents.and(sim.tangent_plan()) {
+            let widest = options.tangent_block_on(devices[0].adapter_info().device_type);
             row.ops_per_body_step = crate::backends::gpu::kernel::op_count::crowd_tangent_ops(
                 crowd,
                 &options,
-                plan.width(),
+                (plan.width(), widest),
             )
             .ok();
             row.fraction_of_copy_bandwidth = None;

@@ -48,9 +48,10 @@ pub struct BenchArgs {
     /// ones are, as `rigid-crowd info` probes; needs SHADER_F64), or both.
     #[arg(long, default_value = "native")]
     f32_division: String,
-    /// The widest block of directions the GPU tangent kernels carry at once: `4`, `1`, or a
-    /// list (`4,1`), one row each.
-    #[arg(long, default_value = "4")]
+    /// The widest block of directions the GPU tangent kernels carry at once: `4`, `1`,
+    /// `auto` (the adapter's: 4 on a CPU adapter such as lavapipe, 1 on a GPU), or a list
+    /// (`4,1`), one row each.
+    #[arg(long, default_value = "auto")]
     tangent_blocks: String,
     /// What the crowd feels: `gravity-drag`, `every-force` (every force kind, keyframes and
     /// a custom force) or `contacts` (gravity and drag in a pit of five planes).
@@ -144,8 +145,9 @@ fn plan(args: &BenchArgs) -> Result<BenchPlan> {
         _ => None,
     })?;
     let tangent_blocks = list("--tangent-blocks", &args.tangent_blocks, |p| match p {
-        "4" => Some(vec![4]),
-        "1" => Some(vec![1]),
+        "auto" => Some(vec![None]),
+        "4" => Some(vec![Some(4)]),
+        "1" => Some(vec![Some(1)]),
         _ => None,
     })?;
     let specialized = list("--kernel", &args.kernel, |p| match p {

@@ -363,6 +363,9 @@ fn bench_rejects_bad_lists_naming_the_flag() {
         ("--kernel", "fastest"),
         ("--workload", "vortex"),
         ("--threads", "0"),
+        ("--f32-division", "fast"),
+        ("--tangent-blocks", "2"),
+        ("--tangent-blocks", "auto,16"),
     ] {
         let output = rigid_crowd(&["bench", flag, value], &[]);
         let line = common::error_line(&output);

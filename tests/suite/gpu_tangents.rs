@@ -194,7 +194,7 @@ fn f32_divisions_in_f64_keep_the_cpus_tangents() {
     }
 }
 
-/// Blocks of one direction each (`widest_tangent_block: 1`) carry each direction through
+/// Blocks of one direction each (`widest_tangent_block: Some(1)`, a GPU's default) carry each direction through
 /// the same operations as blocks of four: the tangents are the CPU backends' bits in both
 /// precisions.
 #[test]
@@ -206,7 +206,7 @@ fn blocks_of_one_direction_carry_the_same_tangents() {
         (Backend::GpuF64, Backend::Reference),
     ] {
         let options = GpuOptions {
-            widest_tangent_block: 1,
+            widest_tangent_block: Some(1),
             ..GpuOptions::default()
         };
         let (ones, frozen) = tangents_with(&crowd, gpu, options, &names, 19);

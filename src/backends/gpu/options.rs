@@ -32,11 +32,12 @@ pub struct GpuOptions {
     /// are exact, so `gpu` gives `cpu`'s bits on drivers whose f32 ones are approximate, as
     /// NVIDIA's are (`rigid-crowd info` probes which). Needs `SHADER_F64`.
     pub f32_divisions_in_f64: bool,
-    /// The widest block of directions a tangent kernel carries at once: 4 (the default) or 1.
-    /// Each block runs the whole step. On lavapipe blocks of 4 are the faster; on an H100 the
-    /// 4-wide kernels ran at 40% to 60% of the 1-wide one's operations per second
-    /// (BENCHMARKS.md). The tangents are the same bits either way.
-    pub widest_tangent_block: usize,
+    /// The widest block of directions a tangent kernel carries at once: 4 or 1, or `None`
+    /// (the default) for the adapter's: 4 on a CPU adapter such as lavapipe, 1 on a GPU
+    /// ([`Self::tangent_block_on`]). Each block runs the whole step. On lavapipe the Jacobian
+    /// runs 1.7x faster in blocks of 4; on an H100 it ran 2.0x (f32) and 2.7x (f64) faster in
+    /// blocks of 1 (BENCHMARKS.md). The tangents are the same bits either way.
+    pub widest_tangent_block: Option<usize>,
 }
 
 impl Default for GpuOptions {
@@ -48,7 +49,7 @@ impl Default for GpuOptions {
             precision: Precision::F32,
             specialized: true,
             f32_divisions_in_f64: false,
-            widest_tangent_block: 4,
+            widest_tangent_block: None,
         }
     }
 }
@@ -73,6 +74,18 @@ impl GpuOptions {
     /// kernel is f32.
     pub(crate) fn divides_in_f64(&self) -> bool {
         self.f32_divisions_in_f64 && self.precision == Precision::F32
+    }
+
+    /// The widest tangent block on an adapter of `device_type`: the one asked for, else 4 on
+    /// a CPU adapter (whose vector units a wide block fills) and 1 on a GPU (where a wide
+    /// block's registers cost more than its shared primal saves).
+    pub fn tangent_block_on(&self, device_type: wgpu::DeviceType) -> usize {
+        self.widest_tangent_block
+            .unwrap_or(if device_type == wgpu::DeviceType::Cpu {
+                4
+            } else {
+                1
+            })
     }
 
     /// Checks the options against the adapter's limits and features; errors name the option.
@@ -100,13 +113,12 @@ impl GpuOptions {
                 ),
             ));
         }
-        if !TRACED_WIDTHS.contains(&self.widest_tangent_block) {
+        if let Some(widest) = self.widest_tangent_block
+            && !TRACED_WIDTHS.contains(&widest)
+        {
             return Err(Error::invalid(
                 "widest_tangent_block",
-                format!(
-                    "must be one of {TRACED_WIDTHS:?}, got {}",
-                    self.widest_tangent_block
-                ),
+                format!("must be one of {TRACED_WIDTHS:?}, got {widest}"),
             ));
         }
         if self.steps_per_dispatch == 0 {
@@ -155,7 +167,7 @@ mod tests {
         let limits = wgpu::Limits::default();
         for (widest, ok) in [(1, true), (4, true), (0, false), (2, false), (16, false)] {
             let options = GpuOptions {
-                widest_tangent_block: widest,
+                widest_tangent_block: Some(widest),
                 ..GpuOptions::default()
             };
             match options.validate(&limits) {
@@ -165,6 +177,25 @@ mod tests {
                     assert!(e.to_string().contains("widest_tangent_block"), "{e}");
                 }
             }
+        }
+    }
+
+    /// Unasked, the block is 4 on a CPU adapter and 1 on a GPU; asked, it is the one asked for.
+    #[test]
+    fn the_widest_tangent_block_follows_the_adapter_unless_asked() {
+        use wgpu::DeviceType::{Cpu, DiscreteGpu, IntegratedGpu, VirtualGpu};
+        let unasked = GpuOptions::default();
+        assert_eq!(unasked.tangent_block_on(Cpu), 4);
+        for gpu in [DiscreteGpu, IntegratedGpu, VirtualGpu] {
+            assert_eq!(unasked.tangent_block_on(gpu), 1);
+        }
+        for asked in [1, 4] {
+            let options = GpuOptions {
+                widest_tangent_block: Some(asked),
+                ..unasked
+            };
+            assert_eq!(options.tangent_block_on(Cpu), asked);
+            assert_eq!(options.tangent_block_on(DiscreteGpu), asked);
         }
     }
 }

@@ -598,7 +598,7 @@ impl GpuSimulation {
                 self.options.workgroup_size,
                 (self.options).compiles_trusted(crowd.custom_force.as_ref()),
                 self.options.divides_in_f64(),
-                self.options.widest_tangent_block,
+                (self.options).tangent_block_on(self.ctx.adapter_info().device_type),
             ),
             &self.spec,
             (crowd, bodies_in_crowd),
