@@ -358,6 +358,60 @@ fn a_killed_run_resumes_over_its_ranks_to_the_uninterrupted_bytes() {
     );
 }
 
+/// `gpu` with its f32 divisions in f64 over 2 ranks, checkpointed and resumed over 2 ranks:
+/// the resumed run says it kept the setting and ends at the bytes of the uninterrupted
+/// one-process run and of `cpu` (lavapipe's f64 divisions are exact).
+#[test]
+fn f32_divisions_in_f64_over_ranks_resume_to_one_process_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let scene = scene(dir.path(), 37);
+    let path = |name: &str| dir.path().join(name);
+    let run = |out: &Path, backend: &str, extra: &[&str]| {
+        let mut args = vec!["run", s(&scene), "--backend", backend, "--out", s(out)];
+        args.extend_from_slice(extra);
+        args.iter().map(|a| a.to_string()).collect::<Vec<_>>()
+    };
+    let go = |count: usize, args: Vec<String>| {
+        let a: Vec<&str> = args.iter().map(String::as_str).collect();
+        let output = match count {
+            1 => alone(&a),
+            n => ranks(n, &a),
+        };
+        assert!(output.status.success(), "{output:?}");
+        String::from_utf8_lossy(&output.stderr).into_owned()
+    };
+    let note = "f32 divisions and square roots in f64";
+    let one = path("one.npy");
+    assert!(
+        go(
+            1,
+            run(&one, "gpu", &["--steps", "90", "--f32-divisions-in-f64"])
+        )
+        .contains(note)
+    );
+    let cpu = path("cpu.npy");
+    go(1, run(&cpu, "cpu", &["--steps", "90"]));
+    let (two, manifest) = (path("two.npy"), path("run.ckpt"));
+    let first = [
+        "--steps",
+        "40",
+        "--f32-divisions-in-f64",
+        "--checkpoint",
+        s(&manifest),
+        "--checkpoint-every",
+        "40",
+    ];
+    assert!(go(2, run(&two, "gpu", &first)).contains(note));
+    let resume = ["resume", s(&manifest), "--steps", "50", "--out", s(&two)];
+    let resumed = go(2, resume.iter().map(|a| a.to_string()).collect());
+    assert!(resumed.contains(note), "{resumed}");
+    assert!(
+        read(&two) == read(&one),
+        "two ranks resumed differ from one process"
+    );
+    assert!(read(&two) == read(&cpu), "gpu differs from cpu");
+}
+
 /// Body 2 (rank 1's when 3 bodies are split over 2 ranks) leaves the envelope. Under `stop`
 /// every rank stops, one line naming body 2, its step and rank 1; under `freeze` the final
 /// states, the recording with its status and the list of frozen bodies are one process's,

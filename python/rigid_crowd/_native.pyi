@@ -64,10 +64,13 @@ class Simulation:
         max_angular_speed: Optional[float] = None,
         max_distance: Optional[float] = None,
         tangents: Optional[List[str]] = None,
+        f32_divisions_in_f64: bool = False,
     ) -> None:
         """on_fault: "stop" (an error) or "freeze" (the body alone, see quarantined) for a body
         that goes non-finite or leaves the envelope of the max_* limits. tangents: the
-        derivatives to carry ("state", "mass", "inertia", "forces[i].FIELD"; cpu-ref)."""
+        derivatives to carry ("state", "mass", "inertia", "forces[i].FIELD"; cpu-ref).
+        f32_divisions_in_f64 ("gpu" only): the f32 kernel's divisions and square roots taken
+        in f64, so that "gpu" gives "cpu"'s bits where the adapter's f32 ones are approximate."""
     def jacobian(self) -> np.ndarray:
         """d y(now) / d y(start), (N, 13, 13) float64, y = x y z qw qx qy qz px py pz lx ly lz."""
     def sensitivity(self, name: str) -> np.ndarray:
@@ -103,6 +106,9 @@ class Simulation:
         returns the frames written."""
     @property
     def backend(self) -> str: ...
+    @property
+    def f32_divisions_in_f64(self) -> bool:
+        """Whether the "gpu" kernel takes its f32 divisions and square roots in f64."""
     @property
     def steps_taken(self) -> int: ...
     @property

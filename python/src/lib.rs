@@ -9,7 +9,7 @@ use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use rigid_crowd::glam::{DMat3, DQuat, DVec3};
-use rigid_crowd::gpu::{GpuContext, list_adapters};
+use rigid_crowd::gpu::{GpuContext, GpuOptions, list_adapters};
 use rigid_crowd::record::{TrajectoryWriter, frame_count, record_run};
 use rigid_crowd::{
     Backend, Body, BodyState, Checkpoint, MassProperties, OnFault, Scalar, Scene, StateArrays,
@@ -219,15 +219,22 @@ fn shared_gpu() -> rigid_crowd::Result<&'static GpuContext> {
     Ok(CONTEXT.get_or_init(|| ctx))
 }
 
-/// A simulation of `crowd` on `backend`, GPU backends on the shared device.
+/// A simulation of `crowd` on `backend`, GPU backends on the shared device; `gpu`'s f32
+/// divisions and square roots in f64 if `f32_divisions_in_f64`.
 fn simulation_on(
     crowd: &rigid_crowd::Crowd,
     backend: Backend,
+    f32_divisions_in_f64: bool,
 ) -> rigid_crowd::Result<rigid_crowd::Simulation> {
     match backend {
-        Backend::Gpu | Backend::GpuF64 => {
-            rigid_crowd::Simulation::on_backend(crowd, backend, shared_gpu()?)
+        Backend::Gpu => {
+            let options = GpuOptions {
+                f32_divisions_in_f64,
+                ..GpuOptions::default()
+            };
+            rigid_crowd::Simulation::gpu_with_options(crowd, shared_gpu()?, options)
         }
+        Backend::GpuF64 => rigid_crowd::Simulation::on_backend(crowd, backend, shared_gpu()?),
         _ => rigid_crowd::Simulation::new(crowd, backend),
     }
 }
@@ -243,8 +250,11 @@ impl Simulation {
     /// `"freeze"` it alone (see `quarantined`). Unset, the crowd's own rules hold.
     /// `tangents`: the derivatives to carry from the start (`"state"`, `"mass"`,
     /// `"inertia"`, `"forces[i].FIELD"`), read with `jacobian` and `sensitivity`.
+    /// `f32_divisions_in_f64` (`"gpu"` only): the f32 kernel's divisions and square roots
+    /// taken in f64, so that `"gpu"` gives `"cpu"`'s bits where the adapter's f32 ones are
+    /// approximate.
     #[new]
-    #[pyo3(signature = (crowd, backend="gpu", *, on_fault=None, max_speed=None, max_angular_speed=None, max_distance=None, tangents=None))]
+    #[pyo3(signature = (crowd, backend="gpu", *, on_fault=None, max_speed=None, max_angular_speed=None, max_distance=None, tangents=None, f32_divisions_in_f64=false))]
     #[allow(clippy::too_many_arguments)] // keyword arguments, as Python users pass them
     fn new(
         py: Python<'_>,
@@ -255,8 +265,15 @@ impl Simulation {
         max_angular_speed: Option<f64>,
         max_distance: Option<f64>,
         tangents: Option<Vec<String>>,
+        f32_divisions_in_f64: bool,
     ) -> PyResult<Self> {
         let backend = self::backend(backend)?;
+        if f32_divisions_in_f64 && backend != Backend::Gpu {
+            return Err(invalid(
+                "f32_divisions_in_f64",
+                format!("applies to the \"gpu\" backend only, not \"{backend}\""),
+            ));
+        }
         let mut rules = crowd.inner.fault_rules;
         if let Some(name) = on_fault {
             rules.on_fault = OnFault::parse(name, "on_fault").map_err(to_py)?;
@@ -278,7 +295,9 @@ impl Simulation {
             changed = crowd.inner.clone().with_fault_rules(rules);
             &changed
         };
-        let mut sim = py.detach(|| simulation_on(crowd, backend)).map_err(to_py)?;
+        let mut sim = py
+            .detach(|| simulation_on(crowd, backend, f32_divisions_in_f64))
+            .map_err(to_py)?;
         if let Some(names) = tangents {
             let names: Vec<&str> = names.iter().map(String::as_str).collect();
             sim.start_tangents(&names).map_err(to_py)?;
@@ -322,7 +341,7 @@ impl Simulation {
     }
 
     /// Continues the run a checkpoint file captured, on `backend` (the checkpoint's own
-    /// when not given).
+    /// when not given); on `"gpu"` its f32 divisions in f64 if the checkpoint's were.
     #[staticmethod]
     #[pyo3(signature = (path, backend=None))]
     fn resume(py: Python<'_>, path: PathBuf, backend: Option<&str>) -> PyResult<Self> {
@@ -535,6 +554,14 @@ impl Simulation {
     #[getter]
     fn backend(&self) -> &'static str {
         self.sim.backend().name()
+    }
+
+    /// Whether the `"gpu"` kernel takes its f32 divisions and square roots in f64.
+    #[getter]
+    fn f32_divisions_in_f64(&self) -> bool {
+        self.sim.gpu_options().is_some_and(|o| {
+            o.f32_divisions_in_f64 && o.precision == rigid_crowd::gpu::Precision::F32
+        })
     }
 
     /// Steps taken so far.

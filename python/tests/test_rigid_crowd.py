@@ -228,6 +228,30 @@ def test_a_resumed_checkpoint_continues_bit_for_bit(tmp_path, backend):
         np.testing.assert_array_equal(resumed.states()[quantity], values, err_msg=quantity)
 
 
+def test_f32_divisions_in_f64_give_cpus_bits_and_survive_a_checkpoint(tmp_path):
+    crowd = rc.Crowd.generate(40, seed=4, forces=[{"type": "gravity", "acceleration": [0, 0, -9.81]},
+                                                  {"type": "quadratic_drag", "linear": 0.05, "angular": 0.02}])
+    sim = rc.Simulation(crowd, backend="gpu", f32_divisions_in_f64=True)
+    assert sim.f32_divisions_in_f64
+    assert not rc.Simulation(crowd, backend="gpu").f32_divisions_in_f64
+    cpu = rc.Simulation(crowd, backend="cpu")
+    sim.step(10)
+    path = tmp_path / "run.ckpt"
+    sim.checkpoint(path)
+    sim.step(15)
+    cpu.step(25)
+    resumed = rc.Simulation.resume(path)
+    assert resumed.backend == "gpu" and resumed.f32_divisions_in_f64
+    resumed.step(15)
+    for quantity, values in sim.states().items():
+        np.testing.assert_array_equal(resumed.states()[quantity], values, err_msg=quantity)
+        np.testing.assert_array_equal(cpu.states()[quantity], values, err_msg=quantity)
+    assert not rc.Simulation.resume(path, backend="gpu-f64").f32_divisions_in_f64
+    for backend in ["cpu", "cpu-ref", "gpu-f64"]:
+        with pytest.raises(ValueError, match=f"f32_divisions_in_f64: applies to the \"gpu\" backend only, not \"{backend}\""):
+            rc.Simulation(crowd, backend=backend, f32_divisions_in_f64=True)
+
+
 def test_record_writes_the_frames_it_reports(tmp_path):
     crowd = rc.Crowd.generate(20, seed=2)
     sim = rc.Simulation(crowd, backend="cpu")

@@ -128,6 +128,7 @@ pub(crate) fn encode(checkpoint: &Checkpoint) -> Vec<u8> {
             w.f64(value);
         }
     }
+    w.bool(checkpoint.f32_divisions_in_f64);
     w.bytes
 }
 
@@ -166,7 +167,8 @@ fn decode_tangents(r: &mut ByteReader, crowd: &Crowd) -> Result<Option<TangentCo
 }
 
 /// Reads a payload of format `version` (1: the run plan has no recording; 1 and 2: no fault
-/// rules and no frozen bodies; 1 to 3: no tangents; 1 to 4: no plane points).
+/// rules and no frozen bodies; 1 to 3: no tangents; 1 to 4: no plane points; 1 to 5: no
+/// `f32_divisions_in_f64`, which is then false).
 pub(crate) fn decode(bytes: &[u8], version: u32) -> Result<Checkpoint> {
     let mut r = ByteReader::new(bytes);
     let scene_version = r.u32("scene_version")?;
@@ -301,6 +303,16 @@ pub(crate) fn decode(bytes: &[u8], version: u32) -> Result<Checkpoint> {
         ..=3 => None,
         _ => decode_tangents(&mut r, &crowd)?,
     };
+    let f32_divisions_in_f64 = match version {
+        ..=5 => false,
+        _ => r.bool("f32_divisions_in_f64")?,
+    };
+    if f32_divisions_in_f64 && backend != Backend::Gpu {
+        return Err(Error::invalid(
+            "f32_divisions_in_f64",
+            format!("is set by a {backend} checkpoint; only `gpu` sets it"),
+        ));
+    }
     if r.remaining() != 0 {
         return Err(Error::invalid(
             "checkpoint",
@@ -311,6 +323,7 @@ pub(crate) fn decode(bytes: &[u8], version: u32) -> Result<Checkpoint> {
         crowd,
         backend,
         adapter,
+        f32_divisions_in_f64,
         run,
         external_loads,
         quarantined,
@@ -576,6 +589,7 @@ mod tests {
             crowd: Crowd::new(vec![body(0.0), body(1.0), body(2.0)], 0.01).with_fault_rules(rules),
             backend: Backend::Reference,
             adapter: String::new(),
+            f32_divisions_in_f64: false,
             run: None,
             external_loads: None,
             quarantined: vec![QuarantinedBody {
@@ -621,6 +635,33 @@ mod tests {
         );
     }
 
+    /// Version 6's last byte says whether `gpu` took its f32 divisions in f64: it survives
+    /// the round trip, a version 5 payload (without it) reads as false, and a checkpoint of
+    /// another backend that claims it is refused by name.
+    #[test]
+    fn the_f32_divisions_setting_survives_the_round_trip() {
+        let mut checkpoint = frozen_checkpoint();
+        checkpoint.backend = Backend::Gpu;
+        checkpoint.f32_divisions_in_f64 = true;
+        let bytes = encode(&checkpoint);
+        assert_eq!(decode(&bytes, CHECKPOINT_VERSION).unwrap(), checkpoint);
+        let version_5 = decode(&bytes[..bytes.len() - 1], 5).unwrap();
+        assert!(!version_5.f32_divisions_in_f64);
+        assert_eq!(
+            version_5,
+            Checkpoint {
+                f32_divisions_in_f64: false,
+                ..checkpoint.clone()
+            }
+        );
+        checkpoint.backend = Backend::FastCpu;
+        let refused = decode(&encode(&checkpoint), CHECKPOINT_VERSION).unwrap_err();
+        assert_eq!(
+            refused.to_string(),
+            "f32_divisions_in_f64: is set by a cpu checkpoint; only `gpu` sets it"
+        );
+    }
+
     #[test]
     fn fault_rules_and_frozen_bodies_survive_the_round_trip() {
         let checkpoint = frozen_checkpoint();
@@ -632,8 +673,8 @@ mod tests {
     fn a_frozen_body_with_an_unknown_fault_or_past_the_crowd_is_refused_by_name() {
         let bytes = encode(&frozen_checkpoint());
         // The last frozen record: index, step, fault code, the 104 bytes of its state; then
-        // the one byte that says there are no tangents.
-        let code_at = bytes.len() - 1 - 104 - 4;
+        // the byte that says there are no tangents and the f32 divisions' byte.
+        let code_at = bytes.len() - 2 - 104 - 4;
         let mut unknown = bytes.clone();
         unknown[code_at..code_at + 4].copy_from_slice(&99u32.to_le_bytes());
         let message = decode(&unknown, CHECKPOINT_VERSION)

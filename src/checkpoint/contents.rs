@@ -21,6 +21,10 @@ pub struct Checkpoint {
     pub backend: Backend,
     /// The adapter that wrote it, as `GpuContext::describe` names it (empty on the CPU).
     pub adapter: String,
+    /// Whether the `gpu` kernel that wrote it took its f32 divisions and square roots in f64
+    /// (`GpuOptions::f32_divisions_in_f64`): resuming on `gpu` does the same, so the run
+    /// continues with the same arithmetic. False from every other backend.
+    pub f32_divisions_in_f64: bool,
     /// What the command-line run was asked to do, so `rigid-crowd resume` can finish it.
     pub run: Option<RunPlan>,
     /// The external loads in force at the checkpoint, if any were set.

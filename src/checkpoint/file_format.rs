@@ -14,8 +14,9 @@ pub const CHECKPOINT_MAGIC: [u8; 8] = *b"RGDCRWD\n";
 /// Version 2 added the recording in progress to the run plan ([`RunPlan::recording`](crate::RunPlan::recording));
 /// version 3 the fault rules and the frozen bodies ([`Checkpoint::quarantined`]); version 4
 /// the tangents ([`Checkpoint::tangents`]); version 5 each plane's point
-/// ([`Plane::point`](crate::Plane::point)).
-pub const CHECKPOINT_VERSION: u32 = 5;
+/// ([`Plane::point`](crate::Plane::point)); version 6 whether the `gpu` kernel took its f32
+/// divisions in f64 ([`Checkpoint::f32_divisions_in_f64`]).
+pub const CHECKPOINT_VERSION: u32 = 6;
 /// The key that marks the manifest of a checkpoint written by MPI ranks (feature `mpi`):
 /// a JSON file naming one checkpoint file per rank.
 #[cfg(any(feature = "cli", feature = "mpi"))]

@@ -59,14 +59,13 @@ fn run_ranks(args: RunArgs, world: &World, started: Instant) -> Result<ExitCode>
     };
     let mut root = crate::mpi::agree_on(&comm, claimed)?;
     let PlannedRun { start, plan, .. } = planned;
-    let gpu = open_gpu(&comm, start.backend)?;
+    let gpu = open_gpu(&comm, start.on.backend)?;
     let source = match &start.recipe {
         Some(spec) => BodySource::with_generated(&start.crowd.bodies, spec),
         None => Ok(BodySource::given(&start.crowd.bodies)),
     };
     let source = crate::mpi::agree_on(&comm, source)?;
-    let mut sim =
-        MpiSimulation::from_source(comm, &start.crowd, &source, start.backend, gpu.as_ref())?;
+    let mut sim = MpiSimulation::from_source(comm, &start.crowd, &source, start.on, gpu.as_ref())?;
     drop(source);
     if let Some(Tangents::Started(tangents)) = &start.tangents {
         sim.carry_tangents(tangents, &start.crowd)?;
@@ -254,7 +253,8 @@ fn drive(sim: MpiSimulation<SimpleCommunicator>, d: Drive) -> Result<ExitCode> {
     if sim.is_root() {
         let body_steps = sim.body_count() as f64 * steps as f64;
         let (integrator, dt) = (sim.local().integrator(), sim.local().dt());
-        let adapter = describe(d.gpu.as_deref(), sim.local().backend(), sim.ranks());
+        let adapter = describe(d.gpu.as_deref(), sim.local().backend(), sim.ranks())
+            + super::run::divisions_note(sim.local());
         say(&format!(
             "{} bodies x {steps} steps ({integrator}, dt = {dt} s) on {}: {elapsed:.3} s, {}body-steps/s; wrote {}{recorded}; set-up {:.3} s, integration {elapsed:.3} s, output {:.3} s",
             sim.body_count(),

@@ -12,7 +12,7 @@ pub struct ResumeArgs {
     /// Checkpoint written by `rigid-crowd run --checkpoint`.
     pub(crate) checkpoint: PathBuf,
     /// Backend (default: the one that wrote the checkpoint; only that one continues bit for
-    /// bit).
+    /// bit). On `gpu` the kernel takes its f32 divisions in f64 if the checkpoint's did.
     #[arg(long)]
     pub(crate) backend: Option<String>,
     /// Where to write the final states (default: the run's `--out`): `.csv`, `.npy` or
@@ -78,12 +78,13 @@ pub fn resume(args: ResumeArgs, started: Instant) -> Result<ExitCode> {
         )?,
         None => super::recording::Recording::progress_only(bodies, steps, args.quiet),
     };
+    let on = crate::simulation::RunsOn::resuming(&checkpoint, backend);
     let start = super::run::RunStart {
         crowd: checkpoint.crowd,
         recipe: None,
         loads: checkpoint.external_loads,
         quarantined: checkpoint.quarantined,
-        backend,
+        on,
         devices: super::run::parse_devices(&args.devices)?,
         tangents: checkpoint.tangents.map(super::run::Tangents::Resumed),
     };

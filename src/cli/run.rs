@@ -16,6 +16,7 @@ use crate::checkpoint::atomic_file::AtomicFile;
 use crate::model::fault_rules::{FaultRules, OnFault};
 use crate::model::tangent::TangentPlan;
 use crate::record::{TrajectoryFormat, write_final_states};
+use crate::simulation::RunsOn;
 use crate::{
     Backend, Crowd, CrowdSpec, Error, ExternalLoad, Integrator, QuarantinedBody, Result, RunPlan,
     Scene, Simulation,
@@ -72,6 +73,12 @@ pub struct RunArgs {
     /// for bit those of one device.
     #[arg(long, default_value = "1")]
     pub(crate) devices: String,
+    /// `--backend gpu` only: take the f32 kernel's divisions and square roots in f64 and
+    /// round them to f32, so that `gpu` gives `cpu`'s bits on adapters whose f32 ones are
+    /// approximate (`rigid-crowd info` says which; needs SHADER_F64). A checkpoint keeps
+    /// it, and `resume` continues with it.
+    #[arg(long)]
+    pub(crate) f32_divisions_in_f64: bool,
     #[command(flatten)]
     pub(crate) recording: super::recording::RecordArgs,
     #[command(flatten)]
@@ -85,7 +92,8 @@ pub(crate) struct RunStart {
     pub recipe: Option<CrowdSpec>,
     pub loads: Option<Vec<ExternalLoad>>,
     pub quarantined: Vec<QuarantinedBody>,
-    pub backend: Backend,
+    /// The backend, and on `gpu` how its kernel divides.
+    pub on: RunsOn,
     pub devices: DeviceCount,
     /// The tangents to carry.
     pub tangents: Option<Tangents>,
@@ -163,6 +171,15 @@ impl Output {
     }
 }
 
+/// What the summary line adds to the adapter when `gpu`'s kernel takes its f32 divisions in
+/// f64 (nothing otherwise).
+pub(crate) fn divisions_note(sim: &Simulation) -> &'static str {
+    match sim.gpu_options().is_some_and(|o| o.divides_in_f64()) {
+        true => ", f32 divisions and square roots in f64",
+        false => "",
+    }
+}
+
 /// `rigid-crowd run` in one process; `started` is when the command began.
 pub fn run(args: RunArgs, started: Instant) -> Result<ExitCode> {
     let backend = parse_backend(&args.backend)?;
@@ -233,7 +250,7 @@ impl PlannedRun {
                 recipe,
                 loads: None,
                 quarantined: Vec::new(),
-                backend,
+                on: RunsOn::new(backend, args.f32_divisions_in_f64, "--f32-divisions-in-f64")?,
                 devices: parse_devices(&args.devices)?,
                 tangents: tangents.map(Tangents::Started),
             },
@@ -275,7 +292,7 @@ pub(crate) fn drive(
         recipe,
         loads,
         quarantined,
-        backend,
+        on,
         devices,
         tangents,
     } = start;
@@ -284,13 +301,13 @@ pub(crate) fn drive(
         Some(spec) => BodySource::with_generated(&crowd.bodies, spec)?,
         None => BodySource::given(&crowd.bodies),
     };
-    let (mut sim, adapter) = match backend {
+    let (mut sim, adapter) = match on.backend {
         Backend::Reference => (
-            Simulation::from_source(&crowd, &source, backend, &[])?,
+            Simulation::from_source(&crowd, &source, on, &[])?,
             "the f64 CPU reference".to_string(),
         ),
         Backend::FastCpu => (
-            Simulation::from_source(&crowd, &source, backend, &[])?,
+            Simulation::from_source(&crowd, &source, on, &[])?,
             format!("the f32 CPU path, {} threads", rayon::current_num_threads()),
         ),
         Backend::Gpu | Backend::GpuF64 => {
@@ -298,11 +315,12 @@ pub(crate) fn drive(
                 DeviceCount::Count(1) => vec![GpuContext::new()?],
                 more => GpuContext::open_devices(more)?,
             };
-            let sim = Simulation::from_source(&crowd, &source, backend, &gpus)?;
-            let adapter = match gpus.len() {
+            let sim = Simulation::from_source(&crowd, &source, on, &gpus)?;
+            let mut adapter = match gpus.len() {
                 1 => gpus[0].describe(),
                 n => format!("{n} devices of {}", gpus[0].describe()),
             };
+            adapter += divisions_note(&sim);
             (sim, adapter)
         }
     };

@@ -20,6 +20,7 @@ use crate::checkpoint::atomic_file::write_atomically;
 use crate::checkpoint::{Checkpoint, RunPlan};
 use crate::model::backend::Backend;
 use crate::model::error::{Error, Result};
+use crate::simulation::RunsOn;
 use crate::simulation::facade::Simulation;
 
 use crate::checkpoint::MANIFEST_KEY;
@@ -204,7 +205,8 @@ impl<C: Communicator> MpiSimulation<C> {
             };
             let crowd = &checkpoint.crowd;
             let source = BodySource::given(&crowd.bodies);
-            let mut sim = Simulation::shard_from_source(crowd, &source, backend, &gpu, first_body)?;
+            let on = RunsOn::resuming(&checkpoint, backend);
+            let mut sim = Simulation::shard_from_source(crowd, &source, on, &gpu, first_body)?;
             sim.restore(&checkpoint)?;
             let carried = sim
                 .tangent_plan()

@@ -19,6 +19,7 @@ use crate::model::body::{Body, BodyState};
 use crate::model::error::{Error, Result};
 use crate::model::fault::Fault;
 use crate::model::fault_rules::QuarantinedBody;
+use crate::simulation::RunsOn;
 use crate::simulation::facade::Simulation;
 
 /// A crowd integrated by the ranks of an MPI communicator, one contiguous shard each.
@@ -100,7 +101,8 @@ impl<C: Communicator> MpiSimulation<C> {
         backend: Backend,
         gpu: Option<&GpuContext>,
     ) -> Result<Self> {
-        Self::from_source(comm, crowd, &BodySource::given(&crowd.bodies), backend, gpu)
+        let on = backend.into();
+        Self::from_source(comm, crowd, &BodySource::given(&crowd.bodies), on, gpu)
     }
 
     /// This rank's shard of `crowd` on the GPU of `ctx`, with the kernel built per
@@ -126,12 +128,12 @@ impl<C: Communicator> MpiSimulation<C> {
         comm: C,
         crowd: &Crowd,
         source: &BodySource,
-        backend: Backend,
+        on: RunsOn,
         gpu: Option<&GpuContext>,
     ) -> Result<Self> {
         let devices: Vec<GpuContext> = gpu.into_iter().cloned().collect();
         Self::open_shard(comm, crowd, source, |settings, part, first| {
-            Simulation::shard_from_source(settings, part, backend, &devices, first)
+            Simulation::shard_from_source(settings, part, on, &devices, first)
         })
     }
 

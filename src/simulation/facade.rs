@@ -13,6 +13,7 @@ use crate::model::fault::Fault;
 use crate::model::fault_rules::{FaultRules, QuarantinedBody};
 use crate::physics::force_law::ExternalLoad;
 use crate::simulation::engine::Engine;
+use crate::simulation::runs_on::RunsOn;
 use std::time::Instant;
 
 use crate::backends::gpu::{GpuChunk, GpuContext, GpuOptions, GpuShards, Precision, StepTimes};
@@ -48,7 +49,7 @@ impl Simulation {
         Self::from_source(
             crowd,
             &BodySource::given(&crowd.bodies),
-            Backend::Reference,
+            Backend::Reference.into(),
             &[],
         )
     }
@@ -58,7 +59,7 @@ impl Simulation {
         Self::from_source(
             crowd,
             &BodySource::given(&crowd.bodies),
-            Backend::FastCpu,
+            Backend::FastCpu.into(),
             &[],
         )
     }
@@ -71,10 +72,10 @@ impl Simulation {
     pub(crate) fn from_source(
         crowd: &Crowd,
         source: &BodySource,
-        backend: Backend,
+        on: RunsOn,
         devices: &[GpuContext],
     ) -> Result<Self> {
-        Self::shard_from_source(crowd, source, backend, devices, 0)
+        Self::shard_from_source(crowd, source, on, devices, 0)
     }
 
     /// [`from_source`](Self::from_source) for the bodies of a larger crowd from index
@@ -84,21 +85,19 @@ impl Simulation {
     pub(crate) fn shard_from_source(
         crowd: &Crowd,
         source: &BodySource,
-        backend: Backend,
+        on: RunsOn,
         devices: &[GpuContext],
         first_body: usize,
     ) -> Result<Self> {
         crowd.validate_settings(source.len())?;
+        let backend = on.backend;
         let engine = match backend {
             Backend::Reference => {
                 Box::new(CpuRefSimulation::new(crowd, source, first_body)?) as Box<dyn Engine>
             }
             Backend::FastCpu => Box::new(CpuSimulation::new(crowd, source, first_body)?),
             Backend::Gpu | Backend::GpuF64 => {
-                let options = GpuOptions {
-                    precision: backend.gpu_precision().unwrap_or(Precision::F32),
-                    ..GpuOptions::default()
-                };
+                let options = on.gpu_options();
                 let opened;
                 let devices = match devices {
                     [] => {
@@ -143,20 +142,29 @@ impl Simulation {
     /// Continues the run `checkpoint` captured, on `backend` (opening the best GPU adapter
     /// if needed), with its external loads and frozen bodies. On the backend and adapter
     /// that wrote it, the run continues bit for bit as if never interrupted.
+    /// On `gpu` the kernel takes its f32 divisions in f64 if the checkpoint's did.
     pub fn resume(checkpoint: &Checkpoint, backend: Backend) -> Result<Self> {
-        let mut sim = Self::new(&checkpoint.crowd, backend)?;
+        let on = RunsOn::resuming(checkpoint, backend);
+        let mut sim = Self::from_source(
+            &checkpoint.crowd,
+            &BodySource::given(&checkpoint.crowd.bodies),
+            on,
+            &[],
+        )?;
         sim.restore(checkpoint)?;
         Ok(sim)
     }
 
     /// Continues the run `checkpoint` captured on the GPU of `ctx`, in the precision of the
-    /// checkpoint's backend (f32 unless it came from `gpu-f64`).
+    /// checkpoint's backend (f32 unless it came from `gpu-f64`), its f32 divisions in f64 if
+    /// the checkpoint's were.
     pub fn resume_on_gpu(checkpoint: &Checkpoint, ctx: &GpuContext) -> Result<Self> {
         let backend = match checkpoint.backend {
             Backend::GpuF64 => Backend::GpuF64,
             _ => Backend::Gpu,
         };
-        let mut sim = Self::on_backend(&checkpoint.crowd, backend, ctx)?;
+        let options = RunsOn::resuming(checkpoint, backend).gpu_options();
+        let mut sim = Self::gpu_with_options(&checkpoint.crowd, ctx, options)?;
         sim.restore(checkpoint)?;
         Ok(sim)
     }
@@ -231,6 +239,7 @@ impl Simulation {
             },
             backend: self.backend(),
             adapter: self.adapter.clone(),
+            f32_divisions_in_f64: self.gpu_options().is_some_and(GpuOptions::divides_in_f64),
             run: None,
             external_loads: self.external_loads.clone(),
             quarantined,
@@ -291,7 +300,12 @@ impl Simulation {
     /// simulation hands out or takes is a crowd index, and the results are bit for bit those
     /// of one device. A CPU backend ignores `devices`.
     pub fn on_devices(crowd: &Crowd, backend: Backend, devices: &[GpuContext]) -> Result<Self> {
-        Self::from_source(crowd, &BodySource::given(&crowd.bodies), backend, devices)
+        Self::from_source(
+            crowd,
+            &BodySource::given(&crowd.bodies),
+            backend.into(),
+            devices,
+        )
     }
 
     /// [`on_devices`](Self::on_devices) with the kernel built per `options` (whose precision

@@ -4,11 +4,14 @@
 mod engine;
 pub(crate) mod facade;
 mod lean_reads;
+mod runs_on;
 mod states_readback;
 mod tangents;
 mod tickets;
 
 pub use facade::Simulation;
+#[cfg(any(feature = "cli", feature = "mpi"))]
+pub(crate) use runs_on::RunsOn;
 #[cfg(any(feature = "cli", feature = "mpi"))]
 pub(crate) use tangents::tangent_refusal;
 pub use tickets::StatesTicket;

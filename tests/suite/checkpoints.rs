@@ -126,6 +126,8 @@ fn a_checkpoint_round_trips_every_field() {
 const DEFAULT_FAULT_TRAILER: usize = 1 + 3 * (1 + 8) + 8;
 /// Bytes of the format-4 trailer of a checkpoint without tangents: the absent flag.
 const NO_TANGENTS_TRAILER: usize = 1;
+/// Bytes of the format-6 trailer: whether `gpu` took its f32 divisions in f64.
+const DIVISIONS_TRAILER: usize = 1;
 
 #[test]
 fn version_1_to_3_checkpoints_are_still_read() {
@@ -140,9 +142,10 @@ fn version_1_to_3_checkpoints_are_still_read() {
         recording: None,
     });
     let current = checkpoint.to_bytes();
-    // Version 3 is version 4 without the tangents' flag at the end.
+    // Version 3 is version 4 (6 without the divisions' byte and with no planes) without the
+    // tangents' flag at the end.
     let (header, payload) = current.split_at(24);
-    let payload = &payload[..payload.len() - NO_TANGENTS_TRAILER];
+    let payload = &payload[..payload.len() - DIVISIONS_TRAILER - NO_TANGENTS_TRAILER];
     let mut bytes = sealed(header, payload);
     bytes[8..12].copy_from_slice(&3u32.to_le_bytes());
     let back = Checkpoint::from_bytes(&bytes)
@@ -197,8 +200,9 @@ fn version_4_checkpoints_take_each_planes_point_nearest_the_origin() {
     let checkpoint = sim.checkpoint().unwrap();
     let current = checkpoint.to_bytes();
     let (header, payload) = current.split_at(24);
-    // Version 4 is version 5 without the 24 bytes of each plane's point after its friction.
-    let mut old = payload.to_vec();
+    // Version 4 is version 5 (6 without the divisions' byte at the end) without the 24 bytes
+    // of each plane's point after its friction.
+    let mut old = payload[..payload.len() - DIVISIONS_TRAILER].to_vec();
     for plane in crowd.planes.iter().rev() {
         let numbers = [plane.restitution, plane.friction, plane.point.x];
         let marker: Vec<u8> = numbers.iter().flat_map(|v| v.to_le_bytes()).collect();
@@ -373,6 +377,81 @@ fn the_cli_resumes_after_a_lost_device_and_matches_the_uninterrupted_run() {
             std::fs::read(&part).unwrap(),
             std::fs::read(&whole).unwrap(),
             "{backend}: resumed output differs from the uninterrupted run"
+        );
+    }
+}
+
+/// `run --f32-divisions-in-f64` (gpu only): the run says so, its checkpoint keeps it, and
+/// `resume` continues with it, to the bytes of the uninterrupted run and of `cpu` (lavapipe's
+/// f64 divisions are exact). On another backend the flag is one line naming it, and no
+/// output is written.
+#[test]
+fn f32_divisions_in_f64_survive_a_checkpoint_and_resume() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+    let (scene, ckpt) = ("scenes/example.json", path("run.ckpt"));
+    let run = |backend: &str, out: &str, extra: &[&str]| {
+        let mut args = vec!["run", scene, "--backend", backend, "--out", out];
+        args.extend_from_slice(extra);
+        rigid_crowd(&args, &[])
+    };
+    let said = |output: &std::process::Output| {
+        String::from_utf8_lossy(&output.stderr).contains("f32 divisions and square roots in f64")
+    };
+    let whole = run(
+        "gpu",
+        &path("whole.npy"),
+        &["--steps", "90", "--f32-divisions-in-f64"],
+    );
+    assert!(whole.status.success() && said(&whole), "{whole:?}");
+    let cpu = run("cpu", &path("cpu.npy"), &["--steps", "90"]);
+    assert!(cpu.status.success(), "{cpu:?}");
+    let part = path("part.npy");
+    // The first 40 steps of the 90, checkpointed at their end; `resume` does the other 50.
+    let first = run(
+        "gpu",
+        &path("first.npy"),
+        &[
+            "--f32-divisions-in-f64",
+            "--checkpoint",
+            &ckpt,
+            "--checkpoint-every",
+            "40",
+            "--steps",
+            "40",
+        ],
+    );
+    assert!(first.status.success(), "{first:?}");
+    let checkpoint = Checkpoint::read(&ckpt).unwrap();
+    assert!(checkpoint.f32_divisions_in_f64);
+    assert_eq!(checkpoint.step(), 40);
+    let resumed = rigid_crowd(&["resume", &ckpt, "--steps", "50", "--out", &part], &[]);
+    assert!(resumed.status.success() && said(&resumed), "{resumed:?}");
+    let bytes = |p: &str| std::fs::read(p).unwrap();
+    assert_eq!(bytes(&part), bytes(&path("whole.npy")));
+    assert_eq!(bytes(&part), bytes(&path("cpu.npy")));
+    // A run without the flag writes checkpoints without it.
+    let plain = run(
+        "gpu",
+        &path("plain.npy"),
+        &["--checkpoint", &ckpt, "--checkpoint-every", "40"],
+    );
+    assert!(plain.status.success() && !said(&plain), "{plain:?}");
+    assert!(!Checkpoint::read(&ckpt).unwrap().f32_divisions_in_f64);
+
+    for backend in ["cpu", "cpu-ref", "gpu-f64"] {
+        let out = path(&format!("refused-{backend}.npy"));
+        let refused = run(backend, &out, &["--f32-divisions-in-f64"]);
+        assert_eq!(refused.status.code(), Some(1));
+        assert_eq!(
+            common::error_line(&refused),
+            format!(
+                "error: --f32-divisions-in-f64: applies to the `gpu` backend only, not `{backend}`"
+            )
+        );
+        assert!(
+            !std::path::Path::new(&out).exists(),
+            "{backend}: output written"
         );
     }
 }

@@ -340,6 +340,36 @@ fn f32_divisions_in_f64_keep_the_cpus_bits() {
     }
 }
 
+/// A checkpoint of a `gpu` run with `f32_divisions_in_f64` records it, and both ways of
+/// resuming it on the GPU build the kernel the same way, continuing bit for bit; resumed on
+/// `gpu-f64` the setting, which has no f32 kernel to change, is dropped.
+#[test]
+fn f32_divisions_in_f64_are_resumed_from_a_checkpoint() {
+    let crowd = every_shape(64, 5, Integrator::Rk4, 1e-3);
+    let options = GpuOptions {
+        f32_divisions_in_f64: true,
+        ..GpuOptions::default()
+    };
+    let mut sim = Simulation::gpu_with_options(&crowd, common::gpu(), options).unwrap();
+    sim.step(20).unwrap();
+    let checkpoint = sim.checkpoint().unwrap();
+    assert!(checkpoint.f32_divisions_in_f64);
+    sim.step(30).unwrap();
+    let whole = sim.bodies().unwrap();
+    for mut resumed in [
+        Simulation::resume(&checkpoint, Backend::Gpu).unwrap(),
+        Simulation::resume_on_gpu(&checkpoint, common::gpu()).unwrap(),
+    ] {
+        assert!(resumed.gpu_options().unwrap().f32_divisions_in_f64);
+        resumed.step(30).unwrap();
+        assert_eq!(differing_bodies(&resumed.bodies().unwrap(), &whole), 0);
+    }
+    let on_f64 = Simulation::resume(&checkpoint, Backend::GpuF64).unwrap();
+    assert!(!on_f64.gpu_options().unwrap().f32_divisions_in_f64);
+    let mut plain = Simulation::gpu(&crowd, common::gpu()).unwrap();
+    assert!(!plain.checkpoint().unwrap().f32_divisions_in_f64);
+}
+
 /// Every scene of `scenes/`, contacts included, under every integrator, for its own step
 /// count or 2,000 steps, whichever is longer.
 #[test]
