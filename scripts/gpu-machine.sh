@@ -49,38 +49,48 @@ for integrator in $integrators; do
         --no-custom-force --f32-divisions-in-f64
 done
 
+# `run` on every scene, then with --jacobian on two (the floor's through contacts), each
+# GPU backend against its CPU twin: `gpu` natively and with its f32 divisions in f64.
 scratch=$(mktemp -d)
+compare() { # compare SCENE STEPS EXTENSION RUN_FLAGS...: the three pairs' outputs, byte for byte
+    local scene=$1 steps=$2 ext=$3
+    shift 3
+    local pair label
+    for pair in "gpu cpu" "gpu:exact cpu" "gpu-f64 cpu-ref"; do
+        set -- $pair "$@"
+        local gpu=$1 cpu=$2
+        shift 2
+        local flags=()
+        label=$gpu
+        if [ "$gpu" = gpu:exact ]; then gpu=gpu; flags=(--f32-divisions-in-f64); label="gpu --f32-divisions-in-f64"; fi
+        timeout 90 "$bin" run "$scene" --backend "$gpu" "${flags[@]}" --steps "$steps" "$@" \
+            --out "$scratch/gpu.$ext" --quiet >/dev/null 2>>"$log"
+        timeout 60 "$bin" run "$scene" --backend "$cpu" --steps "$steps" "$@" \
+            --out "$scratch/cpu.$ext" --quiet >/dev/null 2>>"$log"
+        if cmp -s "$scratch/gpu.$ext" "$scratch/cpu.$ext"; then verdict=identical; else verdict=DIFFER; fi
+        say "$(basename "$scene") $steps steps $*: $label and $cpu $verdict"
+        rm -f "$scratch"/*."$ext"
+    done
+}
 for scene in scenes/*.json; do
-    for pair in "gpu cpu" "gpu-f64 cpu-ref"; do
-        set -- $pair
-        for backend in "$1" "$2"; do
-            timeout 60 "$bin" run "$scene" --backend "$backend" --steps 600 \
-                --out "$scratch/$backend.npy" --quiet >/dev/null 2>>"$log"
-        done
-        if cmp -s "$scratch/$1.npy" "$scratch/$2.npy"; then verdict=identical; else verdict=DIFFER; fi
-        say "$(basename "$scene") 600 steps: $1 and $2 final states $verdict"
-        rm -f "$scratch"/*.npy
-    done
+    compare "$scene" 600 npy
 done
-
-# The tangents: the Jacobian and the floor's numbers, through contacts on floor.json.
 for scene in scenes/example.json scenes/floor.json; do
-    for pair in "gpu cpu" "gpu-f64 cpu-ref"; do
-        set -- $pair
-        for backend in "$1" "$2"; do
-            timeout 60 "$bin" run "$scene" --backend "$backend" --steps 200 --jacobian \
-                --out "$scratch/$backend.npz" --quiet >/dev/null 2>>"$log"
-        done
-        if cmp -s "$scratch/$1.npz" "$scratch/$2.npz"; then verdict=identical; else verdict=DIFFER; fi
-        say "$(basename "$scene") 200 steps with --jacobian: $1 and $2 archives $verdict"
-        rm -f "$scratch"/*.npz
-    done
+    compare "$scene" 200 npz --jacobian
 done
+# A checkpointed run resumed keeps its f32 divisions: the uninterrupted run's bytes.
+timeout 60 "$bin" run scenes/rain.json --backend gpu --f32-divisions-in-f64 --steps 600 \
+    --out "$scratch/whole.npy" --quiet >/dev/null 2>>"$log"
+timeout 60 "$bin" run scenes/rain.json --backend gpu --f32-divisions-in-f64 --steps 250 \
+    --checkpoint "$scratch/run.ckpt" --checkpoint-every 250 --out "$scratch/part.npy" --quiet >/dev/null 2>>"$log"
+timeout 60 "$bin" resume "$scratch/run.ckpt" --steps 350 --out "$scratch/part.npy" --quiet >/dev/null 2>>"$log"
+if cmp -s "$scratch/part.npy" "$scratch/whole.npy"; then verdict=identical; else verdict=DIFFER; fi
+say "rain.json 250 steps, checkpoint, resume 350: against the uninterrupted run $verdict"
 rm -rf "$scratch"
 
 # Runs of a few milliseconds spread by up to 5x on the H100 (clocks between short
 # dispatches, it seems): every timed run here is long enough to keep the GPU busy.
-part 180 "$bin" bench --bodies 1e6 --steps 64 --backends gpu,gpu-f64 --fuse 8 --tangent-blocks 4,1 \
+part 180 "$bin" bench --bodies 1e6 --steps 256 --backends gpu,gpu-f64 --fuse 8 --tangent-blocks auto,4 \
     --workgroup-sizes 64 --repeats 3 --tangents none,mass,inertia,state --json "$out/gpu-tangents.json"
 part 60 "$bin" bench --bodies 1e7 --steps 256 --backends gpu --fuse 1,8 --f32-division native,f64 \
     --workgroup-sizes 64 --repeats 5 --json "$out/gpu-division.json"
