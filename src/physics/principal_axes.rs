@@ -98,19 +98,15 @@ pub fn principal_axes<R: Scalar>(inv_inertia: &SymMat3<R>) -> PrincipalAxes<R> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::verify::xorshift::Xorshift64;
     use glam::{DMat3, DQuat, DVec3};
 
     /// Random symmetric positive-definite inverse inertias: a rotated diagonal of moments
     /// spread over two decades, with every tenth one left diagonal and every seventh given
     /// two equal moments.
     fn inverse_inertias(count: usize) -> Vec<SymMat3<f64>> {
-        let mut seed = 0x2545_f491_4f6c_dd1d_u64;
-        let mut uniform = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            (seed >> 11) as f64 / (1u64 << 53) as f64
-        };
+        let mut rng = Xorshift64(0x2545_f491_4f6c_dd1d);
+        let mut uniform = move || rng.unit();
         (0..count)
             .map(|i| {
                 let mut moments = DVec3::new(

@@ -248,6 +248,7 @@ pub fn lie_poisson4<R: Scalar>(
 mod tests {
     use super::*;
     use crate::physics::exp_map::exp_rotation;
+    use crate::verify::xorshift::Xorshift64;
 
     /// The body turned about body axis `axis` (unit) by `angle`: `q exp(axis angle)`, one
     /// whole product per turn (the plain form [`free_rotation`] improves on).
@@ -289,13 +290,8 @@ mod tests {
     /// Random asymmetric bodies (principal moments 1 to 4, triangle inequality kept) and
     /// angular momenta of magnitude 5.
     fn bodies(count: usize) -> Vec<(MassConstants<f64>, Vec3<f64>)> {
-        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
-        let mut uniform = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            (seed >> 11) as f64 / (1u64 << 53) as f64
-        };
+        let mut rng = Xorshift64(0x9e37_79b9_7f4a_7c15);
+        let mut uniform = move || rng.unit();
         (0..count)
             .map(|_| {
                 let (i1, i2) = (1.0 + 3.0 * uniform(), 1.0 + 3.0 * uniform());

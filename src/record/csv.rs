@@ -308,6 +308,7 @@ fn is_tie(value: f64, digits: u64, exponent: i32) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::verify::xorshift::Xorshift64;
 
     fn std_text(value: f64) -> String {
         format!("{value}")
@@ -356,12 +357,10 @@ mod tests {
         for value in special {
             assert_eq!(ours(value), std_text(value), "{value:e}");
         }
-        // xorshift: random bit patterns, f64 and f32 values in physical ranges, integers.
-        let mut s: u64 = 0x9E37_79B9_7F4A_7C15;
+        // Random bit patterns, f64 and f32 values in physical ranges, integers.
+        let mut rng = Xorshift64(0x9E37_79B9_7F4A_7C15);
         for i in 0..600_000u64 {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
+            let s = rng.next_bits();
             let unit = (s >> 11) as f64 / (1u64 << 53) as f64;
             let value = match i % 5 {
                 0 => f64::from_bits(s),

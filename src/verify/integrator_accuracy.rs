@@ -13,6 +13,7 @@ use crate::physics::integrators::renormalize;
 use crate::physics::motion::State;
 use crate::verify::analytic::tumbling_top;
 use crate::verify::compare::largest;
+use crate::verify::xorshift::Xorshift64;
 
 /// The largest drift of each invariant over a run, relative to its start (NaN once any
 /// step is NaN).
@@ -70,13 +71,8 @@ pub(crate) fn sample_steps(steps: u64) -> Vec<u64> {
 /// principal moments 1 to 4 (the triangle inequality kept), every third given as a full
 /// tensor, at rest in translation, turning at 1 to 3 rad/s about a random axis.
 pub fn long_run_bodies(count: usize) -> Vec<Body> {
-    let mut seed = 0x2f6b_9c3d_51e7_a804_u64;
-    let mut uniform = move || {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        (seed >> 11) as f64 / (1u64 << 53) as f64
-    };
+    let mut rng = Xorshift64(0x2f6b_9c3d_51e7_a804);
+    let mut uniform = move || rng.unit();
     let mut bodies = vec![tumbling_top().0];
     while bodies.len() < count {
         let (a, b) = (1.0 + 3.0 * uniform(), 1.0 + 3.0 * uniform());

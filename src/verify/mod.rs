@@ -9,3 +9,5 @@ pub(crate) mod cross_check;
 pub(crate) mod integrator_accuracy;
 #[cfg(feature = "cli")]
 pub(crate) mod long_run_on_backend;
+#[cfg(any(test, feature = "cli"))]
+pub(crate) mod xorshift;

@@ -192,3 +192,36 @@ pub fn error_line(output: &Output) -> String {
     assert_eq!(ours.len(), 1, "one line of error: {stderr}");
     ours[0].clone()
 }
+
+/// Reproducible random numbers without another dependency: Vigna's xorshift64* over
+/// Marsaglia's xorshift64 (shifts 13, 7, 17, which `stream` gives), streams their seeds fix.
+pub struct Rng(pub u64);
+
+impl Rng {
+    /// xorshift64*'s next 64 bits.
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    /// Uniform in `[0, 1)`, from xorshift64*.
+    pub fn unit(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    /// Uniform below `n` (any `n`; 0 gives 0).
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+
+    /// Uniform in `[0, 1)` from plain xorshift64 instead (the stream the library's sample
+    /// bodies draw from).
+    pub fn xorshift64_unit(&mut self) -> f64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 >> 11) as f64 / (1u64 << 53) as f64
+    }
+}

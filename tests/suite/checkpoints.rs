@@ -485,22 +485,6 @@ fn resume_errors_name_the_file_or_flag() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("--checkpoint-every"));
 }
 
-/// xorshift64*: a reproducible stream of mutations without another dependency.
-struct Mutations(u64);
-
-impl Mutations {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
-
 /// Re-seals a mutated payload with a correct length and checksum, so the mutation reaches the
 /// decoder instead of stopping at the checksum.
 fn sealed(header: &[u8], payload: &[u8]) -> Vec<u8> {
@@ -561,7 +545,7 @@ fn mutated_checkpoints_with_valid_checksums_never_panic_the_reader() {
     });
     let valid = checkpoint.to_bytes();
     let (header, payload) = valid.split_at(24);
-    let mut rng = Mutations(0x9e37_79b9_7f4a_7c15);
+    let mut rng = common::Rng(0x9e37_79b9_7f4a_7c15); // a reproducible stream of mutations
     let (mut accepted, mut refused) = (0, 0);
     for case in 0..cases {
         let mut p = payload.to_vec();

@@ -24,23 +24,6 @@ const SCENE: &str = r#"{
             "speed": 3.0, "spin": 8.0}
 }"#;
 
-/// xorshift64*: reproducible kill moments.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    /// Uniform in `[0, 1)`.
-    fn unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
-
 struct Case {
     backend: &'static str,
     /// `--out` and `--record` file names (their extensions pick the formats).
@@ -164,7 +147,7 @@ fn killed_and_resumed(case: &Case) -> Tally {
     assert_same_bytes(&out, &want_out, "checkpointed, uninterrupted");
     assert_same_bytes(&record, &want_record, "checkpointed, uninterrupted");
 
-    let mut rng = Rng(case.seed);
+    let mut rng = crate::common::Rng(case.seed); // reproducible kill moments
     let mut tally = Tally::default();
     let mut fresh = true;
     let check_complete = |tally: &mut Tally, resumed: bool| {

@@ -267,13 +267,8 @@ fn symplectic_euler_keeps_a_springs_energy_bounded_where_euler_pumps_it_up() {
 /// `count` asymmetric bodies at rest in space, spinning at 5 to 60 rad/s about random axes,
 /// their principal moments between 1 and 4 (every third one given as a rotated full tensor).
 fn fast_spinners(count: usize) -> Vec<Body> {
-    let mut seed = 0x5851_f42d_4c95_7f2d_u64;
-    let mut uniform = move || {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        (seed >> 11) as f64 / (1u64 << 53) as f64
-    };
+    let mut rng = common::Rng(0x5851_f42d_4c95_7f2d);
+    let mut uniform = move || rng.xorshift64_unit();
     (0..count)
         .map(|i| {
             let (a, b) = (1.0 + 3.0 * uniform(), 1.0 + 3.0 * uniform());

@@ -395,6 +395,7 @@ mod f64_math_tests {
     use super::*;
     use crate::backends::gpu::GpuContext;
     use crate::backends::gpu::device::readback::read_buffer;
+    use crate::verify::xorshift::Xorshift64;
     use wgpu::util::DeviceExt;
 
     const PROBE: &str = "
@@ -450,13 +451,8 @@ fn probe(@builtin(global_invocation_id) id: vec3<u32>) {
             ctx.supports_f64(),
             "the math test needs SHADER_F64 (lavapipe has it)"
         );
-        let mut rng = 0x9e37_79b9_7f4a_7c15_u64;
-        let mut uniform = |span: f64| {
-            rng ^= rng << 13;
-            rng ^= rng >> 7;
-            rng ^= rng << 17;
-            (rng >> 11) as f64 / (1u64 << 53) as f64 * 2.0 * span - span
-        };
+        let mut rng = Xorshift64(0x9e37_79b9_7f4a_7c15);
+        let mut uniform = |span: f64| rng.unit() * 2.0 * span - span;
         for span in [1.0, 10.0, 1e3, 1e5] {
             let mut xs: Vec<f64> = (0..20_000).map(|_| uniform(span)).collect();
             if span == 1.0 {
