@@ -383,7 +383,7 @@ impl BenchPlan {
             row.ops_per_body_step = crate::backends::gpu::kernel::op_count::crowd_tangent_ops(
                 crowd,
                 &options,
-                (plan.width(), widest),
+                (plan, widest),
             )
             .ok();
             row.fraction_of_copy_bandwidth = None;

@@ -6,6 +6,13 @@
 //!
 //! Where the physics branches (a [`select`](Scalar::select), a contact test), the tangent is
 //! the taken side's: the derivative of the piecewise-smooth step, one-sided at a switch.
+//!
+//! A term whose derivative factor is zero by construction (a constant's, in a trace; see
+//! [`Scalar::is_zero_by_construction`]) is left out, and a derivative with no term left is
+//! that zero. Numbers computed at run time never are, so the CPU computes every term: an
+//! `a 0` it adds is a zero of either sign, which can change the sign of a zero sum but never
+//! a number. So the traced kernels agree with the CPU up to the sign of zeros, and the
+//! tangents read out (every `-0` made `+0`) are the same bits.
 
 use std::ops::{Add, Div, Mul, Neg, Sub};
 
@@ -51,11 +58,29 @@ impl<R: Scalar, const N: usize> Dual<R, N> {
     }
 }
 
+/// `x`, unless it is zero by construction.
+#[inline(always)]
+fn moving<R: Scalar>(x: R) -> Option<R> {
+    (!x.is_zero_by_construction()).then_some(x)
+}
+
+/// The sum of the terms that are left, in order; zero if none is.
+#[inline(always)]
+fn sum<R: Scalar>(terms: [Option<R>; 2]) -> R {
+    match terms {
+        [Some(x), Some(y)] => x + y,
+        [Some(x), None] | [None, Some(x)] => x,
+        [None, None] => R::constant(0.0),
+    }
+}
+
 impl<R: Scalar, const N: usize> Add for Dual<R, N> {
     type Output = Self;
     #[inline(always)]
     fn add(self, b: Self) -> Self {
-        Self::with(self.value + b.value, |i| self.tangent[i] + b.tangent[i])
+        Self::with(self.value + b.value, |i| {
+            sum([moving(self.tangent[i]), moving(b.tangent[i])])
+        })
     }
 }
 
@@ -63,7 +88,12 @@ impl<R: Scalar, const N: usize> Sub for Dual<R, N> {
     type Output = Self;
     #[inline(always)]
     fn sub(self, b: Self) -> Self {
-        Self::with(self.value - b.value, |i| self.tangent[i] - b.tangent[i])
+        Self::with(self.value - b.value, |i| {
+            match (moving(self.tangent[i]), moving(b.tangent[i])) {
+                (Some(da), Some(db)) => da - db,
+                (da, db) => sum([da, db.map(|db| -db)]),
+            }
+        })
     }
 }
 
@@ -71,7 +101,9 @@ impl<R: Scalar, const N: usize> Neg for Dual<R, N> {
     type Output = Self;
     #[inline(always)]
     fn neg(self) -> Self {
-        Self::with(-self.value, |i| -self.tangent[i])
+        Self::with(-self.value, |i| {
+            sum([moving(self.tangent[i]).map(|d| -d), None])
+        })
     }
 }
 
@@ -82,7 +114,10 @@ impl<R: Scalar, const N: usize> Mul for Dual<R, N> {
     #[allow(clippy::suspicious_arithmetic_impl)] // the chain rule
     fn mul(self, b: Self) -> Self {
         Self::with(self.value * b.value, |i| {
-            self.tangent[i] * b.value + self.value * b.tangent[i]
+            sum([
+                moving(self.tangent[i]).map(|da| da * b.value),
+                moving(b.tangent[i]).map(|db| self.value * db),
+            ])
         })
     }
 }
@@ -95,7 +130,14 @@ impl<R: Scalar, const N: usize> Div for Dual<R, N> {
     fn div(self, b: Self) -> Self {
         let quotient = self.value / b.value;
         Self::with(quotient, |i| {
-            (self.tangent[i] - quotient * b.tangent[i]) / b.value
+            let numerator = match (moving(self.tangent[i]), moving(b.tangent[i])) {
+                (Some(da), Some(db)) => da - quotient * db,
+                (da, db) => sum([da, db.map(|db| -(quotient * db))]),
+            };
+            match numerator.is_zero_by_construction() {
+                true => numerator,
+                false => numerator / b.value,
+            }
         })
     }
 }
@@ -136,8 +178,9 @@ impl<R: Scalar, const N: usize> Scalar for Dual<R, N> {
         let root = self.value.sqrt();
         let zero = R::constant(0.0);
         let at_zero = root.equals(zero);
-        Self::with(root, |i| {
-            R::select(at_zero, zero, self.tangent[i] / (root + root))
+        Self::with(root, |i| match moving(self.tangent[i]) {
+            Some(d) => R::select(at_zero, zero, d / (root + root)),
+            None => zero,
         })
     }
     /// Piecewise constant: no tangent.
@@ -156,7 +199,11 @@ impl<R: Scalar, const N: usize> Scalar for Dual<R, N> {
     #[inline(always)]
     fn select(condition: Self::Bool, if_true: Self, if_false: Self) -> Self {
         Self::with(R::select(condition, if_true.value, if_false.value), |i| {
-            R::select(condition, if_true.tangent[i], if_false.tangent[i])
+            let (t, f) = (if_true.tangent[i], if_false.tangent[i]);
+            match t.is_zero_by_construction() && f.is_zero_by_construction() {
+                true => t,
+                false => R::select(condition, t, f),
+            }
         })
     }
     #[inline(always)]

@@ -44,6 +44,53 @@ pub const TRACED_WIDTHS: [usize; 2] = [1, 4];
 
 type D<F, const W: usize> = TracedDual<F, W>;
 
+/// Which inputs of a tangent kernel its block's directions move, besides the state: the
+/// body's mass constants (along the mass and the inertia), the force records' parameters
+/// (along a force's number) and the planes (along a plane's number). An input that none of
+/// them moves is traced with literal-zero derivatives, so its terms drop out of the kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct MovingInputs {
+    pub constants: bool,
+    pub parameters: bool,
+    pub planes: bool,
+}
+
+impl MovingInputs {
+    /// Every input moves: the kernel for any block.
+    pub const ALL: Self = Self {
+        constants: true,
+        parameters: true,
+        planes: true,
+    };
+}
+
+thread_local! {
+    static MOVING: std::cell::Cell<MovingInputs> = const { std::cell::Cell::new(MovingInputs::ALL) };
+}
+
+/// Runs `generate` with the traces it prints reading only the inputs of `moving` as moving.
+pub(crate) fn with_moving_inputs<T>(moving: MovingInputs, generate: impl FnOnce() -> T) -> T {
+    let previous = MOVING.with(|m| m.replace(moving));
+    let generated = generate();
+    MOVING.with(|m| m.set(previous));
+    generated
+}
+
+/// Numbers `0..n` of the dual array `array`, their derivatives read if `moves`, else the
+/// literal zero.
+fn read_input<F: Scalar + Into<f64>, const W: usize>(
+    array: &str,
+    n: usize,
+    moves: impl Fn(MovingInputs) -> bool,
+) -> Vec<D<F, W>> {
+    match moves(MOVING.with(std::cell::Cell::get)) {
+        true => read_all(array, n),
+        false => (0..n)
+            .map(|i| TracedDual::fixed(&format!("{array}[{}]", i * (W + 1))))
+            .collect(),
+    }
+}
+
 /// Number `i` of the dual array `array`.
 fn read<F: Scalar + Into<f64>, const W: usize>(array: &str, i: usize) -> D<F, W> {
     let at = i * (W + 1);
@@ -73,7 +120,7 @@ fn motion_of<F: Scalar + Into<f64>, const W: usize>(array: &str) -> State<D<F, W
 }
 
 fn constants_of<F: Scalar + Into<f64>, const W: usize>(array: &str) -> MassConstants<D<F, W>> {
-    let n = read_all(array, CONSTANT_NUMBERS);
+    let n = read_input(array, CONSTANT_NUMBERS, |m| m.constants);
     MassConstants {
         mass: n[0],
         inv_mass: n[1],
@@ -115,7 +162,7 @@ fn load_numbers<R: Copy>(load: &Load<R>) -> Vec<R> {
 }
 
 fn parameters_of<F: Scalar + Into<f64>, const W: usize>(array: &str) -> Parameters<D<F, W>> {
-    let n = read_all(array, PARAMETER_NUMBERS);
+    let n = read_input(array, PARAMETER_NUMBERS, |m| m.parameters);
     Parameters {
         vectors: [Vec3::new(n[0], n[1], n[2]), Vec3::new(n[3], n[4], n[5])],
         scalars: [n[6], n[7], n[8], n[9]],
@@ -128,7 +175,7 @@ fn vector_of<F: Scalar + Into<f64>, const W: usize>(array: &str) -> Vec3<D<F, W>
 }
 
 fn plane_of<F: Scalar + Into<f64>, const W: usize>(array: &str) -> PlaneConstants<D<F, W>> {
-    let n = read_all(array, PLANE_NUMBERS);
+    let n = read_input(array, PLANE_NUMBERS, |m| m.planes);
     PlaneConstants {
         normal: Vec3::new(n[0], n[1], n[2]),
         offset: n[3],

@@ -253,6 +253,9 @@ impl<F: Scalar + Into<f64>> Scalar for Traced<F> {
             precision: PhantomData,
         }
     }
+    fn is_zero_by_construction(self) -> bool {
+        matches!(self.node, Node::Literal(v) if v == 0.0)
+    }
     #[inline(never)]
     fn sqrt(self) -> Self {
         let root = rounded::<F>(&[self.to_string()], |x| format!("sqrt({})", x[0]));

@@ -100,7 +100,9 @@ impl Simulation {
             ));
         }
         self.finish()?;
-        self.engine.read_tangents(columns, out)
+        self.engine.read_tangents(columns, out)?;
+        without_negative_zeros(out);
+        Ok(())
     }
 
     /// Every carried column as a checkpoint holds them, if tangents are carried.
@@ -113,6 +115,7 @@ impl Simulation {
         let all = 0..plan.width();
         self.finish()?;
         self.engine.read_tangents(all, &mut columns)?;
+        without_negative_zeros(&mut columns);
         Ok(Some(TangentColumns { names, columns }))
     }
 
@@ -127,6 +130,16 @@ impl Simulation {
     /// [`read_tangents`](Self::read_tangents) of `state`.
     pub fn read_jacobian(&mut self, out: &mut [f64]) -> Result<()> {
         self.read_tangents("state", out)
+    }
+}
+
+/// Every `-0` of `values` made `+0`, nothing else changed (`x + 0` is `x` for every other x).
+/// The GPU's tangent kernels leave out the terms whose factor is a literal zero, which the
+/// CPU's dual numbers add (`a' b + a 0`): a term that is a signed zero can only change the
+/// sign of a zero sum, never a number, so the backends' tangents agree once zeros are +0.
+fn without_negative_zeros(values: &mut [f64]) {
+    for v in values {
+        *v += 0.0;
     }
 }
 

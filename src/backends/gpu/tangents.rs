@@ -23,7 +23,9 @@ use crate::backends::gpu::device::pipeline_cache::PipelineKey;
 use crate::backends::gpu::device::readback::read_buffer;
 use crate::backends::gpu::kernel::kernel_spec::KernelSpec;
 use crate::backends::gpu::kernel::layout::RecordSizes;
-use crate::backends::gpu::kernel::tangent_kernel::{ENTRY_POINT, gpu_blocks, tangent_source};
+use crate::backends::gpu::kernel::tangent_kernel::{
+    ENTRY_POINT, crowd_directions, gpu_blocks_of, tangent_source,
+};
 use crate::body_steps::carried::CarriedTangents;
 use crate::body_steps::derivative::Primal;
 use crate::body_steps::tangents::{constant_seeds, directions_of};
@@ -33,7 +35,7 @@ use crate::model::force::ForceKind;
 use crate::model::precision::Precision;
 use crate::model::tangent::{Direction, PLANE_NUMBERS, TangentPlan};
 use crate::physics::custom_force::CustomForce;
-use crate::physics::dual_wgsl::{CONSTANT_NUMBERS, MOTION_NUMBERS};
+use crate::physics::dual_wgsl::{CONSTANT_NUMBERS, MOTION_NUMBERS, MovingInputs};
 
 /// The tangent buffers of a piece of a chunk (as many of its bodies as one storage binding
 /// holds the columns of) and the bindings of each block.
@@ -105,15 +107,13 @@ impl GpuTangents {
         let layout = tangent_layout(device);
         let mut blocks = Vec::new();
         let mut spans = Vec::new();
-        let mut first_column = 0;
-        let widths = gpu_blocks(k, widest_block);
-        for (b, &width) in widths.iter().enumerate() {
-            let carried = width.min(k - first_column);
+        let gpu_blocks = gpu_blocks_of(&crowd_directions(plan, crowd), widest_block);
+        for (b, block) in gpu_blocks.iter().enumerate() {
             spans.push(TangentBlock {
-                first_column: first_column as u32,
+                first_column: block.columns.start as u32,
                 columns: k as u32,
-                width: carried as u32,
-                writes_state: (b + 1 == widths.len()) as u32,
+                width: block.columns.len() as u32,
+                writes_state: (b + 1 == gpu_blocks.len()) as u32,
                 first_body: 0,
                 body_count: 0,
                 row_width: 0,
@@ -126,7 +126,7 @@ impl GpuTangents {
                 trusted,
                 custom_force: custom_force
                     .map(|custom| custom.wgsl_for(precision, divisions_in_f64).to_string()),
-                tangent_width: width,
+                tangent_block: Some((block.width, block.moving)),
                 divisions_in_f64,
             };
             let pipeline = ctx.pipelines().get_or_build(key, || {
@@ -135,11 +135,10 @@ impl GpuTangents {
                     &layout.pipeline,
                     (precision, workgroup_size, trusted, divisions_in_f64),
                     (spec, custom_force),
-                    width,
+                    (block.width, block.moving),
                 )
             })?;
             blocks.push(pipeline);
-            first_column += carried;
         }
         let number_seeds = number_seeds(plan, crowd);
         let number_seeds = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
@@ -326,10 +325,10 @@ fn build_pipeline(
     layout: &wgpu::PipelineLayout,
     (precision, workgroup_size, trusted, divisions_in_f64): (Precision, u32, bool, bool),
     (spec, custom_force): (&KernelSpec, Option<&CustomForce>),
-    width: usize,
+    block: (usize, MovingInputs),
 ) -> Result<wgpu::ComputePipeline> {
     let device = &ctx.device;
-    let source = tangent_source((precision, divisions_in_f64), spec, width, custom_force);
+    let source = tangent_source((precision, divisions_in_f64), spec, block, custom_force);
     let constants = [("workgroup_size", workgroup_size as f64)];
     let checks = match trusted {
         true => Checks::Trusted,
@@ -435,13 +434,6 @@ fn plane_seeds<P: Primal + Pod>(plan: &TangentPlan, crowd: &Crowd) -> Vec<u8> {
         }
     }
     bytemuck::cast_slice(&seeds).to_vec()
-}
-
-/// The directions of `plan` as they would be for a body under every force of `crowd`.
-fn crowd_directions(plan: &TangentPlan, crowd: &Crowd) -> Vec<Option<Direction>> {
-    let forces: Vec<&ForceKind> = crowd.forces.iter().map(|f| &f.kind).collect();
-    let origins: Vec<usize> = (0..forces.len()).collect();
-    directions_of(plan, &forces, &origins)
 }
 
 /// Columns of the widest block, by which the seeds are padded.

@@ -33,7 +33,7 @@ pub(crate) fn integrate_pipeline(
                 .wgsl_for(options.precision, divisions_in_f64)
                 .to_string()
         }),
-        tangent_width: 0,
+        tangent_block: None,
         divisions_in_f64,
     };
     ctx.pipelines().get_or_build(key, || {

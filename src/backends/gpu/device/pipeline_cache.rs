@@ -18,8 +18,9 @@ pub(crate) struct PipelineKey {
     pub trusted: bool,
     /// The custom force's WGSL, which is part of the module.
     pub custom_force: Option<String>,
-    /// The dual width of a tangent kernel (`integrate_tangents`); 0 for the plain kernel.
-    pub tangent_width: usize,
+    /// A tangent kernel's (`integrate_tangents`) dual width and the inputs its block moves;
+    /// `None` for the plain kernel.
+    pub tangent_block: Option<(usize, crate::physics::dual_wgsl::MovingInputs)>,
     /// f32 divisions and square roots taken in f64 (`GpuOptions::f32_divisions_in_f64`).
     pub divisions_in_f64: bool,
 }

@@ -3,15 +3,20 @@
 //! (`physics::dual_wgsl`), the generated visits of the integrators and force kinds, and the
 //! plumbing of `shaders/integrate_tangents.wgsl`, whose entry point is `integrate_tangents`.
 
+use crate::assembly::crowd::Crowd;
 use crate::backends::gpu::kernel::kernel_spec::KernelSpec;
 use crate::backends::gpu::kernel::shader::{INTEGRATE_TANGENTS, integrate_source};
+use crate::body_steps::tangents::directions_of;
 use crate::model::codes::Coded;
-use crate::model::force::ForceType;
+use crate::model::force::{ForceKind, ForceType};
 use crate::model::integrator::Integrator;
 use crate::model::precision::Precision;
 use crate::model::shape::ShapeKind;
+use crate::model::tangent::{Direction, TangentPlan};
 use crate::physics::custom_force::CustomForce;
-use crate::physics::dual_wgsl::{TRACED_WIDTHS, dual_contact_wgsl, dual_physics_wgsl};
+use crate::physics::dual_wgsl::{
+    MovingInputs, TRACED_WIDTHS, dual_contact_wgsl, dual_physics_wgsl, with_moving_inputs,
+};
 use crate::physics::trace::f32_divisions_in_f64;
 
 /// The widths of the GPU's dual blocks: those the physics over duals is traced in.
@@ -24,6 +29,51 @@ pub(crate) fn gpu_blocks(k: usize, widest: usize) -> Vec<usize> {
     crate::body_steps::tangents::block_widths_among(k, &widths)
 }
 
+/// The directions of `plan` as they would be for a body under every force of `crowd`.
+pub(crate) fn crowd_directions(plan: &TangentPlan, crowd: &Crowd) -> Vec<Option<Direction>> {
+    let forces: Vec<&ForceKind> = crowd.forces.iter().map(|f| &f.kind).collect();
+    let origins: Vec<usize> = (0..forces.len()).collect();
+    directions_of(plan, &forces, &origins)
+}
+
+/// A block of a body's columns as a tangent kernel carries it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct GpuBlock {
+    /// The kernel's dual width (one of [`GPU_WIDTHS`]).
+    pub width: usize,
+    /// The columns it carries (at most `width`).
+    pub columns: std::ops::Range<usize>,
+    /// The inputs its columns move, for which its kernel is compiled.
+    pub moving: MovingInputs,
+}
+
+/// The blocks of the columns `directions` (as `directions_of` gives them, a column that
+/// moves nothing on these bodies `None`), none wider than `widest`: each with the inputs
+/// its columns move. The Jacobian's blocks move none but the state.
+pub(crate) fn gpu_blocks_of(directions: &[Option<Direction>], widest: usize) -> Vec<GpuBlock> {
+    let mut first = 0;
+    gpu_blocks(directions.len(), widest)
+        .into_iter()
+        .map(|width| {
+            let columns = first..(first + width).min(directions.len());
+            first = columns.end;
+            let any = |moves: fn(&Direction) -> bool| {
+                directions[columns.clone()].iter().flatten().any(moves)
+            };
+            let moving = MovingInputs {
+                constants: any(|d| matches!(d, Direction::Mass | Direction::Inertia(_))),
+                parameters: any(|d| matches!(d, Direction::Force { .. })),
+                planes: any(|d| matches!(d, Direction::Plane { .. })),
+            };
+            GpuBlock {
+                width,
+                columns,
+                moving,
+            }
+        })
+        .collect()
+}
+
 /// The entry point of the tangent kernel.
 pub(crate) const ENTRY_POINT: &str = "integrate_tangents";
 
@@ -33,15 +83,18 @@ pub(crate) const ENTRY_POINT: &str = "integrate_tangents";
 /// and each case is the physics over duals at every stage). A crowd's custom force comes in
 /// as its law traced over duals; one that is not a law has no case (the host refuses it).
 /// Its f32 divisions and square roots are taken in f64 if `divisions_in_f64`
-/// (`GpuOptions::f32_divisions_in_f64`).
+/// (`GpuOptions::f32_divisions_in_f64`); the inputs its block does not move are read as
+/// fixed (`moving`).
 pub(crate) fn tangent_source(
     (precision, divisions_in_f64): (Precision, bool),
     spec: &KernelSpec,
-    width: usize,
+    (width, moving): (usize, MovingInputs),
     custom_force: Option<&CustomForce>,
 ) -> String {
     f32_divisions_in_f64(divisions_in_f64, || {
-        traced_tangent_source(precision, spec, width, custom_force)
+        with_moving_inputs(moving, || {
+            traced_tangent_source(precision, spec, width, custom_force)
+        })
     })
 }
 
@@ -194,8 +247,12 @@ mod tests {
     fn every_width_compiles_in_both_precisions() {
         for precision in [Precision::F32, Precision::F64] {
             for width in GPU_WIDTHS {
-                let source =
-                    tangent_source((precision, false), &KernelSpec::general(), width, None);
+                let source = tangent_source(
+                    (precision, false),
+                    &KernelSpec::general(),
+                    (width, MovingInputs::ALL),
+                    None,
+                );
                 let compiled = exact_spirv::compile(
                     &source,
                     ENTRY_POINT,
@@ -215,8 +272,12 @@ mod tests {
     #[test]
     fn f32_tangent_kernels_divide_in_f64_when_asked() {
         for width in GPU_WIDTHS {
-            let source =
-                tangent_source((Precision::F32, true), &KernelSpec::general(), width, None);
+            let source = tangent_source(
+                (Precision::F32, true),
+                &KernelSpec::general(),
+                (width, MovingInputs::ALL),
+                None,
+            );
             let divisions: Vec<&str> = source
                 .lines()
                 .filter(|l| l.trim_start().starts_with("let "))
