@@ -44,6 +44,11 @@ pub trait Scalar:
     fn if_then<V: Carried<Self>>(condition: Self::Bool, value: V, then: impl FnOnce(V) -> V) -> V;
     /// `body` applied `times` times to `value`: a loop, not unrolled on the GPU.
     fn repeat<V: Carried<Self>>(times: u32, value: V, body: impl FnMut(V) -> V) -> V;
+    /// Whether values can be zero by construction ([`is_zero_by_construction`]): only the
+    /// tracer's. For every other type the chain rule compiles to every term, as written.
+    ///
+    /// [`is_zero_by_construction`]: Scalar::is_zero_by_construction
+    const HOLDS_LITERALS: bool = false;
     /// Whether the value is zero by construction, whatever the inputs: a literal the
     /// tracer holds. The chain rule ([`Dual`](super::dual::Dual)) leaves out a term with
     /// such a factor. A number computed at run time never is.

@@ -253,6 +253,7 @@ impl<F: Scalar + Into<f64>> Scalar for Traced<F> {
             precision: PhantomData,
         }
     }
+    const HOLDS_LITERALS: bool = true;
     fn is_zero_by_construction(self) -> bool {
         matches!(self.node, Node::Literal(v) if v == 0.0)
     }
