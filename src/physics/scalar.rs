@@ -50,7 +50,7 @@ pub trait Scalar:
     /// [`is_zero_by_construction`]: Scalar::is_zero_by_construction
     const HOLDS_LITERALS: bool = false;
     /// Whether the value is zero by construction, whatever the inputs: a literal the
-    /// tracer holds. The chain rule ([`Dual`](super::dual::Dual)) leaves out a term with
+    /// tracer holds. The chain rule of the dual numbers leaves out a term with
     /// such a factor. A number computed at run time never is.
     #[inline(always)]
     fn is_zero_by_construction(self) -> bool {
