@@ -559,9 +559,9 @@ impl Simulation {
     /// Whether the `"gpu"` kernel takes its f32 divisions and square roots in f64.
     #[getter]
     fn f32_divisions_in_f64(&self) -> bool {
-        self.sim.gpu_options().is_some_and(|o| {
-            o.f32_divisions_in_f64 && o.precision == rigid_crowd::gpu::Precision::F32
-        })
+        self.sim
+            .gpu_options()
+            .is_some_and(GpuOptions::divides_in_f64)
     }
 
     /// Steps taken so far.

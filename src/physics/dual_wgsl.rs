@@ -16,7 +16,7 @@ use super::integrators::{renormalize, step};
 use super::motion::{Auxiliaries, Derivative, Load, MassConstants, State, auxiliaries, derivative};
 use super::scalar::{Carried, Scalar};
 use super::splitting::{SPLIT_AXES_NUMBERS, SplitAxes};
-use super::trace::{Traced, bind_value, trace_function};
+use super::trace::{Traced, bind_value, trace_function, with_setting};
 use super::traced_dual::TracedDual;
 use super::wgsl::shape_switch;
 use crate::model::codes::Coded;
@@ -70,10 +70,7 @@ thread_local! {
 
 /// Runs `generate` with the traces it prints reading only the inputs of `moving` as moving.
 pub(crate) fn with_moving_inputs<T>(moving: MovingInputs, generate: impl FnOnce() -> T) -> T {
-    let previous = MOVING.with(|m| m.replace(moving));
-    let generated = generate();
-    MOVING.with(|m| m.set(previous));
-    generated
+    with_setting(&MOVING, moving, generate)
 }
 
 /// Numbers `0..n` of the dual array `array`, their derivatives read if `moves`, else the

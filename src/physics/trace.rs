@@ -95,9 +95,18 @@ thread_local! {
 /// driver whose f64 `/` and `sqrt` are exact and whose f32 ones are not (NVIDIA's, measured
 /// in BENCHMARKS.md) computes the CPU's f32 bits. f64 traces are unchanged.
 pub fn f32_divisions_in_f64<T>(in_f64: bool, generate: impl FnOnce() -> T) -> T {
-    let previous = F32_DIVISIONS_IN_F64.with(|flag| flag.replace(in_f64));
+    with_setting(&F32_DIVISIONS_IN_F64, in_f64, generate)
+}
+
+/// Runs `generate` with the trace setting `setting` at `value`, then restores it.
+pub(crate) fn with_setting<S: Copy, T>(
+    setting: &'static std::thread::LocalKey<Cell<S>>,
+    value: S,
+    generate: impl FnOnce() -> T,
+) -> T {
+    let previous = setting.with(|s| s.replace(value));
     let generated = generate();
-    F32_DIVISIONS_IN_F64.with(|flag| flag.set(previous));
+    setting.with(|s| s.set(previous));
     generated
 }
 

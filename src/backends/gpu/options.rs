@@ -72,7 +72,7 @@ impl GpuOptions {
 
     /// Whether the kernel's divisions and square roots are taken in f64: asked for, and the
     /// kernel is f32.
-    pub(crate) fn divides_in_f64(&self) -> bool {
+    pub fn divides_in_f64(&self) -> bool {
         self.f32_divisions_in_f64 && self.precision == Precision::F32
     }
 
