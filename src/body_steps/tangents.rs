@@ -509,7 +509,7 @@ struct Block {
 }
 
 /// The 13 numbers of a state, in the order of `y` (`x, q, P, L`).
-fn components<R: Copy>(y: &State<R>) -> [R; STATE_COMPONENTS] {
+pub(crate) fn components<R: Copy>(y: &State<R>) -> [R; STATE_COMPONENTS] {
     let (x, q) = (y.position, y.orientation);
     let (p, l) = (y.linear_momentum, y.angular_momentum);
     [
@@ -518,7 +518,7 @@ fn components<R: Copy>(y: &State<R>) -> [R; STATE_COMPONENTS] {
 }
 
 /// The state of 13 numbers in the order of `y`.
-fn from_components<R: Scalar>(c: [R; STATE_COMPONENTS]) -> State<R> {
+pub(crate) fn from_components<R: Scalar>(c: [R; STATE_COMPONENTS]) -> State<R> {
     let [x, y, z, qw, qx, qy, qz, px, py, pz, lx, ly, lz] = c;
     State {
         position: Vec3::new(x, y, z),

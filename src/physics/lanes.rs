@@ -6,6 +6,7 @@
 use std::ops::{Add, Div, Mul, Neg, Sub};
 
 use crate::physics::algebra::Vec3;
+use crate::physics::dual::Dual;
 use crate::physics::scalar::{Carried, Scalar};
 
 /// Bodies per block: eight f32 lanes fill two SSE or one AVX register.
@@ -71,6 +72,38 @@ pub(crate) trait LaneType: Scalar + From<Lanes> + Into<Lanes> {
     fn lane_is(lane: usize) -> Self::Bool;
     /// The lanes where `holds` does, one bit each.
     fn mask(holds: Self::Bool) -> u8;
+}
+
+/// Dual numbers over lanes are lanes too: eight bodies' values, each with its tangents, which
+/// the `cpu` backend's tangents run in. A number converted from [`Lanes`] moves along no
+/// direction; one converted to [`Lanes`] is its values (what the keyframes' clock reads).
+impl<L: LaneType, const N: usize> LaneType for Dual<L, N> {
+    #[inline(always)]
+    fn splat(value: f32) -> Self {
+        Dual::fixed(L::splat(value))
+    }
+    #[inline(always)]
+    fn lane_is(lane: usize) -> L::Bool {
+        L::lane_is(lane)
+    }
+    #[inline(always)]
+    fn mask(holds: L::Bool) -> u8 {
+        L::mask(holds)
+    }
+}
+
+impl<L: LaneType, const N: usize> From<Lanes> for Dual<L, N> {
+    #[inline(always)]
+    fn from(lanes: Lanes) -> Self {
+        Dual::fixed(L::from(lanes))
+    }
+}
+
+impl<L: LaneType, const N: usize> From<Dual<L, N>> for Lanes {
+    #[inline(always)]
+    fn from(d: Dual<L, N>) -> Self {
+        d.value.into()
+    }
 }
 
 /// [`Scalar::if_then`] on lanes: every lane's `then` is computed where any lane needs it, and

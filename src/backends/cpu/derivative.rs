@@ -42,6 +42,9 @@ pub(crate) struct BlockConstants<'a, L> {
     pub load: Load<L>,
     /// The block's body indices and own-force span.
     pub block: &'a ConstantBlock,
+    /// The parameters of the block's force records (the global ones, then its own), when
+    /// tangents move them; empty when each record's f32 parameters are taken as they are.
+    pub parameters: &'a [Parameters<L>],
 }
 
 impl<'a, L: LaneType> BlockConstants<'a, L> {
@@ -53,6 +56,7 @@ impl<'a, L: LaneType> BlockConstants<'a, L> {
             mass,
             load: load.map(L::from),
             block,
+            parameters: &[],
         }
     }
 }
@@ -135,6 +139,7 @@ fn add_custom<L: LaneType>(
 #[inline(always)]
 fn accumulate_force<L: LaneType>(
     f: &ForceF32,
+    seeded: Option<&Parameters<L>>,
     c: &BlockConstants<L>,
     body: &Body<L>,
     env: &BlockForces,
@@ -143,8 +148,18 @@ fn accumulate_force<L: LaneType>(
     let splat = |v: Vec3<f32>| Vec3::new(L::splat(v.x), L::splat(v.y), L::splat(v.z));
     // Written out: `[T; N]::map` is not inlined into the SIMD clones, and each call there
     // costs an AVX state transition.
-    let [u, w] = f.parameters.vectors;
-    let (u, w) = (splat(u), splat(w));
+    let parameters = match seeded {
+        Some(p) => *p,
+        None => {
+            let [u, w] = f.parameters.vectors;
+            let [s0, s1, s2, s3] = f.parameters.scalars;
+            Parameters {
+                vectors: [splat(u), splat(w)],
+                scalars: [L::splat(s0), L::splat(s1), L::splat(s2), L::splat(s3)],
+            }
+        }
+    };
+    let [u, w] = parameters.vectors;
     match f.kind {
         ForceType::Keyframed => {
             let (first, count) = (f.keyframes.0 as usize, f.keyframes.1 as usize);
@@ -158,14 +173,7 @@ fn accumulate_force<L: LaneType>(
                 add_custom(custom, c, body, env.first_body, total);
             }
         }
-        kind => {
-            let [s0, s1, s2, s3] = f.parameters.scalars;
-            let parameters = Parameters {
-                vectors: [u, w],
-                scalars: [L::splat(s0), L::splat(s1), L::splat(s2), L::splat(s3)],
-            };
-            add_force(kind, &parameters, body, total);
-        }
+        kind => add_force(kind, &parameters, body, total),
     }
 }
 
@@ -205,12 +213,13 @@ pub(crate) fn derivative<L: LaneType>(
         time: t,
     };
     let mut total = c.load;
-    for g in f.global {
-        accumulate_force(g, c, &body, f, &mut total);
+    for (r, g) in f.global.iter().enumerate() {
+        accumulate_force(g, c.parameters.get(r), c, &body, f, &mut total);
     }
-    for o in f.own {
+    for (r, o) in f.own.iter().enumerate() {
         let mut with = total;
-        accumulate_force(&o.force, c, &body, f, &mut with);
+        let seeded = c.parameters.get(f.global.len() + r);
+        accumulate_force(&o.force, seeded, c, &body, f, &mut with);
         let only = L::lane_is(o.lane);
         total = Load {
             force: select3(only, with.force, total.force),

@@ -8,6 +8,7 @@ mod derivative;
 mod faults;
 mod integrate;
 mod simulation;
+mod tangent_lanes;
 mod tangents;
 
 pub use simulation::CpuSimulation;

@@ -13,7 +13,7 @@ use crate::backends::cpu::contact::{ContactBlock, resolve_contacts};
 use crate::backends::cpu::derivative::{BlockConstants, BlockForces, DerivativeFn, derivative};
 use crate::backends::cpu::faults::{LaneMask, broken_lanes, lane_fault};
 use crate::backends::cpu::integrate::integrate_step;
-use crate::backends::cpu::tangents::{CpuTangents, TangentRun};
+use crate::backends::cpu::tangents::{BlockOfLanes, CpuTangents, TangentRun};
 use crate::model::body::{Body, BodyState};
 use crate::model::error::Result;
 use crate::model::fault::Fault;
@@ -381,8 +381,15 @@ impl CpuSimulation {
             let departed = match (columns, &tangents) {
                 (Some(columns), Some(tangents)) => {
                     let taken = |lane| run.steps_taken(&outcome, lane);
-                    let states = (&start, load, &outcome.state);
-                    tangents.carry(&tangent_run, block, states, columns, taken)
+                    let lanes = BlockOfLanes {
+                        index: block,
+                        constants,
+                        forces: run.forces,
+                        contacts: run.contacts.is_some(),
+                        start: &start,
+                        end: &outcome.state,
+                    };
+                    tangents.carry(&tangent_run, lanes, columns, taken)
                 }
                 _ => 0,
             };
@@ -487,6 +494,14 @@ impl CpuSimulation {
         let bodies = self.masses.len();
         self.tangents = Some(CpuTangents::start(plan, crowd, &self.states, bodies)?);
         Ok(())
+    }
+
+    /// How the blocks carry the tangents, for the tests that compare the ways.
+    #[cfg(test)]
+    pub(crate) fn carry_tangents_by(&mut self, by: crate::backends::cpu::tangents::CarryBy) {
+        if let Some(tangents) = &mut self.tangents {
+            tangents.carry_by = by;
+        }
     }
 
     /// The tangents carried, if any.
