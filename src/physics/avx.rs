@@ -63,6 +63,11 @@ impl Neg for AvxLanes {
 }
 
 impl LaneType for AvxLanes {
+    type Values = Self;
+    #[inline(always)]
+    fn values(self) -> Self {
+        self
+    }
     #[inline(always)]
     fn splat(value: f32) -> Self {
         Self(unsafe { _mm256_set1_ps(value) })

@@ -72,12 +72,22 @@ pub(crate) trait LaneType: Scalar + From<Lanes> + Into<Lanes> {
     fn lane_is(lane: usize) -> Self::Bool;
     /// The lanes where `holds` does, one bit each.
     fn mask(holds: Self::Bool) -> u8;
+    /// The numbers' values alone: the type itself, or for lanes of duals the lanes under
+    /// them. The fault rules judge values, and cost nothing more with tangents.
+    type Values: LaneType<Bool = Self::Bool>;
+    /// The values of `self`.
+    fn values(self) -> Self::Values;
 }
 
 /// Dual numbers over lanes are lanes too: eight bodies' values, each with its tangents, which
 /// the `cpu` backend's tangents run in. A number converted from [`Lanes`] moves along no
 /// direction; one converted to [`Lanes`] is its values (what the keyframes' clock reads).
 impl<L: LaneType, const N: usize> LaneType for Dual<L, N> {
+    type Values = L;
+    #[inline(always)]
+    fn values(self) -> L {
+        self.value
+    }
     #[inline(always)]
     fn splat(value: f32) -> Self {
         Dual::fixed(L::splat(value))
@@ -126,6 +136,11 @@ pub(crate) fn if_any_lane<L: LaneType, V: Carried<L>>(
 }
 
 impl LaneType for Lanes {
+    type Values = Self;
+    #[inline(always)]
+    fn values(self) -> Self {
+        self
+    }
     #[inline(always)]
     fn splat(value: f32) -> Self {
         Lanes::splat(value)

@@ -2,7 +2,6 @@
 //! the block), so each arithmetic operation runs on eight bodies at once.
 
 use crate::assembly::force_table::ForceTable;
-use crate::backends::cpu::faults::LaneMask;
 use crate::model::body::{Body, BodyState};
 use crate::model::force::{ForceKind, ForceType};
 use crate::physics::algebra::{Quat, SymMat3, Vec3};
@@ -149,35 +148,6 @@ impl ConstantBlock {
 }
 
 impl State<Lanes> {
-    /// Every component of the lanes in `lanes` put back to `previous`'s: frozen bodies
-    /// stay where they were while the rest of the block moves on.
-    pub fn keep_lanes(&mut self, previous: &StateBlock, lanes: LaneMask) {
-        let (p, q) = (&mut self.position, &mut self.orientation);
-        let (m, l) = (&mut self.linear_momentum, &mut self.angular_momentum);
-        let (pp, pq) = (&previous.position, &previous.orientation);
-        let (pm, pl) = (&previous.linear_momentum, &previous.angular_momentum);
-        let pairs = [
-            (&mut p.x, pp.x),
-            (&mut p.y, pp.y),
-            (&mut p.z, pp.z),
-            (&mut q.w, pq.w),
-            (&mut q.x, pq.x),
-            (&mut q.y, pq.y),
-            (&mut q.z, pq.z),
-            (&mut m.x, pm.x),
-            (&mut m.y, pm.y),
-            (&mut m.z, pm.z),
-            (&mut l.x, pl.x),
-            (&mut l.y, pl.y),
-            (&mut l.z, pl.z),
-        ];
-        for (now, before) in pairs {
-            for lane in (0..LANES).filter(|lane| lanes & (1 << lane) != 0) {
-                now.0[lane] = before.0[lane];
-            }
-        }
-    }
-
     /// Puts `s` (rounded to f32) into lane `lane`.
     pub fn set(&mut self, lane: usize, s: &BodyState) {
         let set3 = |a: &mut Vec3Lanes, v: glam::DVec3| {

@@ -3,6 +3,7 @@
 //! bits where the adapter's arithmetic is IEEE's, and is validated against the reference.
 
 mod block;
+mod block_run;
 mod contact;
 mod derivative;
 mod faults;

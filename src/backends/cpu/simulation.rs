@@ -9,11 +9,11 @@ use crate::assembly::force_table::{ForceTable, flatten_keyframes};
 use crate::backends::cpu::block::{
     ConstantBlock, ForceF32, LaneForce, LoadBlock, StateBlock, ZERO_LOAD, pack_block,
 };
-use crate::backends::cpu::contact::{ContactBlock, resolve_contacts};
-use crate::backends::cpu::derivative::{BlockConstants, BlockForces, DerivativeFn, derivative};
-use crate::backends::cpu::faults::{LaneMask, broken_lanes, lane_fault};
-use crate::backends::cpu::integrate::integrate_step;
-use crate::backends::cpu::tangents::{BlockOfLanes, CpuTangents, TangentRun};
+use crate::backends::cpu::block_run::{BlockClone, BlockRun, widest_clone};
+use crate::backends::cpu::contact::ContactBlock;
+use crate::backends::cpu::derivative::BlockForces;
+use crate::backends::cpu::faults::LaneMask;
+use crate::backends::cpu::tangents::{CpuTangents, TangentRun};
 use crate::model::body::{Body, BodyState};
 use crate::model::error::Result;
 use crate::model::fault::Fault;
@@ -23,165 +23,14 @@ use crate::model::mass::MassProperties;
 use crate::model::plane::Plane;
 use crate::model::quarantine::Quarantine;
 use crate::model::tangent::TangentPlan;
-#[cfg(target_arch = "x86_64")]
-use crate::physics::avx::AvxLanes;
-use crate::physics::clock::step_time;
 use crate::physics::contact::PlaneConstants;
 use crate::physics::custom_force::CustomForce;
 use crate::physics::force_law::ExternalLoad;
-use crate::physics::lanes::{LANES, LaneType, Lanes};
-use crate::physics::motion::{Derivative, State};
-
-/// Everything one block's `step(n)` needs besides its state.
-#[derive(Clone, Copy)]
-struct BlockRun<'a> {
-    integrator: Integrator,
-    constants: &'a ConstantBlock,
-    forces: BlockForces<'a>,
-    dt: f32,
-    /// The clock's step count at the start of the run.
-    first_step: u64,
-    steps: u64,
-    /// The block's shapes and the planes, when the crowd has planes.
-    contacts: Option<(&'a ContactBlock, &'a [PlaneConstants<f32>])>,
-    /// The squared envelope limits, when any is set.
-    envelope_squared: Option<&'a [f32; 3]>,
-    /// Whether a lane that breaks a rule is frozen (else the block stops).
-    freeze: bool,
-    /// The lanes frozen before the run.
-    frozen: LaneMask,
-}
-
-impl BlockRun<'_> {
-    /// The lane code, written once and inlined into each SIMD clone below; `derivative` is
-    /// the same clone's derivative. Under `stop`, a step that leaves any lane breaking a
-    /// rule is not taken: the block stops at its last good state. Under `freeze` only those
-    /// lanes stay at their last good state, for the rest of the run.
-    #[inline(always)]
-    fn run<L: LaneType>(&self, state: &StateBlock, derivative: DerivativeFn<L>) -> BlockOutcome {
-        let constants = BlockConstants::<L>::new(self.constants, self.forces.load, self.integrator);
-        let mut s: State<L> = state.map(L::from);
-        let mut outcome = BlockOutcome {
-            state: *state,
-            frozen: self.frozen,
-            faults: [None; LANES],
-        };
-        for step in self.first_step..self.first_step + self.steps {
-            let t = step_time(step, self.dt);
-            let mut next = integrate_step(
-                self.integrator,
-                derivative,
-                &s,
-                &constants,
-                self.forces,
-                t,
-                self.dt,
-            );
-            if let Some((block, planes)) = self.contacts {
-                let mut resolved = next.map(Into::into);
-                resolve_contacts(&s.map(Into::into), &mut resolved, block, planes, self.dt);
-                next = resolved.map(L::from);
-            }
-            let broken =
-                broken_lanes(&next, &constants.mass, self.envelope_squared) & !outcome.frozen;
-            if broken != 0 {
-                for lane in (0..LANES).filter(|lane| broken & (1 << lane) != 0) {
-                    let fault = lane_fault(&next, &constants.mass, self.envelope_squared, lane);
-                    outcome.faults[lane] = Some((step, fault));
-                }
-                if !self.freeze {
-                    outcome.state = s.map(Into::into);
-                    return outcome;
-                }
-                outcome.frozen |= broken;
-            }
-            if outcome.frozen != 0 {
-                let mut kept: StateBlock = next.map(Into::into);
-                kept.keep_lanes(&s.map(Into::into), outcome.frozen);
-                next = kept.map(L::from);
-            }
-            s = next;
-        }
-        outcome.state = s.map(Into::into);
-        outcome
-    }
-}
+use crate::physics::lanes::LANES;
 
 /// Each lane's crowd index, the clock step of its last good state and its fault, for the
 /// lanes that broke a rule in a run.
 type BlockFaults = [Option<(usize, u64, Fault)>; LANES];
-
-impl BlockRun<'_> {
-    /// How many steps lane `lane` took in the run that ended in `outcome`: none if it was
-    /// frozen before; under `stop` as many as the block took (up to its first broken step);
-    /// under `freeze` up to its own broken step.
-    fn steps_taken(&self, outcome: &BlockOutcome, lane: usize) -> u64 {
-        let broken_at = |fault: &Option<(u64, Fault)>| fault.map(|(step, _)| step);
-        let last = match self.freeze {
-            _ if self.frozen & (1 << lane) != 0 => Some(self.first_step),
-            true => broken_at(&outcome.faults[lane]),
-            false => outcome.faults.iter().filter_map(broken_at).min(),
-        };
-        last.map_or(self.steps, |step| step - self.first_step)
-    }
-}
-
-/// A block's state after a run, its frozen lanes, and the clock step of the last good state
-/// and the fault of each lane that broke a rule in the run.
-struct BlockOutcome {
-    state: StateBlock,
-    frozen: LaneMask,
-    faults: [Option<(u64, Fault)>; LANES],
-}
-
-/// A clone of [`BlockRun::run`] compiled for one instruction set.
-type BlockClone = fn(&BlockRun, &StateBlock) -> BlockOutcome;
-
-#[inline(never)]
-fn derivative_baseline(
-    s: &State<Lanes>,
-    c: &BlockConstants<Lanes>,
-    f: &BlockForces,
-    t: Lanes,
-) -> Derivative<Lanes> {
-    derivative(s, c, f, t)
-}
-
-fn run_baseline(run: &BlockRun, state: &StateBlock) -> BlockOutcome {
-    run.run(state, derivative_baseline)
-}
-
-/// Eight f32 lanes fill one 256-bit register, one AVX instruction per operation
-/// ([`AvxLanes`]). No FMA: Rust never contracts `a * b + c`, so the clones perform the same
-/// IEEE operations as the baseline.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-#[inline(never)]
-fn derivative_avx2(
-    s: &State<AvxLanes>,
-    c: &BlockConstants<AvxLanes>,
-    f: &BlockForces,
-    t: AvxLanes,
-) -> Derivative<AvxLanes> {
-    derivative(s, c, f, t)
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn run_avx2(run: &BlockRun, state: &StateBlock) -> BlockOutcome {
-    // The closure inherits this function's AVX2, so the call needs no `unsafe`.
-    run.run::<AvxLanes>(state, |s, c, f, t| derivative_avx2(s, c, f, t))
-}
-
-/// The widest clone this CPU runs; x86-64 without AVX2 gets the baseline (SSE2).
-fn widest_clone() -> BlockClone {
-    #[cfg(target_arch = "x86_64")]
-    if std::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU has AVX2, checked just above.
-        return |run, state| unsafe { run_avx2(run, state) };
-    }
-    run_baseline
-}
 
 /// Blocks per rayon task: enough work to amortise the task, small enough to balance cores.
 const BLOCKS_PER_TASK: usize = 16;
@@ -376,22 +225,11 @@ impl CpuSimulation {
                 freeze,
                 frozen: *frozen,
             };
-            let start = *state;
-            let outcome = clone(&run, state);
-            let departed = match (columns, &tangents) {
+            let (outcome, departed) = match (columns, &tangents) {
                 (Some(columns), Some(tangents)) => {
-                    let taken = |lane| run.steps_taken(&outcome, lane);
-                    let lanes = BlockOfLanes {
-                        index: block,
-                        constants,
-                        forces: run.forces,
-                        contacts: run.contacts.is_some(),
-                        start: &start,
-                        end: &outcome.state,
-                    };
-                    tangents.carry(&tangent_run, lanes, columns, taken)
+                    tangents.step_block(&tangent_run, &run, block, state, clone, columns)
                 }
-                _ => 0,
+                _ => (clone(&run, state), 0),
             };
             (*state, *frozen) = (outcome.state, outcome.frozen);
             let mut faults: BlockFaults = [None; LANES];
@@ -563,6 +401,7 @@ fn zeroed_vec<T: Clone + Default>(len: usize, bodies: usize) -> Result<Vec<T>> {
 mod tests {
     use super::*;
     use crate::assembly::body_source::BodySource;
+    use crate::backends::cpu::block_run::run_baseline;
     use crate::model::plane::Plane;
     use crate::verify::check_crowd::cross_check_crowd;
 

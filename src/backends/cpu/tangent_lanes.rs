@@ -9,13 +9,11 @@
 //! A crowd with a custom force carries its tangents body by body instead
 //! (`tangents::BlockTangents::carry`): the block loop calls a custom force on lanes of values.
 
-use crate::backends::cpu::block::{ConstantBlock, LaneForce, StateBlock};
+use crate::backends::cpu::block::LaneForce;
+use crate::backends::cpu::block_run::{BlockOutcome, BlockRun};
 use crate::backends::cpu::derivative::{BlockConstants, BlockForces, DerivativeFn, derivative};
-use crate::backends::cpu::integrate::integrate_step;
 use crate::body_steps::tangents::BodyInputs;
-use crate::model::integrator::Integrator;
 use crate::physics::algebra::{SymMat3, Vec3};
-use crate::physics::clock::step_time;
 use crate::physics::contact::resolve_contacts;
 use crate::physics::dual::Dual;
 use crate::physics::forces::Parameters;
@@ -129,33 +127,26 @@ impl<'a, const N: usize> LaneInputs<'a, N> {
     }
 }
 
-/// Everything a block's dual run needs besides its inputs.
+/// A block's run over lanes of duals: the plain run's steps, contacts and rules.
 #[derive(Clone, Copy)]
 pub(crate) struct LaneRun<'a> {
-    pub integrator: Integrator,
-    pub constants: &'a ConstantBlock,
-    /// The block's forces, without a custom force.
-    pub forces: BlockForces<'a>,
-    pub dt: f32,
-    pub first_step: u64,
-    /// The steps each lane took in the plain run.
-    pub taken: [u64; LANES],
-    /// Whether the crowd has planes.
-    pub contacts: bool,
+    /// The plain run's settings; its forces have no custom force.
+    pub block: BlockRun<'a>,
     /// Whether to run the baseline clone whatever the CPU (the tests compare the clones).
     #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     pub baseline: bool,
 }
 
 impl LaneRun<'_> {
-    /// The block's state after each lane's steps, from `inputs`, over `Dual<L, N>`.
-    /// Written once, inlined into each clone below; `derivative` is the same clone's.
+    /// The block's run from `inputs` over `Dual<L, N>`: the state it ended on and its
+    /// outcome, whose values are the plain run's. Written once, inlined into each clone
+    /// below; `derivative` is the same clone's.
     #[inline(always)]
     fn run<L: LaneType, const N: usize>(
         &self,
         inputs: &LaneInputs<N>,
         derivative: DerivativeFn<Dual<L, N>>,
-    ) -> State<LaneDual<N>> {
+    ) -> (State<LaneDual<N>>, BlockOutcome) {
         let to_lanes = |d: LaneDual<N>| Dual::<L, N> {
             value: L::from(d.value),
             tangent: std::array::from_fn(|i| L::from(d.tangent[i])),
@@ -169,45 +160,24 @@ impl LaneRun<'_> {
             .iter()
             .map(|p| parameters_of(parameter_numbers(p).map(to_lanes)))
             .collect();
+        let run = &self.block;
         let mass = inputs.constants.map(to_lanes);
         let constants = BlockConstants {
-            axes: SplitAxes::for_integrator(self.integrator, &mass.inv_inertia),
+            axes: SplitAxes::for_integrator(run.integrator, &mass.inv_inertia),
             mass,
-            load: self.forces.load.map(Dual::<L, N>::from),
-            block: self.constants,
+            load: run.forces.load.map(Dual::<L, N>::from),
+            block: run.constants,
             parameters: &parameters,
         };
-        let steps = self.taken.iter().copied().max().unwrap_or(0);
-        let mut y = inputs.state.map(to_lanes);
-        for s in 0..steps {
-            let t = step_time(self.first_step + s, self.dt);
-            let mut next = integrate_step(
-                self.integrator,
-                derivative,
-                &y,
-                &constants,
-                self.forces,
-                t,
-                self.dt,
-            );
-            if self.contacts {
-                next = self
-                    .resolved(inputs, y.map(from_lanes), next.map(from_lanes))
-                    .map(to_lanes);
-            }
-            if self.taken.iter().any(|&taken| taken <= s) {
-                let moving = Lanes(self.taken.map(|taken| if taken > s { 1.0 } else { 0.0 }));
-                let stopped = L::from(moving).less(L::splat(0.5));
-                let (was, now) = (y.to_scalars(), next.to_scalars());
-                let mut kept = was
-                    .into_iter()
-                    .zip(now)
-                    .map(|(was, now)| Dual::select(stopped, was, now));
-                next = State::from_scalars(&mut kept);
-            }
-            y = next;
-        }
-        y.map(from_lanes)
+        let contacts = |start: &State<Dual<L, N>>, next: State<Dual<L, N>>| match run.contacts {
+            Some(_) => self
+                .resolved(inputs, start.map(from_lanes), next.map(from_lanes))
+                .map(to_lanes),
+            None => next,
+        };
+        let start = inputs.state.map(to_lanes);
+        let (y, outcome) = run.run_from(start, &constants, derivative, contacts);
+        (y.map(from_lanes), outcome)
     }
 
     /// `next`, the block after a step from `start`, with each lane's contacts resolved over
@@ -227,7 +197,7 @@ impl LaneRun<'_> {
                 &lane.constants,
                 &shape,
                 &lane.planes,
-                Dual::fixed(self.dt),
+                Dual::fixed(self.block.dt),
             );
             for (c, d) in components.iter_mut().zip(resolved.to_scalars()) {
                 c.value.0[l] = d.value;
@@ -239,9 +209,11 @@ impl LaneRun<'_> {
         State::from_scalars(&mut components.into_iter())
     }
 
-    /// The block's state after each lane's steps from `inputs`, on the widest clone this
-    /// CPU runs.
-    pub(crate) fn carry<const N: usize>(&self, inputs: &LaneInputs<N>) -> State<LaneDual<N>> {
+    /// [`run`](Self::run) on the widest clone this CPU runs.
+    pub(crate) fn carry<const N: usize>(
+        &self,
+        inputs: &LaneInputs<N>,
+    ) -> (State<LaneDual<N>>, BlockOutcome) {
         #[cfg(target_arch = "x86_64")]
         if !self.baseline && std::is_x86_feature_detected!("avx2") {
             // SAFETY: the CPU has AVX2, checked just above.
@@ -274,13 +246,24 @@ fn derivative_avx2<const N: usize>(
     derivative(s, c, f, t)
 }
 
+/// The AVX2 clone's entry, which calls the clone out of line: with the run compiled into
+/// the function that [`LaneRun::carry`] calls, blocks of 4 directions ran 2x slower with the
+/// same derivative code (`rigid-crowd bench --tangents inertia,state`, 2-core AMD EPYC).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-fn carry_avx2<const N: usize>(run: &LaneRun, inputs: &LaneInputs<N>) -> State<LaneDual<N>> {
-    run.run::<AvxLanes, N>(inputs, |s, c, f, t| derivative_avx2(s, c, f, t))
+fn carry_avx2<const N: usize>(
+    run: &LaneRun,
+    inputs: &LaneInputs<N>,
+) -> (State<LaneDual<N>>, BlockOutcome) {
+    run_avx2(run, inputs)
 }
 
-/// The lanes of a block's state, as [`StateBlock`] holds them.
-pub(crate) fn values<const N: usize>(y: &State<LaneDual<N>>) -> StateBlock {
-    y.map(|d| d.value)
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline(never)]
+fn run_avx2<const N: usize>(
+    run: &LaneRun,
+    inputs: &LaneInputs<N>,
+) -> (State<LaneDual<N>>, BlockOutcome) {
+    run.run::<AvxLanes, N>(inputs, |s, c, f, t| derivative_avx2(s, c, f, t))
 }

@@ -6,9 +6,9 @@
 use crate::assembly::body_masses::BodyMasses;
 use crate::assembly::crowd::Crowd;
 use crate::assembly::force_table::ForceTable;
-use crate::backends::cpu::block::{ConstantBlock, LaneForce, StateBlock};
-use crate::backends::cpu::derivative::BlockForces;
-use crate::backends::cpu::tangent_lanes::{LANE_WIDTHS, LaneInputs, LaneRun, values};
+use crate::backends::cpu::block::{LaneForce, LoadBlock, StateBlock};
+use crate::backends::cpu::block_run::{BlockClone, BlockOutcome, BlockRun};
+use crate::backends::cpu::tangent_lanes::{LANE_WIDTHS, LaneInputs, LaneRun};
 use crate::body_steps::carried::CarriedTangents;
 use crate::body_steps::derivative::ForceEnv;
 use crate::body_steps::tangents::{
@@ -22,7 +22,7 @@ use crate::model::plane::Plane;
 use crate::model::tangent::{Direction, STATE_COMPONENTS, TangentPlan};
 use crate::physics::custom_force::CustomForce;
 use crate::physics::force_law::ExternalLoad;
-use crate::physics::lanes::{LANES, Vec3Lanes};
+use crate::physics::lanes::{LANES, Lanes, Vec3Lanes};
 use crate::physics::motion::State;
 use crate::physics::scalar::Carried;
 
@@ -119,55 +119,54 @@ pub(crate) struct BlockTangents<'a> {
     carry_by: CarryBy,
 }
 
-/// One block as the plain run left it, for its tangents.
-#[derive(Clone, Copy)]
-pub(crate) struct BlockOfLanes<'a> {
-    /// The block's index.
-    pub index: usize,
-    pub constants: &'a ConstantBlock,
-    /// The block's forces and loads, as its plain run read them.
-    pub forces: BlockForces<'a>,
-    /// Whether the crowd has planes.
-    pub contacts: bool,
-    /// The block's states before and after the run.
-    pub start: &'a StateBlock,
-    pub end: &'a StateBlock,
-}
-
 impl BlockTangents<'_> {
-    /// Carries the tangents of `block`'s bodies (`columns`, theirs in crowd order) through
-    /// the steps `taken(lane)` of each lane, and returns how many bodies' dual values differ
-    /// from the lanes' states after the run. Eight bodies at a time over lanes, or body by
-    /// body when the crowd has a custom force.
-    pub(crate) fn carry(
+    /// Block `index`'s run `block_run` from `state`, on the clone `clone`, carrying its
+    /// bodies' tangents (`columns`, theirs in crowd order): its outcome, and how many
+    /// bodies' dual values departed from the values its outcome holds. Eight bodies at a
+    /// time over lanes of duals, whose values are the run's (no plain run is needed); body
+    /// by body after the plain run when the crowd has a custom force.
+    pub(crate) fn step_block(
         &self,
         run: &TangentRun,
-        block: BlockOfLanes,
+        block_run: &BlockRun,
+        index: usize,
+        state: &StateBlock,
+        clone: BlockClone,
         columns: &mut [f32],
-        taken: impl Fn(usize) -> u64,
-    ) -> u64 {
-        let taken: [u64; LANES] = std::array::from_fn(taken);
+    ) -> (BlockOutcome, u64) {
         match (self.carry_by, run.custom_force) {
-            (CarryBy::Bodies, _) | (_, Some(_)) => self.carry_bodies(run, block, columns, taken),
+            (CarryBy::Bodies, _) | (_, Some(_)) => {
+                let outcome = clone(block_run, state);
+                let taken: [u64; LANES] =
+                    std::array::from_fn(|lane| block_run.steps_taken(&outcome, lane));
+                let states = (state, &outcome.state, block_run.forces.load);
+                let departed = self.carry_bodies(run, index, states, columns, taken);
+                (outcome, departed)
+            }
             (by, None) => {
-                let baseline = by == CarryBy::BaselineLanes;
-                self.carry_lanes(run, block, columns, taken, baseline)
+                let lane_run = LaneRun {
+                    block: *block_run,
+                    baseline: by == CarryBy::BaselineLanes,
+                };
+                self.carry_lanes(run, &lane_run, index, state, columns)
             }
         }
     }
 
-    /// [`carry`](Self::carry) over lanes of duals (`tangent_lanes`).
+    /// [`step_block`](Self::step_block) over lanes of duals (`tangent_lanes`): every block
+    /// of directions runs the steps and judges them as the plain run would, on the same
+    /// values; the first's outcome is the block's.
     fn carry_lanes(
         &self,
         run: &TangentRun,
-        block: BlockOfLanes,
+        lane_run: &LaneRun,
+        index: usize,
+        start: &StateBlock,
         columns: &mut [f32],
-        taken: [u64; LANES],
-        baseline: bool,
-    ) -> u64 {
+    ) -> (BlockOutcome, u64) {
         let used = columns.len() / self.body_len;
         // A short last block's spare lanes stand in for its first body.
-        let body = |lane: usize| block.index * LANES + if lane < used { lane } else { 0 };
+        let body = |lane: usize| index * LANES + if lane < used { lane } else { 0 };
         let forces: Vec<Vec<&ForceKind>> = (0..LANES)
             .map(|l| self.table.acting_on(body(l)).collect())
             .collect();
@@ -179,72 +178,64 @@ impl BlockTangents<'_> {
             .collect();
         let masses: Vec<MassProperties> = (0..LANES).map(|l| run.masses.get(body(l))).collect();
         let bases: Vec<BodyInputs<f32>> = (0..LANES)
-            .map(|l| BodyInputs::of(&block.start.state(l), &masses[l], &forces[l], run.planes))
+            .map(|l| BodyInputs::of(&start.state(l), &masses[l], &forces[l], run.planes))
             .collect();
-        let lane_run = LaneRun {
-            integrator: run.integrator,
-            constants: block.constants,
-            forces: BlockForces {
-                custom_force: None,
-                ..block.forces
-            },
-            dt: run.dt,
-            first_step: run.first_step,
-            taken,
-            contacts: block.contacts,
-            baseline,
-        };
         let lanes = LaneBlockInputs {
             bases: &bases,
             masses: &masses,
             directions: &directions,
-            global: block.forces.global.len(),
-            own: block.forces.own,
+            global: lane_run.block.forces.global.len(),
+            own: lane_run.block.forces.own,
         };
         let k = self.body_len / STATE_COMPONENTS;
+        let mut first: Option<BlockOutcome> = None;
         let mut departed = 0;
         let mut first_column = 0;
-        for (b, width) in block_widths_among(k, &LANE_WIDTHS).into_iter().enumerate() {
+        for width in block_widths_among(k, &LANE_WIDTHS) {
             let width = width.min(k - first_column);
-            let values = match width {
-                1 => lanes.run::<1>(&lane_run, first_column, width, columns, used),
-                _ => lanes.run::<4>(&lane_run, first_column, width, columns, used),
+            let outcome = match width {
+                1 => lanes.run::<1>(lane_run, first_column, width, columns, used),
+                _ => lanes.run::<4>(lane_run, first_column, width, columns, used),
             };
-            if b == 0 {
-                let (ours, lanes) = (values.to_scalars(), block.end.to_scalars());
-                let differs = |l: usize| {
-                    ours.iter()
-                        .zip(&lanes)
-                        .any(|(a, b)| a.0[l].to_bits() != b.0[l].to_bits())
-                };
-                departed = (0..used).filter(|&l| differs(l)).count() as u64;
+            match &first {
+                None => first = Some(outcome),
+                Some(first) => {
+                    let (ours, theirs) = (outcome.state.to_scalars(), first.state.to_scalars());
+                    let differs = |l: usize| {
+                        let bits = |v: &Lanes| v.0[l].to_bits();
+                        ours.iter().zip(&theirs).any(|(a, b)| bits(a) != bits(b))
+                    };
+                    departed += (0..used).filter(|&l| differs(l)).count() as u64;
+                }
             }
             first_column += width;
         }
-        departed
+        (first.expect("at least one direction"), departed)
     }
 
-    /// [`carry`](Self::carry) one body at a time, over `Dual<f32, W>` (`body_steps`).
+    /// [`step_block`](Self::step_block) one body at a time, over `Dual<f32, W>`
+    /// (`body_steps`), after the plain run: each body takes the steps `taken[lane]` from
+    /// `start`, under the loads `load`; returns how many bodies' values differ from `end`.
     fn carry_bodies(
         &self,
         run: &TangentRun,
-        block: BlockOfLanes,
+        index: usize,
+        (start, end, load): (&StateBlock, &StateBlock, &LoadBlock),
         columns: &mut [f32],
         taken: [u64; LANES],
     ) -> u64 {
         let mut departed = 0;
         for (lane, columns) in columns.chunks_mut(self.body_len).enumerate() {
-            let i = block.index * LANES + lane;
+            let i = index * LANES + lane;
             let forces: Vec<&ForceKind> = self.table.acting_on(i).collect();
             let origins: Vec<usize> = self.table.origins_of(i).collect();
             let directions = directions_of(self.plan, &forces, &origins);
             let mass = run.masses.get(i);
-            let load = block.forces.load;
             let lane_load = |v: &Vec3Lanes| {
                 glam::DVec3::new(v.x.0[lane].into(), v.y.0[lane].into(), v.z.0[lane].into())
             };
             let steps = TangentSteps {
-                base: BodyInputs::of(&block.start.state(lane), &mass, &forces, run.planes),
+                base: BodyInputs::of(&start.state(lane), &mass, &forces, run.planes),
                 mass: &mass,
                 directions: &directions,
                 integrator: run.integrator,
@@ -261,7 +252,7 @@ impl BlockTangents<'_> {
             let mut values = steps.base.state;
             let span = (run.first_step, taken[lane], f64::from(run.dt));
             steps.run(&mut values, columns, span, |_, _| None::<()>);
-            let lane_end = State::<f64>::from(&block.end.state(lane)).map(|v| v as f32);
+            let lane_end = State::<f64>::from(&end.state(lane)).map(|v| v as f32);
             if values
                 .to_scalars()
                 .iter()
@@ -288,7 +279,8 @@ struct LaneBlockInputs<'a, 'b> {
 
 impl LaneBlockInputs<'_, '_> {
     /// Runs the `width` columns from `first_column` of the block's `used` bodies (`columns`,
-    /// theirs in crowd order) over `Dual<_, N>`, writes them back and returns the values.
+    /// theirs in crowd order) over `Dual<_, N>`, writes them back and returns the run's
+    /// outcome.
     fn run<const N: usize>(
         &self,
         lane_run: &LaneRun,
@@ -296,7 +288,7 @@ impl LaneBlockInputs<'_, '_> {
         width: usize,
         columns: &mut [f32],
         used: usize,
-    ) -> StateBlock {
+    ) -> BlockOutcome {
         let body_len = self.directions[0].len() * STATE_COMPONENTS;
         let k = body_len / STATE_COMPONENTS;
         let lanes = (0..LANES)
@@ -320,7 +312,7 @@ impl LaneBlockInputs<'_, '_> {
             })
             .collect();
         let inputs = LaneInputs::gather(lanes, self.global, self.own);
-        let y = lane_run.carry::<N>(&inputs);
+        let (y, outcome) = lane_run.carry::<N>(&inputs);
         for (l, own) in columns.chunks_mut(body_len).enumerate() {
             for (r, component) in components(&y).iter().enumerate() {
                 for (i, t) in own[r * k + first_column..][..width].iter_mut().enumerate() {
@@ -328,7 +320,7 @@ impl LaneBlockInputs<'_, '_> {
                 }
             }
         }
-        values(&y)
+        outcome
     }
 }
 
@@ -341,6 +333,8 @@ mod tests {
     use crate::assembly::crowd::Crowd;
     use crate::backends::cpu::CpuSimulation;
     use crate::body_steps::tangents::tests::Tether;
+    use crate::model::fault::Fault;
+    use crate::model::fault_rules::QuarantinedBody;
     use crate::model::fault_rules::{Envelope, FaultRules, OnFault};
     use crate::model::force::ForceKind;
     use crate::model::integrator::Integrator;
@@ -377,7 +371,7 @@ mod tests {
     /// number of bodies whose dual values departed from their lanes', and how many columns
     /// moved.
     fn departures(crowd: &Crowd) -> (u64, usize) {
-        let tangents = carried(crowd, CarryBy::Lanes);
+        let tangents = carried(crowd, Some(CarryBy::Lanes)).tangents.unwrap();
         let moved = tangents
             .carried
             .columns
@@ -387,8 +381,18 @@ mod tests {
         (tangents.departed, moved)
     }
 
-    /// The tangents of [`departures`]' run, carried `by`.
-    fn carried(crowd: &Crowd, by: CarryBy) -> CpuTangents {
+    /// What [`carried`] ran to.
+    struct Ran {
+        tangents: Option<CpuTangents>,
+        /// Every body's state, as bits.
+        states: Vec<u64>,
+        /// What each `step` call returned.
+        stops: Vec<Option<(usize, u64, Fault)>>,
+        quarantined: Vec<QuarantinedBody>,
+    }
+
+    /// [`departures`]' run, its tangents carried `by`, or none.
+    fn carried(crowd: &Crowd, by: Option<CarryBy>) -> Ran {
         let names = every_name(crowd);
         let plan = TangentPlan::parse(&names, &crowd.forces, &crowd.planes, "tangents").unwrap();
         let mut sim = CpuSimulation::new(crowd, &BodySource::given(&crowd.bodies), 0).unwrap();
@@ -399,11 +403,26 @@ mod tests {
             })
             .collect();
         sim.set_external_loads(&loads);
-        sim.start_tangents(&plan, crowd).unwrap();
-        sim.carry_tangents_by(by);
-        sim.step(40);
-        sim.step(35);
-        sim.tangents().unwrap().clone()
+        if let Some(by) = by {
+            sim.start_tangents(&plan, crowd).unwrap();
+            sim.carry_tangents_by(by);
+        }
+        let stops = vec![sim.step(40), sim.step(35)];
+        let mut states = Vec::new();
+        sim.visit_states(|_, _, s| {
+            let q = s.orientation;
+            let numbers = [s.position, s.linear_momentum, s.angular_momentum]
+                .into_iter()
+                .flat_map(|v| v.to_array())
+                .chain([q.w, q.x, q.y, q.z]);
+            states.extend(numbers.map(f64::to_bits));
+        });
+        Ran {
+            tangents: sim.tangents().cloned(),
+            states,
+            stops,
+            quarantined: sim.quarantined(),
+        }
     }
 
     /// The `cpu` instance of the tangents is the definition over `Dual<f32, W>`: its values
@@ -438,9 +457,10 @@ mod tests {
     }
 
     /// Without a custom force, blocks carry their tangents eight bodies at a time over
-    /// lanes of duals, on the widest clone and on the baseline one: the same bits as body by
-    /// body, every integrator, every other force kind, own forces, keyframes, external
-    /// loads, contacts, and lanes frozen or stopped mid-run.
+    /// lanes of duals, whose values stand in for the plain run's, on the widest clone and on
+    /// the baseline one: the same tangents as body by body, and the same states, stops and
+    /// frozen bodies as the plain run, under every integrator, every other force kind, own
+    /// forces, keyframes, external loads, contacts, and lanes frozen or stopped mid-run.
     #[test]
     fn lanes_of_duals_carry_the_bodies_tangents_bit_for_bit() {
         let rules = |on_fault| FaultRules {
@@ -458,20 +478,33 @@ mod tests {
             let faulty = crowd(Integrator::Rk4).with_fault_rules(rules(on_fault));
             runs.push((format!("{on_fault:?}"), faulty));
         }
+        let bits = |ran: &Ran| -> Vec<u32> {
+            let columns = &ran.tangents.as_ref().unwrap().carried.columns;
+            columns.iter().map(|v| v.to_bits()).collect()
+        };
         for (name, mut crowd) in runs {
             crowd.custom_force = None;
-            let bodies = carried(&crowd, CarryBy::Bodies);
-            let bits = |t: &CpuTangents| -> Vec<u32> {
-                t.carried.columns.iter().map(|v| v.to_bits()).collect()
-            };
-            assert!(bodies.carried.columns.iter().any(|t| *t != 0.0), "{name}");
+            let plain = carried(&crowd, None);
+            let bodies = carried(&crowd, Some(CarryBy::Bodies));
+            assert!(bits(&bodies).iter().any(|&t| t != 0), "{name}");
             for by in [CarryBy::Lanes, CarryBy::BaselineLanes] {
-                let lanes = carried(&crowd, by);
+                let lanes = carried(&crowd, Some(by));
+                assert_eq!(bits(&lanes), bits(&bodies), "{name} {by:?}: tangents");
+                let departed = lanes.tangents.as_ref().unwrap().departed;
                 assert_eq!(
-                    lanes.departed, 0,
-                    "{name} {by:?}: bodies whose values departed"
+                    departed, 0,
+                    "{name} {by:?}: blocks of directions that parted"
                 );
-                assert_eq!(bits(&lanes), bits(&bodies), "{name} {by:?}");
+                assert_eq!(lanes.states, plain.states, "{name} {by:?}: states");
+                assert_eq!(lanes.stops, plain.stops, "{name} {by:?}: stops");
+                assert_eq!(
+                    lanes.quarantined, plain.quarantined,
+                    "{name} {by:?}: frozen"
+                );
+            }
+            if name == "Stop" || name == "Freeze" {
+                let faults = plain.stops.iter().flatten().count() + plain.quarantined.len();
+                assert!(faults > 0, "{name}: no body broke a rule");
             }
         }
     }
