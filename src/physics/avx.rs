@@ -68,6 +68,15 @@ impl LaneType for AvxLanes {
     fn values(self) -> Self {
         self
     }
+    type OnLanes = Lanes;
+    #[inline(always)]
+    fn to_lanes(self) -> Lanes {
+        self.into()
+    }
+    #[inline(always)]
+    fn from_lanes(lanes: Lanes) -> Self {
+        lanes.into()
+    }
     #[inline(always)]
     fn splat(value: f32) -> Self {
         Self(unsafe { _mm256_set1_ps(value) })

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use crate::model::error::{Error, Result};
 use crate::model::precision::Precision;
-use crate::physics::dual::{DUAL_WIDTHS, Dual};
+use crate::physics::dual::{DUAL_WIDTHS, Dual, LANE_DUAL_WIDTHS};
 use crate::physics::dual_wgsl::dual_custom_force_wgsl;
 use crate::physics::force_law::{CustomForceInput, ExternalLoad, ForceInput, ForceLaw};
 use crate::physics::lanes::Lanes;
@@ -50,11 +50,11 @@ pub struct CustomForce {
     /// A [`ForceLaw`]'s WGSL, traced in f32, in f64, and in f32 with its divisions and
     /// square roots in f64.
     traced: Option<Arc<[String; 3]>>,
-    /// A [`ForceLaw`] on eight f32 lanes, for the `cpu` backend.
-    lanes: Option<Arc<LanesLaw>>,
-    /// A [`ForceLaw`] on dual numbers (f64 and f32, each width of [`DUAL_WIDTHS`]), for
-    /// tangents: each an `Arc<LawOn<R>>`, keyed by the type `R`.
-    duals: Option<Arc<HashMap<TypeId, Arc<dyn Any + Send + Sync>>>>,
+    /// A [`ForceLaw`]'s instances on the CPU's number types besides f64: eight f32 lanes
+    /// (the `cpu` backend), and for tangents dual numbers (f64 and f32, each width of
+    /// [`DUAL_WIDTHS`]; over lanes, each of [`LANE_DUAL_WIDTHS`]): each an `Arc<LawOn<R>>`,
+    /// keyed by the type `R`.
+    instances: Option<Arc<HashMap<TypeId, Arc<dyn Any + Send + Sync>>>>,
     /// A [`ForceLaw`]'s WGSL over duals, traced on demand in a precision and width.
     dual_wgsl: Option<Arc<DualWgsl>>,
 }
@@ -65,11 +65,8 @@ type DualWgsl = dyn Fn(Precision, usize) -> String + Send + Sync;
 /// A force law's instance on the number `R`.
 pub(crate) type LawOn<R> = dyn Fn(&ForceInput<R>) -> Load<R> + Send + Sync;
 
-/// A force law's instance on the `cpu` backend's lanes.
-pub(crate) type LanesLaw = LawOn<Lanes>;
-
-/// `law`'s instances on the dual numbers tangents run in.
-fn dual_instances<L: ForceLaw>(law: &Arc<L>) -> HashMap<TypeId, Arc<dyn Any + Send + Sync>> {
+/// `law`'s instances on the `cpu` backend's lanes and on the dual numbers tangents run in.
+fn instances<L: ForceLaw>(law: &Arc<L>) -> HashMap<TypeId, Arc<dyn Any + Send + Sync>> {
     let mut instances: HashMap<TypeId, Arc<dyn Any + Send + Sync>> = HashMap::new();
     macro_rules! instance {
         ($($r:ty),*) => {$(
@@ -82,8 +79,13 @@ fn dual_instances<L: ForceLaw>(law: &Arc<L>) -> HashMap<TypeId, Arc<dyn Any + Se
         DUAL_WIDTHS[0] == 1 && DUAL_WIDTHS[1] == 4 && DUAL_WIDTHS[2] == 16,
         "an instance per width"
     );
+    const _: () = assert!(
+        LANE_DUAL_WIDTHS[0] == 1 && LANE_DUAL_WIDTHS[1] == 4,
+        "an instance per width over lanes"
+    );
     instance!(Dual<f64, 1>, Dual<f64, 4>, Dual<f64, 16>);
     instance!(Dual<f32, 1>, Dual<f32, 4>, Dual<f32, 16>);
+    instance!(Lanes, Dual<Lanes, 1>, Dual<Lanes, 4>);
     instances
 }
 
@@ -98,8 +100,7 @@ impl CustomForce {
             closure: Some(Arc::new(closure)),
             origin: "custom_force".to_string(),
             traced: None,
-            lanes: None,
-            duals: None,
+            instances: None,
             dual_wgsl: None,
         }
     }
@@ -113,12 +114,10 @@ impl CustomForce {
             custom_force_wgsl::<f64, _>(&*law),
             f32_divisions_in_f64(true, || custom_force_wgsl::<f32, _>(&*law)),
         ];
-        let duals = dual_instances(&law);
+        let instances = instances(&law);
         let traced_law = Arc::clone(&law);
         let dual_wgsl =
             move |precision, width| dual_custom_force_wgsl(&*traced_law, precision, width);
-        let on_lanes = Arc::clone(&law);
-        let lanes = move |input: &ForceInput<Lanes>| on_lanes.load(input);
         let closure = move |input: &CustomForceInput| {
             let load = law.load(&ForceInput::from(input));
             ExternalLoad {
@@ -131,16 +130,17 @@ impl CustomForce {
             closure: Some(Arc::new(closure)),
             origin: "custom_force".to_string(),
             traced: Some(Arc::new(traced)),
-            lanes: Some(Arc::new(lanes)),
-            duals: Some(Arc::new(duals)),
+            instances: Some(Arc::new(instances)),
             dual_wgsl: Some(Arc::new(dual_wgsl)),
         }
     }
 
-    /// A [`ForceLaw`]'s instance on the dual number `R` (of a width in [`DUAL_WIDTHS`]);
-    /// `None` for a WGSL string and its Rust twin, which have no derivatives.
+    /// A [`ForceLaw`]'s instance on `R`: [`Lanes`], or a dual number of a width in
+    /// [`DUAL_WIDTHS`] (over lanes, in [`LANE_DUAL_WIDTHS`]); `None` for a WGSL string and
+    /// its Rust twin, which the `cpu` backend calls lane by lane and which have no
+    /// derivatives.
     pub(crate) fn law_on<R: 'static>(&self) -> Option<&LawOn<R>> {
-        let instance = self.duals.as_ref()?.get(&TypeId::of::<R>())?;
+        let instance = self.instances.as_ref()?.get(&TypeId::of::<R>())?;
         instance.downcast_ref::<Arc<LawOn<R>>>().map(|law| &**law)
     }
 
@@ -149,11 +149,6 @@ impl CustomForce {
     /// string and its Rust twin.
     pub(crate) fn dual_wgsl(&self, precision: Precision, width: usize) -> Option<String> {
         self.dual_wgsl.as_ref().map(|trace| trace(precision, width))
-    }
-
-    /// A [`ForceLaw`]'s instance on lanes; `None` for a WGSL string and its Rust twin.
-    pub(crate) fn lanes_law(&self) -> Option<&LanesLaw> {
-        self.lanes.as_deref()
     }
 
     /// Whether it is a [`ForceLaw`]: its WGSL is generated, not the user's.
@@ -180,8 +175,7 @@ impl CustomForce {
             closure: None,
             origin: origin.into(),
             traced: None,
-            lanes: None,
-            duals: None,
+            instances: None,
             dual_wgsl: None,
         }
     }

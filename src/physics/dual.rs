@@ -23,6 +23,11 @@ use super::scalar::{Carried, Scalar};
 /// a block of 13 measured slower (its arrays split unevenly into vector registers).
 pub(crate) const DUAL_WIDTHS: [usize; 3] = [1, 4, 16];
 
+/// The widths `N` that the `cpu` backend's tangents run in over lanes, `Dual<Lanes, N>`
+/// (a force law has an instance for each). Each such number holds `N + 1` registers for eight
+/// bodies: a block of 8 measured slower than two of 4.
+pub(crate) const LANE_DUAL_WIDTHS: [usize; 2] = [1, 4];
+
 /// `value` and its derivative along each of `N` directions.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Dual<R, const N: usize> {

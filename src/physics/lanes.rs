@@ -77,6 +77,13 @@ pub(crate) trait LaneType: Scalar + From<Lanes> + Into<Lanes> {
     type Values: LaneType<Bool = Self::Bool>;
     /// The values of `self`.
     fn values(self) -> Self::Values;
+    /// The same numbers on [`Lanes`], the type a force law's lane instances take:
+    /// [`Lanes`], or for lanes of duals duals over [`Lanes`], tangents kept.
+    type OnLanes: Scalar + 'static;
+    /// `self` on [`Lanes`].
+    fn to_lanes(self) -> Self::OnLanes;
+    /// `lanes` back in this type.
+    fn from_lanes(lanes: Self::OnLanes) -> Self;
 }
 
 /// Dual numbers over lanes are lanes too: eight bodies' values, each with its tangents, which
@@ -87,6 +94,21 @@ impl<L: LaneType, const N: usize> LaneType for Dual<L, N> {
     #[inline(always)]
     fn values(self) -> L {
         self.value
+    }
+    type OnLanes = Dual<L::OnLanes, N>;
+    #[inline(always)]
+    fn to_lanes(self) -> Self::OnLanes {
+        Dual {
+            value: self.value.to_lanes(),
+            tangent: std::array::from_fn(|i| self.tangent[i].to_lanes()),
+        }
+    }
+    #[inline(always)]
+    fn from_lanes(lanes: Self::OnLanes) -> Self {
+        Dual {
+            value: L::from_lanes(lanes.value),
+            tangent: std::array::from_fn(|i| L::from_lanes(lanes.tangent[i])),
+        }
     }
     #[inline(always)]
     fn splat(value: f32) -> Self {
@@ -140,6 +162,15 @@ impl LaneType for Lanes {
     #[inline(always)]
     fn values(self) -> Self {
         self
+    }
+    type OnLanes = Self;
+    #[inline(always)]
+    fn to_lanes(self) -> Self {
+        self
+    }
+    #[inline(always)]
+    fn from_lanes(lanes: Self) -> Self {
+        lanes
     }
     #[inline(always)]
     fn splat(value: f32) -> Self {

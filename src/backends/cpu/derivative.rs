@@ -99,9 +99,10 @@ fn custom_twin_loads(
     }
 }
 
-/// The custom force's share on every lane: its law on [`Lanes`], or its Rust twin lane by
-/// lane. Inlined, so that the conversions compile with the clone's instruction set (out of
-/// line, each AVX operation is a call).
+/// The custom force's share on every lane: its law's instance on [`LaneType::OnLanes`]
+/// (lanes, or duals over lanes, tangents kept), or its Rust twin lane by lane on the values.
+/// Inlined, so that the conversions compile with the clone's instruction set (out of line,
+/// each AVX operation is a call).
 #[inline(always)]
 fn add_custom<L: LaneType>(
     custom: &CustomForce,
@@ -110,23 +111,38 @@ fn add_custom<L: LaneType>(
     first_body: usize,
     total: &mut Load<L>,
 ) {
-    let to_lanes = |v: L| -> Lanes { v.into() };
-    let input = ForceInput {
-        position: body.state.position.map(to_lanes),
-        orientation: body.state.orientation.normalize().map(to_lanes),
-        velocity: body.aux.velocity.map(to_lanes),
-        angular_velocity: body.aux.angular_velocity.map(to_lanes),
-        mass: c.mass.mass.into(),
-        time: body.time.into(),
-        body: Lanes(c.block.bodies.map(|b| (first_body + b as usize) as f32)),
-    };
-    match custom.lanes_law() {
+    let bodies = Lanes(c.block.bodies.map(|b| (first_body + b as usize) as f32));
+    match custom.law_on::<L::OnLanes>() {
         Some(law) => {
-            let load = law(&input).map(L::from);
+            let input = ForceInput {
+                position: body.state.position.map(L::to_lanes),
+                orientation: body.state.orientation.normalize().map(L::to_lanes),
+                velocity: body.aux.velocity.map(L::to_lanes),
+                angular_velocity: body.aux.angular_velocity.map(L::to_lanes),
+                mass: c.mass.mass.to_lanes(),
+                time: body.time.to_lanes(),
+                body: L::from(bodies).to_lanes(),
+            };
+            let load = law(&input).map(L::from_lanes);
             total.force = total.force + load.force;
             total.torque = total.torque + load.torque;
         }
         None => {
+            // A twin has no derivatives: tangents through it are refused before any step.
+            assert!(
+                std::any::TypeId::of::<L::OnLanes>() == std::any::TypeId::of::<Lanes>(),
+                "tangents through a custom force that is not a ForceLaw"
+            );
+            let to_lanes = |v: L| -> Lanes { v.into() };
+            let input = ForceInput {
+                position: body.state.position.map(to_lanes),
+                orientation: body.state.orientation.normalize().map(to_lanes),
+                velocity: body.aux.velocity.map(to_lanes),
+                angular_velocity: body.aux.angular_velocity.map(to_lanes),
+                mass: c.mass.mass.into(),
+                time: body.time.into(),
+                body: bodies,
+            };
             let mut on_lanes = total.map(to_lanes);
             custom_twin_loads(custom, first_body, c.block, &input, &mut on_lanes);
             *total = on_lanes.map(L::from);

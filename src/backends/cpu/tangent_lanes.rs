@@ -6,8 +6,8 @@
 //! parameters; each lane takes exactly the steps its lane took in the plain run; contacts,
 //! per-lane branches there too, are resolved lane by lane over `Dual<f32, N>`.
 //!
-//! A crowd with a custom force carries its tangents body by body instead
-//! (`tangents::BlockTangents::carry`): the block loop calls a custom force on lanes of values.
+//! A custom force is a force law's instance over `Dual<Lanes, N>` (tangents through a custom
+//! force are refused unless it is a law).
 
 use crate::backends::cpu::block::LaneForce;
 use crate::backends::cpu::block_run::{BlockOutcome, BlockRun};
@@ -24,10 +24,6 @@ use crate::physics::splitting::SplitAxes;
 
 #[cfg(target_arch = "x86_64")]
 use crate::physics::avx::AvxLanes;
-
-/// The widths of the dual blocks run over lanes. A block of `N` directions holds `N + 1`
-/// registers per number for eight bodies; the state's 13 run in blocks of 4.
-pub(crate) const LANE_WIDTHS: [usize; 2] = [1, 4];
 
 /// A number of eight lanes, each with its `N` tangents.
 type LaneDual<const N: usize> = Dual<Lanes, N>;
