@@ -130,6 +130,35 @@ impl<'a> BodyInputs<'a, f64> {
 }
 
 impl<'a, P: Primal> BodyInputs<'a, P> {
+    /// The inputs of `block` of a body's columns over `Dual<P, N>`, the body's directions
+    /// being `directions`: a parameter's direction is seeded in the parameter, the state's
+    /// tangents are the block's columns of the body's `13 x k` block `columns`, or zero
+    /// without it.
+    pub(crate) fn seeded_block<const N: usize>(
+        &self,
+        mass: &MassProperties,
+        directions: &[Option<Direction>],
+        block: Block,
+        columns: Option<&[P]>,
+    ) -> BodyInputs<'a, Dual<P, N>> {
+        let k = directions.len();
+        let ours = &directions[block.first_column..][..block.width];
+        let seeds = ours.iter().enumerate().filter_map(|(j, d)| match d {
+            Some(Direction::State(_)) | None => None,
+            Some(d) => Some((j, *d)),
+        });
+        let mut inputs = self.seeded_along::<N>(mass, seeds);
+        if let Some(columns) = columns {
+            let mut y = components(&inputs.state);
+            for (r, component) in y.iter_mut().enumerate() {
+                component.tangent[..block.width]
+                    .copy_from_slice(&columns[r * k + block.first_column..][..block.width]);
+            }
+            inputs.state = from_components(y);
+        }
+        inputs
+    }
+
     /// The inputs over `Dual<P, N>`, each tangent `i` of `seeds` seeded along its
     /// direction; the others stay zero. A seed is the derivative of the input along the
     /// direction: 1 for the number itself, `-1/m^2` for `1/m`, `-I^-1 dI I^-1` (in f64,
@@ -484,28 +513,16 @@ impl<P: Primal> TangentSteps<'_, P> {
         block: Block,
         columns: &[P],
     ) -> BodyInputs<'_, Dual<P, N>> {
-        let k = self.directions.len();
-        let directions = &self.directions[block.first_column..][..block.width];
-        let seeds = directions.iter().enumerate().filter_map(|(j, d)| match d {
-            Some(Direction::State(_)) | None => None,
-            Some(d) => Some((j, *d)),
-        });
-        let mut inputs = self.base.seeded_along::<N>(self.mass, seeds);
-        let mut y = components(&inputs.state);
-        for (r, component) in y.iter_mut().enumerate() {
-            component.tangent[..block.width]
-                .copy_from_slice(&columns[r * k + block.first_column..][..block.width]);
-        }
-        inputs.state = from_components(y);
-        inputs
+        self.base
+            .seeded_block::<N>(self.mass, self.directions, block, Some(columns))
     }
 }
 
 /// Which of a body's columns one dual block carries.
 #[derive(Clone, Copy, Debug)]
-struct Block {
-    first_column: usize,
-    width: usize,
+pub(crate) struct Block {
+    pub first_column: usize,
+    pub width: usize,
 }
 
 /// The 13 numbers of a state, in the order of `y` (`x, q, P, L`).

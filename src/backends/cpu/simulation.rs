@@ -185,11 +185,6 @@ impl CpuSimulation {
         let tangent_run = TangentRun {
             masses: &self.masses,
             planes: &self.crowd_planes,
-            integrator,
-            dt,
-            first_step,
-            first_body,
-            custom_force,
         };
         let (tangent_columns, tangents, departed) = match &mut self.tangents {
             Some(t) => {
