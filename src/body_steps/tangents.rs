@@ -320,16 +320,17 @@ impl<'a, R: Reference> BodyInputs<'a, R> {
 /// widths. A block costs about one plain run plus [`COST_PER_DIRECTION`] per width, so a
 /// width that fits the count saves the unused directions' work, and one wide block saves
 /// recomputing the values.
-const WIDTHS: [usize; 3] = DUAL_WIDTHS;
+const WIDTHS: [usize; 2] = DUAL_WIDTHS;
 
 /// The cost of one direction of a dual block, in plain runs: a dual operation is the value's
-/// operation and, per direction, about one more (`rigid-crowd bench --tangents` measured a
-/// block of 1 at 1.7 plain runs, of 4 at 4.6 and of 16 at 13 to 18).
+/// operation and, per direction, about one more (`rigid-crowd bench --tangents` on `cpu-ref`
+/// measured a block of 1 at 2.2 plain runs and one of 4 at about 3.8; over lanes on `cpu`,
+/// 2.5 and 6.5).
 const COST_PER_DIRECTION: f64 = 0.9;
 
 /// The widths of the blocks that carry `k` directions at the least cost, by that model:
-/// the widest first: `[16]` for the state's 13, `[1]` for one number, `[4, 1, 1]` for the
-/// inertia's 6.
+/// the widest first: `[4, 4, 4, 1]` for the state's 13, `[1]` for one number, `[4, 1, 1]`
+/// for the inertia's 6.
 pub(crate) fn block_widths(k: usize) -> Vec<usize> {
     block_widths_among(k, &WIDTHS)
 }
@@ -446,8 +447,7 @@ impl<P: Primal> TangentSteps<'_, P> {
             if b == 0 {
                 verdict = match width {
                     1 => self.run_block::<1, F>(block, state, columns, span, &mut stop),
-                    4 => self.run_block::<4, F>(block, state, columns, span, &mut stop),
-                    _ => self.run_block::<16, F>(block, state, columns, span, &mut stop),
+                    _ => self.run_block::<4, F>(block, state, columns, span, &mut stop),
                 };
                 if let Some((step, _)) = verdict {
                     taken = step - first_step;
@@ -455,8 +455,7 @@ impl<P: Primal> TangentSteps<'_, P> {
             } else {
                 match width {
                     1 => self.follow::<1>(block, columns, span),
-                    4 => self.follow::<4>(block, columns, span),
-                    _ => self.follow::<16>(block, columns, span),
+                    _ => self.follow::<4>(block, columns, span),
                 }
             }
             first_column += block.width;
@@ -556,7 +555,7 @@ pub(crate) mod tests {
 
     /// Directions the tests seed together in one run of their own.
     /// (A width tangents run in, which a force law has an instance for.)
-    const BLOCK: usize = 16;
+    const BLOCK: usize = 4;
 
     #[test]
     fn block_widths_cover_the_count_with_the_compiled_widths() {
@@ -564,7 +563,7 @@ pub(crate) mod tests {
         assert_eq!(block_widths(1), [1]);
         assert_eq!(block_widths(3), [4]);
         assert_eq!(block_widths(6), [4, 1, 1]);
-        assert_eq!(block_widths(13), [16]);
+        assert_eq!(block_widths(13), [4, 4, 4, 1]);
         for k in 0..=40 {
             let widths = block_widths(k);
             assert!(widths.iter().all(|w| WIDTHS.contains(w)), "{k}: {widths:?}");

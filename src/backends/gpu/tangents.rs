@@ -436,9 +436,9 @@ fn plane_seeds<P: Primal + Pod>(plan: &TangentPlan, crowd: &Crowd) -> Vec<u8> {
     bytemuck::cast_slice(&seeds).to_vec()
 }
 
-/// Columns of the widest block, by which the seeds are padded.
+/// Columns of the widest block the kernels are traced in, by which the seeds are padded.
 fn widest_block() -> usize {
-    crate::physics::dual::DUAL_WIDTHS
+    crate::physics::dual_wgsl::TRACED_WIDTHS
         .into_iter()
         .max()
         .unwrap_or(1)
