@@ -327,6 +327,21 @@ impl TangentPlan {
             first += tangent.width();
         }
     }
+
+    /// For each column, the rows its start can make nonzero (bit `r` for row `r`): those of
+    /// [`initial_block`](Self::initial_block) from an orientation with no zero component.
+    pub(crate) fn seeded_rows(&self) -> Vec<u16> {
+        let k = self.width();
+        let mut block = vec![0.0; self.body_len()];
+        self.initial_block([0.5; 4], &mut block);
+        (0..k)
+            .map(|c| {
+                (0..STATE_COMPONENTS)
+                    .filter(|r| block[r * k + c] != 0.0)
+                    .fold(0, |rows, r| rows | 1 << r)
+            })
+            .collect()
+    }
 }
 
 /// The parameter slots of a force's numeric fields, in their order: the `k`-th vector field

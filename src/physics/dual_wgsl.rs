@@ -24,6 +24,7 @@ use crate::model::force::ForceType;
 use crate::model::integrator::Integrator;
 use crate::model::precision::Precision;
 use crate::model::shape::ShapeKind;
+use crate::model::tangent::PLANE_NUMBERS;
 
 /// The numbers of each dual structure: the state (and its derivative), the mass constants
 /// (`mass, inv_mass`, then `Ibody^-1` as `xx, yy, zz, xy, xz, yz`), the auxiliaries
@@ -35,7 +36,6 @@ const AUXILIARY_NUMBERS: usize = 15;
 const LOAD_NUMBERS: usize = 6;
 pub(crate) const PARAMETER_NUMBERS: usize = 10;
 const VECTOR_NUMBERS: usize = 3;
-const PLANE_NUMBERS: usize = 6;
 
 /// The widths the physics over duals is traced in: a GPU driver inlines it at every stage of
 /// the step, and a block of 16 (17 numbers each) made lavapipe's compile of the cross-check
@@ -44,66 +44,153 @@ pub const TRACED_WIDTHS: [usize; 2] = [1, 4];
 
 type D<F, const W: usize> = TracedDual<F, W>;
 
-/// Which inputs of a tangent kernel its block's directions move, besides the state: the
-/// body's mass constants (along the mass and the inertia), the force records' parameters
-/// (along a force's number) and the planes (along a plane's number). An input that none of
-/// them moves is traced with literal-zero derivatives, so its terms drop out of the kernel.
+/// The dual structures a tangent kernel's functions pass each other.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Structure {
+    /// The state, and a derivative in the state's layout.
+    Motion,
+    Constants,
+    Auxiliaries,
+    Load,
+    Parameters,
+    Vector,
+    Plane,
+    SplitAxes,
+    /// One number: the time.
+    Real,
+}
+
+const STRUCTURES: usize = Structure::Real as usize + 1;
+
+/// Which numbers of each dual structure can move along a block's directions: the others'
+/// derivatives are zero for every body at every step, so a kernel compiled for the block
+/// reads them as literal zeros and their terms drop out of it. Its seed (what the block's
+/// directions move at the start) is closed over the physics by tracing it
+/// ([`close_moving`]): whatever a traced function's outputs move, its readers read as moving.
+/// Derivatives past the block's `directions` are literal zeros too.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub(crate) struct MovingInputs {
-    pub constants: bool,
-    pub parameters: bool,
-    pub planes: bool,
+pub(crate) struct MovingNumbers {
+    /// Bit `i` of entry `s`: number `i` of structure `s` moves.
+    moving: [u16; STRUCTURES],
+    /// Directions the block carries; a kernel of a wider width leaves the rest out.
+    directions: usize,
 }
 
-impl MovingInputs {
-    /// Every input moves: the kernel for any block.
+impl MovingNumbers {
+    /// Every number along every direction of the width: the kernel for any block.
     pub const ALL: Self = Self {
-        constants: true,
-        parameters: true,
-        planes: true,
+        moving: [u16::MAX; STRUCTURES],
+        directions: usize::MAX,
     };
-}
 
-thread_local! {
-    static MOVING: std::cell::Cell<MovingInputs> = const { std::cell::Cell::new(MovingInputs::ALL) };
-}
+    /// No number moves, in a block of `directions` directions.
+    pub const fn none(directions: usize) -> Self {
+        Self {
+            moving: [0; STRUCTURES],
+            directions,
+        }
+    }
 
-/// Runs `generate` with the traces it prints reading only the inputs of `moving` as moving.
-pub(crate) fn with_moving_inputs<T>(moving: MovingInputs, generate: impl FnOnce() -> T) -> T {
-    with_setting(&MOVING, moving, generate)
-}
+    /// These, and numbers `numbers` (a bit each) of `structure` too.
+    pub fn and(mut self, structure: Structure, numbers: u16) -> Self {
+        self.moving[structure as usize] |= numbers;
+        self
+    }
 
-/// Numbers `0..n` of the dual array `array`, their derivatives read if `moves`, else the
-/// literal zero.
-fn read_input<F: Scalar + Into<f64>, const W: usize>(
-    array: &str,
-    n: usize,
-    moves: impl Fn(MovingInputs) -> bool,
-) -> Vec<D<F, W>> {
-    match moves(MOVING.with(std::cell::Cell::get)) {
-        true => read_all(array, n),
-        false => (0..n)
-            .map(|i| TracedDual::fixed(&format!("{array}[{}]", i * (W + 1))))
-            .collect(),
+    /// The numbers of `structure` that move, a bit each.
+    #[cfg(test)]
+    pub fn of(&self, structure: Structure) -> u16 {
+        self.moving[structure as usize]
+    }
+
+    /// Whether number `i` of `structure` moves along direction `direction` of the block.
+    fn moves(&self, structure: Structure, i: usize, direction: usize) -> bool {
+        direction < self.directions && self.moving[structure as usize] & (1 << i) != 0
+    }
+
+    /// What either moves, over the directions of both.
+    pub fn union(mut self, other: &Self) -> Self {
+        for (mine, theirs) in self.moving.iter_mut().zip(other.moving) {
+            *mine |= theirs;
+        }
+        self.directions = self.directions.max(other.directions);
+        self
+    }
+
+    fn holds(&self, other: &[u16; STRUCTURES]) -> bool {
+        self.moving.iter().zip(other).all(|(m, o)| o & !m == 0)
     }
 }
 
-/// Number `i` of the dual array `array`.
-fn read<F: Scalar + Into<f64>, const W: usize>(array: &str, i: usize) -> D<F, W> {
+thread_local! {
+    static MOVING: std::cell::Cell<MovingNumbers> = const { std::cell::Cell::new(MovingNumbers::ALL) };
+    /// The numbers of each structure that the traced functions handed out moving.
+    static MOVED: std::cell::Cell<[u16; STRUCTURES]> = const { std::cell::Cell::new([0; STRUCTURES]) };
+}
+
+/// The traces `generate` prints, reading as moving the numbers that `seed` moves and every
+/// number that a traced function hands out moving (a least fixed point: the trace is
+/// repeated until what the functions hand out moving is read as moving), and what they
+/// read as moving.
+pub(crate) fn close_moving<T>(seed: MovingNumbers, generate: impl Fn() -> T) -> (T, MovingNumbers) {
+    let mut moving = seed;
+    loop {
+        MOVED.with(|m| m.set([0; STRUCTURES]));
+        let generated = with_setting(&MOVING, moving, &generate);
+        let moved = MOVED.with(std::cell::Cell::get);
+        if moving.holds(&moved) {
+            return (generated, moving);
+        }
+        for (structure, numbers) in moved.into_iter().enumerate() {
+            moving.moving[structure] |= numbers;
+        }
+    }
+}
+
+/// Number `i` of the dual array `array` of `structure`, its derivatives literal zeros where
+/// it does not move.
+fn read<F: Scalar + Into<f64>, const W: usize>(
+    structure: Structure,
+    array: &str,
+    i: usize,
+) -> D<F, W> {
+    let moving = MOVING.with(std::cell::Cell::get);
     let at = i * (W + 1);
     TracedDual(Dual {
         value: Traced::input(&format!("{array}[{at}]")),
-        tangent: std::array::from_fn(|k| Traced::input(&format!("{array}[{}]", at + 1 + k))),
+        tangent: std::array::from_fn(|k| match moving.moves(structure, i, k) {
+            true => Traced::input(&format!("{array}[{}]", at + 1 + k)),
+            false => Traced::constant(0.0),
+        }),
     })
 }
 
-/// Numbers `0..n` of the dual array `array`.
-fn read_all<F: Scalar + Into<f64>, const W: usize>(array: &str, n: usize) -> Vec<D<F, W>> {
-    (0..n).map(|i| read(array, i)).collect()
+/// Numbers `0..n` of the dual array `array` of `structure`.
+fn read_all<F: Scalar + Into<f64>, const W: usize>(
+    structure: Structure,
+    array: &str,
+    n: usize,
+) -> Vec<D<F, W>> {
+    (0..n).map(|i| read(structure, array, i)).collect()
 }
 
-/// The WGSL array of `numbers`, each value followed by its derivatives.
-fn array_of<F, const W: usize>(numbers: &[D<F, W>]) -> String {
+/// The WGSL array of `numbers` of `structure`, each value followed by its derivatives: the
+/// numbers that move are noted for [`close_moving`].
+fn array_of<F: Scalar + Into<f64>, const W: usize>(
+    structure: Structure,
+    numbers: &[D<F, W>],
+) -> String {
+    let moved = numbers.iter().enumerate().fold(0u16, |bits, (i, d)| {
+        match d.0.tangent.iter().all(|t| t.is_zero_by_construction()) {
+            true => bits,
+            false => bits | 1 << i,
+        }
+    });
+    MOVED.with(|m| {
+        let mut all = m.get();
+        all[structure as usize] |= moved;
+        m.set(all);
+    });
     let items: Vec<String> = numbers
         .iter()
         .flat_map(|d| std::iter::once(d.0.value).chain(d.0.tangent))
@@ -113,11 +200,11 @@ fn array_of<F, const W: usize>(numbers: &[D<F, W>]) -> String {
 }
 
 fn motion_of<F: Scalar + Into<f64>, const W: usize>(array: &str) -> State<D<F, W>> {
-    State::from_scalars(&mut read_all(array, MOTION_NUMBERS).into_iter())
+    State::from_scalars(&mut read_all(Structure::Motion, array, MOTION_NUMBERS).into_iter())
 }
 
 fn constants_of<F: Scalar + Into<f64>, const W: usize>(array: &str) -> MassConstants<D<F, W>> {
-    let n = read_input(array, CONSTANT_NUMBERS, |m| m.constants);
+    let n = read_all(Structure::Constants, array, CONSTANT_NUMBERS);
     MassConstants {
         mass: n[0],
         inv_mass: n[1],
@@ -126,7 +213,7 @@ fn constants_of<F: Scalar + Into<f64>, const W: usize>(array: &str) -> MassConst
 }
 
 fn auxiliaries_of<F: Scalar + Into<f64>, const W: usize>(array: &str) -> Auxiliaries<D<F, W>> {
-    let n = read_all(array, AUXILIARY_NUMBERS);
+    let n = read_all(Structure::Auxiliaries, array, AUXILIARY_NUMBERS);
     let v = |i: usize| Vec3::new(n[i], n[i + 1], n[i + 2]);
     Auxiliaries {
         velocity: v(0),
@@ -146,7 +233,7 @@ fn auxiliary_numbers<R: Copy>(aux: &Auxiliaries<R>) -> Vec<R> {
 }
 
 fn load_of<F: Scalar + Into<f64>, const W: usize>(array: &str) -> Load<D<F, W>> {
-    let n = read_all(array, LOAD_NUMBERS);
+    let n = read_all(Structure::Load, array, LOAD_NUMBERS);
     Load {
         force: Vec3::new(n[0], n[1], n[2]),
         torque: Vec3::new(n[3], n[4], n[5]),
@@ -159,7 +246,7 @@ fn load_numbers<R: Copy>(load: &Load<R>) -> Vec<R> {
 }
 
 fn parameters_of<F: Scalar + Into<f64>, const W: usize>(array: &str) -> Parameters<D<F, W>> {
-    let n = read_input(array, PARAMETER_NUMBERS, |m| m.parameters);
+    let n = read_all(Structure::Parameters, array, PARAMETER_NUMBERS);
     Parameters {
         vectors: [Vec3::new(n[0], n[1], n[2]), Vec3::new(n[3], n[4], n[5])],
         scalars: [n[6], n[7], n[8], n[9]],
@@ -167,12 +254,12 @@ fn parameters_of<F: Scalar + Into<f64>, const W: usize>(array: &str) -> Paramete
 }
 
 fn vector_of<F: Scalar + Into<f64>, const W: usize>(array: &str) -> Vec3<D<F, W>> {
-    let n = read_all(array, VECTOR_NUMBERS);
+    let n = read_all(Structure::Vector, array, VECTOR_NUMBERS);
     Vec3::new(n[0], n[1], n[2])
 }
 
 fn plane_of<F: Scalar + Into<f64>, const W: usize>(array: &str) -> PlaneConstants<D<F, W>> {
-    let n = read_input(array, PLANE_NUMBERS, |m| m.planes);
+    let n = read_all(Structure::Plane, array, PLANE_NUMBERS);
     PlaneConstants {
         normal: Vec3::new(n[0], n[1], n[2]),
         offset: n[3],
@@ -202,11 +289,16 @@ fn derivative_numbers<R: Scalar>(k: &Derivative<R>) -> Vec<R> {
     .to_scalars()
 }
 
-/// Every dual function of the physics in precision `F` and width `W`, with the aliases of
-/// the dual structures: `dual_auxiliaries`, `dual_state_derivative`, `dual_force_<kind>`,
-/// `dual_add_keyframed`, `dual_<integrator>_step` (which call the plumbing's
-/// `dual_derivative`) and `dual_renormalize`.
-pub fn dual_physics_wgsl<F: Scalar + Into<f64>, const W: usize>() -> String {
+/// The dual functions of the physics in precision `F` and width `W` that a kernel of the
+/// force kinds `kinds` and the integrators `integrators` calls, with the aliases of the dual
+/// structures: `dual_auxiliaries`, `dual_state_derivative`, `dual_force_<kind>`,
+/// `dual_add_keyframed`, `dual_split_axes`, `dual_<integrator>_step` (which call the
+/// plumbing's `dual_derivative`) and `dual_renormalize`. Only what the kernel calls is
+/// traced, so what [`close_moving`] finds moving is what its own code moves.
+pub fn dual_physics_wgsl<F: Scalar + Into<f64>, const W: usize>(
+    kinds: &[ForceType],
+    integrators: &[Integrator],
+) -> String {
     let stride = W + 1;
     let mut out = format!(
         "// Generated from the Rust definition of the physics traced over dual numbers of width {W}\n\
@@ -236,7 +328,10 @@ pub fn dual_physics_wgsl<F: Scalar + Into<f64>, const W: usize>() -> String {
         "fn dual_auxiliaries(s: DualMotion, c: DualConstants) -> DualAuxiliaries",
         || {
             let aux = auxiliaries(&motion_of::<F, W>("s"), &constants_of("c"));
-            format!("    return {};\n", array_of(&auxiliary_numbers(&aux)))
+            format!(
+                "    return {};\n",
+                array_of(Structure::Auxiliaries, &auxiliary_numbers(&aux))
+            )
         },
     );
     out += &trace_function(
@@ -248,10 +343,13 @@ pub fn dual_physics_wgsl<F: Scalar + Into<f64>, const W: usize>() -> String {
                 &auxiliaries_of("aux"),
                 load_of("total"),
             );
-            format!("    return {};\n", array_of(&derivative_numbers(&k)))
+            format!(
+                "    return {};\n",
+                array_of(Structure::Motion, &derivative_numbers(&k))
+            )
         },
     );
-    for &kind in ForceType::ALL {
+    for &kind in kinds {
         if matches!(kind, ForceType::Keyframed | ForceType::Custom) {
             continue;
         }
@@ -270,14 +368,37 @@ pub fn dual_physics_wgsl<F: Scalar + Into<f64>, const W: usize>() -> String {
                 state: &state,
                 mass: &mass,
                 aux: &aux,
-                time: read("t", 0),
+                time: read(Structure::Real, "t", 0),
             };
             let mut total = load_of("total");
             add_force(kind, &parameters_of("p"), &body, &mut total);
-            format!("    return {};\n", array_of(&load_numbers(&total)))
+            format!(
+                "    return {};\n",
+                array_of(Structure::Load, &load_numbers(&total))
+            )
         });
     }
-    out += &trace_function(
+    if kinds.contains(&ForceType::Keyframed) {
+        out += &keyframed_wgsl::<F, W>();
+    }
+    if integrators.iter().any(|i| i.splits_the_rotation()) {
+        out += &split_axes_wgsl::<F, W>();
+    }
+    for &integrator in integrators {
+        out += &step_wgsl::<F, W>(integrator);
+    }
+    out += &trace_function("fn dual_renormalize(s: DualMotion) -> DualMotion", || {
+        let y = renormalize(motion_of::<F, W>("s"));
+        format!(
+            "    return {};\n",
+            array_of(Structure::Motion, &y.to_scalars())
+        )
+    });
+    out
+}
+
+fn keyframed_wgsl<F: Scalar + Into<f64>, const W: usize>() -> String {
+    trace_function(
         "/// A keyframed record's load at `scale`, which no direction moves.\n\
          fn dual_add_keyframed(p: DualParameters, scale: real, total: DualLoad) -> DualLoad",
         || {
@@ -285,24 +406,25 @@ pub fn dual_physics_wgsl<F: Scalar + Into<f64>, const W: usize>() -> String {
             let mut total = load_of("total");
             let scale = TracedDual::fixed("scale");
             add_scaled(p.vectors[0], p.vectors[1], scale, &mut total);
-            format!("    return {};\n", array_of(&load_numbers(&total)))
+            format!(
+                "    return {};\n",
+                array_of(Structure::Load, &load_numbers(&total))
+            )
         },
-    );
-    out += &trace_function(
+    )
+}
+
+fn split_axes_wgsl<F: Scalar + Into<f64>, const W: usize>() -> String {
+    trace_function(
         "fn dual_split_axes(c: DualConstants) -> DualSplitAxes",
         || {
             let axes = SplitAxes::of(&constants_of::<F, W>("c").inv_inertia);
-            format!("    return {};\n", array_of(&axes.to_scalars()))
+            format!(
+                "    return {};\n",
+                array_of(Structure::SplitAxes, &axes.to_scalars())
+            )
         },
-    );
-    for &integrator in Integrator::ALL.iter() {
-        out += &step_wgsl::<F, W>(integrator);
-    }
-    out += &trace_function("fn dual_renormalize(s: DualMotion) -> DualMotion", || {
-        let y = renormalize(motion_of::<F, W>("s"));
-        format!("    return {};\n", array_of(&y.to_scalars()))
-    });
-    out
+    )
 }
 
 /// The contact resolution over duals of width `W` (its aliases come with
@@ -321,7 +443,10 @@ pub fn dual_contact_wgsl<F: Scalar + Into<f64>, const W: usize>(shapes: &[ShapeK
                 &constants_of("c"),
                 TracedDual::fixed("h"),
             );
-            format!("    return {};\n", array_of(&[a.x, a.y, a.z]))
+            format!(
+                "    return {};\n",
+                array_of(Structure::Vector, &[a.x, a.y, a.z])
+            )
         },
     );
     for &kind in shapes {
@@ -348,7 +473,10 @@ pub fn dual_contact_wgsl<F: Scalar + Into<f64>, const W: usize>(shapes: &[ShapeK
                     vector_of("acceleration"),
                     fixed("h"),
                 );
-                format!("    return {};\n", array_of(&next.to_scalars()))
+                format!(
+                    "    return {};\n",
+                    array_of(Structure::Motion, &next.to_scalars())
+                )
             },
         );
     }
@@ -391,13 +519,16 @@ fn custom_force_over<F: Scalar + Into<f64>, const W: usize, L: ForceLaw>(law: &L
                 velocity: aux.velocity,
                 angular_velocity: aux.angular_velocity,
                 mass: mass.mass,
-                time: read("t", 0),
+                time: read(Structure::Real, "t", 0),
                 body: TracedDual::fixed("real(body)"),
             });
             let mut total = load_of("total");
             total.force = total.force + load.force;
             total.torque = total.torque + load.torque;
-            format!("    return {};\n", array_of(&load_numbers(&total)))
+            format!(
+                "    return {};\n",
+                array_of(Structure::Load, &load_numbers(&total))
+            )
         },
     )
 }
@@ -413,17 +544,22 @@ fn step_wgsl<F: Scalar + Into<f64>, const W: usize>(integrator: Integrator) -> S
     trace_function(&signature, || {
         let y = motion_of::<F, W>("s");
         let mass = constants_of("c");
-        let axes = SplitAxes::from_scalars(&mut read_all("axes", SPLIT_AXES_NUMBERS).into_iter());
+        let axes = SplitAxes::from_scalars(
+            &mut read_all(Structure::SplitAxes, "axes", SPLIT_AXES_NUMBERS).into_iter(),
+        );
         let mut f = |stage: &State<D<F, W>>, at: D<F, W>| {
             let k = bind_value(format!(
                 "dual_derivative({}, c, {}, index)",
-                array_of(&stage.to_scalars()),
-                array_of(&[at])
+                array_of(Structure::Motion, &stage.to_scalars()),
+                array_of(Structure::Real, &[at])
             ));
             derivative_of::<F, W>(&k)
         };
         let (t, h) = (TracedDual::fixed("t"), TracedDual::fixed("h"));
         let next = step(integrator, &y, &mass, &axes, t, h, &mut f);
-        format!("    return {};\n", array_of(&next.to_scalars()))
+        format!(
+            "    return {};\n",
+            array_of(Structure::Motion, &next.to_scalars())
+        )
     })
 }

@@ -24,7 +24,7 @@ use crate::backends::gpu::device::readback::read_buffer;
 use crate::backends::gpu::kernel::kernel_spec::KernelSpec;
 use crate::backends::gpu::kernel::layout::RecordSizes;
 use crate::backends::gpu::kernel::tangent_kernel::{
-    ENTRY_POINT, crowd_directions, gpu_blocks_of, tangent_source,
+    ENTRY_POINT, crowd_blocks, crowd_directions, tangent_source,
 };
 use crate::body_steps::carried::CarriedTangents;
 use crate::body_steps::derivative::Primal;
@@ -35,7 +35,7 @@ use crate::model::force::ForceKind;
 use crate::model::precision::Precision;
 use crate::model::tangent::{Direction, PLANE_NUMBERS, TangentPlan};
 use crate::physics::custom_force::CustomForce;
-use crate::physics::dual_wgsl::{CONSTANT_NUMBERS, MOTION_NUMBERS, MovingInputs};
+use crate::physics::dual_wgsl::{CONSTANT_NUMBERS, MOTION_NUMBERS, MovingNumbers};
 
 /// The tangent buffers of a piece of a chunk (as many of its bodies as one storage binding
 /// holds the columns of) and the bindings of each block.
@@ -107,7 +107,7 @@ impl GpuTangents {
         let layout = tangent_layout(device);
         let mut blocks = Vec::new();
         let mut spans = Vec::new();
-        let gpu_blocks = gpu_blocks_of(&crowd_directions(plan, crowd), widest_block);
+        let gpu_blocks = crowd_blocks(plan, crowd, widest_block);
         for (b, block) in gpu_blocks.iter().enumerate() {
             spans.push(TangentBlock {
                 first_column: block.columns.start as u32,
@@ -325,7 +325,7 @@ fn build_pipeline(
     layout: &wgpu::PipelineLayout,
     (precision, workgroup_size, trusted, divisions_in_f64): (Precision, u32, bool, bool),
     (spec, custom_force): (&KernelSpec, Option<&CustomForce>),
-    block: (usize, MovingInputs),
+    block: (usize, MovingNumbers),
 ) -> Result<wgpu::ComputePipeline> {
     let device = &ctx.device;
     let source = tangent_source((precision, divisions_in_f64), spec, block, custom_force);

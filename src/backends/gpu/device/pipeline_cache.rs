@@ -20,7 +20,7 @@ pub(crate) struct PipelineKey {
     pub custom_force: Option<String>,
     /// A tangent kernel's (`integrate_tangents`) dual width and the inputs its block moves;
     /// `None` for the plain kernel.
-    pub tangent_block: Option<(usize, crate::physics::dual_wgsl::MovingInputs)>,
+    pub tangent_block: Option<(usize, crate::physics::dual_wgsl::MovingNumbers)>,
     /// f32 divisions and square roots taken in f64 (`GpuOptions::f32_divisions_in_f64`).
     pub divisions_in_f64: bool,
 }

@@ -12,10 +12,11 @@ use crate::model::force::{ForceKind, ForceType};
 use crate::model::integrator::Integrator;
 use crate::model::precision::Precision;
 use crate::model::shape::ShapeKind;
-use crate::model::tangent::{Direction, TangentPlan};
+use crate::model::tangent::{Direction, PLANE_NUMBERS, TangentPlan};
 use crate::physics::custom_force::CustomForce;
 use crate::physics::dual_wgsl::{
-    MovingInputs, TRACED_WIDTHS, dual_contact_wgsl, dual_physics_wgsl, with_moving_inputs,
+    MovingNumbers, PARAMETER_NUMBERS, Structure, TRACED_WIDTHS, close_moving, dual_contact_wgsl,
+    dual_physics_wgsl,
 };
 use crate::physics::trace::f32_divisions_in_f64;
 
@@ -43,35 +44,79 @@ pub(crate) struct GpuBlock {
     pub width: usize,
     /// The columns it carries (at most `width`).
     pub columns: std::ops::Range<usize>,
-    /// The inputs its columns move, for which its kernel is compiled.
-    pub moving: MovingInputs,
+    /// What its columns move at the start, for which its kernel is compiled.
+    pub moving: MovingNumbers,
+}
+
+/// The blocks of `plan`'s columns for the bodies of `crowd`, none wider than `widest`.
+pub(crate) fn crowd_blocks(plan: &TangentPlan, crowd: &Crowd, widest: usize) -> Vec<GpuBlock> {
+    gpu_blocks_of(&crowd_directions(plan, crowd), &plan.seeded_rows(), widest)
+}
+
+/// Which numbers a direction moves at the start: what its column is seeded with (the rows
+/// `rows` of the state, the mass constants the mass or an inertia entry moves, the numbers
+/// of a force record or a plane).
+fn seed(direction: Option<Direction>, rows: u16) -> MovingNumbers {
+    const MASS: u16 = 0b11; // mass, inv_mass
+    const INVERSE_INERTIA: u16 = 0b1111_1100;
+    let every = |n: usize| (1u16 << n) - 1;
+    let none = MovingNumbers::none(0).and(Structure::Motion, rows);
+    match direction {
+        None | Some(Direction::State(_)) => none,
+        Some(Direction::Mass) => none.and(Structure::Constants, MASS),
+        Some(Direction::Inertia(_)) => none.and(Structure::Constants, INVERSE_INERTIA),
+        Some(Direction::Force { .. }) => none.and(Structure::Parameters, every(PARAMETER_NUMBERS)),
+        Some(Direction::Plane { .. }) => none.and(Structure::Plane, every(PLANE_NUMBERS)),
+    }
+}
+
+/// What a direction moves, as far as grouping goes: the columns of a group of state
+/// components (position, orientation, linear and angular momentum), of the mass, of the
+/// inertia, of one force or of one plane tend to move the same numbers through a step, so a
+/// block holds one group's columns only, and its kernel leaves out what they do not move.
+fn group(direction: Option<Direction>) -> (u8, usize) {
+    match direction {
+        None => (0, 0),
+        Some(Direction::State(c)) => (1, [3, 7, 10].iter().filter(|&&end| c >= end).count()),
+        Some(Direction::Mass) => (2, 0),
+        Some(Direction::Inertia(_)) => (3, 0),
+        Some(Direction::Force { force, .. }) => (4, force),
+        Some(Direction::Plane { plane, .. }) => (5, plane),
+    }
 }
 
 /// The blocks of the columns `directions` (as `directions_of` gives them, a column that
-/// moves nothing on these bodies `None`), none wider than `widest`: each with the inputs
-/// its columns move. The Jacobian's blocks move none but the state.
-pub(crate) fn gpu_blocks_of(directions: &[Option<Direction>], widest: usize) -> Vec<GpuBlock> {
+/// moves nothing on these bodies `None`; `rows` the state rows each is seeded in), none
+/// wider than `widest`: each group's columns (see [`group`]) in blocks of the widths
+/// [`gpu_blocks`] picks, each with what its columns move at the start.
+pub(crate) fn gpu_blocks_of(
+    directions: &[Option<Direction>],
+    rows: &[u16],
+    widest: usize,
+) -> Vec<GpuBlock> {
+    let mut blocks = Vec::new();
     let mut first = 0;
-    gpu_blocks(directions.len(), widest)
-        .into_iter()
-        .map(|width| {
-            let columns = first..(first + width).min(directions.len());
+    while first < directions.len() {
+        let end = (first..directions.len())
+            .find(|&c| group(directions[c]) != group(directions[first]))
+            .unwrap_or(directions.len());
+        for width in gpu_blocks(end - first, widest) {
+            let columns = first..(first + width).min(end);
             first = columns.end;
-            let any = |moves: fn(&Direction) -> bool| {
-                directions[columns.clone()].iter().flatten().any(moves)
-            };
-            let moving = MovingInputs {
-                constants: any(|d| matches!(d, Direction::Mass | Direction::Inertia(_))),
-                parameters: any(|d| matches!(d, Direction::Force { .. })),
-                planes: any(|d| matches!(d, Direction::Plane { .. })),
-            };
-            GpuBlock {
+            let moving = columns
+                .clone()
+                .map(|c| seed(directions[c], rows[c]))
+                .fold(MovingNumbers::none(columns.len()), |all, one| {
+                    all.union(&one)
+                });
+            blocks.push(GpuBlock {
                 width,
                 columns,
                 moving,
-            }
-        })
-        .collect()
+            });
+        }
+    }
+    blocks
 }
 
 /// The entry point of the tangent kernel.
@@ -88,13 +133,11 @@ pub(crate) const ENTRY_POINT: &str = "integrate_tangents";
 pub(crate) fn tangent_source(
     (precision, divisions_in_f64): (Precision, bool),
     spec: &KernelSpec,
-    (width, moving): (usize, MovingInputs),
+    (width, moving): (usize, MovingNumbers),
     custom_force: Option<&CustomForce>,
 ) -> String {
     f32_divisions_in_f64(divisions_in_f64, || {
-        with_moving_inputs(moving, || {
-            traced_tangent_source(precision, spec, width, custom_force)
-        })
+        traced_tangent_source(precision, spec, (width, moving), custom_force)
     })
 }
 
@@ -102,22 +145,11 @@ pub(crate) fn tangent_source(
 fn traced_tangent_source(
     precision: Precision,
     spec: &KernelSpec,
-    width: usize,
+    block: (usize, MovingNumbers),
     custom_force: Option<&CustomForce>,
 ) -> String {
     let (plain, _) = integrate_source(precision, spec, None);
-    let (dual, contact): (String, fn(&[ShapeKind]) -> String) = match (precision, width) {
-        (Precision::F32, 1) => (dual_physics_wgsl::<f32, 1>(), dual_contact_wgsl::<f32, 1>),
-        (Precision::F32, 4) => (dual_physics_wgsl::<f32, 4>(), dual_contact_wgsl::<f32, 4>),
-        (Precision::F64, 1) => (dual_physics_wgsl::<f64, 1>(), dual_contact_wgsl::<f64, 1>),
-        (Precision::F64, 4) => (dual_physics_wgsl::<f64, 4>(), dual_contact_wgsl::<f64, 4>),
-        _ => panic!("GPU tangent blocks are compiled in widths {GPU_WIDTHS:?}, not {width}"),
-    };
-    let custom = custom_force.and_then(|custom| custom.dual_wgsl(precision, width));
-    let contact = match spec.contacts() {
-        true => contact(spec.shapes()),
-        false => NO_DUAL_CONTACTS.to_string(),
-    };
+    let ((dual, contact, custom), _) = dual_functions(precision, spec, block, custom_force);
     [
         plain.as_str(),
         &dual,
@@ -129,6 +161,39 @@ fn traced_tangent_source(
     ]
     .join("\n")
 }
+
+/// The physics over duals that the tangent kernel of `spec` calls (the dual functions, the
+/// contact code and the custom force's law), traced for a block of `width` whose columns
+/// move `moving` at the start; and what its functions read as moving, that closed over them.
+fn dual_functions(
+    precision: Precision,
+    spec: &KernelSpec,
+    (width, moving): (usize, MovingNumbers),
+    custom_force: Option<&CustomForce>,
+) -> ((String, String, Option<String>), MovingNumbers) {
+    let (dual, contact): (DualPhysics, fn(&[ShapeKind]) -> String) = match (precision, width) {
+        (Precision::F32, 1) => (dual_physics_wgsl::<f32, 1>, dual_contact_wgsl::<f32, 1>),
+        (Precision::F32, 4) => (dual_physics_wgsl::<f32, 4>, dual_contact_wgsl::<f32, 4>),
+        (Precision::F64, 1) => (dual_physics_wgsl::<f64, 1>, dual_contact_wgsl::<f64, 1>),
+        (Precision::F64, 4) => (dual_physics_wgsl::<f64, 4>, dual_contact_wgsl::<f64, 4>),
+        _ => panic!("GPU tangent blocks are compiled in widths {GPU_WIDTHS:?}, not {width}"),
+    };
+    // Every traced function at once: what one hands out moving, the others read so.
+    close_moving(moving, || {
+        let custom = custom_force.and_then(|custom| custom.dual_wgsl(precision, width));
+        let contact = match spec.contacts() {
+            true => contact(spec.shapes()),
+            false => NO_DUAL_CONTACTS.to_string(),
+        };
+        (
+            dual(&spec.force_kinds(), spec.integrators()),
+            contact,
+            custom,
+        )
+    })
+}
+
+type DualPhysics = fn(&[ForceType], &[Integrator]) -> String;
 
 /// What a kernel without planes calls in the contact code it folds away.
 const NO_DUAL_CONTACTS: &str = "fn dual_step_acceleration(start: DualMotion, next: DualMotion, \
@@ -250,7 +315,7 @@ mod tests {
                 let source = tangent_source(
                     (precision, false),
                     &KernelSpec::general(),
-                    (width, MovingInputs::ALL),
+                    (width, MovingNumbers::ALL),
                     None,
                 );
                 let compiled = exact_spirv::compile(
@@ -275,7 +340,7 @@ mod tests {
             let source = tangent_source(
                 (Precision::F32, true),
                 &KernelSpec::general(),
-                (width, MovingInputs::ALL),
+                (width, MovingNumbers::ALL),
                 None,
             );
             let divisions: Vec<&str> = source
@@ -296,6 +361,56 @@ mod tests {
             );
             assert!(compiled.is_ok(), "width {width}: {compiled:?}");
         }
+    }
+
+    /// What each block of the Jacobian's columns moves, closed over a step by tracing it:
+    /// under gravity and drag the position's columns move the position alone, the linear
+    /// momentum's the position and the linear momentum, the orientation's and the angular
+    /// momentum's those two alone (drag's torque reads the angular velocity, not the
+    /// velocity); a spring, which reads the position and turns the body, couples them all.
+    #[test]
+    fn blocks_move_what_the_physics_couples() {
+        use crate::model::force::Force;
+        use glam::DVec3;
+        let bodies = crate::CrowdSpec::new(8, 1).generate().unwrap();
+        let drag = Crowd::new(bodies, 1e-3)
+            .with_force(Force::on_all(ForceKind::Gravity {
+                acceleration: DVec3::new(0.0, 0.0, -9.81),
+            }))
+            .with_force(Force::on_all(ForceKind::LinearDrag {
+                linear: 0.3,
+                angular: 0.05,
+            }));
+        let spring = drag.clone().with_force(Force::on_all(ForceKind::Spring {
+            anchor: DVec3::ZERO,
+            attach: DVec3::new(0.1, 0.0, 0.0),
+            stiffness: 2.0,
+            damping: 0.1,
+        }));
+        let rows = |range: std::ops::Range<usize>| range.fold(0u16, |b, r| b | 1 << r);
+        let (x, q, p, l) = (rows(0..3), rows(3..7), rows(7..10), rows(10..13));
+        let moved = |crowd: &Crowd, widest| -> Vec<u16> {
+            let plan = TangentPlan::parse(&["state"], &crowd.forces, &[], "t").unwrap();
+            let table = crate::assembly::force_table::ForceTable::new(crowd, crowd.bodies.len());
+            let spec = KernelSpec::for_crowd(crowd, &table, true, 8).for_shapes_of(&crowd.bodies);
+            crowd_blocks(&plan, crowd, widest)
+                .into_iter()
+                .map(|block| {
+                    let block = (block.width, block.moving);
+                    let (_, moving) = dual_functions(Precision::F32, &spec, block, None);
+                    moving.of(Structure::Motion)
+                })
+                .collect()
+        };
+        assert_eq!(moved(&drag, 4), [x, q | l, x | p, q | l]);
+        assert_eq!(moved(&spring, 4), [rows(0..13); 4]);
+        // In blocks of one direction, drag (diagonal) keeps each axis of the translation
+        // apart.
+        let ones = moved(&drag, 1);
+        assert_eq!(ones.len(), 13);
+        assert_eq!(ones[..3], [1, 2, 4]);
+        assert_eq!(ones[7..10], [1 | 1 << 7, 2 | 1 << 8, 4 | 1 << 9]);
+        assert!(ones[3..7].iter().chain(&ones[10..]).all(|&m| m == q | l));
     }
 
     /// The Jacobian's 13 directions go in blocks of 4 and a 1 by default, in 13 blocks of 1
