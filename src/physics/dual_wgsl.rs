@@ -47,8 +47,11 @@ type D<F, const W: usize> = TracedDual<F, W>;
 /// The dual structures a tangent kernel's functions pass each other.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Structure {
-    /// The state, and a derivative in the state's layout.
+    /// The state.
     Motion,
+    /// A derivative of the state, in the state's layout: its own structure, since what moves
+    /// the position need not move the velocity.
+    Derivative,
     Constants,
     Auxiliaries,
     Load,
@@ -126,20 +129,39 @@ thread_local! {
     static MOVING: std::cell::Cell<MovingNumbers> = const { std::cell::Cell::new(MovingNumbers::ALL) };
     /// The numbers of each structure that the traced functions handed out moving.
     static MOVED: std::cell::Cell<[u16; STRUCTURES]> = const { std::cell::Cell::new([0; STRUCTURES]) };
+    /// Whether a traced function handed out a state whose derivatives are not those it took.
+    static CHANGED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// What a block's traced functions read as moving, closed over them ([`close_moving`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Closed {
+    pub moving: MovingNumbers,
+    /// Whether a step (its integrator, the renormalization or a contact) can change the
+    /// derivatives of the state: if not, a step leaves the block's columns as they are.
+    pub changes_columns: bool,
 }
 
 /// The traces `generate` prints, reading as moving the numbers that `seed` moves and every
 /// number that a traced function hands out moving (a least fixed point: the trace is
 /// repeated until what the functions hand out moving is read as moving), and what they
 /// read as moving.
-pub(crate) fn close_moving<T>(seed: MovingNumbers, generate: impl Fn() -> T) -> (T, MovingNumbers) {
+pub(crate) fn close_moving<T>(seed: MovingNumbers, generate: impl Fn() -> T) -> (T, Closed) {
     let mut moving = seed;
     loop {
         MOVED.with(|m| m.set([0; STRUCTURES]));
+        CHANGED.with(|c| c.set(false));
         let generated = with_setting(&MOVING, moving, &generate);
         let moved = MOVED.with(std::cell::Cell::get);
         if moving.holds(&moved) {
-            return (generated, moving);
+            let changes_columns = CHANGED.with(std::cell::Cell::get);
+            return (
+                generated,
+                Closed {
+                    moving,
+                    changes_columns,
+                },
+            );
         }
         for (structure, numbers) in moved.into_iter().enumerate() {
             moving.moving[structure] |= numbers;
@@ -197,6 +219,25 @@ fn array_of<F: Scalar + Into<f64>, const W: usize>(
         .map(|x| x.to_string())
         .collect();
     format!("array<real, {}>({})", items.len(), items.join(", "))
+}
+
+/// The WGSL array of the state `to`, which a traced function computed from the state
+/// `from`: whether its derivatives are other than `from`'s is noted for [`close_moving`].
+fn state_from<F: Scalar + Into<f64>, const W: usize>(
+    from: &State<D<F, W>>,
+    to: &State<D<F, W>>,
+) -> String {
+    let (from, to) = (from.to_scalars(), to.to_scalars());
+    let derivatives = |numbers: &[D<F, W>]| -> Vec<String> {
+        numbers
+            .iter()
+            .flat_map(|d| d.0.tangent.map(|t| t.to_string()))
+            .collect()
+    };
+    if derivatives(&from) != derivatives(&to) {
+        CHANGED.with(|c| c.set(true));
+    }
+    array_of(Structure::Motion, &to)
 }
 
 fn motion_of<F: Scalar + Into<f64>, const W: usize>(array: &str) -> State<D<F, W>> {
@@ -270,7 +311,8 @@ fn plane_of<F: Scalar + Into<f64>, const W: usize>(array: &str) -> PlaneConstant
 
 /// A derivative `(v, dq/dt, F, tau)` in the state's layout.
 fn derivative_of<F: Scalar + Into<f64>, const W: usize>(array: &str) -> Derivative<D<F, W>> {
-    let y = motion_of::<F, W>(array);
+    let numbers = read_all(Structure::Derivative, array, MOTION_NUMBERS);
+    let y = State::from_scalars(&mut numbers.into_iter());
     Derivative {
         velocity: y.position,
         spin: y.orientation,
@@ -345,7 +387,7 @@ pub fn dual_physics_wgsl<F: Scalar + Into<f64>, const W: usize>(
             );
             format!(
                 "    return {};\n",
-                array_of(Structure::Motion, &derivative_numbers(&k))
+                array_of(Structure::Derivative, &derivative_numbers(&k))
             )
         },
     );
@@ -388,11 +430,8 @@ pub fn dual_physics_wgsl<F: Scalar + Into<f64>, const W: usize>(
         out += &step_wgsl::<F, W>(integrator);
     }
     out += &trace_function("fn dual_renormalize(s: DualMotion) -> DualMotion", || {
-        let y = renormalize(motion_of::<F, W>("s"));
-        format!(
-            "    return {};\n",
-            array_of(Structure::Motion, &y.to_scalars())
-        )
+        let s = motion_of::<F, W>("s");
+        format!("    return {};\n", state_from(&s, &renormalize(s)))
     });
     out
 }
@@ -465,18 +504,16 @@ pub fn dual_contact_wgsl<F: Scalar + Into<f64>, const W: usize>(shapes: &[ShapeK
                     dims: Vec3::new(fixed("shape.x"), fixed("shape.y"), fixed("shape.z")),
                     bounding_radius: fixed("shape.w"),
                 };
+                let s = motion_of::<F, W>("s");
                 let next = resolve_plane(
-                    motion_of::<F, W>("s"),
+                    s,
                     &constants_of("c"),
                     &shape,
                     &plane_of("plane"),
                     vector_of("acceleration"),
                     fixed("h"),
                 );
-                format!(
-                    "    return {};\n",
-                    array_of(Structure::Motion, &next.to_scalars())
-                )
+                format!("    return {};\n", state_from(&s, &next))
             },
         );
     }
@@ -557,9 +594,6 @@ fn step_wgsl<F: Scalar + Into<f64>, const W: usize>(integrator: Integrator) -> S
         };
         let (t, h) = (TracedDual::fixed("t"), TracedDual::fixed("h"));
         let next = step(integrator, &y, &mass, &axes, t, h, &mut f);
-        format!(
-            "    return {};\n",
-            array_of(Structure::Motion, &next.to_scalars())
-        )
+        format!("    return {};\n", state_from(&y, &next))
     })
 }

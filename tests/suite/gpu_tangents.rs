@@ -304,3 +304,51 @@ fn forces_visited_in_a_loop_carry_the_same_tangents() {
     let (f64_gpu, _) = tangents_of(&crowd, Backend::GpuF64, 4, &names, 23);
     assert_eq!(differing(&f64_gpu, &reference), 0, "gpu-f64");
 }
+
+/// Forces that read no position (gravity, drag, a thrust): a step leaves the Jacobian's
+/// position columns as they start, `(e_i, 0, 0, 0)`, so the GPU does not dispatch their
+/// blocks, and every tangent is still the CPU's bits, under every integrator.
+#[test]
+fn position_free_forces_keep_the_position_columns_and_the_bits() {
+    for integrator in Integrator::ALL {
+        let bodies = rigid_crowd::CrowdSpec::new(37, 5).generate().unwrap();
+        let crowd = Crowd::new(bodies, 1e-2)
+            .with_integrator(integrator)
+            .with_force(rigid_crowd::Force::on_all(ForceKind::Gravity {
+                acceleration: DVec3::new(0.3, 0.0, -9.81),
+            }))
+            .with_force(rigid_crowd::Force::on_all(ForceKind::LinearDrag {
+                linear: 0.2,
+                angular: 0.05,
+            }))
+            .with_force(rigid_crowd::Force::on_all(ForceKind::Thrust {
+                force: DVec3::new(0.0, 0.5, 0.1),
+                torque: DVec3::new(0.02, -0.01, 0.03),
+            }));
+        let names: Vec<String> = ["state", "mass", "forces[2].torque"]
+            .map(String::from)
+            .to_vec();
+        let steps = 40;
+        let (reference, _) = tangents_of(&crowd, Backend::Reference, 1, &names, steps);
+        let n = STATE_COMPONENTS;
+        for body in reference[..crowd.bodies.len() * n * n].chunks(n * n) {
+            for r in 0..n {
+                for c in 0..3 {
+                    let identity = if r == c { 1.0 } else { 0.0 };
+                    assert_eq!(
+                        body[r * n + c],
+                        identity,
+                        "{integrator}: row {r}, column {c}"
+                    );
+                }
+            }
+        }
+        let moved = reference.iter().filter(|t| **t != 0.0).count();
+        assert!(moved > reference.len() / 4, "{integrator}: {moved} moved");
+        let (f64_gpu, _) = tangents_of(&crowd, Backend::GpuF64, 4, &names, steps);
+        assert_eq!(differing(&f64_gpu, &reference), 0, "{integrator}, gpu-f64");
+        let (cpu, _) = tangents_of(&crowd, Backend::FastCpu, 1, &names, steps);
+        let (gpu, _) = tangents_of(&crowd, Backend::Gpu, 4, &names, steps);
+        assert_eq!(differing(&gpu, &cpu), 0, "{integrator}, gpu against cpu");
+    }
+}

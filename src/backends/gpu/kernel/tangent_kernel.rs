@@ -15,8 +15,8 @@ use crate::model::shape::ShapeKind;
 use crate::model::tangent::{Direction, PLANE_NUMBERS, TangentPlan};
 use crate::physics::custom_force::CustomForce;
 use crate::physics::dual_wgsl::{
-    MovingNumbers, PARAMETER_NUMBERS, Structure, TRACED_WIDTHS, close_moving, dual_contact_wgsl,
-    dual_physics_wgsl,
+    Closed, MovingNumbers, PARAMETER_NUMBERS, Structure, TRACED_WIDTHS, close_moving,
+    dual_contact_wgsl, dual_physics_wgsl,
 };
 use crate::physics::trace::f32_divisions_in_f64;
 
@@ -119,6 +119,29 @@ pub(crate) fn gpu_blocks_of(
     blocks
 }
 
+/// The blocks of `blocks` whose columns a step of the tangent kernel of `spec` (with the
+/// custom force `custom_force`) in `precision` can change. The others' columns stay as they
+/// start (the position's, where no force reads the position or meets a plane), so they are
+/// not dispatched. The last that runs writes the states: if none would, the last runs.
+pub(crate) fn running_blocks(
+    blocks: Vec<GpuBlock>,
+    (precision, spec, custom_force): (Precision, &KernelSpec, Option<&CustomForce>),
+) -> Vec<GpuBlock> {
+    let last = blocks.last().cloned();
+    let mut running: Vec<GpuBlock> = blocks
+        .into_iter()
+        .filter(|block| {
+            let (_, closed) =
+                dual_functions(precision, spec, (block.width, block.moving), custom_force);
+            closed.changes_columns
+        })
+        .collect();
+    if running.is_empty() {
+        running.extend(last);
+    }
+    running
+}
+
 /// The entry point of the tangent kernel.
 pub(crate) const ENTRY_POINT: &str = "integrate_tangents";
 
@@ -170,7 +193,7 @@ fn dual_functions(
     spec: &KernelSpec,
     (width, moving): (usize, MovingNumbers),
     custom_force: Option<&CustomForce>,
-) -> ((String, String, Option<String>), MovingNumbers) {
+) -> ((String, String, Option<String>), Closed) {
     let (dual, contact): (DualPhysics, fn(&[ShapeKind]) -> String) = match (precision, width) {
         (Precision::F32, 1) => (dual_physics_wgsl::<f32, 1>, dual_contact_wgsl::<f32, 1>),
         (Precision::F32, 4) => (dual_physics_wgsl::<f32, 4>, dual_contact_wgsl::<f32, 4>),
@@ -389,17 +412,25 @@ mod tests {
         }));
         let rows = |range: std::ops::Range<usize>| range.fold(0u16, |b, r| b | 1 << r);
         let (x, q, p, l) = (rows(0..3), rows(3..7), rows(7..10), rows(10..13));
-        let moved = |crowd: &Crowd, widest| -> Vec<u16> {
+        let blocks = |crowd: &Crowd, widest| {
             let plan = TangentPlan::parse(&["state"], &crowd.forces, &[], "t").unwrap();
             let table = crate::assembly::force_table::ForceTable::new(crowd, crowd.bodies.len());
             let spec = KernelSpec::for_crowd(crowd, &table, true, 8).for_shapes_of(&crowd.bodies);
-            crowd_blocks(&plan, crowd, widest)
-                .into_iter()
+            let blocks = crowd_blocks(&plan, crowd, widest);
+            let closed: Vec<Closed> = (blocks.iter())
                 .map(|block| {
                     let block = (block.width, block.moving);
-                    let (_, moving) = dual_functions(Precision::F32, &spec, block, None);
-                    moving.of(Structure::Motion)
+                    dual_functions(Precision::F32, &spec, block, None).1
                 })
+                .collect();
+            let running = running_blocks(blocks.clone(), (Precision::F32, &spec, None));
+            (blocks, closed, running)
+        };
+        let moved = |crowd: &Crowd, widest| -> Vec<u16> {
+            let (_, closed, _) = blocks(crowd, widest);
+            closed
+                .iter()
+                .map(|c| c.moving.of(Structure::Motion))
                 .collect()
         };
         assert_eq!(moved(&drag, 4), [x, q | l, x | p, q | l]);
@@ -411,6 +442,19 @@ mod tests {
         assert_eq!(ones[..3], [1, 2, 4]);
         assert_eq!(ones[7..10], [1 | 1 << 7, 2 | 1 << 8, 4 | 1 << 9]);
         assert!(ones[3..7].iter().chain(&ones[10..]).all(|&m| m == q | l));
+        // A step leaves the position's columns as they are under drag: their blocks are
+        // not dispatched. A spring changes them.
+        for widest in [4, 1] {
+            let (all, closed, running) = blocks(&drag, widest);
+            let position = |b: &GpuBlock| b.columns.end <= 3;
+            for (block, closed) in all.iter().zip(&closed) {
+                assert_eq!(closed.changes_columns, !position(block), "{block:?}");
+            }
+            assert_eq!(running.len(), all.iter().filter(|b| !position(b)).count());
+            assert_eq!(running.last(), all.last());
+        }
+        let (all, _, running) = blocks(&spring, 4);
+        assert_eq!(running, all);
     }
 
     /// The Jacobian's 13 directions go in blocks of 4 and a 1 by default, in 13 blocks of 1
