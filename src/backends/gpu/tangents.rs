@@ -24,7 +24,7 @@ use crate::backends::gpu::device::readback::read_buffer;
 use crate::backends::gpu::kernel::kernel_spec::KernelSpec;
 use crate::backends::gpu::kernel::layout::RecordSizes;
 use crate::backends::gpu::kernel::tangent_kernel::{
-    ENTRY_POINT, crowd_blocks, crowd_directions, running_blocks, tangent_source,
+    ENTRY_POINT, crowd_blocks, crowd_directions, tangent_source,
 };
 use crate::body_steps::carried::CarriedTangents;
 use crate::body_steps::derivative::Primal;
@@ -107,10 +107,7 @@ impl GpuTangents {
         let layout = tangent_layout(device);
         let mut blocks = Vec::new();
         let mut spans = Vec::new();
-        let gpu_blocks = running_blocks(
-            crowd_blocks(plan, crowd, widest_block),
-            (precision, spec, custom_force),
-        );
+        let gpu_blocks = crowd_blocks(plan, crowd, widest_block, (precision, spec, custom_force));
         for (b, block) in gpu_blocks.iter().enumerate() {
             spans.push(TangentBlock {
                 first_column: block.columns.start as u32,

@@ -93,9 +93,7 @@ pub(crate) fn crowd_tangent_ops(
     options: &crate::backends::gpu::GpuOptions,
     (plan, widest): (&crate::model::tangent::TangentPlan, usize),
 ) -> Result<f64, String> {
-    use crate::backends::gpu::kernel::tangent_kernel::{
-        ENTRY_POINT, crowd_blocks, running_blocks, tangent_source,
-    };
+    use crate::backends::gpu::kernel::tangent_kernel::{ENTRY_POINT, crowd_blocks, tangent_source};
     let table = crate::assembly::force_table::ForceTable::new(crowd, crowd.bodies.len());
     let spec = crate::backends::gpu::kernel::kernel_spec::KernelSpec::for_crowd(
         crowd,
@@ -105,18 +103,15 @@ pub(crate) fn crowd_tangent_ops(
     )
     .for_shapes_of(&crowd.bodies);
     let custom = crowd.custom_force.as_ref();
-    running_blocks(
-        crowd_blocks(plan, crowd, widest),
-        (options.precision, &spec, custom),
-    )
-    .into_iter()
-    .map(|block| {
-        let arithmetic = (options.precision, options.divides_in_f64());
-        let source = tangent_source(arithmetic, &spec, (block.width, block.moving), custom);
-        let ops = count_entry(&source, ENTRY_POINT)?;
-        Ok(ops.per_body_step(options.steps_per_dispatch))
-    })
-    .sum()
+    crowd_blocks(plan, crowd, widest, (options.precision, &spec, custom))
+        .into_iter()
+        .map(|block| {
+            let arithmetic = (options.precision, options.divides_in_f64());
+            let source = tangent_source(arithmetic, &spec, (block.width, block.moving), custom);
+            let ops = count_entry(&source, ENTRY_POINT)?;
+            Ok(ops.per_body_step(options.steps_per_dispatch))
+        })
+        .sum()
 }
 
 /// Counts the `integrate` entry point of the kernel `source`. Errors if it does not parse

@@ -48,9 +48,34 @@ pub(crate) struct GpuBlock {
     pub moving: MovingNumbers,
 }
 
-/// The blocks of `plan`'s columns for the bodies of `crowd`, none wider than `widest`.
-pub(crate) fn crowd_blocks(plan: &TangentPlan, crowd: &Crowd, widest: usize) -> Vec<GpuBlock> {
-    gpu_blocks_of(&crowd_directions(plan, crowd), &plan.seeded_rows(), widest)
+/// The blocks that carry `plan`'s columns for the bodies of `crowd`, none wider than
+/// `widest`, in the tangent kernel of `spec` (with the custom force `custom_force`) in
+/// `precision`: of the blocks of one group each and the blocks of consecutive columns
+/// ([`gpu_blocks_of`]), those whose running blocks ([`running`]) trace fewer statements. A
+/// group's blocks move less where the physics keeps the groups apart (the momentum's no
+/// rotation under gravity and drag); where it couples them all (contacts) the consecutive
+/// columns fill their blocks better.
+pub(crate) fn crowd_blocks(
+    plan: &TangentPlan,
+    crowd: &Crowd,
+    widest: usize,
+    arithmetic: (Precision, &KernelSpec, Option<&CustomForce>),
+) -> Vec<GpuBlock> {
+    let (directions, rows) = (crowd_directions(plan, crowd), plan.seeded_rows());
+    let traced = |grouped| {
+        let blocks = running(
+            gpu_blocks_of(&directions, &rows, widest, grouped),
+            arithmetic,
+        );
+        let statements: usize = blocks.iter().map(|(_, statements)| statements).sum();
+        let blocks: Vec<GpuBlock> = blocks.into_iter().map(|(block, _)| block).collect();
+        (statements, blocks)
+    };
+    let (grouped, consecutive) = (traced(true), traced(false));
+    match grouped.0 <= consecutive.0 {
+        true => grouped.1,
+        false => consecutive.1,
+    }
 }
 
 /// Which numbers a direction moves at the start: what its column is seeded with (the rows
@@ -87,18 +112,21 @@ fn group(direction: Option<Direction>) -> (u8, usize) {
 
 /// The blocks of the columns `directions` (as `directions_of` gives them, a column that
 /// moves nothing on these bodies `None`; `rows` the state rows each is seeded in), none
-/// wider than `widest`: each group's columns (see [`group`]) in blocks of the widths
-/// [`gpu_blocks`] picks, each with what its columns move at the start.
+/// wider than `widest`: if `grouped`, each group's columns (see [`group`]), else all of
+/// them, in blocks of the widths [`gpu_blocks`] picks, each with what its columns move at
+/// the start.
 pub(crate) fn gpu_blocks_of(
     directions: &[Option<Direction>],
     rows: &[u16],
     widest: usize,
+    grouped: bool,
 ) -> Vec<GpuBlock> {
+    let group = |c: usize| grouped.then(|| group(directions[c]));
     let mut blocks = Vec::new();
     let mut first = 0;
     while first < directions.len() {
         let end = (first..directions.len())
-            .find(|&c| group(directions[c]) != group(directions[first]))
+            .find(|&c| group(c) != group(first))
             .unwrap_or(directions.len());
         for width in gpu_blocks(end - first, widest) {
             let columns = first..(first + width).min(end);
@@ -120,21 +148,33 @@ pub(crate) fn gpu_blocks_of(
 }
 
 /// The blocks of `blocks` whose columns a step of the tangent kernel of `spec` (with the
-/// custom force `custom_force`) in `precision` can change. The others' columns stay as they
-/// start (the position's, where no force reads the position or meets a plane), so they are
-/// not dispatched. The last that runs writes the states: if none would, the last runs.
-pub(crate) fn running_blocks(
+/// custom force `custom_force`) in `precision` can change, each with the statements its
+/// dual functions trace. The others' columns stay as they start (the position's, where no
+/// force reads the position or meets a plane), so they are not dispatched. The last that
+/// runs writes the states: if none would, the last runs.
+fn running(
     blocks: Vec<GpuBlock>,
     (precision, spec, custom_force): (Precision, &KernelSpec, Option<&CustomForce>),
-) -> Vec<GpuBlock> {
-    let last = blocks.last().cloned();
-    let mut running: Vec<GpuBlock> = blocks
+) -> Vec<(GpuBlock, usize)> {
+    let traced: Vec<(GpuBlock, usize, bool)> = blocks
         .into_iter()
-        .filter(|block| {
-            let (_, closed) =
+        .map(|block| {
+            let ((dual, contact, custom), closed) =
                 dual_functions(precision, spec, (block.width, block.moving), custom_force);
-            closed.changes_columns
+            let statements = [dual, contact, custom.unwrap_or_default()]
+                .iter()
+                .map(|source| source.lines().count())
+                .sum();
+            (block, statements, closed.changes_columns)
         })
+        .collect();
+    let last = traced
+        .last()
+        .map(|(block, statements, _)| (block.clone(), *statements));
+    let mut running: Vec<(GpuBlock, usize)> = traced
+        .into_iter()
+        .filter(|(_, _, changes)| *changes)
+        .map(|(block, statements, _)| (block, statements))
         .collect();
     if running.is_empty() {
         running.extend(last);
@@ -391,6 +431,7 @@ mod tests {
     /// momentum's the position and the linear momentum, the orientation's and the angular
     /// momentum's those two alone (drag's torque reads the angular velocity, not the
     /// velocity); a spring, which reads the position and turns the body, couples them all.
+    /// On a floor the blocks of consecutive columns are chosen.
     #[test]
     fn blocks_move_what_the_physics_couples() {
         use crate::model::force::Force;
@@ -416,15 +457,20 @@ mod tests {
             let plan = TangentPlan::parse(&["state"], &crowd.forces, &[], "t").unwrap();
             let table = crate::assembly::force_table::ForceTable::new(crowd, crowd.bodies.len());
             let spec = KernelSpec::for_crowd(crowd, &table, true, 8).for_shapes_of(&crowd.bodies);
-            let blocks = crowd_blocks(&plan, crowd, widest);
+            let blocks = gpu_blocks_of(
+                &crowd_directions(&plan, crowd),
+                &plan.seeded_rows(),
+                widest,
+                true,
+            );
             let closed: Vec<Closed> = (blocks.iter())
                 .map(|block| {
                     let block = (block.width, block.moving);
                     dual_functions(Precision::F32, &spec, block, None).1
                 })
                 .collect();
-            let running = running_blocks(blocks.clone(), (Precision::F32, &spec, None));
-            (blocks, closed, running)
+            let chosen = crowd_blocks(&plan, crowd, widest, (Precision::F32, &spec, None));
+            (blocks, closed, chosen)
         };
         let moved = |crowd: &Crowd, widest| -> Vec<u16> {
             let (_, closed, _) = blocks(crowd, widest);
@@ -453,8 +499,13 @@ mod tests {
             assert_eq!(running.len(), all.iter().filter(|b| !position(b)).count());
             assert_eq!(running.last(), all.last());
         }
-        let (all, _, running) = blocks(&spring, 4);
-        assert_eq!(running, all);
+        // Where a floor couples every group (its contacts carry every lane through their
+        // branches), the consecutive columns fill their blocks better: 4, 4, 4 and 1
+        // rather than a block of 4 for each group.
+        let floor = drag.with_plane(crate::model::plane::Plane::ground(0.5, 0.3));
+        let (_, _, chosen) = blocks(&floor, 4);
+        let widths: Vec<usize> = chosen.iter().map(|b| b.columns.len()).collect();
+        assert_eq!(widths, [4, 4, 4, 1]);
     }
 
     /// The Jacobian's 13 directions go in blocks of 4 and a 1 by default, in 13 blocks of 1
