@@ -6,10 +6,11 @@
 use crate::assembly::crowd::Crowd;
 use crate::backends::gpu::kernel::kernel_spec::KernelSpec;
 use crate::backends::gpu::kernel::shader::{INTEGRATE_TANGENTS, integrate_source};
-use crate::body_steps::tangents::directions_of;
+use crate::body_steps::tangents::{constant_seeds, directions_of};
 use crate::model::codes::Coded;
 use crate::model::force::{ForceKind, ForceType};
 use crate::model::integrator::Integrator;
+use crate::model::mass::MassProperties;
 use crate::model::precision::Precision;
 use crate::model::shape::ShapeKind;
 use crate::model::tangent::{Direction, PLANE_NUMBERS, TangentPlan};
@@ -82,17 +83,26 @@ pub(crate) fn crowd_blocks(
 /// `rows` of the state, the mass constants the mass or an inertia entry moves, the numbers
 /// of a force record or a plane).
 fn seed(direction: Option<Direction>, rows: u16) -> MovingNumbers {
-    const MASS: u16 = 0b11; // mass, inv_mass
-    const INVERSE_INERTIA: u16 = 0b1111_1100;
     let every = |n: usize| (1u16 << n) - 1;
     let none = MovingNumbers::none(0).and(Structure::Motion, rows);
     match direction {
         None | Some(Direction::State(_)) => none,
-        Some(Direction::Mass) => none.and(Structure::Constants, MASS),
-        Some(Direction::Inertia(_)) => none.and(Structure::Constants, INVERSE_INERTIA),
+        Some(d @ (Direction::Mass | Direction::Inertia(_))) => {
+            none.and(Structure::Constants, seeded_constants(d))
+        }
         Some(Direction::Force { .. }) => none.and(Structure::Parameters, every(PARAMETER_NUMBERS)),
         Some(Direction::Plane { .. }) => none.and(Structure::Plane, every(PLANE_NUMBERS)),
     }
+}
+
+/// The mass constants `direction` moves at the start, a bit each: those `constant_seeds`
+/// seeds for a body whose inverse inertia has no zero entry.
+fn seeded_constants(direction: Direction) -> u16 {
+    let inertia = glam::DMat3::from_cols_array(&[2.0, 0.1, 0.2, 0.1, 3.0, 0.3, 0.2, 0.3, 4.0]);
+    let mass = MassProperties::new(1.0, inertia, "seed").expect("a valid body inertia");
+    (constant_seeds(&mass, 1.0f64, direction).iter().enumerate())
+        .filter(|(_, seed)| **seed != 0.0)
+        .fold(0, |numbers, (i, _)| numbers | 1 << i)
 }
 
 /// What a direction moves, as far as grouping goes: the columns of a group of state
