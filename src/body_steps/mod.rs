@@ -5,4 +5,5 @@
 pub(crate) mod carried;
 pub(crate) mod derivative;
 pub(crate) mod stepper;
+pub(crate) mod tangent_blocks;
 pub(crate) mod tangents;

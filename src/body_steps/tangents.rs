@@ -25,7 +25,7 @@ use crate::model::tangent::{
 use crate::physics::algebra::SymMat3;
 use crate::physics::algebra::Vec3;
 use crate::physics::contact::{PlaneConstants, ShapeConstants};
-use crate::physics::dual::{DUAL_WIDTHS, Dual};
+use crate::physics::dual::{DUAL_WIDTHS, Dual, LANE_DUAL_WIDTHS};
 use crate::physics::motion::{MassConstants, State};
 use crate::physics::scalar::{Carried, Scalar};
 
@@ -142,17 +142,21 @@ impl<'a, P: Primal> BodyInputs<'a, P> {
         columns: Option<&[P]>,
     ) -> BodyInputs<'a, Dual<P, N>> {
         let k = directions.len();
-        let ours = &directions[block.first_column..][..block.width];
-        let seeds = ours.iter().enumerate().filter_map(|(j, d)| match d {
-            Some(Direction::State(_)) | None => None,
-            Some(d) => Some((j, *d)),
-        });
+        let seeds = block
+            .columns()
+            .iter()
+            .enumerate()
+            .filter_map(|(j, &c)| match directions[c] {
+                Some(Direction::State(_)) | None => None,
+                Some(d) => Some((j, d)),
+            });
         let mut inputs = self.seeded_along::<N>(mass, seeds);
         if let Some(columns) = columns {
             let mut y = components(&inputs.state);
             for (r, component) in y.iter_mut().enumerate() {
-                component.tangent[..block.width]
-                    .copy_from_slice(&columns[r * k + block.first_column..][..block.width]);
+                for (j, &c) in block.columns().iter().enumerate() {
+                    component.tangent[j] = columns[r * k + c];
+                }
             }
             inputs.state = from_components(y);
         }
@@ -316,26 +320,15 @@ impl<'a, R: Reference> BodyInputs<'a, R> {
     }
 }
 
-/// The widths of dual blocks compiled: the directions of a body are run in blocks of these
-/// widths. A block costs about one plain run plus [`COST_PER_DIRECTION`] per width, so a
-/// width that fits the count saves the unused directions' work, and one wide block saves
-/// recomputing the values.
-const WIDTHS: [usize; 2] = DUAL_WIDTHS;
-
 /// The cost of one direction of a dual block, in plain runs: a dual operation is the value's
 /// operation and, per direction, about one more (`rigid-crowd bench --tangents` on `cpu-ref`
 /// measured a block of 1 at 2.2 plain runs and one of 4 at about 3.8; over lanes on `cpu`,
 /// 2.5 and 6.5).
 const COST_PER_DIRECTION: f64 = 0.9;
 
-/// The widths of the blocks that carry `k` directions at the least cost, by that model:
-/// the widest first: `[4, 4, 4, 1]` for the state's 13, `[1]` for one number, `[4, 1, 1]`
-/// for the inertia's 6.
-pub(crate) fn block_widths(k: usize) -> Vec<usize> {
-    block_widths_among(k, &WIDTHS)
-}
-
-/// [`block_widths`] among `widths` only.
+/// The widths of the blocks of the widths `widths` (compiled) that carry `k` directions at
+/// the least cost, by that model, the widest first: among 1 and 4, `[4, 4, 4, 1]` for the
+/// state's 13, `[1]` for one number, `[4, 1, 1]` for the inertia's 6.
 pub(crate) fn block_widths_among(k: usize, widths: &[usize]) -> Vec<usize> {
     let cost = |w: usize| 1.0 + COST_PER_DIRECTION * w as f64;
     // best[n] = (cost, first block's width) for n directions.
@@ -409,12 +402,15 @@ pub(crate) fn directions_of(
 
 /// One body's steps with its tangents: `columns` holds its `13 x k` block (row-major) of
 /// derivatives of the state so far along `directions`, and is carried on with the state, in
-/// runs over duals of the [`block_widths`] of `k`. The state's values are the steps' in `P`
+/// runs over duals of its `blocks`. The state's values are the steps' in `P`
 /// bit for bit.
 pub(crate) struct TangentSteps<'a, P> {
     pub base: BodyInputs<'a, P>,
     pub mass: &'a MassProperties,
     pub directions: &'a [Option<Direction>],
+    /// The blocks its columns run in (`tangent_blocks::cpu_blocks`); the columns of none
+    /// stay as they are.
+    pub blocks: &'a [Block],
     pub integrator: Integrator,
     pub env: ForceEnv<'a, P>,
 }
@@ -434,18 +430,12 @@ impl<P: Primal> TangentSteps<'_, P> {
         (first_step, steps, dt): (u64, u64, f64),
         mut stop: impl FnMut(u64, &State<P>) -> Option<F>,
     ) -> Option<(u64, F)> {
-        let k = self.directions.len();
         let mut verdict = None;
         let mut taken = steps;
-        let mut first_column = 0;
-        for (b, width) in block_widths(k).into_iter().enumerate() {
-            let block = Block {
-                first_column,
-                width: width.min(k - first_column),
-            };
+        for (b, &block) in self.blocks.iter().enumerate() {
             let span = (first_step, taken, dt);
             if b == 0 {
-                verdict = match width {
+                verdict = match block.dual_width {
                     1 => self.run_block::<1, F>(block, state, columns, span, &mut stop),
                     _ => self.run_block::<4, F>(block, state, columns, span, &mut stop),
                 };
@@ -453,12 +443,11 @@ impl<P: Primal> TangentSteps<'_, P> {
                     taken = step - first_step;
                 }
             } else {
-                match width {
+                match block.dual_width {
                     1 => self.follow::<1>(block, columns, span),
                     _ => self.follow::<4>(block, columns, span),
                 }
             }
-            first_column += block.width;
         }
         verdict
     }
@@ -499,8 +488,9 @@ impl<P: Primal> TangentSteps<'_, P> {
         *state = y.map(|c| c.value);
         let k = self.directions.len();
         for (r, component) in components(&y).iter().enumerate() {
-            columns[r * k + block.first_column..][..block.width]
-                .copy_from_slice(&component.tangent[..block.width]);
+            for (j, &c) in block.columns().iter().enumerate() {
+                columns[r * k + c] = component.tangent[j];
+            }
         }
         verdict
     }
@@ -517,11 +507,37 @@ impl<P: Primal> TangentSteps<'_, P> {
     }
 }
 
-/// Which of a body's columns one dual block carries.
-#[derive(Clone, Copy, Debug)]
+/// Which of a body's columns one dual block carries, in the order of its directions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Block {
-    pub first_column: usize,
-    pub width: usize,
+    /// The width of its duals (one of the widths compiled).
+    pub dual_width: usize,
+    columns: [usize; BLOCK_WIDEST],
+    /// The columns it carries, at most `dual_width`.
+    carried: usize,
+}
+
+/// The widest dual block compiled.
+const BLOCK_WIDEST: usize = 4;
+const _: () = assert!(DUAL_WIDTHS[1] <= BLOCK_WIDEST && LANE_DUAL_WIDTHS[1] <= BLOCK_WIDEST);
+
+impl Block {
+    /// A block of duals of width `dual_width` carrying the columns `columns`.
+    pub fn new(dual_width: usize, columns: &[usize]) -> Self {
+        assert!(columns.len() <= dual_width && dual_width <= BLOCK_WIDEST);
+        let mut at = [0; BLOCK_WIDEST];
+        at[..columns.len()].copy_from_slice(columns);
+        Self {
+            dual_width,
+            columns: at,
+            carried: columns.len(),
+        }
+    }
+
+    /// The columns it carries, in order; tangent `j` of its duals is column `columns()[j]`.
+    pub fn columns(&self) -> &[usize] {
+        &self.columns[..self.carried]
+    }
 }
 
 /// The 13 numbers of a state, in the order of `y` (`x, q, P, L`).
@@ -559,14 +575,17 @@ pub(crate) mod tests {
 
     #[test]
     fn block_widths_cover_the_count_with_the_compiled_widths() {
-        assert_eq!(block_widths(0), Vec::<usize>::new());
-        assert_eq!(block_widths(1), [1]);
-        assert_eq!(block_widths(3), [4]);
-        assert_eq!(block_widths(6), [4, 1, 1]);
-        assert_eq!(block_widths(13), [4, 4, 4, 1]);
+        assert_eq!(block_widths_among(0, &DUAL_WIDTHS), Vec::<usize>::new());
+        assert_eq!(block_widths_among(1, &DUAL_WIDTHS), [1]);
+        assert_eq!(block_widths_among(3, &DUAL_WIDTHS), [4]);
+        assert_eq!(block_widths_among(6, &DUAL_WIDTHS), [4, 1, 1]);
+        assert_eq!(block_widths_among(13, &DUAL_WIDTHS), [4, 4, 4, 1]);
         for k in 0..=40 {
-            let widths = block_widths(k);
-            assert!(widths.iter().all(|w| WIDTHS.contains(w)), "{k}: {widths:?}");
+            let widths = block_widths_among(k, &DUAL_WIDTHS);
+            assert!(
+                widths.iter().all(|w| DUAL_WIDTHS.contains(w)),
+                "{k}: {widths:?}"
+            );
             let covered: usize = widths.iter().sum();
             let last = widths.last().copied().unwrap_or(0);
             assert!(covered >= k && covered - last < k.max(1), "{k}: {widths:?}");

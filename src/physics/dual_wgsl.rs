@@ -169,6 +169,55 @@ pub(crate) fn close_moving<T>(seed: MovingNumbers, generate: impl Fn() -> T) -> 
     }
 }
 
+/// The physics a crowd's steps run, as far as the traces over duals go: the force kinds, the
+/// integrators, the shape kinds that meet planes (`None` without planes) and the custom force,
+/// as its law traced over duals in a precision and a width (`CustomForce::dual_wgsl`: `None`
+/// for one that is not a law).
+pub(crate) struct TracedPhysics<'a> {
+    pub kinds: Vec<ForceType>,
+    pub integrators: Vec<Integrator>,
+    pub contact_shapes: Option<Vec<ShapeKind>>,
+    pub custom_force: Option<CustomTrace<'a>>,
+}
+
+/// A custom force's law traced over duals in a precision and a width.
+pub(crate) type CustomTrace<'a> = Box<dyn Fn(Precision, usize) -> Option<String> + 'a>;
+
+/// The physics over duals in `precision` and `width` (one of [`TRACED_WIDTHS`]) that
+/// `physics` runs, traced for a block whose columns move `seed` at the start: the dual
+/// functions, the contact code (`None` without planes) and the custom force's law (`None`
+/// without one, or for one that is not a law); and what they read as moving, closed over
+/// them ([`close_moving`]).
+pub(crate) fn trace_block(
+    precision: Precision,
+    physics: &TracedPhysics,
+    (width, seed): (usize, MovingNumbers),
+) -> ((String, Option<String>, Option<String>), Closed) {
+    type Physics = fn(&[ForceType], &[Integrator]) -> String;
+    let (dual, contact): (Physics, fn(&[ShapeKind]) -> String) = match (precision, width) {
+        (Precision::F32, 1) => (dual_physics_wgsl::<f32, 1>, dual_contact_wgsl::<f32, 1>),
+        (Precision::F32, 4) => (dual_physics_wgsl::<f32, 4>, dual_contact_wgsl::<f32, 4>),
+        (Precision::F64, 1) => (dual_physics_wgsl::<f64, 1>, dual_contact_wgsl::<f64, 1>),
+        (Precision::F64, 4) => (dual_physics_wgsl::<f64, 4>, dual_contact_wgsl::<f64, 4>),
+        _ => panic!("the physics over duals is traced in widths {TRACED_WIDTHS:?}, not {width}"),
+    };
+    // Every traced function at once: what one hands out moving, the others read so.
+    close_moving(seed, || {
+        let custom = (physics.custom_force.as_ref()).and_then(|law| law(precision, width));
+        let contact = physics.contact_shapes.as_deref().map(contact);
+        (dual(&physics.kinds, &physics.integrators), contact, custom)
+    })
+}
+
+/// Whether a step of `physics` can change the derivatives of a block seeded `seed`: `true`
+/// where the trace cannot tell (a custom force that is not a law, whose derivatives no trace
+/// sees).
+pub(crate) fn changes_columns(physics: &TracedPhysics, seed: MovingNumbers) -> bool {
+    let width = TRACED_WIDTHS[TRACED_WIDTHS.len() - 1];
+    let ((_, _, custom), closed) = trace_block(Precision::F64, physics, (width, seed));
+    closed.changes_columns || (physics.custom_force.is_some() && custom.is_none())
+}
+
 /// Number `i` of the dual array `array` of `structure`, its derivatives literal zeros where
 /// it does not move.
 fn read<F: Scalar + Into<f64>, const W: usize>(

@@ -134,8 +134,8 @@ macro_rules! cpu_engine {
 cpu_engine!(
     CpuRefSimulation,
     Backend::Reference,
-    fn start_tangents(&mut self, plan: &TangentPlan, _crowd: &Crowd) -> Result<()> {
-        CpuRefSimulation::start_tangents(self, plan)
+    fn start_tangents(&mut self, plan: &TangentPlan, crowd: &Crowd) -> Result<()> {
+        CpuRefSimulation::start_tangents(self, plan, crowd)
     },
     fn read_tangents(&mut self, columns: Range<usize>, out: &mut [f64]) -> Result<()> {
         CpuRefSimulation::read_tangents(self, columns, out);

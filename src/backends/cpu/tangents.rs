@@ -11,9 +11,8 @@ use crate::backends::cpu::block::{LaneForce, StateBlock};
 use crate::backends::cpu::block_run::{BlockClone, BlockOutcome, BlockRun};
 use crate::backends::cpu::tangent_lanes::{LaneInputs, LaneRun};
 use crate::body_steps::carried::CarriedTangents;
-use crate::body_steps::tangents::{
-    Block, BodyInputs, block_widths_among, components, directions_of,
-};
+use crate::body_steps::tangent_blocks::cpu_blocks;
+use crate::body_steps::tangents::{Block, BodyInputs, components, directions_of};
 use crate::model::error::Result;
 use crate::model::force::ForceKind;
 use crate::model::mass::MassProperties;
@@ -27,6 +26,8 @@ use crate::physics::scalar::Carried;
 #[derive(Clone, Debug)]
 pub(crate) struct CpuTangents {
     pub carried: CarriedTangents<f32>,
+    /// The blocks the columns run in, over lanes or body by body alike.
+    blocks: Vec<Block>,
     /// The crowd's forces, in the order each body's steps take them.
     table: ForceTable,
     /// The keyframe tables in f32, as the body-by-body carry reads them.
@@ -76,6 +77,7 @@ impl CpuTangents {
         })?;
         Ok(Self {
             carried,
+            blocks: cpu_blocks(plan, crowd, &LANE_DUAL_WIDTHS),
             table: ForceTable::new(crowd, bodies),
             #[cfg(test)]
             keyframes: (crowd.keyframes.iter())
@@ -92,6 +94,7 @@ impl CpuTangents {
         let body_len = self.carried.plan.body_len();
         let shared = BlockTangents {
             plan: &self.carried.plan,
+            blocks: &self.blocks,
             table: &self.table,
             #[cfg(test)]
             keyframes: &self.keyframes,
@@ -106,6 +109,7 @@ impl CpuTangents {
 #[derive(Clone, Copy)]
 pub(crate) struct BlockTangents<'a> {
     plan: &'a TangentPlan,
+    blocks: &'a [Block],
     table: &'a ForceTable,
     #[cfg(test)]
     keyframes: &'a [Vec<[f32; 2]>],
@@ -184,15 +188,12 @@ impl BlockTangents<'_> {
             global: lane_run.block.forces.global.len(),
             own: lane_run.block.forces.own,
         };
-        let k = self.body_len / STATE_COMPONENTS;
         let mut first: Option<BlockOutcome> = None;
         let mut departed = 0;
-        let mut first_column = 0;
-        for width in block_widths_among(k, &LANE_DUAL_WIDTHS) {
-            let width = width.min(k - first_column);
-            let outcome = match width {
-                1 => lanes.run::<1>(lane_run, first_column, width, columns, used),
-                _ => lanes.run::<4>(lane_run, first_column, width, columns, used),
+        for &block in self.blocks {
+            let outcome = match block.dual_width {
+                1 => lanes.run::<1>(lane_run, block, columns, used),
+                _ => lanes.run::<4>(lane_run, block, columns, used),
             };
             match &first {
                 None => first = Some(outcome),
@@ -205,7 +206,6 @@ impl BlockTangents<'_> {
                     departed += (0..used).filter(|&l| differs(l)).count() as u64;
                 }
             }
-            first_column += width;
         }
         (first.expect("at least one direction"), departed)
     }
@@ -223,23 +223,17 @@ struct LaneBlockInputs<'a, 'b> {
 }
 
 impl LaneBlockInputs<'_, '_> {
-    /// Runs the `width` columns from `first_column` of the block's `used` bodies (`columns`,
-    /// theirs in crowd order) over `Dual<_, N>`, writes them back and returns the run's
-    /// outcome.
+    /// Runs the columns of `block` of the lanes' `used` bodies (`columns`, theirs in crowd
+    /// order) over `Dual<_, N>`, writes them back and returns the run's outcome.
     fn run<const N: usize>(
         &self,
         lane_run: &LaneRun,
-        first_column: usize,
-        width: usize,
+        block: Block,
         columns: &mut [f32],
         used: usize,
     ) -> BlockOutcome {
         let k = self.directions[0].len();
         let body_len = k * STATE_COMPONENTS;
-        let block = Block {
-            first_column,
-            width,
-        };
         let lanes = (0..LANES)
             .map(|l| {
                 let own = (l < used).then(|| &columns[l * body_len..][..body_len]);
@@ -251,8 +245,8 @@ impl LaneBlockInputs<'_, '_> {
         let y = components(&y);
         for (l, own) in columns.chunks_mut(body_len).enumerate() {
             for (r, component) in y.iter().enumerate() {
-                for (i, t) in own[r * k + first_column..][..width].iter_mut().enumerate() {
-                    *t = component.tangent[i].0[l];
+                for (j, &c) in block.columns().iter().enumerate() {
+                    own[r * k + c] = component.tangent[j].0[l];
                 }
             }
         }
@@ -304,6 +298,7 @@ mod by_bodies {
                     base: BodyInputs::of(&start.state(lane), &mass, &forces, run.planes),
                     mass: &mass,
                     directions: &directions,
+                    blocks: self.blocks,
                     integrator: block_run.integrator,
                     env: ForceEnv {
                         body: forces_run.first_body + i,

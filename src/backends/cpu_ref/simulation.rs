@@ -10,7 +10,8 @@ use crate::backends::cpu_ref::faults::state_fault;
 use crate::body_steps::carried::CarriedTangents;
 use crate::body_steps::derivative::{ForceEnv, auxiliaries};
 use crate::body_steps::stepper::BodyStepper;
-use crate::body_steps::tangents::{BodyInputs, TangentSteps, directions_of};
+use crate::body_steps::tangent_blocks::cpu_blocks;
+use crate::body_steps::tangents::{Block, BodyInputs, TangentSteps, directions_of};
 use crate::model::body::BodyState;
 use crate::model::error::{Error, Result};
 use crate::model::fault::Fault;
@@ -23,6 +24,7 @@ use crate::model::quarantine::Quarantine;
 use crate::model::tangent::TangentPlan;
 use crate::physics::contact::{PlaneConstants, ShapeConstants};
 use crate::physics::custom_force::CustomForce;
+use crate::physics::dual::DUAL_WIDTHS;
 use crate::physics::force_law::ExternalLoad;
 use crate::physics::motion::State;
 
@@ -49,8 +51,9 @@ pub struct CpuRefSimulation {
     quarantine: Quarantine,
     /// The crowd index of body 0 here (a custom force sees crowd indices).
     first_body: usize,
-    /// The tangents carried with the states, once started.
-    tangents: Option<CarriedTangents<f64>>,
+    /// The tangents carried with the states, once started, and the blocks their columns
+    /// run in.
+    tangents: Option<(CarriedTangents<f64>, Vec<Block>)>,
 }
 
 impl CpuRefSimulation {
@@ -117,7 +120,9 @@ impl CpuRefSimulation {
         // The plan is read by every body while the columns are written: two borrows of the
         // carried tangents, split here.
         let (plan, tangent_columns) = match &mut self.tangents {
-            Some(CarriedTangents { plan, columns }) => (Some(&*plan), Some(columns)),
+            Some((CarriedTangents { plan, columns }, blocks)) => {
+                (Some((&*plan, &blocks[..])), Some(columns))
+            }
             None => (None, None),
         };
         let body_steps = |i: usize, body_state: &mut BodyState, columns: Option<&mut [f64]>| {
@@ -140,13 +145,14 @@ impl CpuRefSimulation {
                 };
                 state_fault(envelope_squared, next, motion)
             };
-            if let (Some(columns), Some(plan)) = (columns, plan) {
+            if let (Some(columns), Some((plan, blocks))) = (columns, plan) {
                 let origins: Vec<usize> = table.origins_of(i).collect();
                 let directions = directions_of(plan, &forces, &origins);
                 let carried = TangentSteps {
                     base: BodyInputs::of(body_state, &mass, &forces, crowd_planes),
                     mass: &mass,
                     directions: &directions,
+                    blocks,
                     integrator,
                     env,
                 };
@@ -178,7 +184,7 @@ impl CpuRefSimulation {
             None
         };
         let faults: Vec<(usize, u64, Fault)> = match (plan, tangent_columns) {
-            (Some(plan), Some(columns)) => self
+            (Some((plan, _)), Some(columns)) => self
                 .states
                 .par_iter_mut()
                 .zip(columns.par_chunks_mut(plan.body_len()))
@@ -226,7 +232,7 @@ impl CpuRefSimulation {
     pub fn set_state(&mut self, i: usize, state: &BodyState) {
         self.states[i] = *state;
         self.quarantine.release(i);
-        if let Some(tangents) = &mut self.tangents {
+        if let Some((tangents, _)) = &mut self.tangents {
             let q = state.orientation;
             tangents.restart_body(i, [q.w, q.x, q.y, q.z]);
         }
@@ -234,18 +240,19 @@ impl CpuRefSimulation {
 
     /// Starts carrying the tangents of `plan` from every body's state now (validated against
     /// this crowd), replacing any carried before. Fails if the columns do not fit in memory.
-    pub(crate) fn start_tangents(&mut self, plan: &TangentPlan) -> Result<()> {
+    pub(crate) fn start_tangents(&mut self, plan: &TangentPlan, crowd: &Crowd) -> Result<()> {
         let states = &self.states;
-        self.tangents = Some(CarriedTangents::start(plan, states.len(), |i| {
+        let carried = CarriedTangents::start(plan, states.len(), |i| {
             let q = states[i].orientation;
             [q.w, q.x, q.y, q.z]
-        })?);
+        })?;
+        self.tangents = Some((carried, cpu_blocks(plan, crowd, &DUAL_WIDTHS)));
         Ok(())
     }
 
     /// Replaces every body's carried block with `columns` (of the carried plan's length).
     pub(crate) fn set_tangents(&mut self, columns: &[f64]) {
-        if let Some(tangents) = &mut self.tangents {
+        if let Some((tangents, _)) = &mut self.tangents {
             tangents.set(columns);
         }
     }
@@ -253,7 +260,7 @@ impl CpuRefSimulation {
     /// Copies columns `columns` of every body's carried block into `out` (`13 x
     /// columns.len()` per body, row-major, in crowd order).
     pub(crate) fn read_tangents(&self, columns: std::ops::Range<usize>, out: &mut [f64]) {
-        if let Some(tangents) = &self.tangents {
+        if let Some((tangents, _)) = &self.tangents {
             tangents.read(columns, out);
         }
     }

@@ -23,11 +23,10 @@ use crate::backends::gpu::device::pipeline_cache::PipelineKey;
 use crate::backends::gpu::device::readback::read_buffer;
 use crate::backends::gpu::kernel::kernel_spec::KernelSpec;
 use crate::backends::gpu::kernel::layout::RecordSizes;
-use crate::backends::gpu::kernel::tangent_kernel::{
-    ENTRY_POINT, crowd_blocks, crowd_directions, tangent_source,
-};
+use crate::backends::gpu::kernel::tangent_kernel::{ENTRY_POINT, crowd_blocks, tangent_source};
 use crate::body_steps::carried::CarriedTangents;
 use crate::body_steps::derivative::Primal;
+use crate::body_steps::tangent_blocks::crowd_directions;
 use crate::body_steps::tangents::{constant_seeds, directions_of};
 use crate::model::body::Body;
 use crate::model::error::{Error, Result};

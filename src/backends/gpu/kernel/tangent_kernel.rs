@@ -6,18 +6,15 @@
 use crate::assembly::crowd::Crowd;
 use crate::backends::gpu::kernel::kernel_spec::KernelSpec;
 use crate::backends::gpu::kernel::shader::{INTEGRATE_TANGENTS, integrate_source};
-use crate::body_steps::tangents::{constant_seeds, directions_of};
+use crate::body_steps::tangent_blocks::{crowd_directions, group, seed};
 use crate::model::codes::Coded;
-use crate::model::force::{ForceKind, ForceType};
+use crate::model::force::ForceType;
 use crate::model::integrator::Integrator;
-use crate::model::mass::MassProperties;
 use crate::model::precision::Precision;
-use crate::model::shape::ShapeKind;
-use crate::model::tangent::{Direction, PLANE_NUMBERS, TangentPlan};
+use crate::model::tangent::{Direction, TangentPlan};
 use crate::physics::custom_force::CustomForce;
 use crate::physics::dual_wgsl::{
-    Closed, MovingNumbers, PARAMETER_NUMBERS, Structure, TRACED_WIDTHS, close_moving,
-    dual_contact_wgsl, dual_physics_wgsl,
+    Closed, CustomTrace, MovingNumbers, TRACED_WIDTHS, TracedPhysics, trace_block,
 };
 use crate::physics::trace::f32_divisions_in_f64;
 
@@ -29,13 +26,6 @@ pub(crate) const GPU_WIDTHS: [usize; 2] = TRACED_WIDTHS;
 pub(crate) fn gpu_blocks(k: usize, widest: usize) -> Vec<usize> {
     let widths: Vec<usize> = GPU_WIDTHS.into_iter().filter(|&w| w <= widest).collect();
     crate::body_steps::tangents::block_widths_among(k, &widths)
-}
-
-/// The directions of `plan` as they would be for a body under every force of `crowd`.
-pub(crate) fn crowd_directions(plan: &TangentPlan, crowd: &Crowd) -> Vec<Option<Direction>> {
-    let forces: Vec<&ForceKind> = crowd.forces.iter().map(|f| &f.kind).collect();
-    let origins: Vec<usize> = (0..forces.len()).collect();
-    directions_of(plan, &forces, &origins)
 }
 
 /// A block of a body's columns as a tangent kernel carries it.
@@ -76,47 +66,6 @@ pub(crate) fn crowd_blocks(
     match grouped.0 <= consecutive.0 {
         true => grouped.1,
         false => consecutive.1,
-    }
-}
-
-/// Which numbers a direction moves at the start: what its column is seeded with (the rows
-/// `rows` of the state, the mass constants the mass or an inertia entry moves, the numbers
-/// of a force record or a plane).
-fn seed(direction: Option<Direction>, rows: u16) -> MovingNumbers {
-    let every = |n: usize| (1u16 << n) - 1;
-    let none = MovingNumbers::none(0).and(Structure::Motion, rows);
-    match direction {
-        None | Some(Direction::State(_)) => none,
-        Some(d @ (Direction::Mass | Direction::Inertia(_))) => {
-            none.and(Structure::Constants, seeded_constants(d))
-        }
-        Some(Direction::Force { .. }) => none.and(Structure::Parameters, every(PARAMETER_NUMBERS)),
-        Some(Direction::Plane { .. }) => none.and(Structure::Plane, every(PLANE_NUMBERS)),
-    }
-}
-
-/// The mass constants `direction` moves at the start, a bit each: those `constant_seeds`
-/// seeds for a body whose inverse inertia has no zero entry.
-fn seeded_constants(direction: Direction) -> u16 {
-    let inertia = glam::DMat3::from_cols_array(&[2.0, 0.1, 0.2, 0.1, 3.0, 0.3, 0.2, 0.3, 4.0]);
-    let mass = MassProperties::new(1.0, inertia, "seed").expect("a valid body inertia");
-    (constant_seeds(&mass, 1.0f64, direction).iter().enumerate())
-        .filter(|(_, seed)| **seed != 0.0)
-        .fold(0, |numbers, (i, _)| numbers | 1 << i)
-}
-
-/// What a direction moves, as far as grouping goes: the columns of a group of state
-/// components (position, orientation, linear and angular momentum), of the mass, of the
-/// inertia, of one force or of one plane tend to move the same numbers through a step, so a
-/// block holds one group's columns only, and its kernel leaves out what they do not move.
-fn group(direction: Option<Direction>) -> (u8, usize) {
-    match direction {
-        None => (0, 0),
-        Some(Direction::State(c)) => (1, [3, 7, 10].iter().filter(|&&end| c >= end).count()),
-        Some(Direction::Mass) => (2, 0),
-        Some(Direction::Inertia(_)) => (3, 0),
-        Some(Direction::Force { force, .. }) => (4, force),
-        Some(Direction::Plane { plane, .. }) => (5, plane),
     }
 }
 
@@ -244,29 +193,18 @@ fn dual_functions(
     (width, moving): (usize, MovingNumbers),
     custom_force: Option<&CustomForce>,
 ) -> ((String, String, Option<String>), Closed) {
-    let (dual, contact): (DualPhysics, fn(&[ShapeKind]) -> String) = match (precision, width) {
-        (Precision::F32, 1) => (dual_physics_wgsl::<f32, 1>, dual_contact_wgsl::<f32, 1>),
-        (Precision::F32, 4) => (dual_physics_wgsl::<f32, 4>, dual_contact_wgsl::<f32, 4>),
-        (Precision::F64, 1) => (dual_physics_wgsl::<f64, 1>, dual_contact_wgsl::<f64, 1>),
-        (Precision::F64, 4) => (dual_physics_wgsl::<f64, 4>, dual_contact_wgsl::<f64, 4>),
-        _ => panic!("GPU tangent blocks are compiled in widths {GPU_WIDTHS:?}, not {width}"),
+    let physics = TracedPhysics {
+        kinds: spec.force_kinds(),
+        integrators: spec.integrators().to_vec(),
+        contact_shapes: spec.contacts().then(|| spec.shapes().to_vec()),
+        custom_force: custom_force.map(|custom| -> CustomTrace {
+            Box::new(|precision, width| custom.dual_wgsl(precision, width))
+        }),
     };
-    // Every traced function at once: what one hands out moving, the others read so.
-    close_moving(moving, || {
-        let custom = custom_force.and_then(|custom| custom.dual_wgsl(precision, width));
-        let contact = match spec.contacts() {
-            true => contact(spec.shapes()),
-            false => NO_DUAL_CONTACTS.to_string(),
-        };
-        (
-            dual(&spec.force_kinds(), spec.integrators()),
-            contact,
-            custom,
-        )
-    })
+    let ((dual, contact, custom), closed) = trace_block(precision, &physics, (width, moving));
+    let contact = contact.unwrap_or_else(|| NO_DUAL_CONTACTS.to_string());
+    ((dual, contact, custom), closed)
 }
-
-type DualPhysics = fn(&[ForceType], &[Integrator]) -> String;
 
 /// What a kernel without planes calls in the contact code it folds away.
 const NO_DUAL_CONTACTS: &str = "fn dual_step_acceleration(start: DualMotion, next: DualMotion, \
@@ -378,6 +316,8 @@ fn force_visit_wgsl(spec: &KernelSpec, custom_law: bool) -> String {
 mod tests {
     use super::*;
     use crate::backends::gpu::device::exact_spirv::{self, Checks};
+    use crate::model::force::ForceKind;
+    use crate::physics::dual_wgsl::Structure;
 
     /// Every width compiles in both precisions to SPIR-V with exact arithmetic, from the
     /// general kernel's source (every integrator and force kind).
