@@ -81,26 +81,63 @@ pub(crate) fn traced_physics(crowd: &Crowd) -> TracedPhysics<'_> {
     }
 }
 
-/// Whether a step of `physics` can change each of the columns `directions` (as
-/// [`crowd_directions`] gives them), seeded in the state rows `rows`: traced a group's
-/// columns at a time (see [`group`]), as many as the widest traced width holds.
+/// A block of a body's columns with what they move at the start: the GPU compiles its
+/// kernel for that; the CPU traces it to know whether a step can change them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct SeededBlock {
+    /// The block's dual width.
+    pub width: usize,
+    /// The columns it carries (at most `width`).
+    pub columns: std::ops::Range<usize>,
+    /// What its columns move at the start.
+    pub moving: MovingNumbers,
+}
+
+/// The blocks of the columns `directions` (as [`crowd_directions`] gives them; `rows` the
+/// state rows each is seeded in): if `grouped`, each group's columns (see [`group`]) apart,
+/// else all of them, in blocks of the widths [`block_widths_among`] picks among `widths`,
+/// each with what its columns move at the start.
+pub(crate) fn seeded_blocks(
+    directions: &[Option<Direction>],
+    rows: &[u16],
+    widths: &[usize],
+    grouped: bool,
+) -> Vec<SeededBlock> {
+    let group = |c: usize| grouped.then(|| group(directions[c]));
+    let mut blocks = Vec::new();
+    let mut first = 0;
+    while first < directions.len() {
+        let end = (first..directions.len())
+            .find(|&c| group(c) != group(first))
+            .unwrap_or(directions.len());
+        for width in block_widths_among(end - first, widths) {
+            let columns = first..(first + width).min(end);
+            first = columns.end;
+            let moving = (columns.clone())
+                .map(|c| seed(directions[c], rows[c]))
+                .fold(MovingNumbers::none(columns.len()), |all, one| {
+                    all.union(&one)
+                });
+            blocks.push(SeededBlock {
+                width,
+                columns,
+                moving,
+            });
+        }
+    }
+    blocks
+}
+
+/// Whether a step of `physics` can change each of the columns `directions`, seeded in the
+/// state rows `rows`: traced a block of a group's columns at a time ([`seeded_blocks`]).
 pub(crate) fn changing_columns(
     directions: &[Option<Direction>],
     rows: &[u16],
     physics: &TracedPhysics,
 ) -> Vec<bool> {
-    let widest = TRACED_WIDTHS[TRACED_WIDTHS.len() - 1];
     let mut changing = vec![true; directions.len()];
-    let mut first = 0;
-    while first < directions.len() {
-        let end = (first..directions.len())
-            .find(|&c| group(directions[c]) != group(directions[first]) || c - first == widest)
-            .unwrap_or(directions.len());
-        let seed = (first..end)
-            .map(|c| seed(directions[c], rows[c]))
-            .fold(MovingNumbers::none(end - first), |all, one| all.union(&one));
-        changing[first..end].fill(changes_columns(physics, seed));
-        first = end;
+    for block in seeded_blocks(directions, rows, &TRACED_WIDTHS, true) {
+        changing[block.columns].fill(changes_columns(physics, block.moving));
     }
     changing
 }
@@ -127,32 +164,42 @@ pub(crate) fn cpu_blocks(plan: &TangentPlan, crowd: &Crowd, widths: &[usize]) ->
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::model::force::Force;
     use crate::model::plane::Plane;
     use crate::physics::dual::DUAL_WIDTHS;
     use glam::DVec3;
 
-    /// The position's columns run only where a force reads the position or a plane is met;
-    /// the other columns run in the widths the cost model picks for their count.
-    #[test]
-    fn cpu_blocks_leave_out_the_columns_no_step_changes() {
-        let bodies = crate::CrowdSpec::new(8, 1).generate().unwrap();
-        let drag = Crowd::new(bodies, 1e-3)
+    /// `count` seeded bodies under gravity and linear drag, which read no position.
+    pub(crate) fn gravity_drag(count: usize) -> Crowd {
+        let bodies = crate::CrowdSpec::new(count, 1).generate().unwrap();
+        Crowd::new(bodies, 1e-3)
             .with_force(Force::on_all(ForceKind::Gravity {
                 acceleration: DVec3::new(0.0, 0.0, -9.81),
             }))
             .with_force(Force::on_all(ForceKind::LinearDrag {
                 linear: 0.3,
                 angular: 0.05,
-            }));
-        let spring = drag.clone().with_force(Force::on_all(ForceKind::Spring {
+            }))
+    }
+
+    /// `crowd` with a spring on every body too, which reads the position and turns the body.
+    pub(crate) fn with_spring(crowd: Crowd) -> Crowd {
+        crowd.with_force(Force::on_all(ForceKind::Spring {
             anchor: DVec3::ZERO,
             attach: DVec3::new(0.1, 0.0, 0.0),
             stiffness: 2.0,
             damping: 0.1,
-        }));
+        }))
+    }
+
+    /// The position's columns run only where a force reads the position or a plane is met;
+    /// the other columns run in the widths the cost model picks for their count.
+    #[test]
+    fn cpu_blocks_leave_out_the_columns_no_step_changes() {
+        let drag = gravity_drag(8);
+        let spring = with_spring(drag.clone());
         let floor = drag
             .clone()
             .with_plane(Plane::through(DVec3::ZERO, DVec3::Z, 0.5, 0.3));

@@ -383,21 +383,8 @@ mod kernel_tests {
     use super::*;
     use crate::backends::gpu::kernel::kernel_spec::KernelSpec;
     use crate::backends::gpu::{GpuOptions, Precision};
-    use crate::model::force::{Force, ForceKind};
+    use crate::body_steps::tangent_blocks::tests::gravity_drag;
     use crate::model::integrator::Integrator;
-    use glam::DVec3;
-
-    fn gravity_drag(count: usize) -> crate::assembly::crowd::Crowd {
-        let bodies = crate::CrowdSpec::new(count, 1).generate().unwrap();
-        crate::assembly::crowd::Crowd::new(bodies, 1e-3)
-            .with_force(Force::on_all(ForceKind::Gravity {
-                acceleration: DVec3::new(0.0, 0.0, -9.81),
-            }))
-            .with_force(Force::on_all(ForceKind::LinearDrag {
-                linear: 0.3,
-                angular: 0.05,
-            }))
-    }
 
     /// On the real kernels: a crowd using every force kind (with keyframes and a custom force)
     /// runs a longer kernel than gravity and drag, the general kernel a longer one than

@@ -6,7 +6,7 @@
 use crate::assembly::crowd::Crowd;
 use crate::backends::gpu::kernel::kernel_spec::KernelSpec;
 use crate::backends::gpu::kernel::shader::{INTEGRATE_TANGENTS, integrate_source};
-use crate::body_steps::tangent_blocks::{crowd_directions, group, seed};
+use crate::body_steps::tangent_blocks::{SeededBlock, crowd_directions, seeded_blocks};
 use crate::model::codes::Coded;
 use crate::model::force::ForceType;
 use crate::model::integrator::Integrator;
@@ -21,22 +21,10 @@ use crate::physics::trace::f32_divisions_in_f64;
 /// The widths of the GPU's dual blocks: those the physics over duals is traced in.
 pub(crate) const GPU_WIDTHS: [usize; 2] = TRACED_WIDTHS;
 
-/// The blocks a tangent kernel carries `k` directions in, none wider than `widest`
-/// (`GpuOptions::widest_tangent_block`), chosen by the CPU's cost model.
-pub(crate) fn gpu_blocks(k: usize, widest: usize) -> Vec<usize> {
-    let widths: Vec<usize> = GPU_WIDTHS.into_iter().filter(|&w| w <= widest).collect();
-    crate::body_steps::tangents::block_widths_among(k, &widths)
-}
-
-/// A block of a body's columns as a tangent kernel carries it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct GpuBlock {
-    /// The kernel's dual width (one of [`GPU_WIDTHS`]).
-    pub width: usize,
-    /// The columns it carries (at most `width`).
-    pub columns: std::ops::Range<usize>,
-    /// What its columns move at the start, for which its kernel is compiled.
-    pub moving: MovingNumbers,
+/// The widths a tangent kernel's blocks take, none wider than `widest`
+/// (`GpuOptions::widest_tangent_block`).
+fn gpu_widths(widest: usize) -> Vec<usize> {
+    GPU_WIDTHS.into_iter().filter(|&w| w <= widest).collect()
 }
 
 /// The blocks that carry `plan`'s columns for the bodies of `crowd`, none wider than
@@ -51,7 +39,7 @@ pub(crate) fn crowd_blocks(
     crowd: &Crowd,
     widest: usize,
     arithmetic: (Precision, &KernelSpec, Option<&CustomForce>),
-) -> Vec<GpuBlock> {
+) -> Vec<SeededBlock> {
     let (directions, rows) = (crowd_directions(plan, crowd), plan.seeded_rows());
     let traced = |grouped| {
         let blocks = running(
@@ -59,7 +47,7 @@ pub(crate) fn crowd_blocks(
             arithmetic,
         );
         let statements: usize = blocks.iter().map(|(_, statements)| statements).sum();
-        let blocks: Vec<GpuBlock> = blocks.into_iter().map(|(block, _)| block).collect();
+        let blocks: Vec<SeededBlock> = blocks.into_iter().map(|(block, _)| block).collect();
         (statements, blocks)
     };
     let (grouped, consecutive) = (traced(true), traced(false));
@@ -69,41 +57,16 @@ pub(crate) fn crowd_blocks(
     }
 }
 
-/// The blocks of the columns `directions` (as `directions_of` gives them, a column that
-/// moves nothing on these bodies `None`; `rows` the state rows each is seeded in), none
-/// wider than `widest`: if `grouped`, each group's columns (see [`group`]), else all of
-/// them, in blocks of the widths [`gpu_blocks`] picks, each with what its columns move at
-/// the start.
+/// The blocks of the columns `directions` (`rows` the state rows each is seeded in), none
+/// wider than `widest`, in the widths the CPU's cost model picks: each group's apart if
+/// `grouped` ([`seeded_blocks`]).
 pub(crate) fn gpu_blocks_of(
     directions: &[Option<Direction>],
     rows: &[u16],
     widest: usize,
     grouped: bool,
-) -> Vec<GpuBlock> {
-    let group = |c: usize| grouped.then(|| group(directions[c]));
-    let mut blocks = Vec::new();
-    let mut first = 0;
-    while first < directions.len() {
-        let end = (first..directions.len())
-            .find(|&c| group(c) != group(first))
-            .unwrap_or(directions.len());
-        for width in gpu_blocks(end - first, widest) {
-            let columns = first..(first + width).min(end);
-            first = columns.end;
-            let moving = columns
-                .clone()
-                .map(|c| seed(directions[c], rows[c]))
-                .fold(MovingNumbers::none(columns.len()), |all, one| {
-                    all.union(&one)
-                });
-            blocks.push(GpuBlock {
-                width,
-                columns,
-                moving,
-            });
-        }
-    }
-    blocks
+) -> Vec<SeededBlock> {
+    seeded_blocks(directions, rows, &gpu_widths(widest), grouped)
 }
 
 /// The blocks of `blocks` whose columns a step of the tangent kernel of `spec` (with the
@@ -112,10 +75,10 @@ pub(crate) fn gpu_blocks_of(
 /// force reads the position or meets a plane), so they are not dispatched. The last that
 /// runs writes the states: if none would, the last runs.
 fn running(
-    blocks: Vec<GpuBlock>,
+    blocks: Vec<SeededBlock>,
     (precision, spec, custom_force): (Precision, &KernelSpec, Option<&CustomForce>),
-) -> Vec<(GpuBlock, usize)> {
-    let traced: Vec<(GpuBlock, usize, bool)> = blocks
+) -> Vec<(SeededBlock, usize)> {
+    let traced: Vec<(SeededBlock, usize, bool)> = blocks
         .into_iter()
         .map(|block| {
             let ((dual, contact, custom), closed) =
@@ -130,7 +93,7 @@ fn running(
     let last = traced
         .last()
         .map(|(block, statements, _)| (block.clone(), *statements));
-    let mut running: Vec<(GpuBlock, usize)> = traced
+    let mut running: Vec<(SeededBlock, usize)> = traced
         .into_iter()
         .filter(|(_, _, changes)| *changes)
         .map(|(block, statements, _)| (block, statements))
@@ -316,8 +279,12 @@ fn force_visit_wgsl(spec: &KernelSpec, custom_law: bool) -> String {
 mod tests {
     use super::*;
     use crate::backends::gpu::device::exact_spirv::{self, Checks};
-    use crate::model::force::ForceKind;
     use crate::physics::dual_wgsl::Structure;
+
+    /// The widths of the blocks that carry `k` directions, none wider than `widest`.
+    fn gpu_blocks(k: usize, widest: usize) -> Vec<usize> {
+        crate::body_steps::tangents::block_widths_among(k, &gpu_widths(widest))
+    }
 
     /// Every width compiles in both precisions to SPIR-V with exact arithmetic, from the
     /// general kernel's source (every integrator and force kind).
@@ -384,23 +351,9 @@ mod tests {
     /// On a floor the blocks of consecutive columns are chosen.
     #[test]
     fn blocks_move_what_the_physics_couples() {
-        use crate::model::force::Force;
-        use glam::DVec3;
-        let bodies = crate::CrowdSpec::new(8, 1).generate().unwrap();
-        let drag = Crowd::new(bodies, 1e-3)
-            .with_force(Force::on_all(ForceKind::Gravity {
-                acceleration: DVec3::new(0.0, 0.0, -9.81),
-            }))
-            .with_force(Force::on_all(ForceKind::LinearDrag {
-                linear: 0.3,
-                angular: 0.05,
-            }));
-        let spring = drag.clone().with_force(Force::on_all(ForceKind::Spring {
-            anchor: DVec3::ZERO,
-            attach: DVec3::new(0.1, 0.0, 0.0),
-            stiffness: 2.0,
-            damping: 0.1,
-        }));
+        use crate::body_steps::tangent_blocks::tests::{gravity_drag, with_spring};
+        let drag = gravity_drag(8);
+        let spring = with_spring(drag.clone());
         let rows = |range: std::ops::Range<usize>| range.fold(0u16, |b, r| b | 1 << r);
         let (x, q, p, l) = (rows(0..3), rows(3..7), rows(7..10), rows(10..13));
         let blocks = |crowd: &Crowd, widest| {
@@ -442,7 +395,7 @@ mod tests {
         // not dispatched. A spring changes them.
         for widest in [4, 1] {
             let (all, closed, running) = blocks(&drag, widest);
-            let position = |b: &GpuBlock| b.columns.end <= 3;
+            let position = |b: &SeededBlock| b.columns.end <= 3;
             for (block, closed) in all.iter().zip(&closed) {
                 assert_eq!(closed.changes_columns, !position(block), "{block:?}");
             }
