@@ -8,6 +8,8 @@
 #   scripts/kernel-instructions.sh [BINARY...]
 #   WORKLOADS="gravity-drag every-force" BODIES=4096 STEPS=8 FUSE=8 scripts/kernel-instructions.sh
 #   BACKEND=gpu-f64 WORKLOADS=contacts scripts/kernel-instructions.sh   (the f64 kernel)
+#   TANGENTS=state scripts/kernel-instructions.sh   (the tangent kernels of the Jacobian's
+#   blocks, summed; TANGENTS=none, the default, counts the plain kernel)
 #
 # With several binaries (say an older build's, from scripts/bench-compare.sh, and this
 # one's) each workload is counted for each, so the figures compare kernels one for one.
@@ -19,6 +21,7 @@ bodies=${BODIES:-4096}
 steps=${STEPS:-8}
 fuse=${FUSE:-8}
 backend=${BACKEND:-gpu}
+tangents=${TANGENTS:-none}
 binaries=("$@")
 if [ ${#binaries[@]} -eq 0 ]; then
     [ -x target/release/rigid-crowd ] || cargo build --release
@@ -33,12 +36,12 @@ jit_instructions() { # binary workload
     out=$(mktemp)
     valgrind --tool=callgrind --callgrind-out-file="$out" \
         "$1" bench --backends "$backend" --bodies "$bodies" --steps "$steps" --fuse "$fuse" \
-        --repeats 1 --workload "$2" >/dev/null 2>&1
+        --repeats 1 --workload "$2" --tangents "$tangents" >/dev/null 2>&1
     callgrind_annotate --threshold=100 "$out" 2>/dev/null |
         awk '/\[\?\?\?\]$/ { gsub(",", "", $1); total += $1 } END { print total + 0 }'
     rm -f "$out"
 }
-echo "x86 instructions per body-step in lavapipe's $backend kernel ($bodies bodies, $steps steps, fuse $fuse)"
+echo "x86 instructions per body-step in lavapipe's $backend kernel ($bodies bodies, $steps steps, fuse $fuse, tangents $tangents)"
 for workload in $workloads; do
     for binary in "${binaries[@]}"; do
         total=$(jit_instructions "$binary" "$workload")

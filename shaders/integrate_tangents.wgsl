@@ -42,6 +42,11 @@ struct TangentBlock {
 /// `restitution`, `friction`) along it, computed on the host (`PlaneNumber::seeds`).
 @group(1) @binding(5) var<storage, read> plane_seeds: array<real>;
 
+/// The body's external load and the range of its own force records (first, end), read once
+/// a dispatch as the plain kernel reads them, not at every stage.
+var<private> dispatch_load: ExternalLoad;
+var<private> dispatch_own: vec2<u32>;
+
 /// `x` along no direction.
 fn dual_fixed(x: real) -> DualReal {
     var d: DualReal;
@@ -114,10 +119,7 @@ fn dual_resolve_contacts(start: DualMotion, next: DualMotion, c: DualConstants,
 fn dual_derivative(s: DualMotion, c: DualConstants, t: DualReal, index: u32) -> DualMotion {
     let aux = dual_auxiliaries(s, c);
     let body = params.first_body + index;
-    var load = ExternalLoad(vec4<real>(real(0.0)), vec4<real>(real(0.0)));
-    if index < arrayLength(&loads) {
-        load = loads[index];
-    }
+    let load = dispatch_load;
     var total: DualLoad;
     total[0] = load.force.x;
     total[DUAL_STRIDE] = load.force.y;
@@ -126,8 +128,7 @@ fn dual_derivative(s: DualMotion, c: DualConstants, t: DualReal, index: u32) -> 
     total[4u * DUAL_STRIDE] = load.torque.y;
     total[5u * DUAL_STRIDE] = load.torque.z;
     total = dual_add_global_forces(s, c, aux, t, total, body);
-    let own = constants[index];
-    for (var i = own.force_first; i < own.force_first + own.force_count; i++) {
+    for (var i = dispatch_own.x; i < dispatch_own.y; i++) {
         total = dual_add_force(i, s, c, aux, t, total, body);
     }
     return dual_state_derivative(s, aux, total);
@@ -191,6 +192,13 @@ fn integrate_tangents(@builtin(global_invocation_id) id: vec3<u32>) {
     }
     // The principal axes are fixed per body: found once a dispatch, by kernels that split.
     let axes = dual_kernel_split_axes(c);
+    dispatch_load = ExternalLoad(vec4<real>(real(0.0)), vec4<real>(real(0.0)));
+    if index < arrayLength(&loads) {
+        dispatch_load = loads[index];
+    }
+    dispatch_own = vec2<u32>(plain.force_first, plain.force_first + plain.force_count);
+    // The global records' parameters over duals (generated beside `dual_add_global_forces`).
+    read_dispatch_globals();
     var low = stored.step_low;
     var high = stored.step_high;
     var status = HEALTHY_STATUS;

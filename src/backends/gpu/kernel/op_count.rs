@@ -421,9 +421,9 @@ mod kernel_tests {
 
     /// The tangent kernels of the gravity-drag crowd: the step loop is found after the
     /// loops over the rows, and their operations grow with the directions. Over the plain
-    /// kernel (fused 8, f32) one direction (the mass, a block of 1) counts 2.0 times its
+    /// kernel (fused 8, f32) one direction (the mass, a block of 1) counts 1.6 times its
     /// operations and the Jacobian's 13 (blocks of 4, one per group of state components,
-    /// the position's not dispatched) 14 times, in 13 blocks of 1 26 times: each block's
+    /// the position's not dispatched) 12.6 times, in 13 blocks of 1 22 times: each block's
     /// kernel computes the values and the derivatives of what its directions move (the mass
     /// and the momentum move no rotation here), which docs/derivatives.md sets against the
     /// 3x and 16x targets. A
@@ -465,9 +465,9 @@ mod kernel_tests {
              13 in blocks of 1: {thirteen_ones:.2}; a block of 1 moving every input \
              {general:.2}, the state only {state:.2}"
         );
-        assert!((1.8..2.2).contains(&one), "{one}");
+        assert!((1.4..1.8).contains(&one), "{one}");
         assert!(six > 4.0 * one && thirteen > six, "{six} {thirteen}");
-        assert!((13.0..15.0).contains(&thirteen), "{thirteen}");
+        assert!((11.5..13.5).contains(&thirteen), "{thirteen}");
         // Thirteen blocks of 1 each redo the step's values, and leave out the derivatives
         // of what their direction does not move: fewer than thirteen blocks moving the
         // whole state.
