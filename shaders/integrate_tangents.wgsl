@@ -192,10 +192,7 @@ fn integrate_tangents(@builtin(global_invocation_id) id: vec3<u32>) {
     }
     // The principal axes are fixed per body: found once a dispatch, by kernels that split.
     let axes = dual_kernel_split_axes(c);
-    dispatch_load = ExternalLoad(vec4<real>(real(0.0)), vec4<real>(real(0.0)));
-    if index < arrayLength(&loads) {
-        dispatch_load = loads[index];
-    }
+    dispatch_load = external_load(index);
     dispatch_own = vec2<u32>(plain.force_first, plain.force_first + plain.force_count);
     // The global records' parameters over duals (generated beside `dual_add_global_forces`).
     read_dispatch_globals();
