@@ -6037,14 +6037,19 @@ fn advance_clock(low: ptr<function, u32>, high: ptr<function, u32>) {
 /// What the forces on body `index` of this chunk, whose constants are `c` and whose clock
 /// stands at step `low + STEPS_PER_OVERFLOW high`, see besides its state and the time.
 fn force_env(index: u32, c: BodyConstants, low: u32, high: u32) -> ForceEnv {
+    let body = params.first_body + index;
+    return ForceEnv(body, external_load(index), load_force_records(c, body, low, high));
+}
+
+/// The external load on body `index` of this chunk.
+fn external_load(index: u32) -> ExternalLoad {
     // Until loads are set, the buffer holds one zero record and no body reads it (a crowd
     // without loads moves no load bytes); a one-body chunk reads that zero record.
     var load = ExternalLoad(vec4<real>(real(0.0)), vec4<real>(real(0.0)));
     if index < arrayLength(&loads) {
         load = loads[index];
     }
-    let body = params.first_body + index;
-    return ForceEnv(body, load, load_force_records(c, body, low, high));
+    return load;
 }
 
 /// The state of a stored record, without its clock.
