@@ -170,25 +170,17 @@ fn integrate_tangents(@builtin(global_invocation_id) id: vec3<u32>) {
         plain.inv_inertia_xx, plain.inv_inertia_yy, plain.inv_inertia_zz,
         plain.inv_inertia_xy, plain.inv_inertia_xz, plain.inv_inertia_yz,
     );
+    // Only the derivatives the block's columns can move are read and written (generated:
+    // `read_block_tangents`, `write_block_tangents`, `read_block_constant_seeds`); the
+    // others are zero for every body at every step.
     let rows = in_piece * 13u * block.columns + block.first_column;
-    var s: DualMotion;
+    var s = read_block_tangents(rows);
     for (var r = 0u; r < 13u; r++) {
         s[r * DUAL_STRIDE] = state_values[r];
-        for (var j = 0u; j < DUAL_WIDTH; j++) {
-            if j < block.width {
-                s[r * DUAL_STRIDE + 1u + j] = tangents[rows + r * block.columns + j];
-            }
-        }
     }
-    let seeds = in_piece * 8u * block.columns + block.first_column;
-    var c: DualConstants;
+    var c = read_block_constant_seeds(in_piece * 8u * block.columns + block.first_column);
     for (var r = 0u; r < 8u; r++) {
         c[r * DUAL_STRIDE] = constant_values[r];
-        for (var j = 0u; j < DUAL_WIDTH; j++) {
-            if j < block.width {
-                c[r * DUAL_STRIDE + 1u + j] = constant_seeds[seeds + r * block.columns + j];
-            }
-        }
     }
     // The principal axes are fixed per body: found once a dispatch, by kernels that split.
     let axes = dual_kernel_split_axes(c);
@@ -216,13 +208,7 @@ fn integrate_tangents(@builtin(global_invocation_id) id: vec3<u32>) {
         s = next;
         advance_clock(&low, &high);
     }
-    for (var r = 0u; r < 13u; r++) {
-        for (var j = 0u; j < DUAL_WIDTH; j++) {
-            if j < block.width {
-                tangents[rows + r * block.columns + j] = s[r * DUAL_STRIDE + 1u + j];
-            }
-        }
-    }
+    write_block_tangents(rows, s);
     if block.writes_state == 1u {
         let v = motion_value(s);
         states[index] = BodyState(

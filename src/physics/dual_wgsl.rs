@@ -101,9 +101,13 @@ impl MovingNumbers {
     }
 
     /// The numbers of `structure` that move, a bit each.
-    #[cfg(test)]
     pub fn of(&self, structure: Structure) -> u16 {
         self.moving[structure as usize]
+    }
+
+    /// The directions the block carries ([`ALL`](Self::ALL): any count).
+    pub fn directions(&self) -> usize {
+        self.directions
     }
 
     /// Whether number `i` of `structure` moves along direction `direction` of the block.

@@ -14,7 +14,8 @@ use crate::model::precision::Precision;
 use crate::model::tangent::{Direction, TangentPlan};
 use crate::physics::custom_force::CustomForce;
 use crate::physics::dual_wgsl::{
-    Closed, CustomTrace, MovingNumbers, TRACED_WIDTHS, TracedPhysics, trace_block,
+    CONSTANT_NUMBERS, Closed, CustomTrace, MOTION_NUMBERS, MovingNumbers, Structure, TRACED_WIDTHS,
+    TracedPhysics, trace_block,
 };
 use crate::physics::trace::f32_divisions_in_f64;
 
@@ -134,11 +135,12 @@ fn traced_tangent_source(
     custom_force: Option<&CustomForce>,
 ) -> String {
     let (plain, _) = integrate_source(precision, spec, None);
-    let ((dual, contact, custom), _) = dual_functions(precision, spec, block, custom_force);
+    let ((dual, contact, custom), closed) = dual_functions(precision, spec, block, custom_force);
     [
         plain.as_str(),
         &dual,
         &contact,
+        &block_storage_wgsl(block.0, &closed.moving),
         &scheme_wgsl(spec.integrators()),
         &force_visit_wgsl(spec, custom.is_some()),
         &custom.unwrap_or_default(),
@@ -276,6 +278,54 @@ fn force_visit_wgsl(spec: &KernelSpec, custom_law: bool) -> String {
         )
 }
 
+/// `read_block_tangents`, `write_block_tangents` and `read_block_constant_seeds`: the
+/// derivatives of the state rows and of the mass constants that a block of `width` whose
+/// closed moving numbers are `moving` can move, read from and written to storage once a
+/// dispatch; the others stay zero. lavapipe loads and stores a storage number lane by lane,
+/// so reading all 13 + 8 rows cost its Jacobian a third of its instructions. A block of a
+/// known count of directions reads those; one of any count (`MovingNumbers::ALL`) reads
+/// the columns `block.width` says.
+fn block_storage_wgsl(width: usize, moving: &MovingNumbers) -> String {
+    let known = moving.directions() <= width;
+    // One statement for each moving number of `bits` (of `numbers`) and each column.
+    let each = |bits: u16, numbers: usize, access: &dyn Fn(String, usize, usize) -> String| {
+        let mut out = String::new();
+        for r in (0..numbers).filter(|r| bits & 1 << r != 0) {
+            for j in 0..moving.directions().min(width) {
+                let statement = access(format!("{r}u * DUAL_STRIDE + {}u", 1 + j), r, j);
+                out += &match known {
+                    true => format!("    {statement}\n"),
+                    false => format!("    if {j}u < block.width {{ {statement} }}\n"),
+                };
+            }
+        }
+        out
+    };
+    let (motion, constants) = (
+        moving.of(Structure::Motion),
+        moving.of(Structure::Constants),
+    );
+    let reads = each(motion, MOTION_NUMBERS, &|place, r, j| {
+        format!("s[{place}] = tangents[rows + {r}u * block.columns + {j}u];")
+    });
+    let writes = each(motion, MOTION_NUMBERS, &|place, r, j| {
+        format!("tangents[rows + {r}u * block.columns + {j}u] = s[{place}];")
+    });
+    let seeds = each(constants, CONSTANT_NUMBERS, &|place, r, j| {
+        format!("c[{place}] = constant_seeds[seeds + {r}u * block.columns + {j}u];")
+    });
+    format!(
+        "/// The block's derivatives of the state rows it can move, from row-major `rows`.\n\
+         fn read_block_tangents(rows: u32) -> DualMotion {{\n    var s: DualMotion;\n{reads}    \
+         return s;\n}}\n\n\
+         /// The block's derivatives of the state rows it can move, to row-major `rows`.\n\
+         fn write_block_tangents(rows: u32, s: DualMotion) {{\n{writes}}}\n\n\
+         /// The block's derivatives of the mass constants it moves, from row-major `seeds`.\n\
+         fn read_block_constant_seeds(seeds: u32) -> DualConstants {{\n    \
+         var c: DualConstants;\n{seeds}    return c;\n}}\n\n"
+    )
+}
+
 /// `dispatch_globals`, the parameters over duals of the `count` global records called one
 /// by one, and `read_dispatch_globals`, which the kernel calls once a dispatch to fill it:
 /// they do not change over its steps, and read at every stage they cost lavapipe a fifth of
@@ -296,7 +346,6 @@ fn dispatch_globals_wgsl(count: usize) -> String {
 mod tests {
     use super::*;
     use crate::backends::gpu::device::exact_spirv::{self, Checks};
-    use crate::physics::dual_wgsl::Structure;
 
     /// The widths of the blocks that carry `k` directions, none wider than `widest`.
     fn gpu_blocks(k: usize, widest: usize) -> Vec<usize> {
@@ -426,6 +475,33 @@ mod tests {
         let (_, _, chosen) = blocks(&floor, 4);
         let widths: Vec<usize> = chosen.iter().map(|b| b.columns.len()).collect();
         assert_eq!(widths, [4, 4, 4, 1]);
+    }
+
+    /// A block reads and writes the derivatives of the rows it can move and of those
+    /// columns alone: the linear momentum's 3 columns under drag, the position's and the
+    /// momentum's rows (18 numbers), no mass constant, no test of the width. A kernel for
+    /// any block reads every row and constant, each column behind `block.width`.
+    #[test]
+    fn blocks_read_and_write_only_what_they_can_move() {
+        let rows = |range: std::ops::Range<usize>| range.fold(0u16, |b, r| b | 1 << r);
+        let momentum = MovingNumbers::none(3).and(Structure::Motion, rows(0..3) | rows(7..10));
+        let source = block_storage_wgsl(4, &momentum);
+        let count = |s: &str, pattern: &str| s.matches(pattern).count();
+        assert_eq!(count(&source, "= tangents[rows"), 18);
+        assert_eq!(
+            count(
+                &source,
+                "tangents[rows + 7u * block.columns + 2u] = s[7u * DUAL_STRIDE + 3u]"
+            ),
+            1
+        );
+        assert_eq!(count(&source, "] = tangents[rows + 3u"), 0);
+        assert_eq!(count(&source, "constant_seeds["), 0);
+        assert_eq!(count(&source, "block.width"), 0);
+        let any = block_storage_wgsl(4, &MovingNumbers::ALL);
+        assert_eq!(count(&any, "= tangents[rows"), 13 * 4);
+        assert_eq!(count(&any, "= constant_seeds[seeds"), 8 * 4);
+        assert_eq!(count(&any, "if 3u < block.width"), (13 + 13 + 8));
     }
 
     /// The Jacobian's 13 directions go in blocks of 4 and a 1 by default, in 13 blocks of 1
