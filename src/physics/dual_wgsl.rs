@@ -216,10 +216,57 @@ pub(crate) fn trace_block(
 /// Whether a step of `physics` can change the derivatives of a block seeded `seed`: `true`
 /// where the trace cannot tell (a custom force that is not a law, whose derivatives no trace
 /// sees).
+///
+/// The answer is a function of the physics and the seed alone, kept for the process: a
+/// crowd of every force kind on a floor traces for seconds a block, and a CPU simulation
+/// starting tangents (again: a resumed run, another backend's cross-check) asks it for each
+/// block of its columns.
 pub(crate) fn changes_columns(physics: &TracedPhysics, seed: MovingNumbers) -> bool {
+    type Key = (PhysicsKey, MovingNumbers);
+    static ANSWERS: std::sync::Mutex<Option<std::collections::HashMap<Key, bool>>> =
+        std::sync::Mutex::new(None);
     let width = TRACED_WIDTHS[TRACED_WIDTHS.len() - 1];
+    let key = (PhysicsKey::of(physics, width), seed);
+    let known = |answers: &mut Option<std::collections::HashMap<Key, bool>>| {
+        answers
+            .get_or_insert_with(Default::default)
+            .get(&key)
+            .copied()
+    };
+    if let Some(answer) = known(&mut ANSWERS.lock().unwrap_or_else(|e| e.into_inner())) {
+        return answer;
+    }
     let ((_, _, custom), closed) = trace_block(Precision::F64, physics, (width, seed));
-    closed.changes_columns || (physics.custom_force.is_some() && custom.is_none())
+    let answer = closed.changes_columns || (physics.custom_force.is_some() && custom.is_none());
+    let mut answers = ANSWERS.lock().unwrap_or_else(|e| e.into_inner());
+    answers
+        .get_or_insert_with(Default::default)
+        .insert(key, answer);
+    answer
+}
+
+/// What a trace of [`TracedPhysics`] depends on: its kinds, integrators and shapes, and its
+/// custom force as its law traces over duals of `width` with every number moving (the law's
+/// computation, whatever it is called; `None` for one that is not a law).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct PhysicsKey {
+    kinds: Vec<ForceType>,
+    integrators: Vec<Integrator>,
+    contact_shapes: Option<Vec<ShapeKind>>,
+    custom_force: Option<Option<String>>,
+}
+
+impl PhysicsKey {
+    fn of(physics: &TracedPhysics, width: usize) -> Self {
+        Self {
+            kinds: physics.kinds.clone(),
+            integrators: physics.integrators.clone(),
+            contact_shapes: physics.contact_shapes.clone(),
+            custom_force: (physics.custom_force.as_ref()).map(|law| {
+                with_setting(&MOVING, MovingNumbers::ALL, || law(Precision::F64, width))
+            }),
+        }
+    }
 }
 
 /// Number `i` of the dual array `array` of `structure`, its derivatives literal zeros where
