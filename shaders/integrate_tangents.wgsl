@@ -11,7 +11,7 @@
 struct TangentBlock {
     /// The first column of the block.
     first_column: u32,
-    /// Columns of a body in all: its tangents are `13 x columns`, row-major.
+    /// Columns of a body in all: its tangents are `13 x columns`.
     columns: u32,
     /// Columns this block carries, at most DUAL_WIDTH.
     width: u32,
@@ -27,10 +27,12 @@ struct TangentBlock {
 }
 
 @group(1) @binding(0) var<uniform> block: TangentBlock;
-/// Each body's `13 x columns` derivatives of its state, row-major.
+/// Each body's `13 x columns` derivatives of its state, number-major across the piece's
+/// bodies: row `r`, column `c` of body `i` at `(r * columns + c) * body_count + i`, so that
+/// neighbouring invocations read neighbouring words.
 @group(1) @binding(1) var<storage, read_write> tangents: array<real>;
 /// Each body's `8 x columns` derivatives of its mass constants (`mass, inv_mass`, then
-/// `Ibody^-1`'s `xx, yy, zz, xy, xz, yz`) along the directions, row-major.
+/// `Ibody^-1`'s `xx, yy, zz, xy, xz, yz`) along the directions, laid out as `tangents`.
 @group(1) @binding(2) var<storage, read> constant_seeds: array<real>;
 /// The crowd force each force record comes from.
 @group(1) @binding(3) var<storage, read> force_origins: array<u32>;
@@ -173,12 +175,12 @@ fn integrate_tangents(@builtin(global_invocation_id) id: vec3<u32>) {
     // Only the derivatives the block's columns can move are read and written (generated:
     // `read_block_tangents`, `write_block_tangents`, `read_block_constant_seeds`); the
     // others are zero for every body at every step.
-    let rows = in_piece * 13u * block.columns + block.first_column;
-    var s = read_block_tangents(rows);
+    let first = block.first_column * block.body_count + in_piece;
+    var s = read_block_tangents(first);
     for (var r = 0u; r < 13u; r++) {
         s[r * DUAL_STRIDE] = state_values[r];
     }
-    var c = read_block_constant_seeds(in_piece * 8u * block.columns + block.first_column);
+    var c = read_block_constant_seeds(first);
     for (var r = 0u; r < 8u; r++) {
         c[r * DUAL_STRIDE] = constant_values[r];
     }
@@ -208,7 +210,7 @@ fn integrate_tangents(@builtin(global_invocation_id) id: vec3<u32>) {
         s = next;
         advance_clock(&low, &high);
     }
-    write_block_tangents(rows, s);
+    write_block_tangents(first, s);
     if block.writes_state == 1u {
         let v = motion_value(s);
         states[index] = BodyState(

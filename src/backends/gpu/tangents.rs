@@ -3,7 +3,11 @@
 //! (`kernel/tangent_kernel.rs`) in blocks of the widths `body_steps::tangents::block_widths`
 //! picks, as the CPU backends carry them. The values the dual kernel computes are the plain
 //! kernel's; its derivatives are the CPU's `Dual` steps' on IEEE-honest drivers, bit for
-//! bit (`tests/suite/gpu_tangents.rs`).
+//! bit (`tests/suite/gpu_tangents.rs`). The device holds a piece's tangents number-major
+//! across its bodies (each number of every body, then the next number), so that the
+//! invocations of neighbouring bodies read neighbouring words and a block reads only its
+//! own columns' words; the host, the CPU backends and checkpoints hold them body-major
+//! (each body's `13 x k`, row-major), and this file converts between the two.
 
 use std::ops::Range;
 
@@ -42,7 +46,7 @@ use crate::physics::dual_wgsl::{CONSTANT_NUMBERS, MOTION_NUMBERS, MovingNumbers}
 struct PieceTangents {
     /// The piece's bodies, this simulation's indices.
     bodies: Range<usize>,
-    /// `13 x k` per body, row-major.
+    /// `13 x k` per body, number-major across the piece's bodies.
     tangents: wgpu::Buffer,
     /// One bind group (group 1) per block.
     groups: Vec<wgpu::BindGroup>,
@@ -149,6 +153,7 @@ impl GpuTangents {
             Precision::F32 => start_columns::<f32>(plan, bodies)?,
             Precision::F64 => start_columns::<f64>(plan, bodies)?,
         };
+        let (per_body, seeds_per_body) = (plan.body_len(), CONSTANT_NUMBERS * k);
         let plane_seeds = match precision {
             Precision::F32 => plane_seeds::<f32>(plan, crowd),
             Precision::F64 => plane_seeds::<f64>(plan, crowd),
@@ -158,8 +163,6 @@ impl GpuTangents {
             contents: &plane_seeds,
             usage: wgpu::BufferUsages::STORAGE,
         });
-        let per_body = plan.body_len() * precision.scalar_bytes();
-        let seeds_per_body = CONSTANT_NUMBERS * k * precision.scalar_bytes();
         let storage = |label, contents: &[u8], extra| {
             device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
                 label: Some(label),
@@ -183,12 +186,20 @@ impl GpuTangents {
                 let r = first..(first + piece_len).min(chunk.bodies.end);
                 let tangents = storage(
                     "tangents",
-                    &columns[r.start * per_body..r.end * per_body],
+                    &device_bytes(
+                        &columns[r.start * per_body..r.end * per_body],
+                        per_body,
+                        precision,
+                    ),
                     wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
                 );
                 let seeds = storage(
                     "constant seeds",
-                    &seeds[r.start * seeds_per_body..r.end * seeds_per_body],
+                    &device_bytes(
+                        &seeds[r.start * seeds_per_body..r.end * seeds_per_body],
+                        seeds_per_body,
+                        precision,
+                    ),
                     wgpu::BufferUsages::empty(),
                 );
                 let grid = dispatch_grid(
@@ -258,14 +269,14 @@ impl GpuTangents {
         let mut out = Vec::with_capacity(bodies * per_body);
         for piece in self.chunks.iter().flatten() {
             let count = piece.tangents.size() as usize / self.precision.scalar_bytes();
-            match self.precision {
-                Precision::F32 => out.extend(
-                    read_buffer::<f32>(ctx, &piece.tangents, count)?
-                        .into_iter()
-                        .map(f64::from),
-                ),
-                Precision::F64 => out.extend(read_buffer::<f64>(ctx, &piece.tangents, count)?),
-            }
+            let held: Vec<f64> = match self.precision {
+                Precision::F32 => read_buffer::<f32>(ctx, &piece.tangents, count)?
+                    .into_iter()
+                    .map(f64::from)
+                    .collect(),
+                Precision::F64 => read_buffer::<f64>(ctx, &piece.tangents, count)?,
+            };
+            out.extend(transpose(&held, per_body));
         }
         Ok(out)
     }
@@ -276,38 +287,80 @@ impl GpuTangents {
         let per_body = self.plan.body_len();
         for piece in self.chunks.iter().flatten() {
             let part = &columns[piece.bodies.start * per_body..piece.bodies.end * per_body];
-            let bytes: Vec<u8> = match self.precision {
-                Precision::F32 => {
-                    let rounded: Vec<f32> = part.iter().map(|&x| x as f32).collect();
-                    bytemuck::cast_slice(&rounded).to_vec()
-                }
-                Precision::F64 => bytemuck::cast_slice(part).to_vec(),
-            };
+            let bytes = device_bytes(part, per_body, self.precision);
             ctx.queue.write_buffer(&piece.tangents, 0, &bytes);
         }
     }
 
     /// Starts the blocks of `bodies` (this simulation's indices, each with its new state's
-    /// orientation `w, x, y, z`) again.
+    /// orientation `w, x, y, z`) again: each run of consecutive bodies within a piece is one
+    /// write a number.
     pub(crate) fn restart(&self, ctx: &GpuContext, bodies: &[(usize, [f64; 4])]) {
         let per_body = self.plan.body_len();
-        let mut block = vec![0.0; per_body];
-        for &(i, q) in bodies {
-            let Some(piece) = self.chunks.iter().flatten().find(|p| p.bodies.contains(&i)) else {
+        let scalar = self.precision.scalar_bytes();
+        let mut k = 0;
+        while k < bodies.len() {
+            let first = bodies[k].0;
+            let Some(piece) = self
+                .chunks
+                .iter()
+                .flatten()
+                .find(|p| p.bodies.contains(&first))
+            else {
+                k += 1;
                 continue;
             };
-            self.plan.initial_block(q, &mut block);
-            let bytes: Vec<u8> = match self.precision {
-                Precision::F32 => {
-                    let rounded: Vec<f32> = block.iter().map(|&x| x as f32).collect();
-                    bytemuck::cast_slice(&rounded).to_vec()
-                }
-                Precision::F64 => bytemuck::cast_slice(&block).to_vec(),
-            };
-            let offset =
-                ((i - piece.bodies.start) * per_body * self.precision.scalar_bytes()) as u64;
-            ctx.queue.write_buffer(&piece.tangents, offset, &bytes);
+            let mut end = k + 1;
+            while end < bodies.len()
+                && bodies[end].0 == bodies[end - 1].0 + 1
+                && piece.bodies.contains(&bodies[end].0)
+            {
+                end += 1;
+            }
+            let mut blocks = vec![0.0; (end - k) * per_body];
+            for (&(_, q), block) in bodies[k..end].iter().zip(blocks.chunks_mut(per_body)) {
+                self.plan.initial_block(q, block);
+            }
+            let numbers = transpose(&blocks, per_body);
+            let (run, held) = (end - k, piece.bodies.len());
+            for (number, values) in numbers.chunks(run).enumerate() {
+                let offset = ((number * held + first - piece.bodies.start) * scalar) as u64;
+                ctx.queue
+                    .write_buffer(&piece.tangents, offset, &encode(values, self.precision));
+            }
+            k = end;
         }
+    }
+}
+
+/// `values`, `rows x (len / rows)` row-major, transposed: body-major (each body's `numbers`,
+/// in turn) to number-major (each number of every body, in turn) with `rows` the bodies,
+/// and back with `rows` the numbers.
+fn transpose(values: &[f64], rows: usize) -> Vec<f64> {
+    let columns = values.len() / rows.max(1);
+    let mut out = vec![0.0; values.len()];
+    for (r, row) in values.chunks_exact(columns.max(1)).enumerate() {
+        for (c, &value) in row.iter().enumerate() {
+            out[c * rows + r] = value;
+        }
+    }
+    out
+}
+
+/// A piece's `values` (its bodies' `numbers` each, body-major) as the device holds them:
+/// number-major, in `precision`.
+fn device_bytes(values: &[f64], numbers: usize, precision: Precision) -> Vec<u8> {
+    encode(&transpose(values, values.len() / numbers.max(1)), precision)
+}
+
+/// `values` rounded to `precision`, as bytes.
+fn encode(values: &[f64], precision: Precision) -> Vec<u8> {
+    match precision {
+        Precision::F32 => {
+            let rounded: Vec<f32> = values.iter().map(|&x| x as f32).collect();
+            bytemuck::cast_slice(&rounded).to_vec()
+        }
+        Precision::F64 => bytemuck::cast_slice(values).to_vec(),
     }
 }
 
@@ -444,12 +497,12 @@ fn widest_block() -> usize {
 }
 
 /// Every body's starting block and the derivatives of its mass constants along each
-/// column (`8 x k`, row-major), as bytes in precision `P`: computed on the host by the code
-/// the CPU backends seed with.
+/// column (`8 x k`, row-major), body-major, computed in precision `P` on the host by the
+/// code the CPU backends seed with (and widened exactly to f64).
 fn start_columns<P: Primal + Pod>(
     plan: &TangentPlan,
     bodies: &[Body],
-) -> Result<(Vec<u8>, Vec<u8>)> {
+) -> Result<(Vec<f64>, Vec<f64>)> {
     let carried = CarriedTangents::<P>::start(plan, bodies.len(), |i| {
         let q = bodies[i].state.orientation;
         [q.w, q.x, q.y, q.z]
@@ -472,10 +525,8 @@ fn start_columns<P: Primal + Pod>(
             }
         }
     }
-    Ok((
-        bytemuck::cast_slice(&carried.columns).to_vec(),
-        bytemuck::cast_slice(&seeds).to_vec(),
-    ))
+    let widened = |values: Vec<P>| values.into_iter().map(Into::into).collect();
+    Ok((widened(carried.columns), widened(seeds)))
 }
 
 /// The tangent kernel's layouts: the plain kernel's bindings (group 0) and the tangents'.

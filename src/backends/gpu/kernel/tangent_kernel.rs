@@ -284,7 +284,10 @@ fn force_visit_wgsl(spec: &KernelSpec, custom_law: bool) -> String {
 /// dispatch; the others stay zero. lavapipe loads and stores a storage number lane by lane,
 /// so reading all 13 + 8 rows cost its Jacobian a third of its instructions. A block of a
 /// known count of directions reads those; one of any count (`MovingNumbers::ALL`) reads
-/// the columns `block.width` says.
+/// the columns `block.width` says. The buffers are number-major across the piece's bodies
+/// (`GpuTangents`' layout): number `r` of column `c` of body `i` is at
+/// `(r * block.columns + c) * block.body_count + i`, so neighbouring invocations read
+/// neighbouring words and a block touches only its own columns' words.
 fn block_storage_wgsl(width: usize, moving: &MovingNumbers) -> String {
     let known = moving.directions() <= width;
     // One statement for each moving number of `bits` (of `numbers`) and each column.
@@ -306,22 +309,25 @@ fn block_storage_wgsl(width: usize, moving: &MovingNumbers) -> String {
         moving.of(Structure::Constants),
     );
     let reads = each(motion, MOTION_NUMBERS, &|place, r, j| {
-        format!("s[{place}] = tangents[rows + {r}u * block.columns + {j}u];")
+        format!("s[{place}] = tangents[first + {r}u * row + {j}u * n];")
     });
     let writes = each(motion, MOTION_NUMBERS, &|place, r, j| {
-        format!("tangents[rows + {r}u * block.columns + {j}u] = s[{place}];")
+        format!("tangents[first + {r}u * row + {j}u * n] = s[{place}];")
     });
     let seeds = each(constants, CONSTANT_NUMBERS, &|place, r, j| {
-        format!("c[{place}] = constant_seeds[seeds + {r}u * block.columns + {j}u];")
+        format!("c[{place}] = constant_seeds[first + {r}u * row + {j}u * n];")
     });
+    // `first`: the block's first column's first number of the body; `row`, `n`: the
+    // strides of a row and of a column.
+    let strides = "    let n = block.body_count;\n    let row = block.columns * n;\n";
     format!(
-        "/// The block's derivatives of the state rows it can move, from row-major `rows`.\n\
-         fn read_block_tangents(rows: u32) -> DualMotion {{\n    var s: DualMotion;\n{reads}    \
-         return s;\n}}\n\n\
-         /// The block's derivatives of the state rows it can move, to row-major `rows`.\n\
-         fn write_block_tangents(rows: u32, s: DualMotion) {{\n{writes}}}\n\n\
-         /// The block's derivatives of the mass constants it moves, from row-major `seeds`.\n\
-         fn read_block_constant_seeds(seeds: u32) -> DualConstants {{\n    \
+        "/// The block's derivatives of the state rows it can move, from the body's `first`.\n\
+         fn read_block_tangents(first: u32) -> DualMotion {{\n{strides}    var s: DualMotion;\n\
+         {reads}    return s;\n}}\n\n\
+         /// The block's derivatives of the state rows it can move, to the body's `first`.\n\
+         fn write_block_tangents(first: u32, s: DualMotion) {{\n{strides}{writes}}}\n\n\
+         /// The block's derivatives of the mass constants it moves, from the body's `first`.\n\
+         fn read_block_constant_seeds(first: u32) -> DualConstants {{\n{strides}    \
          var c: DualConstants;\n{seeds}    return c;\n}}\n\n"
     )
 }
@@ -487,20 +493,20 @@ mod tests {
         let momentum = MovingNumbers::none(3).and(Structure::Motion, rows(0..3) | rows(7..10));
         let source = block_storage_wgsl(4, &momentum);
         let count = |s: &str, pattern: &str| s.matches(pattern).count();
-        assert_eq!(count(&source, "= tangents[rows"), 18);
+        assert_eq!(count(&source, "= tangents[first"), 18);
         assert_eq!(
             count(
                 &source,
-                "tangents[rows + 7u * block.columns + 2u] = s[7u * DUAL_STRIDE + 3u]"
+                "tangents[first + 7u * row + 2u * n] = s[7u * DUAL_STRIDE + 3u]"
             ),
             1
         );
-        assert_eq!(count(&source, "] = tangents[rows + 3u"), 0);
+        assert_eq!(count(&source, "] = tangents[first + 3u"), 0);
         assert_eq!(count(&source, "constant_seeds["), 0);
         assert_eq!(count(&source, "block.width"), 0);
         let any = block_storage_wgsl(4, &MovingNumbers::ALL);
-        assert_eq!(count(&any, "= tangents[rows"), 13 * 4);
-        assert_eq!(count(&any, "= constant_seeds[seeds"), 8 * 4);
+        assert_eq!(count(&any, "= tangents[first"), 13 * 4);
+        assert_eq!(count(&any, "= constant_seeds[first"), 8 * 4);
         assert_eq!(count(&any, "if 3u < block.width"), (13 + 13 + 8));
     }
 
