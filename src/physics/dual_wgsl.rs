@@ -101,6 +101,7 @@ impl MovingNumbers {
     }
 
     /// The numbers of `structure` that move, a bit each.
+    #[cfg(test)]
     pub fn of(&self, structure: Structure) -> u16 {
         self.moving[structure as usize]
     }
@@ -111,7 +112,7 @@ impl MovingNumbers {
     }
 
     /// Whether number `i` of `structure` moves along direction `direction` of the block.
-    fn moves(&self, structure: Structure, i: usize, direction: usize) -> bool {
+    pub(crate) fn moves(&self, structure: Structure, i: usize, direction: usize) -> bool {
         direction < self.directions && self.moving[structure as usize] & (1 << i) != 0
     }
 
@@ -223,25 +224,17 @@ pub(crate) fn trace_block(
 /// block of its columns.
 pub(crate) fn changes_columns(physics: &TracedPhysics, seed: MovingNumbers) -> bool {
     type Key = (PhysicsKey, MovingNumbers);
-    static ANSWERS: std::sync::Mutex<Option<std::collections::HashMap<Key, bool>>> =
-        std::sync::Mutex::new(None);
+    static ANSWERS: std::sync::LazyLock<std::sync::Mutex<std::collections::HashMap<Key, bool>>> =
+        std::sync::LazyLock::new(Default::default);
+    let answers = || ANSWERS.lock().unwrap_or_else(|e| e.into_inner());
     let width = TRACED_WIDTHS[TRACED_WIDTHS.len() - 1];
     let key = (PhysicsKey::of(physics, width), seed);
-    let known = |answers: &mut Option<std::collections::HashMap<Key, bool>>| {
-        answers
-            .get_or_insert_with(Default::default)
-            .get(&key)
-            .copied()
-    };
-    if let Some(answer) = known(&mut ANSWERS.lock().unwrap_or_else(|e| e.into_inner())) {
+    if let Some(&answer) = answers().get(&key) {
         return answer;
     }
     let ((_, _, custom), closed) = trace_block(Precision::F64, physics, (width, seed));
     let answer = closed.changes_columns || (physics.custom_force.is_some() && custom.is_none());
-    let mut answers = ANSWERS.lock().unwrap_or_else(|e| e.into_inner());
-    answers
-        .get_or_insert_with(Default::default)
-        .insert(key, answer);
+    answers().insert(key, answer);
     answer
 }
 

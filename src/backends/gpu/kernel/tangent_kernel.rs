@@ -290,11 +290,11 @@ fn force_visit_wgsl(spec: &KernelSpec, custom_law: bool) -> String {
 /// neighbouring words and a block touches only its own columns' words.
 fn block_storage_wgsl(width: usize, moving: &MovingNumbers) -> String {
     let known = moving.directions() <= width;
-    // One statement for each moving number of `bits` (of `numbers`) and each column.
-    let each = |bits: u16, numbers: usize, access: &dyn Fn(String, usize, usize) -> String| {
+    // One statement for each number of `structure` (of `numbers`) that moves along a column.
+    let each = |structure, numbers, access: &dyn Fn(String, usize, usize) -> String| {
         let mut out = String::new();
-        for r in (0..numbers).filter(|r| bits & 1 << r != 0) {
-            for j in 0..moving.directions().min(width) {
+        for r in 0..numbers {
+            for j in (0..width).filter(|&j| moving.moves(structure, r, j)) {
                 let statement = access(format!("{r}u * DUAL_STRIDE + {}u", 1 + j), r, j);
                 out += &match known {
                     true => format!("    {statement}\n"),
@@ -304,17 +304,13 @@ fn block_storage_wgsl(width: usize, moving: &MovingNumbers) -> String {
         }
         out
     };
-    let (motion, constants) = (
-        moving.of(Structure::Motion),
-        moving.of(Structure::Constants),
-    );
-    let reads = each(motion, MOTION_NUMBERS, &|place, r, j| {
+    let reads = each(Structure::Motion, MOTION_NUMBERS, &|place, r, j| {
         format!("s[{place}] = tangents[first + {r}u * row + {j}u * n];")
     });
-    let writes = each(motion, MOTION_NUMBERS, &|place, r, j| {
+    let writes = each(Structure::Motion, MOTION_NUMBERS, &|place, r, j| {
         format!("tangents[first + {r}u * row + {j}u * n] = s[{place}];")
     });
-    let seeds = each(constants, CONSTANT_NUMBERS, &|place, r, j| {
+    let seeds = each(Structure::Constants, CONSTANT_NUMBERS, &|place, r, j| {
         format!("c[{place}] = constant_seeds[first + {r}u * row + {j}u * n];")
     });
     // `first`: the block's first column's first number of the body; `row`, `n`: the
