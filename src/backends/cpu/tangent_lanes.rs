@@ -12,7 +12,8 @@
 use crate::backends::cpu::block::LaneForce;
 use crate::backends::cpu::block_run::{BlockOutcome, BlockRun};
 use crate::backends::cpu::derivative::{BlockConstants, BlockForces, DerivativeFn, derivative};
-use crate::body_steps::tangents::BodyInputs;
+use crate::body_steps::tangents::{BodyInputs, components, from_components};
+use crate::model::tangent::STATE_COMPONENTS;
 use crate::physics::algebra::{SymMat3, Vec3};
 use crate::physics::contact::resolve_contacts;
 use crate::physics::dual::Dual;
@@ -79,11 +80,9 @@ impl<'a, const N: usize> LaneInputs<'a, N> {
         global: usize,
         own: &[LaneForce],
     ) -> Self {
-        let scalars: Vec<Vec<Dual<f32, N>>> = lanes.iter().map(|i| i.state.to_scalars()).collect();
-        let components: Vec<LaneDual<N>> = (0..scalars[0].len())
-            .map(|r| gather(|l| scalars[l][r]))
-            .collect();
-        let state = State::from_scalars(&mut components.into_iter());
+        let numbers: [[Dual<f32, N>; STATE_COMPONENTS]; LANES] =
+            std::array::from_fn(|l| components(&lanes[l].state));
+        let state = from_components(std::array::from_fn(|r| gather(|l| numbers[l][r])));
         let mass = |f: fn(&MassConstants<Dual<f32, N>>) -> Dual<f32, N>| {
             gather(|l| f(&lanes[l].constants))
         };
@@ -100,7 +99,8 @@ impl<'a, const N: usize> LaneInputs<'a, N> {
             },
         };
         let record = |of_lane: &dyn Fn(usize) -> [Dual<f32, N>; 10]| {
-            let numbers: [LaneDual<N>; 10] = std::array::from_fn(|j| gather(|l| of_lane(l)[j]));
+            let lanes: [[Dual<f32, N>; 10]; LANES] = std::array::from_fn(of_lane);
+            let numbers: [LaneDual<N>; 10] = std::array::from_fn(|j| gather(|l| lanes[l][j]));
             parameters_of(numbers)
         };
         let mut parameters: Vec<Parameters<LaneDual<N>>> = (0..global)
