@@ -328,7 +328,8 @@ const COST_PER_DIRECTION: f64 = 0.9;
 
 /// The widths of the blocks of the widths `widths` (compiled) that carry `k` directions at
 /// the least cost, by that model, the widest first: among 1 and 4, `[4, 4, 4, 1]` for the
-/// state's 13, `[1]` for one number, `[4, 1, 1]` for the inertia's 6.
+/// state's 13, `[1]` for one number, `[4, 1, 1]` for the inertia's 6; among 1, 2 and 4,
+/// `[4, 4, 2]` for ten and `[4, 2]` for six.
 pub(crate) fn block_widths_among(k: usize, widths: &[usize]) -> Vec<usize> {
     let cost = |w: usize| 1.0 + COST_PER_DIRECTION * w as f64;
     // best[n] = (cost, first block's width) for n directions.
@@ -519,7 +520,7 @@ pub(crate) struct Block {
 
 /// The widest dual block compiled.
 const BLOCK_WIDEST: usize = 4;
-const _: () = assert!(DUAL_WIDTHS[1] <= BLOCK_WIDEST && LANE_DUAL_WIDTHS[1] <= BLOCK_WIDEST);
+const _: () = assert!(DUAL_WIDTHS[1] <= BLOCK_WIDEST && LANE_DUAL_WIDTHS[2] <= BLOCK_WIDEST);
 
 impl Block {
     /// A block of duals of width `dual_width` carrying the columns `columns`.
@@ -580,6 +581,8 @@ pub(crate) mod tests {
         assert_eq!(block_widths_among(3, &DUAL_WIDTHS), [4]);
         assert_eq!(block_widths_among(6, &DUAL_WIDTHS), [4, 1, 1]);
         assert_eq!(block_widths_among(13, &DUAL_WIDTHS), [4, 4, 4, 1]);
+        assert_eq!(block_widths_among(10, &LANE_DUAL_WIDTHS), [4, 4, 2]);
+        assert_eq!(block_widths_among(6, &LANE_DUAL_WIDTHS), [4, 2]);
         for k in 0..=40 {
             let widths = block_widths_among(k, &DUAL_WIDTHS);
             assert!(

@@ -80,12 +80,12 @@ fn instances<L: ForceLaw>(law: &Arc<L>) -> HashMap<TypeId, Arc<dyn Any + Send + 
         "an instance per width"
     );
     const _: () = assert!(
-        LANE_DUAL_WIDTHS[0] == 1 && LANE_DUAL_WIDTHS[1] == 4,
+        LANE_DUAL_WIDTHS[0] == 1 && LANE_DUAL_WIDTHS[1] == 2 && LANE_DUAL_WIDTHS[2] == 4,
         "an instance per width over lanes"
     );
     instance!(Dual<f64, 1>, Dual<f64, 4>);
     instance!(Dual<f32, 1>, Dual<f32, 4>);
-    instance!(Lanes, Dual<Lanes, 1>, Dual<Lanes, 4>);
+    instance!(Lanes, Dual<Lanes, 1>, Dual<Lanes, 2>, Dual<Lanes, 4>);
     instances
 }
 

@@ -193,6 +193,7 @@ impl BlockTangents<'_> {
         for &block in self.blocks {
             let outcome = match block.dual_width {
                 1 => lanes.run::<1>(lane_run, block, columns, used),
+                2 => lanes.run::<2>(lane_run, block, columns, used),
                 _ => lanes.run::<4>(lane_run, block, columns, used),
             };
             match &first {
