@@ -321,8 +321,8 @@ impl GpuTangents {
             for (&(_, q), block) in bodies[k..end].iter().zip(blocks.chunks_mut(per_body)) {
                 self.plan.initial_block(q, block);
             }
-            let numbers = transpose(&blocks, per_body);
             let (run, held) = (end - k, piece.bodies.len());
+            let numbers = transpose(&blocks, run);
             for (number, values) in numbers.chunks(run).enumerate() {
                 let offset = ((number * held + first - piece.bodies.start) * scalar) as u64;
                 ctx.queue
