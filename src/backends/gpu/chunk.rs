@@ -399,6 +399,33 @@ pub(crate) fn plan_chunks(
     chunks
 }
 
+/// `indices` cut into runs of consecutive indices that one of `holders` (whose bodies
+/// `bodies` gives) holds throughout, in order: each run's places in `indices` and its
+/// holder, `None` for a lone index that no holder holds. One buffer write per run.
+pub(crate) fn consecutive_runs<'h, H>(
+    indices: &[usize],
+    holders: &[&'h H],
+    bodies: impl Fn(&H) -> &Range<usize>,
+) -> Vec<(Range<usize>, Option<&'h H>)> {
+    let mut runs = Vec::new();
+    let mut k = 0;
+    while k < indices.len() {
+        let holder = holders.iter().find(|h| bodies(h).contains(&indices[k]));
+        let mut end = k + 1;
+        if let Some(h) = holder {
+            while end < indices.len()
+                && indices[end] == indices[end - 1] + 1
+                && bodies(h).contains(&indices[end])
+            {
+                end += 1;
+            }
+        }
+        runs.push((k..end, holder.copied()));
+        k = end;
+    }
+    runs
+}
+
 /// Workgroups in x and y covering `bodies` invocations with at most `max_per_dimension`
 /// workgroups in x: chunks beyond 65,535 workgroups spill into a second dimension.
 pub(crate) fn dispatch_grid(
@@ -414,6 +441,19 @@ pub(crate) fn dispatch_grid(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Runs break where the indices stop being consecutive or leave their holder; an index
+    /// no holder holds is a run of its own with none.
+    #[test]
+    fn consecutive_runs_stay_within_their_holder() {
+        let (a, b) = (0..5, 5..9);
+        let holders = [&a, &b];
+        let runs = consecutive_runs(&[3, 4, 5, 6, 8, 20, 1], &holders, |r| r);
+        let places: Vec<_> = runs.iter().map(|(run, _)| run.clone()).collect();
+        assert_eq!(places, [0..2, 2..4, 4..5, 5..6, 6..7]);
+        let held: Vec<_> = runs.iter().map(|(_, h)| h.map(|r| r.start)).collect();
+        assert_eq!(held, [Some(0), Some(5), Some(5), None, Some(0)]);
+    }
     use crate::assembly::generate::CrowdSpec;
     use crate::model::force::{Force, ForceKind};
 

@@ -16,7 +16,7 @@ use wgpu::util::DeviceExt;
 
 use crate::backends::gpu::buffers::GpuChunk;
 use crate::backends::gpu::chunk::{
-    BufferChunk, ChunkLayout, SharedInputs, check_fits, plan_chunks,
+    BufferChunk, ChunkLayout, SharedInputs, check_fits, consecutive_runs, plan_chunks,
 };
 use crate::backends::gpu::device::async_readback::AsyncReadback;
 use crate::backends::gpu::device::context::{GpuContext, one_line};
@@ -539,26 +539,13 @@ impl GpuSimulation {
     ) -> Result<()> {
         self.ctx.check_lost()?;
         let (encode, record) = (Encode(self.options.precision), self.sizes().state);
-        let mut k = 0;
-        while k < indices.len() {
-            let first = indices[k];
-            let chunk = self
-                .chunks
-                .iter()
-                .find(|c| c.bodies.contains(&first))
-                .ok_or_else(|| Error::Gpu(format!("body {first} is in no chunk")))?;
-            // The run of consecutive indices from `first` that stays in this chunk.
-            let mut end = k + 1;
-            while end < indices.len()
-                && indices[end] == indices[end - 1] + 1
-                && chunk.bodies.contains(&indices[end])
-            {
-                end += 1;
-            }
-            let bytes = encode.states(states[k..end].iter(), clock_step);
+        let chunks: Vec<&BufferChunk> = self.chunks.iter().collect();
+        for (run, chunk) in consecutive_runs(indices, &chunks, |c| &c.bodies) {
+            let first = indices[run.start];
+            let chunk = chunk.ok_or_else(|| Error::Gpu(format!("body {first} is in no chunk")))?;
+            let bytes = encode.states(states[run].iter(), clock_step);
             let offset = ((first - chunk.bodies.start) * record) as u64;
             self.ctx.queue.write_buffer(&chunk.states, offset, &bytes);
-            k = end;
         }
         if let Some(tangents) = &self.tangents {
             // Each block starts from the orientation the device holds.

@@ -16,7 +16,7 @@ use wgpu::util::DeviceExt;
 
 use crate::assembly::crowd::Crowd;
 use crate::assembly::force_table::ForceTable;
-use crate::backends::gpu::chunk::{BufferChunk, check_fits, dispatch_grid};
+use crate::backends::gpu::chunk::{BufferChunk, check_fits, consecutive_runs, dispatch_grid};
 use crate::backends::gpu::device::bindings::{
     INTEGRATE_BINDINGS, INTEGRATE_STORAGE_BUFFERS, TANGENT_BINDINGS, TANGENT_STORAGE_BUFFERS,
     bind_group_layout,
@@ -298,37 +298,21 @@ impl GpuTangents {
     pub(crate) fn restart(&self, ctx: &GpuContext, bodies: &[(usize, [f64; 4])]) {
         let per_body = self.plan.body_len();
         let scalar = self.precision.scalar_bytes();
-        let mut k = 0;
-        while k < bodies.len() {
-            let first = bodies[k].0;
-            let Some(piece) = self
-                .chunks
-                .iter()
-                .flatten()
-                .find(|p| p.bodies.contains(&first))
-            else {
-                k += 1;
-                continue;
-            };
-            let mut end = k + 1;
-            while end < bodies.len()
-                && bodies[end].0 == bodies[end - 1].0 + 1
-                && piece.bodies.contains(&bodies[end].0)
-            {
-                end += 1;
-            }
-            let mut blocks = vec![0.0; (end - k) * per_body];
-            for (&(_, q), block) in bodies[k..end].iter().zip(blocks.chunks_mut(per_body)) {
+        let indices: Vec<usize> = bodies.iter().map(|&(i, _)| i).collect();
+        let pieces: Vec<&PieceTangents> = self.chunks.iter().flatten().collect();
+        for (run, piece) in consecutive_runs(&indices, &pieces, |p| &p.bodies) {
+            let Some(piece) = piece else { continue };
+            let mut blocks = vec![0.0; run.len() * per_body];
+            for (&(_, q), block) in bodies[run.clone()].iter().zip(blocks.chunks_mut(per_body)) {
                 self.plan.initial_block(q, block);
             }
-            let (run, held) = (end - k, piece.bodies.len());
-            let numbers = transpose(&blocks, run);
-            for (number, values) in numbers.chunks(run).enumerate() {
+            let numbers = transpose(&blocks, run.len());
+            let (first, held) = (indices[run.start], piece.bodies.len());
+            for (number, values) in numbers.chunks(run.len()).enumerate() {
                 let offset = ((number * held + first - piece.bodies.start) * scalar) as u64;
                 ctx.queue
                     .write_buffer(&piece.tangents, offset, &encode(values, self.precision));
             }
-            k = end;
         }
     }
 }
