@@ -10,7 +10,6 @@ use crate::assembly::crowd::Crowd;
 use crate::body_steps::tangents::{Block, block_widths_among, constant_seeds, directions_of};
 use crate::model::codes::Coded;
 use crate::model::force::{ForceKind, ForceType};
-use crate::model::mass::MassProperties;
 use crate::model::shape::ShapeKind;
 use crate::model::tangent::{Direction, PLANE_NUMBERS, TangentPlan};
 use crate::physics::dual_wgsl::{
@@ -45,10 +44,11 @@ pub(crate) fn seed(direction: Option<Direction>, rows: u16) -> MovingNumbers {
 /// seeds for a body whose inverse inertia has no zero entry.
 fn seeded_constants(direction: Direction) -> u16 {
     let inertia = glam::DMat3::from_cols_array(&[2.0, 0.1, 0.2, 0.1, 3.0, 0.3, 0.2, 0.3, 4.0]);
-    let mass = MassProperties::new(1.0, inertia, "seed").expect("a valid body inertia");
-    (constant_seeds(&mass, 1.0f64, direction).iter().enumerate())
-        .filter(|(_, seed)| **seed != 0.0)
-        .fold(0, |numbers, (i, _)| numbers | 1 << i)
+    (constant_seeds(|| inertia.inverse(), 1.0f64, direction)
+        .iter()
+        .enumerate())
+    .filter(|(_, seed)| **seed != 0.0)
+    .fold(0, |numbers, (i, _)| numbers | 1 << i)
 }
 
 /// What a direction moves, as far as grouping goes: the columns of a group of state

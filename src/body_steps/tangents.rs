@@ -213,7 +213,8 @@ impl<'a, P: Primal> BodyInputs<'a, P> {
                     out.state = State::from_scalars(&mut y.into_iter());
                 }
                 Direction::Mass | Direction::Inertia(_) => {
-                    let seeds = constant_seeds(mass, self.constants.mass, direction);
+                    let seeds =
+                        constant_seeds(|| mass.inv_inertia_body(), self.constants.mass, direction);
                     let c = &mut out.constants;
                     let i_inv = &mut c.inv_inertia;
                     let seeded = [
@@ -255,11 +256,12 @@ impl<'a, P: Primal> BodyInputs<'a, P> {
 }
 
 /// The derivatives of a body's mass constants `(mass, inv_mass, Ibody^-1 xx, yy, zz, xy, xz,
-/// yz)` along `direction` (zero unless it is the mass or an inertia entry), for a body of
-/// `mass` whose mass the steps hold as `m`: 1 for the mass and `-1/m^2` for `1/m`, and
-/// `-I^-1 dI I^-1` (in f64, rounded to `P`) for the inverse inertia.
+/// yz)` along `direction` (zero unless it is the mass or an inertia entry), for a body whose
+/// mass the steps hold as `m` and whose `Ibody^-1` is `inv_inertia_body()` (asked for an
+/// inertia direction alone): 1 for the mass and `-1/m^2` for `1/m`, and `-I^-1 dI I^-1` (in
+/// f64, rounded to `P`) for the inverse inertia.
 pub(crate) fn constant_seeds<P: Primal>(
-    mass: &MassProperties,
+    inv_inertia_body: impl FnOnce() -> DMat3,
     m: P,
     direction: Direction,
 ) -> [P; 8] {
@@ -269,7 +271,7 @@ pub(crate) fn constant_seeds<P: Primal>(
         Direction::Mass => [one, -one / (m * m), zero, zero, zero, zero, zero, zero],
         Direction::Inertia(entry) => {
             // d(I^-1) = -I^-1 dI I^-1.
-            let inv_inertia = mass.inv_inertia_body();
+            let inv_inertia = inv_inertia_body();
             let moved = -(inv_inertia * inertia_unit(entry) * inv_inertia);
             let [xx, yy, zz, xy, xz, yz] = sym_entries(moved).map(P::constant);
             [zero, zero, xx, yy, zz, xy, xz, yz]

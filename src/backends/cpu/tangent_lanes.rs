@@ -1,7 +1,7 @@
 //! The `cpu` backend's tangents eight bodies at a time: a block's steps over `Dual<L, N>`,
 //! `L` the lane type of the block loop's clone, so the chain rule runs on eight bodies per
-//! SIMD instruction as the values do. Each lane starts from its own body's inputs, seeded as
-//! the per-body steps seed them (`BodyInputs::seeded_along`), gathered into lanes; the
+//! SIMD instruction as the values do. The lanes start from the plain run's own inputs, each
+//! lane seeded as the per-body steps seed its body (`BodyInputs::seeded_block`); the
 //! derivative is the block loop's own (`derivative`), with the force records' seeded
 //! parameters; each lane takes exactly the steps its lane took in the plain run; contacts,
 //! per-lane branches there too, are resolved lane by lane over `Dual<f32, N>`.
@@ -9,12 +9,13 @@
 //! A custom force is a force law's instance over `Dual<Lanes, N>` (tangents through a custom
 //! force are refused unless it is a law).
 
-use crate::backends::cpu::block::LaneForce;
+use crate::backends::cpu::block::StateBlock;
 use crate::backends::cpu::block_run::{BlockOutcome, BlockRun};
 use crate::backends::cpu::derivative::{BlockConstants, BlockForces, DerivativeFn, derivative};
-use crate::body_steps::tangents::{BodyInputs, components, from_components};
-use crate::model::tangent::STATE_COMPONENTS;
-use crate::physics::algebra::{SymMat3, Vec3};
+use crate::body_steps::tangents::{Block, BodyInputs, components, constant_seeds, from_components};
+use crate::model::mass::MassProperties;
+use crate::model::tangent::{Direction, STATE_COMPONENTS};
+use crate::physics::algebra::Vec3;
 use crate::physics::contact::resolve_contacts;
 use crate::physics::dual::Dual;
 use crate::physics::forces::Parameters;
@@ -29,9 +30,12 @@ use crate::physics::avx::AvxLanes;
 /// A number of eight lanes, each with its `N` tangents.
 type LaneDual<const N: usize> = Dual<Lanes, N>;
 
-/// What a block's dual run starts from: its lanes' own inputs over `Dual<f32, N>` (the
-/// spare lanes of a short last block repeat lane 0's), gathered.
+/// What a block's dual run starts from: the plain run's own inputs (its values), seeded
+/// along the block's directions lane by lane, as each body's steps seed them
+/// (`BodyInputs::seeded_block`).
 pub(crate) struct LaneInputs<'a, const N: usize> {
+    /// Each lane's inputs over `Dual<f32, N>`, over which its contacts are resolved: only
+    /// when the crowd has planes (a plane's numbers are seeded there alone).
     pub lanes: Vec<BodyInputs<'a, Dual<f32, N>>>,
     state: State<LaneDual<N>>,
     constants: MassConstants<LaneDual<N>>,
@@ -39,13 +43,15 @@ pub(crate) struct LaneInputs<'a, const N: usize> {
     parameters: Vec<Parameters<LaneDual<N>>>,
 }
 
-/// Lane `l` of every number of `lane(l)`, gathered.
-fn gather<const N: usize>(lane: impl Fn(usize) -> Dual<f32, N>) -> LaneDual<N> {
-    let duals: [Dual<f32, N>; LANES] = std::array::from_fn(lane);
-    Dual {
-        value: Lanes(duals.map(|d| d.value)),
-        tangent: std::array::from_fn(|i| Lanes(duals.map(|d| d.tangent[i]))),
-    }
+/// What seeds a block of lanes' directions, besides the run's values.
+pub(crate) struct LaneSeeds<'b> {
+    /// The directions of each lane's body (a spare lane's are never seeded).
+    pub directions: [&'b [Option<Direction>]; LANES],
+    /// Each lane's mass properties, which the inertia's seeds are taken from; empty when
+    /// no direction moves the inertia and the crowd has no planes.
+    pub masses: &'b [MassProperties],
+    /// The lanes that hold a body: the first `used`.
+    pub used: usize,
 }
 
 /// Lane `l` of `d`.
@@ -72,55 +78,103 @@ fn parameters_of<R: Scalar>(n: [R; 10]) -> Parameters<R> {
 }
 
 impl<'a, const N: usize> LaneInputs<'a, N> {
-    /// The inputs of a block whose lane `l` starts from `lanes[l]`, under the force records
-    /// `global` and `own` (a record of `own` acts on its lane only, in the order of that
-    /// lane's forces after the global ones).
-    pub(crate) fn gather(
+    /// The inputs of `block`'s run of the plain run `run` from `start`: the state's tangents
+    /// are the block's columns of each used lane's carried ones (`columns`, the used lanes'
+    /// `13 x k` each in crowd order; zero in a spare lane), the mass constants and force
+    /// parameters are seeded along the block's directions; `lanes` are each lane's own
+    /// inputs, for its contacts.
+    pub(crate) fn seeded(
+        run: &BlockRun,
+        start: &StateBlock,
+        seeds: &LaneSeeds,
+        block: Block,
+        columns: &[f32],
         lanes: Vec<BodyInputs<'a, Dual<f32, N>>>,
-        global: usize,
-        own: &[LaneForce],
     ) -> Self {
-        let numbers: [[Dual<f32, N>; STATE_COMPONENTS]; LANES] =
-            std::array::from_fn(|l| components(&lanes[l].state));
-        let state = from_components(std::array::from_fn(|r| gather(|l| numbers[l][r])));
-        let mass = |f: fn(&MassConstants<Dual<f32, N>>) -> Dual<f32, N>| {
-            gather(|l| f(&lanes[l].constants))
-        };
-        let constants = MassConstants {
-            mass: mass(|m| m.mass),
-            inv_mass: mass(|m| m.inv_mass),
-            inv_inertia: SymMat3 {
-                xx: mass(|m| m.inv_inertia.xx),
-                yy: mass(|m| m.inv_inertia.yy),
-                zz: mass(|m| m.inv_inertia.zz),
-                xy: mass(|m| m.inv_inertia.xy),
-                xz: mass(|m| m.inv_inertia.xz),
-                yz: mass(|m| m.inv_inertia.yz),
-            },
-        };
-        let record = |of_lane: &dyn Fn(usize) -> [Dual<f32, N>; 10]| {
-            let lanes: [[Dual<f32, N>; 10]; LANES] = std::array::from_fn(of_lane);
-            let numbers: [LaneDual<N>; 10] = std::array::from_fn(|j| gather(|l| lanes[l][j]));
-            parameters_of(numbers)
-        };
-        let mut parameters: Vec<Parameters<LaneDual<N>>> = (0..global)
-            .map(|g| record(&|l| parameter_numbers(&lanes[l].forces[g].parameters)))
+        let block_columns = block.columns();
+        let k = seeds.directions[0].len();
+        let body_len = k * STATE_COMPONENTS;
+        let mut numbers = components(start).map(Dual::<Lanes, N>::fixed);
+        for (l, own) in columns.chunks(body_len).take(seeds.used).enumerate() {
+            for (r, number) in numbers.iter_mut().enumerate() {
+                for (j, &c) in block_columns.iter().enumerate() {
+                    number.tangent[j].0[l] = own[r * k + c];
+                }
+            }
+        }
+        let state = from_components(numbers);
+        let fixed = Dual::<Lanes, N>::fixed;
+        let splat = |v: f32| fixed(Lanes([v; LANES]));
+        let mass = run.constants.mass;
+        let mut constants = mass.map(fixed);
+        let forces = &run.forces;
+        let records = forces
+            .global
+            .iter()
+            .chain(forces.own.iter().map(|o| &o.force));
+        let mut records: Vec<[LaneDual<N>; 10]> = records
+            .map(|f| parameter_numbers(&f.parameters).map(splat))
             .collect();
-        let mut nth_own = [0; LANES];
-        for o in own {
-            let at = global + nth_own[o.lane];
-            nth_own[o.lane] += 1;
-            // Every lane holds the record's lane's numbers; the others never keep its share.
-            let numbers = parameter_numbers(&lanes[o.lane].forces[at].parameters);
-            parameters.push(record(&|_| numbers));
+        for (j, &c) in block_columns.iter().enumerate() {
+            for (l, directions) in seeds.directions.iter().enumerate().take(seeds.used) {
+                match directions[c] {
+                    None | Some(Direction::State(_) | Direction::Plane { .. }) => {}
+                    Some(d @ (Direction::Mass | Direction::Inertia(_))) => {
+                        let inv_inertia = || seeds.masses[l].inv_inertia_body();
+                        let seeded = constant_seeds(inv_inertia, mass.mass.0[l], d);
+                        let i_inv = &mut constants.inv_inertia;
+                        let held = [
+                            &mut constants.mass,
+                            &mut constants.inv_mass,
+                            &mut i_inv.xx,
+                            &mut i_inv.yy,
+                            &mut i_inv.zz,
+                            &mut i_inv.xy,
+                            &mut i_inv.xz,
+                            &mut i_inv.yz,
+                        ];
+                        for (number, seed) in held.into_iter().zip(seeded) {
+                            number.tangent[j].0[l] = seed;
+                        }
+                    }
+                    Some(Direction::Force { force, slot }) => {
+                        let number = slot.place();
+                        match force.checked_sub(forces.global.len()) {
+                            None => records[force][number].tangent[j].0[l] = 1.0,
+                            // An own record's numbers are its lane's in every lane; the
+                            // others never keep its share.
+                            Some(nth) => {
+                                let at = (forces.own.iter().enumerate())
+                                    .filter(|(_, o)| o.lane == l)
+                                    .nth(nth)
+                                    .map(|(i, _)| forces.global.len() + i)
+                                    .expect("a lane's own force");
+                                records[at][number].tangent[j] = Lanes([1.0; LANES]);
+                            }
+                        }
+                    }
+                }
+            }
         }
         Self {
             lanes,
             state,
             constants,
-            parameters,
+            parameters: records.into_iter().map(parameters_of).collect(),
         }
     }
+}
+
+/// `d` in another lane type. Loops, not `array::from_fn`: its closures stay out of line, and
+/// out of the AVX2 clone, where the conversions cost most of a short run's set-up.
+#[inline(always)]
+fn converted<A: Copy + Into<B>, B: Copy, const N: usize>(d: Dual<A, N>) -> Dual<B, N> {
+    let value: B = d.value.into();
+    let mut tangent = [value; N];
+    for (to, &from) in tangent.iter_mut().zip(&d.tangent) {
+        *to = from.into();
+    }
+    Dual { value, tangent }
 }
 
 /// A block's run over lanes of duals: the plain run's steps, contacts and rules.
@@ -143,18 +197,18 @@ impl LaneRun<'_> {
         inputs: &LaneInputs<N>,
         derivative: DerivativeFn<Dual<L, N>>,
     ) -> (State<LaneDual<N>>, BlockOutcome) {
-        let to_lanes = |d: LaneDual<N>| Dual::<L, N> {
-            value: L::from(d.value),
-            tangent: std::array::from_fn(|i| L::from(d.tangent[i])),
-        };
-        let from_lanes = |d: Dual<L, N>| LaneDual::<N> {
-            value: d.value.into(),
-            tangent: std::array::from_fn(|i| d.tangent[i].into()),
-        };
+        let to_lanes = converted::<Lanes, L, N>;
+        let from_lanes = converted::<L, Lanes, N>;
         let parameters: Vec<Parameters<Dual<L, N>>> = inputs
             .parameters
             .iter()
-            .map(|p| parameters_of(parameter_numbers(p).map(to_lanes)))
+            .map(|p| {
+                let mut numbers = [Dual::<L, N>::fixed(L::constant(0.0)); 10];
+                for (to, &from) in numbers.iter_mut().zip(&parameter_numbers(p)) {
+                    *to = to_lanes(from);
+                }
+                parameters_of(numbers)
+            })
             .collect();
         let run = &self.block;
         let mass = inputs.constants.map(to_lanes);

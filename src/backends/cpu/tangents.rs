@@ -7,9 +7,9 @@
 use crate::assembly::body_masses::BodyMasses;
 use crate::assembly::crowd::Crowd;
 use crate::assembly::force_table::ForceTable;
-use crate::backends::cpu::block::{LaneForce, StateBlock};
+use crate::backends::cpu::block::StateBlock;
 use crate::backends::cpu::block_run::{BlockClone, BlockOutcome, BlockRun};
-use crate::backends::cpu::tangent_lanes::{LaneInputs, LaneRun};
+use crate::backends::cpu::tangent_lanes::{LaneInputs, LaneRun, LaneSeeds};
 use crate::body_steps::carried::CarriedTangents;
 use crate::body_steps::tangent_blocks::cpu_blocks;
 use crate::body_steps::tangents::{Block, BodyInputs, components, directions_of};
@@ -17,7 +17,7 @@ use crate::model::error::Result;
 use crate::model::force::ForceKind;
 use crate::model::mass::MassProperties;
 use crate::model::plane::Plane;
-use crate::model::tangent::{Direction, STATE_COMPONENTS, TangentPlan};
+use crate::model::tangent::{Direction, STATE_COMPONENTS, Tangent, TangentPlan};
 use crate::physics::dual::LANE_DUAL_WIDTHS;
 use crate::physics::lanes::{LANES, Lanes};
 use crate::physics::scalar::Carried;
@@ -38,6 +38,10 @@ pub(crate) struct CpuTangents {
     pub departed: u64,
     /// How the blocks carry their tangents.
     pub carry_by: CarryBy,
+    /// Every body's directions, when no body has forces of its own (then they are alike).
+    shared_directions: Option<Vec<Option<Direction>>>,
+    /// Whether a direction moves the inertia, whose seeds read each body's.
+    seeds_inertia: bool,
 }
 
 /// How a block carries its tangents: all give the same bits.
@@ -75,10 +79,19 @@ impl CpuTangents {
             let q = blocks[i / LANES].state(i % LANES).orientation;
             [q.w, q.x, q.y, q.z]
         })?;
+        let table = ForceTable::new(crowd, bodies);
+        let shared_directions = (!table.has_own_forces() && bodies > 0).then(|| {
+            let forces: Vec<&ForceKind> = table.acting_on(0).collect();
+            let origins: Vec<usize> = table.origins_of(0).collect();
+            directions_of(plan, &forces, &origins)
+        });
+        let seeds_inertia = plan.tangents().contains(&Tangent::Inertia);
         Ok(Self {
             carried,
             blocks: cpu_blocks(plan, crowd, &LANE_DUAL_WIDTHS),
-            table: ForceTable::new(crowd, bodies),
+            table,
+            shared_directions,
+            seeds_inertia,
             #[cfg(test)]
             keyframes: (crowd.keyframes.iter())
                 .map(|table| table.iter().map(|k| k.map(|v| v as f32)).collect())
@@ -100,6 +113,8 @@ impl CpuTangents {
             keyframes: &self.keyframes,
             body_len,
             carry_by: self.carry_by,
+            shared_directions: self.shared_directions.as_deref(),
+            seeds_inertia: self.seeds_inertia,
         };
         (&mut self.carried.columns, shared, &mut self.departed)
     }
@@ -116,6 +131,8 @@ pub(crate) struct BlockTangents<'a> {
     /// The numbers of one body's block.
     pub body_len: usize,
     carry_by: CarryBy,
+    shared_directions: Option<&'a [Option<Direction>]>,
+    seeds_inertia: bool,
 }
 
 impl BlockTangents<'_> {
@@ -168,33 +185,55 @@ impl BlockTangents<'_> {
         let used = columns.len() / self.body_len;
         // A short last block's spare lanes stand in for its first body.
         let body = |lane: usize| index * LANES + if lane < used { lane } else { 0 };
-        let forces: Vec<Vec<&ForceKind>> = (0..LANES)
-            .map(|l| self.table.acting_on(body(l)).collect())
-            .collect();
-        let directions: Vec<Vec<Option<Direction>>> = (0..LANES)
-            .map(|l| {
-                let origins: Vec<usize> = self.table.origins_of(body(l)).collect();
-                directions_of(self.plan, &forces[l], &origins)
-            })
-            .collect();
-        let masses: Vec<MassProperties> = (0..LANES).map(|l| run.masses.get(body(l))).collect();
-        let bases: Vec<BodyInputs<f32>> = (0..LANES)
-            .map(|l| BodyInputs::of(&start.state(l), &masses[l], &forces[l], run.planes))
-            .collect();
-        let lanes = LaneBlockInputs {
-            bases: &bases,
+        let contacts = lane_run.block.contacts.is_some();
+        let needs_forces = contacts || self.shared_directions.is_none();
+        let forces: Vec<Vec<&ForceKind>> = match needs_forces {
+            true => (0..LANES)
+                .map(|l| self.table.acting_on(body(l)).collect())
+                .collect(),
+            false => Vec::new(),
+        };
+        let own_directions: Vec<Vec<Option<Direction>>> = match self.shared_directions {
+            Some(_) => Vec::new(),
+            None => (0..LANES)
+                .map(|l| {
+                    let origins: Vec<usize> = self.table.origins_of(body(l)).collect();
+                    directions_of(self.plan, &forces[l], &origins)
+                })
+                .collect(),
+        };
+        let directions = std::array::from_fn(|l| match self.shared_directions {
+            Some(shared) => shared,
+            None => &own_directions[l][..],
+        });
+        let masses: Vec<MassProperties> = match contacts || self.seeds_inertia {
+            true => (0..LANES).map(|l| run.masses.get(body(l))).collect(),
+            false => Vec::new(),
+        };
+        // Each lane's own inputs, for its contacts alone.
+        let bases: Vec<BodyInputs<f32>> = match contacts {
+            true => (0..LANES)
+                .map(|l| BodyInputs::of(&start.state(l), &masses[l], &forces[l], run.planes))
+                .collect(),
+            false => Vec::new(),
+        };
+        let seeds = LaneSeeds {
+            directions,
             masses: &masses,
-            directions: &directions,
-            global: lane_run.block.forces.global.len(),
-            own: lane_run.block.forces.own,
+            used,
+        };
+        let lanes = LaneBlockInputs {
+            start,
+            bases: &bases,
+            seeds,
         };
         let mut first: Option<BlockOutcome> = None;
         let mut departed = 0;
         for &block in self.blocks {
             let outcome = match block.dual_width {
-                1 => lanes.run::<1>(lane_run, block, columns, used),
-                2 => lanes.run::<2>(lane_run, block, columns, used),
-                _ => lanes.run::<4>(lane_run, block, columns, used),
+                1 => lanes.run::<1>(lane_run, block, columns),
+                2 => lanes.run::<2>(lane_run, block, columns),
+                _ => lanes.run::<4>(lane_run, block, columns),
             };
             match &first {
                 None => first = Some(outcome),
@@ -212,36 +251,33 @@ impl BlockTangents<'_> {
     }
 }
 
-/// What every dual block of a block of lanes starts from: each lane's body's inputs, mass
-/// and directions, and the block's force records.
+/// What every dual block of a block of lanes starts from: the plain run's start, the seeds,
+/// and each lane's own inputs when its contacts need them.
 struct LaneBlockInputs<'a, 'b> {
+    start: &'b StateBlock,
     bases: &'b [BodyInputs<'a, f32>],
-    masses: &'b [MassProperties],
-    directions: &'b [Vec<Option<Direction>>],
-    /// The number of global force records.
-    global: usize,
-    own: &'b [LaneForce],
+    seeds: LaneSeeds<'b>,
 }
 
 impl LaneBlockInputs<'_, '_> {
-    /// Runs the columns of `block` of the lanes' `used` bodies (`columns`, theirs in crowd
+    /// Runs the columns of `block` of the lanes' used bodies (`columns`, theirs in crowd
     /// order) over `Dual<_, N>`, writes them back and returns the run's outcome.
     fn run<const N: usize>(
         &self,
         lane_run: &LaneRun,
         block: Block,
         columns: &mut [f32],
-        used: usize,
     ) -> BlockOutcome {
-        let k = self.directions[0].len();
+        let seeds = &self.seeds;
+        let k = seeds.directions[0].len();
         let body_len = k * STATE_COMPONENTS;
-        let lanes = (0..LANES)
-            .map(|l| {
-                let own = (l < used).then(|| &columns[l * body_len..][..body_len]);
-                self.bases[l].seeded_block::<N>(&self.masses[l], &self.directions[l], block, own)
+        let lanes = (self.bases.iter().enumerate())
+            .map(|(l, base)| {
+                let own = (l < seeds.used).then(|| &columns[l * body_len..][..body_len]);
+                base.seeded_block::<N>(&seeds.masses[l], seeds.directions[l], block, own)
             })
             .collect();
-        let inputs = LaneInputs::gather(lanes, self.global, self.own);
+        let inputs = LaneInputs::seeded(&lane_run.block, self.start, seeds, block, columns, lanes);
         let (y, outcome) = lane_run.carry::<N>(&inputs);
         let y = components(&y);
         for (l, own) in columns.chunks_mut(body_len).enumerate() {
@@ -465,8 +501,8 @@ mod tests {
     /// stand in for the plain run's, on the widest clone and on the baseline one: the same
     /// tangents as body by body, and the same states, stops and frozen bodies as the plain
     /// run, under every integrator, every force kind (a force law's instance over duals of
-    /// lanes against its instance over duals of f32), own forces, keyframes, external loads,
-    /// contacts, and lanes frozen or stopped mid-run.
+    /// lanes against its instance over duals of f32), own forces or none, keyframes,
+    /// external loads, contacts or none, and lanes frozen or stopped mid-run.
     #[test]
     fn lanes_of_duals_carry_the_bodies_tangents_bit_for_bit() {
         let rules = |on_fault| FaultRules {
@@ -484,6 +520,11 @@ mod tests {
             let faulty = crowd(Integrator::Rk4).with_fault_rules(rules(on_fault));
             runs.push((format!("{on_fault:?}"), faulty));
         }
+        // Forces on every body alone and no planes: every body's directions are alike.
+        let mut global = cross_check_crowd(45, 11, Integrator::Rk4, 1e-2).unwrap();
+        global.forces.retain(|f| f.body.is_none());
+        global.custom_force = Some(CustomForce::from_law(Tether));
+        runs.push(("global forces".into(), global));
         // Every NaN as one. Under `lie_rk4` body 41's tangents grow about a hundredfold a step
         // after it bounces off the floor (the linearized step is far from stable there at
         // dt = 1e-2; `cpu-ref`'s pass 1e30 by step 27), so they overflow f32 and inf - inf

@@ -501,7 +501,7 @@ fn start_columns<P: Primal + Pod>(
             let Some(direction) = *direction else {
                 continue;
             };
-            for (row, seed) in constant_seeds(&body.mass, m, direction)
+            for (row, seed) in constant_seeds(|| body.mass.inv_inertia_body(), m, direction)
                 .into_iter()
                 .enumerate()
             {
