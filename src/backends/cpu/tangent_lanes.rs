@@ -23,6 +23,7 @@ use crate::physics::lanes::{LANES, LaneType, Lanes};
 use crate::physics::motion::{Derivative, MassConstants, State};
 use crate::physics::scalar::{Carried, Scalar};
 use crate::physics::splitting::SplitAxes;
+use smallvec::SmallVec;
 
 #[cfg(target_arch = "x86_64")]
 use crate::physics::avx::AvxLanes;
@@ -199,17 +200,19 @@ impl LaneRun<'_> {
     ) -> (State<LaneDual<N>>, BlockOutcome) {
         let to_lanes = converted::<Lanes, L, N>;
         let from_lanes = converted::<L, Lanes, N>;
-        let parameters: Vec<Parameters<Dual<L, N>>> = inputs
-            .parameters
-            .iter()
-            .map(|p| {
-                let mut numbers = [Dual::<L, N>::fixed(L::constant(0.0)); 10];
-                for (to, &from) in numbers.iter_mut().zip(&parameter_numbers(p)) {
-                    *to = to_lanes(from);
-                }
-                parameters_of(numbers)
-            })
-            .collect();
+        // A loop, not a closure: this runs inside the clone (see `converted`). Held inline
+        // for the usual few records: a heap block of their size, aligned for the clone's
+        // lanes, made glibc consolidate its free lists at every block of a one-step call
+        // (one direction's call 6.9 ms -> 5.4 ms at 1e5 bodies).
+        let mut parameters: SmallVec<[Parameters<Dual<L, N>>; 2]> =
+            SmallVec::with_capacity(inputs.parameters.len());
+        for p in &inputs.parameters {
+            let mut numbers = [Dual::<L, N>::fixed(L::constant(0.0)); 10];
+            for (to, &from) in numbers.iter_mut().zip(&parameter_numbers(p)) {
+                *to = to_lanes(from);
+            }
+            parameters.push(parameters_of(numbers));
+        }
         let run = &self.block;
         let mass = inputs.constants.map(to_lanes);
         let constants = BlockConstants {
