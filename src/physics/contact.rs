@@ -226,8 +226,7 @@ pub fn resolve_plane<R: Scalar>(
 ) -> State<R> {
     let zero = R::constant(0.0);
     let n = plane.normal;
-    let height = -plane.depth(state.position);
-    let far = shape.bounding_radius.less(height);
+    let far = far_from(shape, plane, state.position);
     R::if_then(R::not(far), state, |state| {
         let rotation = state.orientation.normalize().to_rotation();
         let count = candidate_count(shape.kind);
@@ -389,6 +388,28 @@ fn contact_impulse<R: Scalar>(
         },
     );
     (p, l, total, friction)
+}
+
+/// Whether a body of `shape` at `position` is too far from `plane` to touch it: then
+/// [`resolve_plane`] leaves its state as it is.
+#[inline(always)]
+fn far_from<R: Scalar>(
+    shape: &ShapeConstants<R>,
+    plane: &PlaneConstants<R>,
+    position: Vec3<R>,
+) -> R::Bool {
+    let height = -plane.depth(position);
+    shape.bounding_radius.less(height)
+}
+
+/// Whether a body of `shape` at `position` is too far from every plane to touch one: then
+/// [`resolve_contacts`] returns its state as it is (each plane in turn leaves it so).
+pub fn clear_of_planes<R: Scalar<Bool = bool>>(
+    shape: &ShapeConstants<R>,
+    planes: &[PlaneConstants<R>],
+    position: Vec3<R>,
+) -> bool {
+    planes.iter().all(|plane| far_from(shape, plane, position))
 }
 
 /// Resolves `next` (the state after a step that started at `start`) against every plane in
