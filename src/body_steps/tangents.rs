@@ -215,19 +215,7 @@ impl<'a, P: Primal> BodyInputs<'a, P> {
                 Direction::Mass | Direction::Inertia(_) => {
                     let seeds =
                         constant_seeds(|| mass.inv_inertia_body(), self.constants.mass, direction);
-                    let c = &mut out.constants;
-                    let i_inv = &mut c.inv_inertia;
-                    let seeded = [
-                        &mut c.mass,
-                        &mut c.inv_mass,
-                        &mut i_inv.xx,
-                        &mut i_inv.yy,
-                        &mut i_inv.zz,
-                        &mut i_inv.xy,
-                        &mut i_inv.xz,
-                        &mut i_inv.yz,
-                    ];
-                    for (number, seed) in seeded.into_iter().zip(seeds) {
+                    for (number, seed) in out.constants.numbers_mut().into_iter().zip(seeds) {
                         number.tangent[i] = seed;
                     }
                 }

@@ -93,6 +93,25 @@ impl<R: Copy> State<R> {
     }
 }
 
+impl<R> MassConstants<R> {
+    /// The eight numbers in the order their derivatives are seeded in: `M`, `1/M`, then
+    /// `Ibody^-1`'s `xx, yy, zz, xy, xz, yz`.
+    #[inline(always)]
+    pub fn numbers_mut(&mut self) -> [&mut R; 8] {
+        let i = &mut self.inv_inertia;
+        [
+            &mut self.mass,
+            &mut self.inv_mass,
+            &mut i.xx,
+            &mut i.yy,
+            &mut i.zz,
+            &mut i.xy,
+            &mut i.xz,
+            &mut i.yz,
+        ]
+    }
+}
+
 impl<R: Copy> MassConstants<R> {
     /// Each number through `f`: the constants in another number type.
     #[inline(always)]

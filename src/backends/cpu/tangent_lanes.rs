@@ -123,18 +123,7 @@ impl<'a, const N: usize> LaneInputs<'a, N> {
                     Some(d @ (Direction::Mass | Direction::Inertia(_))) => {
                         let inv_inertia = || seeds.masses[l].inv_inertia_body();
                         let seeded = constant_seeds(inv_inertia, mass.mass.0[l], d);
-                        let i_inv = &mut constants.inv_inertia;
-                        let held = [
-                            &mut constants.mass,
-                            &mut constants.inv_mass,
-                            &mut i_inv.xx,
-                            &mut i_inv.yy,
-                            &mut i_inv.zz,
-                            &mut i_inv.xy,
-                            &mut i_inv.xz,
-                            &mut i_inv.yz,
-                        ];
-                        for (number, seed) in held.into_iter().zip(seeded) {
+                        for (number, seed) in constants.numbers_mut().into_iter().zip(seeded) {
                             number.tangent[j].0[l] = seed;
                         }
                     }
