@@ -15,7 +15,7 @@ use crate::physics::dual::Dual;
 use crate::physics::force_law::{CustomForceInput, ExternalLoad, ForceInput};
 use crate::physics::forces::{Body, Parameters, add_force, add_scaled};
 use crate::physics::motion::{self, Load, MassConstants, State};
-use crate::physics::profile::keyframe_scale;
+use crate::physics::profile::{KeyframeSeeds, keyframe_scale, seeded_keyframe_scale};
 use crate::physics::scalar::Scalar;
 
 /// What the forces on one body see besides its state and the time: which body it is, the
@@ -105,6 +105,8 @@ pub(crate) trait Reference: Scalar + 'static {
     const TANGENTS: bool;
     /// The value without its tangents.
     fn primal(self) -> Self::Primal;
+    /// `value` moving along the columns `columns` (a bit each) with derivative 1.
+    fn seeded(value: Self::Primal, columns: u8) -> Self;
 }
 
 macro_rules! machine_reference {
@@ -115,6 +117,10 @@ macro_rules! machine_reference {
             #[inline(always)]
             fn primal(self) -> $t {
                 self
+            }
+            #[inline(always)]
+            fn seeded(value: $t, _: u8) -> $t {
+                value
             }
         }
     };
@@ -129,6 +135,16 @@ impl<P: Primal, const N: usize> Reference for Dual<P, N> {
     fn primal(self) -> P {
         self.value
     }
+    #[inline(always)]
+    fn seeded(value: P, columns: u8) -> Self {
+        let mut out = Dual::fixed(value);
+        for (j, tangent) in out.tangent.iter_mut().enumerate() {
+            if columns & 1 << j != 0 {
+                *tangent = P::constant(1.0);
+            }
+        }
+        out
+    }
 }
 
 /// `v` as fixed numbers of `R` (constants: no tangent).
@@ -142,6 +158,8 @@ pub(crate) fn fixed_vector<R: Reference>(v: DVec3) -> Vec3<R> {
 pub(crate) struct ForceTerm<'a, R> {
     pub kind: &'a ForceKind,
     pub parameters: Parameters<R>,
+    /// The columns taken along numbers of a keyframed force's table.
+    pub keyframe_seeds: KeyframeSeeds,
 }
 
 impl<'a, R: Reference> ForceTerm<'a, R> {
@@ -154,6 +172,7 @@ impl<'a, R: Reference> ForceTerm<'a, R> {
                 vectors: p.vectors.map(fixed_vector),
                 scalars: p.scalars.map(R::constant),
             },
+            keyframe_seeds: KeyframeSeeds::default(),
         }
     }
 }
@@ -168,9 +187,15 @@ fn accumulate_force<R: Reference>(
     let [u, w] = term.parameters.vectors;
     match *term.kind {
         ForceKind::Keyframed { table, .. } => {
-            // The table holds fixed numbers and time moves along no direction.
-            let scale = keyframe_scale(&env.keyframes[table], body.time.primal());
-            add_scaled(u, w, R::constant(scale.into()), total);
+            // Time moves along no direction; the table's numbers move where seeded.
+            let (keyframes, t) = (&env.keyframes[table], body.time.primal());
+            let scale = match term.keyframe_seeds.any() {
+                false => R::constant(keyframe_scale(keyframes, t).into()),
+                true => {
+                    seeded_keyframe_scale(keyframes, t, body.time, &term.keyframe_seeds, R::seeded)
+                }
+            };
+            add_scaled(u, w, scale, total);
         }
         ForceKind::Custom if R::TANGENTS => {
             // Only a force law has derivatives: `Simulation::carry_tangents` refuses others.

@@ -35,7 +35,11 @@ pub(crate) fn seed(direction: Option<Direction>, rows: u16) -> MovingNumbers {
         Some(d @ (Direction::Mass | Direction::Inertia(_))) => {
             none.and(Structure::Constants, seeded_constants(d))
         }
-        Some(Direction::Force { .. }) => none.and(Structure::Parameters, every(PARAMETER_NUMBERS)),
+        // A keyframed record's load is its scale times its numbers: moving the scale moves
+        // what moving the numbers would.
+        Some(Direction::Force { .. } | Direction::Keyframe { .. }) => {
+            none.and(Structure::Parameters, every(PARAMETER_NUMBERS))
+        }
         Some(Direction::Plane { .. }) => none.and(Structure::Plane, every(PLANE_NUMBERS)),
     }
 }
@@ -61,7 +65,7 @@ pub(crate) fn group(direction: Option<Direction>) -> (u8, usize) {
         Some(Direction::State(c)) => (1, [3, 7, 10].iter().filter(|&&end| c >= end).count()),
         Some(Direction::Mass) => (2, 0),
         Some(Direction::Inertia(_)) => (3, 0),
-        Some(Direction::Force { force, .. }) => (4, force),
+        Some(Direction::Force { force, .. } | Direction::Keyframe { force, .. }) => (4, force),
         Some(Direction::Plane { plane, .. }) => (5, plane),
     }
 }
@@ -204,7 +208,9 @@ pub(crate) mod tests {
             .clone()
             .with_plane(Plane::through(DVec3::ZERO, DVec3::Z, 0.5, 0.3));
         let run = |crowd: &Crowd, names: &[&str]| -> Vec<Vec<usize>> {
-            let plan = TangentPlan::parse(names, &crowd.forces, &crowd.planes, "t").unwrap();
+            let plan =
+                TangentPlan::parse(names, &crowd.forces, &crowd.planes, &crowd.keyframes, "t")
+                    .unwrap();
             let blocks = cpu_blocks(&plan, crowd, &DUAL_WIDTHS);
             let widths: Vec<usize> = blocks.iter().map(|b| b.dual_width).collect();
             let count = blocks.iter().map(|b| b.columns().len()).sum();
@@ -252,7 +258,14 @@ pub(crate) mod tests {
                     angular: 0.05,
                 }))
                 .with_integrator(integrator);
-            let plan = TangentPlan::parse(&["state", "mass"], &crowd.forces, &[], "t").unwrap();
+            let plan = TangentPlan::parse(
+                &["state", "mass"],
+                &crowd.forces,
+                &[],
+                &crowd.keyframes,
+                "t",
+            )
+            .unwrap();
             let directions = crowd_directions(&plan, &crowd);
             let left_out = cpu_blocks(&plan, &crowd, &DUAL_WIDTHS);
             let all: Vec<usize> = (0..directions.len()).collect();

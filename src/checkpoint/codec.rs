@@ -142,7 +142,13 @@ fn decode_tangents(r: &mut ByteReader, crowd: &Crowd) -> Result<Option<TangentCo
     let names = (0..count)
         .map(|i| r.string(&format!("tangents.names[{i}]")))
         .collect::<Result<Vec<String>>>()?;
-    let plan = TangentPlan::parse(&names, &crowd.forces, &crowd.planes, "tangents.names")?;
+    let plan = TangentPlan::parse(
+        &names,
+        &crowd.forces,
+        &crowd.planes,
+        &crowd.keyframes,
+        "tangents.names",
+    )?;
     let len = r.count(8, "tangents.columns")?;
     let expected = crowd.bodies.len() * plan.body_len();
     if len != expected {

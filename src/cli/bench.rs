@@ -201,7 +201,13 @@ fn plan(args: &BenchArgs) -> Result<BenchPlan> {
     })?;
     let crowd = workload.crowd(1, 1)?;
     for name in tangents.iter().flatten() {
-        TangentPlan::parse(&[name], &crowd.forces, &crowd.planes, "--tangents")?;
+        TangentPlan::parse(
+            &[name],
+            &crowd.forces,
+            &crowd.planes,
+            &crowd.keyframes,
+            "--tangents",
+        )?;
     }
     Ok(BenchPlan {
         bodies: parse_sizes(&args.bodies)?,

@@ -50,7 +50,8 @@ impl TangentArgs {
             Some(_) => "--sensitivity",
             None => "--jacobian",
         };
-        let plan = TangentPlan::parse(&names, &crowd.forces, &crowd.planes, flag)?;
+        let plan =
+            TangentPlan::parse(&names, &crowd.forces, &crowd.planes, &crowd.keyframes, flag)?;
         if !matches!(TrajectoryFormat::from_path(out), Ok(TrajectoryFormat::Npz)) {
             return Err(Error::invalid(
                 flag,

@@ -2,15 +2,19 @@
 //! components of the initial state `y = (x, q, P, L)`, `q` as `w, x, y, z`), `mass`,
 //! `inertia` (the body inertia's `xx, yy, zz, xy, xz, yz`), one number of a force in the
 //! scene's own path syntax (`forces[1].stiffness`, `forces[0].acceleration`: three
-//! directions, one a component) or of a plane (`planes[0].friction`, `planes[0].point`,
+//! directions, one a component; `forces[2].keyframes`: a keyframed force's table, two
+//! directions a keyframe) or of a plane (`planes[0].friction`, `planes[0].point`,
 //! `planes[0].normal`).
 
 use crate::model::error::{Error, Result};
-use crate::model::force::{FieldValue, Force, NumericField};
+use crate::model::force::{FieldValue, Force, ForceKind, NumericField};
 use crate::model::plane::Plane;
 
 /// Components of the state `y`.
 pub const STATE_COMPONENTS: usize = 13;
+
+/// The name of a keyframed force's table, as the scene spells it.
+const KEYFRAMES: &str = "keyframes";
 
 /// Entries of the body inertia a sensitivity moves.
 pub const INERTIA_ENTRIES: usize = 6;
@@ -53,6 +57,9 @@ pub(crate) enum Direction {
     Inertia(usize),
     /// One number of the body's `force`-th force (in the order its steps are given them).
     Force { force: usize, slot: ParameterSlot },
+    /// Number `number` of the keyframe table of the body's `force`-th force, a keyframed
+    /// one: `2 i` is keyframe `i`'s time, `2 i + 1` its value.
+    Keyframe { force: usize, number: usize },
     /// One number of the crowd's plane `plane`.
     Plane { plane: usize, number: PlaneNumber },
 }
@@ -150,6 +157,14 @@ pub enum Tangent {
         /// Whether the field is a 3-vector.
         vector: bool,
     },
+    /// The keyframe table of the scene's force `force`, a keyframed one: two directions a
+    /// keyframe, its time and its value, `t0, v0, t1, v1, ...` as the scene writes them.
+    Keyframes {
+        /// The force's index in the crowd's list.
+        force: usize,
+        /// How many keyframes its table holds.
+        keyframes: usize,
+    },
     /// Field `field` of the crowd's plane `plane`: `point` or `normal` (three directions
     /// each), `restitution` or `friction`.
     Plane {
@@ -161,9 +176,15 @@ pub enum Tangent {
 }
 
 impl Tangent {
-    /// The tangent `name` names among a crowd's `forces` and `planes`; `flag` is the option
-    /// or argument it came from, named in the error.
-    pub fn parse(name: &str, forces: &[Force], planes: &[Plane], flag: &str) -> Result<Self> {
+    /// The tangent `name` names among a crowd's `forces`, `planes` and keyframe tables
+    /// `keyframes`; `flag` is the option or argument it came from, named in the error.
+    pub fn parse(
+        name: &str,
+        forces: &[Force],
+        planes: &[Plane],
+        keyframes: &[Vec<[f64; 2]>],
+        flag: &str,
+    ) -> Result<Self> {
         let invalid = |message: String| Error::invalid(flag, message);
         match name {
             "state" => return Ok(Tangent::State),
@@ -204,8 +225,19 @@ impl Tangent {
             )));
         };
         let fields = given.kind.numeric_fields();
+        let table = match given.kind {
+            ForceKind::Keyframed { table, .. } => keyframes.get(table),
+            _ => None,
+        };
+        if let (Some(table), KEYFRAMES) = (table, field) {
+            return Ok(Tangent::Keyframes {
+                force,
+                keyframes: table.len(),
+            });
+        }
         let Some(found) = fields.iter().find(|f| f.name == field) else {
-            let names: Vec<&str> = fields.iter().map(|f| f.name).collect();
+            let mut names: Vec<&str> = fields.iter().map(|f| f.name).collect();
+            names.extend(table.map(|_| KEYFRAMES));
             let known = match names.is_empty() {
                 true => "it has none".to_string(),
                 false => format!("its numbers are {}", names.join(", ")),
@@ -230,6 +262,7 @@ impl Tangent {
             Tangent::Inertia => INERTIA_ENTRIES,
             Tangent::Force { vector: true, .. } => 3,
             Tangent::Force { vector: false, .. } => 1,
+            Tangent::Keyframes { keyframes, .. } => 2 * keyframes,
             Tangent::Plane { field, .. } => PlaneNumber::of_field(field).len(),
         }
     }
@@ -241,6 +274,7 @@ impl Tangent {
             Tangent::Mass => "mass".to_string(),
             Tangent::Inertia => "inertia".to_string(),
             Tangent::Force { force, field, .. } => format!("forces[{force}].{field}"),
+            Tangent::Keyframes { force, .. } => format!("forces[{force}].{KEYFRAMES}"),
             Tangent::Plane { plane, field } => format!("planes[{plane}].{field}"),
         }
     }
@@ -254,17 +288,19 @@ pub struct TangentPlan {
 }
 
 impl TangentPlan {
-    /// The tangents `names` names among a crowd's `forces` and `planes`; `flag` is the option
-    /// or argument they came from, named in the error. A name given twice is an error.
+    /// The tangents `names` names among a crowd's `forces`, `planes` and keyframe tables
+    /// `keyframes`; `flag` is the option or argument they came from, named in the error. A
+    /// name given twice is an error.
     pub fn parse(
         names: &[impl AsRef<str>],
         forces: &[Force],
         planes: &[Plane],
+        keyframes: &[Vec<[f64; 2]>],
         flag: &str,
     ) -> Result<Self> {
         let mut tangents: Vec<Tangent> = Vec::new();
         for name in names {
-            let tangent = Tangent::parse(name.as_ref(), forces, planes, flag)?;
+            let tangent = Tangent::parse(name.as_ref(), forces, planes, keyframes, flag)?;
             if tangents.contains(&tangent) {
                 return Err(Error::invalid(
                     flag,
@@ -418,7 +454,7 @@ mod tests {
             ("planes[1].restitution", 1),
             ("planes[1].friction", 1),
         ] {
-            let tangent = Tangent::parse(name, &forces, &planes(), "--sensitivity").unwrap();
+            let tangent = Tangent::parse(name, &forces, &planes(), &[], "--sensitivity").unwrap();
             assert_eq!((tangent.width(), tangent.name()), (width, name.to_string()));
         }
     }
@@ -460,9 +496,39 @@ mod tests {
                 "--sensitivity: `planes[0]friction` names no tangent: use state, mass, inertia, forces[i].FIELD or planes[i].FIELD",
             ),
         ] {
-            let error = Tangent::parse(name, &forces, &planes(), "--sensitivity").unwrap_err();
+            let error = Tangent::parse(name, &forces, &planes(), &[], "--sensitivity").unwrap_err();
             assert_eq!(error.to_string(), expected);
         }
+    }
+
+    /// A keyframed force's table is two directions a keyframe, named by the field the scene
+    /// writes it in; a force of another kind has no table.
+    #[test]
+    fn a_keyframe_table_is_two_directions_a_keyframe() {
+        let keyframed = |table| {
+            Force::on_all(ForceKind::Keyframed {
+                force: DVec3::X,
+                torque: DVec3::ZERO,
+                table,
+            })
+        };
+        let forces = [keyframed(1), forces().remove(1), keyframed(0)];
+        let tables = [vec![[0.0, 1.0]], vec![[0.0, 1.0], [1.0, 2.0], [3.0, 0.5]]];
+        let parse = |name| Tangent::parse(name, &forces, &[], &tables, "--sensitivity");
+        let table = parse("forces[0].keyframes").unwrap();
+        assert_eq!(
+            (table.width(), table.name()),
+            (6, "forces[0].keyframes".into())
+        );
+        assert_eq!(parse("forces[2].keyframes").unwrap().width(), 2);
+        assert_eq!(
+            parse("forces[0].keyframe").unwrap_err().to_string(),
+            "--sensitivity: `forces[0].keyframe`: a keyframed force has no number `keyframe`; its numbers are force, torque, keyframes"
+        );
+        assert_eq!(
+            parse("forces[1].keyframes").unwrap_err().to_string(),
+            "--sensitivity: `forces[1].keyframes`: a spring force has no number `keyframes`; its numbers are anchor, attach, stiffness, damping"
+        );
     }
 
     /// Every kind's fields, each given a different value, are found at their slots of

@@ -26,7 +26,13 @@ impl<C: Communicator> MpiSimulation<C> {
         if names.is_empty() {
             return Err(Error::invalid("tangents", "name at least one"));
         }
-        let plan = TangentPlan::parse(names, &crowd.forces, &crowd.planes, "tangents")?;
+        let plan = TangentPlan::parse(
+            names,
+            &crowd.forces,
+            &crowd.planes,
+            &crowd.keyframes,
+            "tangents",
+        )?;
         self.carry_tangents(&plan, crowd)
     }
 

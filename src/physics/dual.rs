@@ -34,6 +34,10 @@ pub(crate) const DUAL_WIDTHS: [usize; 2] = [1, 4];
 /// none,mass,inertia,state`, 2-core AMD EPYC).
 pub(crate) const LANE_DUAL_WIDTHS: [usize; 3] = [1, 2, 4];
 
+/// The widest dual any backend runs its tangents in: no block carries more columns.
+pub(crate) const WIDEST_DUAL: usize = 4;
+const _: () = assert!(DUAL_WIDTHS[1] <= WIDEST_DUAL && LANE_DUAL_WIDTHS[2] <= WIDEST_DUAL);
+
 /// `value` and its derivative along each of `N` directions.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Dual<R, const N: usize> {

@@ -41,6 +41,7 @@ const VECTOR_NUMBERS: usize = 3;
 /// the step, and a block of 16 (17 numbers each) made lavapipe's compile of the cross-check
 /// crowd's kernel run for minutes; blocks of 4 compile in seconds.
 pub const TRACED_WIDTHS: [usize; 2] = [1, 4];
+const _: () = assert!(TRACED_WIDTHS[1] <= super::dual::WIDEST_DUAL);
 
 type D<F, const W: usize> = TracedDual<F, W>;
 

@@ -68,6 +68,13 @@ impl Lanes {
 pub(crate) trait LaneType: Scalar + From<Lanes> + Into<Lanes> {
     /// `value` in every lane.
     fn splat(value: f32) -> Self;
+    /// `value` in every lane, moving along the columns `columns` (a bit each) with
+    /// derivative 1: lanes without tangents have no columns.
+    #[inline(always)]
+    fn seeded(value: f32, columns: u8) -> Self {
+        let _ = columns;
+        Self::splat(value)
+    }
     /// A condition that holds in lane `lane` only.
     fn lane_is(lane: usize) -> Self::Bool;
     /// The lanes where `holds` does, one bit each.
@@ -113,6 +120,16 @@ impl<L: LaneType, const N: usize> LaneType for Dual<L, N> {
     #[inline(always)]
     fn splat(value: f32) -> Self {
         Dual::fixed(L::splat(value))
+    }
+    #[inline(always)]
+    fn seeded(value: f32, columns: u8) -> Self {
+        let mut out = Self::splat(value);
+        for (j, tangent) in out.tangent.iter_mut().enumerate() {
+            if columns & 1 << j != 0 {
+                *tangent = L::splat(1.0);
+            }
+        }
+        out
     }
     #[inline(always)]
     fn lane_is(lane: usize) -> L::Bool {

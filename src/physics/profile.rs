@@ -2,6 +2,7 @@
 //! in. The interpolation on the segment is `physics::forces::keyframe_lerp`; the GPU kernel
 //! makes the same comparisons (shaders/derivative.wgsl).
 
+use crate::physics::dual::WIDEST_DUAL;
 use crate::physics::forces::keyframe_lerp;
 use crate::physics::scalar::Scalar;
 
@@ -19,6 +20,61 @@ pub(crate) fn keyframe_scale<R: Scalar + PartialOrd>(keyframes: &[[R; 2]], t: R)
         }
     }
     keyframes[keyframes.len() - 1][1]
+}
+
+/// Which number of a keyframe table each column of a block is taken along, for one force
+/// record: `2 i` is keyframe `i`'s time, `2 i + 1` its value.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct KeyframeSeeds([Option<u32>; WIDEST_DUAL]);
+
+impl KeyframeSeeds {
+    /// Takes column `column` along table number `number`.
+    pub(crate) fn seed(&mut self, column: usize, number: usize) {
+        self.0[column] = Some(number as u32);
+    }
+
+    /// Whether any column is taken along the table.
+    pub(crate) fn any(&self) -> bool {
+        self.0.iter().any(Option::is_some)
+    }
+
+    /// The columns taken along table number `number`, a bit each.
+    #[inline(always)]
+    pub(crate) fn columns(&self, number: usize) -> u8 {
+        (self.0.iter().enumerate())
+            .filter(|(_, seed)| **seed == Some(number as u32))
+            .fold(0, |columns, (j, _)| columns | 1 << j)
+    }
+}
+
+/// [`keyframe_scale`] with the table's numbers moving along the columns `seeds` takes
+/// them along: the same comparisons (on the values), the same interpolation, each number
+/// entering as `number(value, its columns)`, a number of `R` whose tangents are 1 in those
+/// columns. `time` is `t` in `R` (it moves along no column).
+#[inline(always)]
+pub(crate) fn seeded_keyframe_scale<P: Scalar + PartialOrd, R: Scalar>(
+    keyframes: &[[P; 2]],
+    t: P,
+    time: R,
+    seeds: &KeyframeSeeds,
+    number: impl Fn(P, u8) -> R,
+) -> R {
+    let keyframe = |i: usize| {
+        let [at, value] = keyframes[i];
+        [
+            number(at, seeds.columns(2 * i)),
+            number(value, seeds.columns(2 * i + 1)),
+        ]
+    };
+    if t <= keyframes[0][0] {
+        return keyframe(0)[1];
+    }
+    for (i, [at, _]) in keyframes.iter().enumerate().skip(1) {
+        if t < *at {
+            return keyframe_lerp(keyframe(i - 1), keyframe(i), time);
+        }
+    }
+    keyframe(keyframes.len() - 1)[1]
 }
 
 #[cfg(test)]

@@ -47,6 +47,7 @@ impl Simulation {
             names,
             &self.settings.forces,
             &self.settings.planes,
+            &self.settings.keyframes,
             "tangents",
         )?;
         self.carry_tangents(plan)

@@ -54,7 +54,15 @@ fn every_name(crowd: &Crowd) -> Vec<String> {
         seen.push(kind);
         for field in FIELDS {
             let name = format!("forces[{i}].{field}");
-            if Tangent::parse(&name, &crowd.forces, &crowd.planes, "tangents").is_ok() {
+            if Tangent::parse(
+                &name,
+                &crowd.forces,
+                &crowd.planes,
+                &crowd.keyframes,
+                "tangents",
+            )
+            .is_ok()
+            {
                 names.push(name);
             }
         }

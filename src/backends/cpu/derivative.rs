@@ -12,7 +12,7 @@ use crate::physics::force_law::{CustomForceInput, ForceInput};
 use crate::physics::forces::{Body, Parameters, add_force, add_scaled};
 use crate::physics::lanes::{LANES, LaneType, Lanes};
 use crate::physics::motion::{self, Derivative, Load, MassConstants, State};
-use crate::physics::profile::keyframe_scale;
+use crate::physics::profile::{KeyframeSeeds, keyframe_scale, seeded_keyframe_scale};
 use crate::physics::splitting::SplitAxes;
 
 /// Everything a block's derivative reads besides its state, its constants and the time.
@@ -45,6 +45,9 @@ pub(crate) struct BlockConstants<'a, L> {
     /// The parameters of the block's force records (the global ones, then its own), when
     /// tangents move them; empty when each record's f32 parameters are taken as they are.
     pub parameters: &'a [Parameters<L>],
+    /// The columns taken along numbers of each record's keyframe table, in the same order;
+    /// empty when no column is.
+    pub keyframe_seeds: &'a [KeyframeSeeds],
 }
 
 impl<'a, L: LaneType> BlockConstants<'a, L> {
@@ -57,6 +60,7 @@ impl<'a, L: LaneType> BlockConstants<'a, L> {
             load: load.map(L::from),
             block,
             parameters: &[],
+            keyframe_seeds: &[],
         }
     }
 }
@@ -156,6 +160,7 @@ fn add_custom<L: LaneType>(
 fn accumulate_force<L: LaneType>(
     f: &ForceF32,
     seeded: Option<&Parameters<L>>,
+    keyframe_seeds: Option<&KeyframeSeeds>,
     c: &BlockConstants<L>,
     body: &Body<L>,
     env: &BlockForces,
@@ -181,8 +186,14 @@ fn accumulate_force<L: LaneType>(
             let (first, count) = (f.keyframes.0 as usize, f.keyframes.1 as usize);
             // A block's bodies share the clock: one search serves every lane.
             let time: Lanes = body.time.into();
-            let scale = keyframe_scale(&env.keyframes[first..first + count], time.0[0]);
-            add_scaled(u, w, L::splat(scale), total);
+            let keyframes = &env.keyframes[first..first + count];
+            let scale = match keyframe_seeds.filter(|seeds| seeds.any()) {
+                None => L::splat(keyframe_scale(keyframes, time.0[0])),
+                Some(seeds) => {
+                    seeded_keyframe_scale(keyframes, time.0[0], body.time, seeds, L::seeded)
+                }
+            };
+            add_scaled(u, w, scale, total);
         }
         ForceType::Custom => {
             if let Some(custom) = env.custom_force {
@@ -230,12 +241,22 @@ pub(crate) fn derivative<L: LaneType>(
     };
     let mut total = c.load;
     for (r, g) in f.global.iter().enumerate() {
-        accumulate_force(g, c.parameters.get(r), c, &body, f, &mut total);
+        let keyframe_seeds = c.keyframe_seeds.get(r);
+        accumulate_force(
+            g,
+            c.parameters.get(r),
+            keyframe_seeds,
+            c,
+            &body,
+            f,
+            &mut total,
+        );
     }
     for (r, o) in f.own.iter().enumerate() {
         let mut with = total;
-        let seeded = c.parameters.get(f.global.len() + r);
-        accumulate_force(&o.force, seeded, c, &body, f, &mut with);
+        let at = f.global.len() + r;
+        let (seeded, keyframe_seeds) = (c.parameters.get(at), c.keyframe_seeds.get(at));
+        accumulate_force(&o.force, seeded, keyframe_seeds, c, &body, f, &mut with);
         let only = L::lane_is(o.lane);
         total = Load {
             force: select3(only, with.force, total.force),

@@ -21,6 +21,7 @@ use crate::physics::dual::Dual;
 use crate::physics::forces::Parameters;
 use crate::physics::lanes::{LANES, LaneType, Lanes};
 use crate::physics::motion::{Derivative, MassConstants, State};
+use crate::physics::profile::KeyframeSeeds;
 use crate::physics::scalar::Scalar;
 use crate::physics::splitting::SplitAxes;
 use smallvec::SmallVec;
@@ -42,6 +43,9 @@ pub(crate) struct LaneInputs<'a, const N: usize> {
     constants: MassConstants<LaneDual<N>>,
     /// The block's force records' parameters, the global ones then its own.
     parameters: Vec<Parameters<LaneDual<N>>>,
+    /// The columns taken along numbers of each record's keyframe table, in the same order;
+    /// empty when no column is.
+    keyframe_seeds: Vec<KeyframeSeeds>,
 }
 
 /// What seeds a block of lanes' directions, besides the run's values.
@@ -116,6 +120,20 @@ impl<'a, const N: usize> LaneInputs<'a, N> {
         let mut records: Vec<[LaneDual<N>; 10]> = records
             .map(|f| parameter_numbers(&f.parameters).map(splat))
             .collect();
+        let mut keyframe_seeds = Vec::new();
+        // The record of the lane's `force`-th force: an own record's numbers are its lane's
+        // in every lane; the others never keep its share.
+        let record = |force: usize, l: usize| match force.checked_sub(forces.global.len()) {
+            None => (force, false),
+            Some(nth) => {
+                let at = (forces.own.iter().enumerate())
+                    .filter(|(_, o)| o.lane == l)
+                    .nth(nth)
+                    .map(|(i, _)| forces.global.len() + i)
+                    .expect("a lane's own force");
+                (at, true)
+            }
+        };
         for (j, &c) in block_columns.iter().enumerate() {
             for (l, directions) in seeds.directions.iter().enumerate().take(seeds.used) {
                 match directions[c] {
@@ -128,20 +146,18 @@ impl<'a, const N: usize> LaneInputs<'a, N> {
                         }
                     }
                     Some(Direction::Force { force, slot }) => {
-                        let number = slot.place();
-                        match force.checked_sub(forces.global.len()) {
-                            None => records[force][number].tangent[j].0[l] = 1.0,
-                            // An own record's numbers are its lane's in every lane; the
-                            // others never keep its share.
-                            Some(nth) => {
-                                let at = (forces.own.iter().enumerate())
-                                    .filter(|(_, o)| o.lane == l)
-                                    .nth(nth)
-                                    .map(|(i, _)| forces.global.len() + i)
-                                    .expect("a lane's own force");
-                                records[at][number].tangent[j] = Lanes([1.0; LANES]);
-                            }
+                        let (at, own) = record(force, l);
+                        let number = &mut records[at][slot.place()];
+                        match own {
+                            true => number.tangent[j] = Lanes([1.0; LANES]),
+                            false => number.tangent[j].0[l] = 1.0,
                         }
+                    }
+                    // A table is seeded in every lane: only the lanes its record acts on
+                    // keep what it adds.
+                    Some(Direction::Keyframe { force, number }) => {
+                        keyframe_seeds.resize(records.len(), KeyframeSeeds::default());
+                        keyframe_seeds[record(force, l).0].seed(j, number);
                     }
                 }
             }
@@ -151,6 +167,7 @@ impl<'a, const N: usize> LaneInputs<'a, N> {
             state,
             constants,
             parameters: records.into_iter().map(parameters_of).collect(),
+            keyframe_seeds,
         }
     }
 }
@@ -210,6 +227,7 @@ impl LaneRun<'_> {
             load: run.forces.load.map(Dual::<L, N>::from),
             block: run.constants,
             parameters: &parameters,
+            keyframe_seeds: &inputs.keyframe_seeds,
         };
         let contacts = |start: &State<Dual<L, N>>, next: State<Dual<L, N>>| match run.contacts {
             Some(_) => self

@@ -397,12 +397,15 @@ mod tests {
     }
 
     /// Every name of a direction `crowd` has: the state, the mass, the inertia and each
-    /// numeric field of each force.
+    /// numeric field of each force, and each keyframed force's table.
     fn every_name(crowd: &Crowd) -> Vec<String> {
         let mut names = vec!["state".to_string(), "mass".into(), "inertia".into()];
         for (i, force) in crowd.forces.iter().enumerate() {
             for field in force.kind.numeric_fields() {
                 names.push(format!("forces[{i}].{}", field.name));
+            }
+            if let ForceKind::Keyframed { .. } = force.kind {
+                names.push(format!("forces[{i}].keyframes"));
             }
         }
         names
@@ -435,7 +438,14 @@ mod tests {
     /// [`departures`]' run, its tangents carried `by`, or none.
     fn carried(crowd: &Crowd, by: Option<CarryBy>) -> Ran {
         let names = every_name(crowd);
-        let plan = TangentPlan::parse(&names, &crowd.forces, &crowd.planes, "tangents").unwrap();
+        let plan = TangentPlan::parse(
+            &names,
+            &crowd.forces,
+            &crowd.planes,
+            &crowd.keyframes,
+            "tangents",
+        )
+        .unwrap();
         let mut sim = CpuSimulation::new(crowd, &BodySource::given(&crowd.bodies), 0).unwrap();
         let loads: Vec<ExternalLoad> = (0..crowd.bodies.len())
             .map(|i| ExternalLoad {

@@ -442,7 +442,13 @@ mod kernel_tests {
         };
         let plain = crowd_kernel_ops(&crowd, &options).unwrap().per_body_step(8);
         let ratio = |name: &str, widest| {
-            let plan = crate::model::tangent::TangentPlan::parse(&[name], &crowd.forces, &[], "t");
+            let plan = crate::model::tangent::TangentPlan::parse(
+                &[name],
+                &crowd.forces,
+                &[],
+                &crowd.keyframes,
+                "t",
+            );
             crowd_tangent_ops(&crowd, &options, (&plan.unwrap(), widest)).unwrap() / plain
         };
         let (one, six, thirteen) = (ratio("mass", 4), ratio("inertia", 4), ratio("state", 4));

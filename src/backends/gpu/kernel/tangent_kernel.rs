@@ -425,7 +425,8 @@ mod tests {
         let rows = |range: std::ops::Range<usize>| range.fold(0u16, |b, r| b | 1 << r);
         let (x, q, p, l) = (rows(0..3), rows(3..7), rows(7..10), rows(10..13));
         let blocks = |crowd: &Crowd, widest| {
-            let plan = TangentPlan::parse(&["state"], &crowd.forces, &[], "t").unwrap();
+            let plan =
+                TangentPlan::parse(&["state"], &crowd.forces, &[], &crowd.keyframes, "t").unwrap();
             let table = crate::assembly::force_table::ForceTable::new(crowd, crowd.bodies.len());
             let spec = KernelSpec::for_crowd(crowd, &table, true, 8).for_shapes_of(&crowd.bodies);
             let blocks = gpu_blocks_of(
