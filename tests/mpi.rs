@@ -70,7 +70,9 @@ fn scene(dir: &Path, generated: usize) -> PathBuf {
              {{"type": "point_force", "body": 0, "force": [0, 0, 1], "point": [-3, 0, -2]}},
              {{"type": "spring", "body": {mid}, "anchor": [0, 0, 0], "attach": [0.1, 0, 0],
                "stiffness": 20, "damping": 0.2}},
-             {{"type": "thrust", "body": {last}, "force": [0, 0, 3]}}],
+             {{"type": "thrust", "body": {last}, "force": [0, 0, 3]}},
+             {{"type": "keyframed", "body": {last}, "force": [0, 1, 0],
+               "keyframes": [[0.0031, 0.5], [0.0117, -1], [0.0203, 2]]}}],
   "bodies": [{given}],
   "crowd": {{"count": {generated}, "seed": 5, "speed": 3.0, "spin": 6.0,
              "shapes": ["box", "sphere", "capsule", "cylinder", "ellipsoid"]}}}}"#,
@@ -196,9 +198,10 @@ fn chunk_aligned_shards_and_contacts_over_ranks_are_one_process_byte_for_byte() 
 fn tangents_over_ranks_are_one_process_byte_for_byte() {
     let dir = tempfile::tempdir().unwrap();
     // Over 3 ranks, body 0's point force, the middle body's spring and the last body's
-    // thrust each act on one rank's shard.
+    // thrust and keyframed force each act on one rank's shard.
     let scene = scene(dir.path(), 37);
-    let own = "forces[2].point,forces[3].stiffness,forces[4].force,forces[1].linear,inertia";
+    let own = "forces[2].point,forces[3].stiffness,forces[4].force,forces[5].keyframes,\
+               forces[1].linear,inertia";
     let path = |name: &str| dir.path().join(name);
     let cases: &[(&str, &str, &str, &str, usize)] = &[
         (s(&scene), "cpu-ref", "lie_rk4", own, 3),

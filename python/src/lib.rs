@@ -249,7 +249,8 @@ impl Simulation {
     /// `max_angular_speed`, `max_distance`) does: `"stop"` the run (an error) or
     /// `"freeze"` it alone (see `quarantined`). Unset, the crowd's own rules hold.
     /// `tangents`: the derivatives to carry from the start (`"state"`, `"mass"`,
-    /// `"inertia"`, `"forces[i].FIELD"`), read with `jacobian` and `sensitivity`.
+    /// `"inertia"`, `"forces[i].FIELD"`, a keyframed force's `"forces[i].keyframes"`,
+    /// `"planes[i].FIELD"`), read with `jacobian` and `sensitivity`.
     /// `f32_divisions_in_f64` (`"gpu"` only): the f32 kernel's divisions and square roots
     /// taken in f64, so that `"gpu"` gives `"cpu"`'s bits where the adapter's f32 ones are
     /// approximate.

@@ -35,11 +35,8 @@ pub(crate) fn seed(direction: Option<Direction>, rows: u16) -> MovingNumbers {
         Some(d @ (Direction::Mass | Direction::Inertia(_))) => {
             none.and(Structure::Constants, seeded_constants(d))
         }
-        // A keyframed record's load is its scale times its numbers: moving the scale moves
-        // what moving the numbers would.
-        Some(Direction::Force { .. } | Direction::Keyframe { .. }) => {
-            none.and(Structure::Parameters, every(PARAMETER_NUMBERS))
-        }
+        Some(Direction::Force { .. }) => none.and(Structure::Parameters, every(PARAMETER_NUMBERS)),
+        Some(Direction::Keyframe { .. }) => none.and(Structure::Keyframe, every(2)),
         Some(Direction::Plane { .. }) => none.and(Structure::Plane, every(PLANE_NUMBERS)),
     }
 }

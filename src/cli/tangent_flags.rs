@@ -18,8 +18,10 @@ pub struct TangentArgs {
     jacobian: bool,
     /// Add one array per name to the `.npz` final states, stored under that name, shape
     /// (bodies, 13, k): `mass` (k = 1), `inertia` (k = 6: body-frame xx, yy, zz, xy, xz, yz)
-    /// or a force's number in the scene's path syntax, `forces[1].stiffness` (k = 1) or
-    /// `forces[0].acceleration` (k = 3). Comma-separated.
+    /// or a force's number in the scene's path syntax, `forces[1].stiffness` (k = 1),
+    /// `forces[0].acceleration` (k = 3) or a keyframed force's table `forces[2].keyframes`
+    /// (k = 2 per keyframe: t0, v0, t1, v1, ...), or a plane's, `planes[0].friction`.
+    /// Comma-separated.
     #[arg(long, value_name = "NAME,...")]
     sensitivity: Option<String>,
 }

@@ -63,7 +63,7 @@ impl RankTangents {
 }
 
 /// The name of `tangent` in a shard whose forces are the crowd's `numbers`: the same but
-/// for a force's number, renumbered, or `None` where the force is not the shard's.
+/// for a force's number or table, renumbered, or `None` where the force is not the shard's.
 fn shard_name(tangent: &Tangent, numbers: &[usize]) -> Option<String> {
     match *tangent {
         Tangent::Force {
@@ -78,6 +78,15 @@ fn shard_name(tangent: &Tangent, numbers: &[usize]) -> Option<String> {
             }
             .name()
         }),
+        Tangent::Keyframes { force, keyframes } => {
+            numbers.iter().position(|&n| n == force).map(|at| {
+                Tangent::Keyframes {
+                    force: at,
+                    keyframes,
+                }
+                .name()
+            })
+        }
         ref other => Some(other.name()),
     }
 }

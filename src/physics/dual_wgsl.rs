@@ -11,7 +11,7 @@ use super::algebra::{Mat3, SymMat3, Vec3};
 use super::contact::{PlaneConstants, ShapeConstants, resolve_plane, step_acceleration};
 use super::dual::Dual;
 use super::force_law::{ForceInput, ForceLaw};
-use super::forces::{Body, Parameters, add_force, add_scaled};
+use super::forces::{Body, Parameters, add_force, add_scaled, keyframe_lerp};
 use super::integrators::{renormalize, step};
 use super::motion::{Auxiliaries, Derivative, Load, MassConstants, State, auxiliaries, derivative};
 use super::scalar::{Carried, Scalar};
@@ -60,6 +60,10 @@ pub(crate) enum Structure {
     Vector,
     Plane,
     SplitAxes,
+    /// A keyframe of a keyframed force's table: its time and its value.
+    Keyframe,
+    /// One number: a keyframed record's scale.
+    Scale,
     /// One number: the time.
     Real,
 }
@@ -450,7 +454,7 @@ pub fn dual_physics_wgsl<F: Scalar + Into<f64>, const W: usize>(
          alias DualParameters = array<real, {}>;\n\
          alias DualVec3 = array<real, {}>;\n\
          alias DualPlane = array<real, {}>;\n\
-         alias DualSplitAxes = array<real, {}>;\n\n",
+         alias DualSplitAxes = array<real, {}>;\n         alias DualKeyframe = array<real, {}>;\n\n",
         MOTION_NUMBERS * stride,
         CONSTANT_NUMBERS * stride,
         AUXILIARY_NUMBERS * stride,
@@ -459,6 +463,7 @@ pub fn dual_physics_wgsl<F: Scalar + Into<f64>, const W: usize>(
         VECTOR_NUMBERS * stride,
         PLANE_NUMBERS * stride,
         SPLIT_AXES_NUMBERS * stride,
+        2 * stride,
     );
     out += &trace_function(
         "fn dual_auxiliaries(s: DualMotion, c: DualConstants) -> DualAuxiliaries",
@@ -530,21 +535,45 @@ pub fn dual_physics_wgsl<F: Scalar + Into<f64>, const W: usize>(
     out
 }
 
+/// `dual_keyframe_lerp` and `dual_keyframe_value`, a keyframed record's scale from its
+/// table's keyframes (each `(time, value)`), and `dual_add_keyframed`, its load at that
+/// scale. The plumbing searches the table on the values, as `keyframe_scale` does.
 fn keyframed_wgsl<F: Scalar + Into<f64>, const W: usize>() -> String {
-    trace_function(
-        "/// A keyframed record's load at `scale`, which no direction moves.\n\
-         fn dual_add_keyframed(p: DualParameters, scale: real, total: DualLoad) -> DualLoad",
+    let keyframe = |array: &str| {
+        let [at, value] = [0, 1].map(|i| read::<F, W>(Structure::Keyframe, array, i));
+        [at, value]
+    };
+    let mut out = trace_function(
+        "/// The scale at `t` on the segment from keyframe `a` to keyframe `b`.\n\
+         fn dual_keyframe_lerp(a: DualKeyframe, b: DualKeyframe, t: DualReal) -> DualReal",
+        || {
+            let scale = keyframe_lerp(keyframe("a"), keyframe("b"), read(Structure::Real, "t", 0));
+            format!("    return {};\n", array_of(Structure::Scale, &[scale]))
+        },
+    );
+    out += &trace_function(
+        "/// The scale held before the first keyframe or after the last: keyframe `k`'s value.\n\
+         fn dual_keyframe_value(k: DualKeyframe) -> DualReal",
+        || {
+            let [_, value] = keyframe("k");
+            format!("    return {};\n", array_of(Structure::Scale, &[value]))
+        },
+    );
+    out += &trace_function(
+        "/// A keyframed record's load at `scale`.\n\
+         fn dual_add_keyframed(p: DualParameters, scale: DualReal, total: DualLoad) -> DualLoad",
         || {
             let p = parameters_of::<F, W>("p");
             let mut total = load_of("total");
-            let scale = TracedDual::fixed("scale");
+            let scale = read(Structure::Scale, "scale", 0);
             add_scaled(p.vectors[0], p.vectors[1], scale, &mut total);
             format!(
                 "    return {};\n",
                 array_of(Structure::Load, &load_numbers(&total))
             )
         },
-    )
+    );
+    out
 }
 
 fn split_axes_wgsl<F: Scalar + Into<f64>, const W: usize>() -> String {

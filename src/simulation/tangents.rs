@@ -28,7 +28,9 @@ impl Simulation {
     /// (13 columns: the Jacobian `d y(now) / d y(start)`), `mass` (1), `inertia` (6, the body
     /// frame's `xx, yy, zz, xy, xz, yz`; an off-diagonal entry moves both of its places), a
     /// number of a force in the scene's path syntax (`forces[1].stiffness`: 1 column;
-    /// `forces[0].acceleration`: 3) or of a plane (`planes[0].friction`, `restitution`: 1;
+    /// `forces[0].acceleration`: 3), a keyframed force's table (`forces[2].keyframes`: two
+    /// columns a keyframe, its time and its value, `t0, v0, t1, v1, ...`) or a number of a
+    /// plane (`planes[0].friction`, `restitution`: 1;
     /// `planes[0].point`, and `planes[0].normal`, which turns the plane about its point: 3).
     /// A custom force written as a [`ForceLaw`](crate::ForceLaw) has
     /// derivatives from its one definition. A bad name, a name given twice, or a custom

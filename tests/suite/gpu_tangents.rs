@@ -1,27 +1,35 @@
 //! Tangents on the GPU: the kernel traced over dual numbers carries the same derivatives as
 //! the CPU backends of its precision, bit for bit on an IEEE-honest adapter (lavapipe):
 //! `gpu-f64` as `cpu-ref`, `gpu` as `cpu`, under every integrator, every force kind with
-//! numbers (own forces, keyframes), external loads, plane contacts and fused steps.
+//! numbers (own forces, keyframes), along keyframe tables, external loads, plane contacts
+//! and fused steps.
 
 use crate::common;
 
 use rigid_crowd::glam::DVec3;
 use rigid_crowd::gpu::GpuOptions;
 use rigid_crowd::{
-    Backend, Crowd, Envelope, ExternalLoad, FaultRules, ForceKind, Integrator, OnFault,
+    Backend, Crowd, Envelope, ExternalLoad, FaultRules, Force, ForceKind, Integrator, OnFault,
     STATE_COMPONENTS, Simulation, Tangent, cross_check_crowd,
 };
 
-/// The cross-check crowd (every force kind, own forces, keyframes) without its custom force.
+/// The cross-check crowd (every force kind, own forces, keyframes) without its custom
+/// force, and with a keyframed force on every body whose table's segments a run crosses.
 fn crowd(integrator: Integrator) -> Crowd {
     let mut crowd = cross_check_crowd(45, 11, integrator, 1e-2).unwrap();
     crowd.forces.retain(|f| f.kind != ForceKind::Custom);
     crowd.custom_force = None;
-    crowd
+    let table = crowd.add_keyframes(vec![[0.013, 0.5], [0.071, 1.5], [0.152, -0.5]]);
+    crowd.with_force(Force::on_all(ForceKind::Keyframed {
+        force: DVec3::new(0.2, -0.1, 0.4),
+        torque: DVec3::new(0.0, 0.03, -0.02),
+        table,
+    }))
 }
 
-/// Every numeric field name of the force kinds.
-const FIELDS: [&str; 17] = [
+/// Every numeric field name of the force kinds, and a keyframed force's table.
+const FIELDS: [&str; 18] = [
+    "keyframes",
     "acceleration",
     "linear",
     "angular",

@@ -3,7 +3,7 @@
 //! index that leaves this file is a crowd index.
 
 use crate::body_steps::carried::CarriedTangents;
-use crate::model::tangent::{Tangent, TangentPlan};
+use crate::model::tangent::TangentPlan;
 use std::collections::HashMap;
 use std::ops::Range;
 use std::time::Instant;
@@ -188,19 +188,6 @@ impl GpuShards {
     /// Starts carrying the tangents of `plan` (checked against `crowd`) from every body's
     /// state now, on every device.
     pub fn start_tangents(&mut self, plan: &TangentPlan, crowd: &Crowd) -> Result<()> {
-        let keyframes = plan
-            .tangents()
-            .iter()
-            .find(|t| matches!(t, Tangent::Keyframes { .. }));
-        if let Some(tangent) = keyframes {
-            return Err(Error::invalid(
-                "tangents",
-                format!(
-                    "`{}`: tangents along a keyframe table run on cpu-ref and cpu; the gpu backends do not carry them yet",
-                    tangent.name()
-                ),
-            ));
-        }
         let several = self.shards.len() > 1;
         for (i, shard) in self.shards.iter_mut().enumerate() {
             let bodies = shard.bodies.clone();

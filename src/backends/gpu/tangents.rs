@@ -38,6 +38,7 @@ use crate::model::force::ForceKind;
 use crate::model::precision::Precision;
 use crate::model::tangent::{Direction, PLANE_NUMBERS, TangentPlan};
 use crate::physics::custom_force::CustomForce;
+use crate::physics::dual_wgsl::PARAMETER_NUMBERS;
 use crate::physics::dual_wgsl::{CONSTANT_NUMBERS, MOTION_NUMBERS, MovingNumbers};
 
 /// The tangent buffers of a piece of a chunk (as many of its bodies as one storage binding
@@ -440,14 +441,19 @@ struct TangentBlock {
 }
 
 /// Per column (padded by the widest block), as `number_seeds` in
-/// shaders/integrate_tangents.wgsl reads them: the crowd force whose number it is taken
-/// along, plus one, and the number's place among a record's parameters; the plane whose
-/// number it is, plus one; zeros for the others.
+/// shaders/integrate_tangents.wgsl and the kernel's `dual_keyframe` read them: the crowd
+/// force whose number it is taken along, plus one, and the number's place among a record's
+/// parameters (past them for a number of its keyframe table); the plane whose number it is,
+/// plus one; the number of the force's keyframe table, plus one; zeros for the others.
 fn number_seeds(plan: &TangentPlan, crowd: &Crowd) -> Vec<[u32; 4]> {
     let mut seeds: Vec<[u32; 4]> = crowd_directions(plan, crowd)
         .into_iter()
         .map(|direction| match direction {
             Some(Direction::Force { force, slot }) => [force as u32 + 1, slot.place() as u32, 0, 0],
+            Some(Direction::Keyframe { force, number }) => {
+                let past_the_parameters = PARAMETER_NUMBERS as u32;
+                [force as u32 + 1, past_the_parameters, 0, number as u32 + 1]
+            }
             Some(Direction::Plane { plane, .. }) => [0, 0, plane as u32 + 1, 0],
             _ => [0; 4],
         })

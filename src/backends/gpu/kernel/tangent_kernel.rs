@@ -143,6 +143,10 @@ fn traced_tangent_source(
         &block_storage_wgsl(block.0, &closed.moving),
         &scheme_wgsl(spec.integrators()),
         &force_visit_wgsl(spec, custom.is_some()),
+        match spec.force_kinds().contains(&ForceType::Keyframed) {
+            true => DUAL_KEYFRAMES,
+            false => "",
+        },
         &custom.unwrap_or_default(),
         INTEGRATE_TANGENTS,
     ]
@@ -170,6 +174,47 @@ fn dual_functions(
     let contact = contact.unwrap_or_else(|| NO_DUAL_CONTACTS.to_string());
     ((dual, contact, custom), closed)
 }
+
+/// `keyframe_scale` over duals: the same search on the values, the interpolation traced
+/// (`dual_keyframe_lerp`); each keyframe's time and value seeded with 1 in the block's
+/// columns taken along them (`number_seeds`: `x` the force plus one, `w` the table number
+/// plus one).
+const DUAL_KEYFRAMES: &str = "/// Keyframe `i` of record `record`'s table over duals.
+fn dual_keyframe(record: u32, i: u32) -> DualKeyframe {
+    let k = keyframes[forces[record].keyframe_first + i];
+    var d: DualKeyframe;
+    d[0] = k.x;
+    d[DUAL_STRIDE] = k.y;
+    let origin = force_origins[record] + 1u;
+    for (var j = 0u; j < DUAL_WIDTH; j++) {
+        if j < block.width {
+            let seed = number_seeds[block.first_column + j];
+            if seed.x == origin && seed.w == 2u * i + 1u {
+                d[1u + j] = real(1.0);
+            }
+            if seed.x == origin && seed.w == 2u * i + 2u {
+                d[DUAL_STRIDE + 1u + j] = real(1.0);
+            }
+        }
+    }
+    return d;
+}
+
+/// Keyframed record `record`'s scale at `t`, held before its first keyframe and after its
+/// last.
+fn dual_keyframe_scale(record: u32, t: DualReal) -> DualReal {
+    let f = forces[record];
+    if t[0] <= keyframes[f.keyframe_first].x {
+        return dual_keyframe_value(dual_keyframe(record, 0u));
+    }
+    for (var i = 1u; i < f.keyframe_count; i++) {
+        if t[0] < keyframes[f.keyframe_first + i].x {
+            return dual_keyframe_lerp(dual_keyframe(record, i - 1u), dual_keyframe(record, i), t);
+        }
+    }
+    return dual_keyframe_value(dual_keyframe(record, f.keyframe_count - 1u));
+}
+";
 
 /// What a kernel without planes calls in the contact code it folds away.
 const NO_DUAL_CONTACTS: &str = "fn dual_step_acceleration(start: DualMotion, next: DualMotion, \
@@ -214,9 +259,9 @@ fn scheme_wgsl(integrators: &[Integrator]) -> String {
     )
 }
 
-/// The call that adds a record of `kind` to `total`, with its `f` and `p` (parameters from
-/// the plumbing's `dual_parameters`) in scope: a keyframed record's scale from
-/// `keyframe_scale`, a custom force's load from its law's `dual_custom_force` where
+/// The call that adds a record of `kind` to `total`, with its `f`, `record` and `p`
+/// (parameters from the plumbing's `dual_parameters`) in scope: a keyframed record's scale
+/// from `dual_keyframe_scale`, a custom force's load from its law's `dual_custom_force` where
 /// `custom_law`. `None` for a kind without code here (a custom force without a law, which
 /// the host refuses).
 fn force_call(kind: ForceType, custom_law: bool) -> Option<String> {
@@ -224,9 +269,7 @@ fn force_call(kind: ForceType, custom_law: bool) -> Option<String> {
         ForceType::Custom if custom_law => "dual_custom_force(s, c, aux, t, body, total)".into(),
         ForceType::Custom => return None,
         ForceType::Keyframed => {
-            "dual_add_keyframed(p, keyframe_scale(f.keyframe_first, f.keyframe_count, t[0]), \
-             total)"
-                .into()
+            "dual_add_keyframed(p, dual_keyframe_scale(record, t), total)".into()
         }
         _ => format!("dual_force_{}(p, s, c, aux, t, total)", kind.name()),
     })
@@ -253,7 +296,8 @@ fn force_visit_wgsl(spec: &KernelSpec, custom_law: bool) -> String {
             .enumerate()
             .map(|(i, &kind)| match force_call(kind, custom_law) {
                 Some(call) => format!(
-                    "    {{\n        let f = forces[{i}u];\n        let p = dispatch_globals[{i}u];\n        \
+                    "    {{\n        let record = {i}u;\n        let f = forces[record];\n        \
+                     let p = dispatch_globals[{i}u];\n        \
                      let total = out;\n        out = {call};\n    }}\n"
                 ),
                 None => "    atomicMin(&faults.first_unknown_code, body);\n".to_string(),
