@@ -137,13 +137,7 @@ impl<P: Primal, const N: usize> Reference for Dual<P, N> {
     }
     #[inline(always)]
     fn seeded(value: P, columns: u8) -> Self {
-        let mut out = Dual::fixed(value);
-        for (j, tangent) in out.tangent.iter_mut().enumerate() {
-            if columns & 1 << j != 0 {
-                *tangent = P::constant(1.0);
-            }
-        }
-        out
+        Dual::seeded_along(value, columns)
     }
 }
 

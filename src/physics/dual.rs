@@ -55,6 +55,18 @@ impl<R: Scalar, const N: usize> Dual<R, N> {
         }
     }
 
+    /// `value` moving with derivative 1 along the directions `columns` (a bit each).
+    #[inline(always)]
+    pub fn seeded_along(value: R, columns: u8) -> Self {
+        let mut d = Self::fixed(value);
+        for (j, tangent) in d.tangent.iter_mut().enumerate() {
+            if columns & 1 << j != 0 {
+                *tangent = R::constant(1.0);
+            }
+        }
+        d
+    }
+
     /// `value` as the input that direction `direction` moves: its tangent is 1 there.
     #[cfg(test)]
     #[inline(always)]

@@ -123,13 +123,7 @@ impl<L: LaneType, const N: usize> LaneType for Dual<L, N> {
     }
     #[inline(always)]
     fn seeded(value: f32, columns: u8) -> Self {
-        let mut out = Self::splat(value);
-        for (j, tangent) in out.tangent.iter_mut().enumerate() {
-            if columns & 1 << j != 0 {
-                *tangent = L::splat(1.0);
-            }
-        }
-        out
+        Dual::seeded_along(L::splat(value), columns)
     }
     #[inline(always)]
     fn lane_is(lane: usize) -> L::Bool {
