@@ -34,7 +34,9 @@ fn gpu_widths(widest: usize) -> Vec<usize> {
 /// ([`gpu_blocks_of`]), those whose running blocks ([`running`]) trace fewer statements. A
 /// group's blocks move less where the physics keeps the groups apart (the momentum's no
 /// rotation under gravity and drag); where it couples them all (contacts) the consecutive
-/// columns fill their blocks better.
+/// columns fill their blocks better. Each block's `moving` is what its columns move over the
+/// run, closed over the physics ([`Closed`]): what its kernel is compiled from, so blocks
+/// whose closures agree (every block of a crowd on a floor) share one kernel.
 pub(crate) fn crowd_blocks(
     plan: &TangentPlan,
     crowd: &Crowd,
@@ -72,9 +74,9 @@ pub(crate) fn gpu_blocks_of(
 
 /// The blocks of `blocks` whose columns a step of the tangent kernel of `spec` (with the
 /// custom force `custom_force`) in `precision` can change, each with the statements its
-/// dual functions trace. The others' columns stay as they start (the position's, where no
-/// force reads the position or meets a plane), so they are not dispatched. The last that
-/// runs writes the states: if none would, the last runs.
+/// dual functions trace and its `moving` closed over them. The others' columns stay as they
+/// start (the position's, where no force reads the position or meets a plane), so they are
+/// not dispatched. The last that runs writes the states: if none would, the last runs.
 fn running(
     blocks: Vec<SeededBlock>,
     (precision, spec, custom_force): (Precision, &KernelSpec, Option<&CustomForce>),
@@ -88,6 +90,10 @@ fn running(
                 .iter()
                 .map(|source| source.lines().count())
                 .sum();
+            let block = SeededBlock {
+                moving: closed.moving,
+                ..block
+            };
             (block, statements, closed.changes_columns)
         })
         .collect();
@@ -513,7 +519,13 @@ mod tests {
                 assert_eq!(closed.changes_columns, !position(block), "{block:?}");
             }
             assert_eq!(running.len(), all.iter().filter(|b| !position(b)).count());
-            assert_eq!(running.last(), all.last());
+            let columns = |b: Option<&SeededBlock>| b.map(|b| b.columns.clone());
+            assert_eq!(columns(running.last()), columns(all.last()));
+            // Each running block is compiled for its closure.
+            for block in &running {
+                let at = all.iter().position(|b| b.columns == block.columns).unwrap();
+                assert_eq!(block.moving, closed[at].moving);
+            }
         }
         // Where a floor couples every group (its contacts carry every lane through their
         // branches), the consecutive columns fill their blocks better: 4, 4, 4 and 1
@@ -522,6 +534,8 @@ mod tests {
         let (_, _, chosen) = blocks(&floor, 4);
         let widths: Vec<usize> = chosen.iter().map(|b| b.columns.len()).collect();
         assert_eq!(widths, [4, 4, 4, 1]);
+        // Their closures agree: the three blocks of 4 share one kernel.
+        assert!(chosen[..3].iter().all(|b| b.moving == chosen[0].moving));
     }
 
     /// A block reads and writes the derivatives of the rows it can move and of those
