@@ -116,7 +116,7 @@ struct Faults {
     first_unknown_code: atomic<u32>,
     frozen: atomic<u32>,
     /// The lowest crowd index of a body whose keyframe window missed a time (see
-    /// `keyframe_window` in derivative.wgsl).
+    /// `keyframe_window` in keyframes.wgsl).
     first_keyframe_miss: atomic<u32>,
 }
 

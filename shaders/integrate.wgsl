@@ -22,24 +22,6 @@ fn step_time(low: u32, high: u32, dt: real) -> real {
     return real(low) * dt + real(high) * (real(STEPS_PER_OVERFLOW) * dt);
 }
 
-/// The earliest and the latest time at which a dispatch from step `low + STEPS_PER_OVERFLOW
-/// high` evaluates forces: its first step's time and its last step's time plus h, between
-/// which every integrator's stages lie. The step time grows with `low`; where `low` wraps
-/// within the dispatch rounding may step back, so both sides of the wrap are compared.
-fn dispatch_times(low: u32, high: u32) -> vec2<real> {
-    let dt = params.dt;
-    let last = low + params.steps_per_dispatch - 1u;
-    let earliest = step_time(low, high, dt);
-    if last < STEPS_PER_OVERFLOW {
-        return vec2<real>(earliest, step_time(last, high, dt) + dt);
-    }
-    let wrapped = last - STEPS_PER_OVERFLOW;
-    return vec2<real>(
-        min(earliest, step_time(0u, high + 1u, dt)),
-        max(step_time(STEPS_PER_OVERFLOW - 1u, high, dt), step_time(wrapped, high + 1u, dt)) + dt,
-    );
-}
-
 override workgroup_size: u32 = 64u;
 
 /// One full step of one body from time t, then q renormalized (Baraff 4). `scheme_step`,

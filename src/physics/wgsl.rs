@@ -22,8 +22,18 @@ use crate::physics::force_law::{ForceInput, ForceLaw};
 const FORCE_SIGNATURE: &str = "(f: Force, s: Motion, c: BodyConstants, aux: Auxiliaries, \
 t: real, env: ForceEnv,\n    force: ptr<function, vec3<real>>, torque: ptr<function, vec3<real>>)";
 
-/// Every function of the physics in precision `F` (`f32` or `f64`), as WGSL over `real`.
-pub fn physics_wgsl<F: Scalar + Into<f64>>() -> String {
+/// The functions of the physics in precision `F` (`f32` or `f64`), as WGSL over `real`, that
+/// a kernel of the force kinds `kinds` and the integrators `integrators` calls: the
+/// auxiliaries, the derivative, `force_<kind>` of each kind with parameters, the keyframed
+/// kind's interpolation, the principal axes where an integrator splits the rotation, each
+/// integrator's `<name>_step`, `renormalize`, and the envelope's checks where `envelope` (a
+/// kernel without one gets an `envelope_breaches` that breaks no rule, behind its constant
+/// `KERNEL_ENVELOPE = false`). Nothing else is traced, so a kernel holds its crowd's physics.
+pub fn physics_wgsl<F: Scalar + Into<f64>>(
+    kinds: &[ForceType],
+    integrators: &[Integrator],
+    envelope: bool,
+) -> String {
     let mut out = String::from(
         "// Generated from the Rust definition of the physics (src/physics/) by tracing it:\n\
          // each `let` is one operation of the definition, in the definition's order.\n\n",
@@ -32,31 +42,39 @@ pub fn physics_wgsl<F: Scalar + Into<f64>>() -> String {
         "/// A body's principal axes as the Lie–Poisson splittings read them (`SplitAxes`).\n\
          alias SplitAxes = array<real, {SPLIT_AXES_NUMBERS}>;\n\n"
     );
-    out += &math_wgsl::<F>();
     out += &auxiliaries_wgsl::<F>();
     out += &derivative_wgsl::<F>();
-    for &kind in ForceType::ALL {
+    for &kind in kinds {
         if !matches!(kind, ForceType::Keyframed | ForceType::Custom) {
             out += &force_wgsl::<F>(kind);
         }
     }
-    out += &keyframed_wgsl::<F>();
-    out += &trace_function(
-        "/// The body's principal axes as the splittings read them, found once a dispatch.\n\
-         fn split_axes(c: BodyConstants) -> SplitAxes",
-        || {
-            let axes = SplitAxes::of(&read_constants::<F>("c").inv_inertia);
-            format!("    return {};\n", split_axes_array(&axes))
-        },
-    );
-    for &integrator in Integrator::ALL.iter() {
+    if kinds.contains(&ForceType::Keyframed) {
+        out += &keyframed_wgsl::<F>();
+    }
+    if integrators.iter().any(|i| i.splits_the_rotation()) {
+        out += &trace_function(
+            "/// The body's principal axes as the splittings read them, found once a dispatch.\n\
+             fn split_axes(c: BodyConstants) -> SplitAxes",
+            || {
+                let axes = SplitAxes::of(&read_constants::<F>("c").inv_inertia);
+                format!("    return {};\n", split_axes_array(&axes))
+            },
+        );
+    }
+    for &integrator in integrators {
         out += &step_wgsl::<F>(integrator);
     }
-    out += &envelope_wgsl::<F>();
-    out += &trace_function(
-        "/// q / |q|, what a custom force sees.\nfn normalize_orientation(q: vec4<real>) -> vec4<real>",
-        || format!("    return {};\n", quat(read_quat::<F>("q").normalize())),
-    );
+    out += &match envelope {
+        true => envelope_wgsl::<F>(),
+        false => NO_ENVELOPE.to_string(),
+    };
+    if kinds.contains(&ForceType::Custom) {
+        out += &trace_function(
+            "/// q / |q|, what a custom force sees.\nfn normalize_orientation(q: vec4<real>) -> vec4<real>",
+            || format!("    return {};\n", quat(read_quat::<F>("q").normalize())),
+        );
+    }
     out += &trace_function("fn renormalize(m: Motion) -> Motion", || {
         format!(
             "    return {};\n",
@@ -65,6 +83,13 @@ pub fn physics_wgsl<F: Scalar + Into<f64>>() -> String {
     });
     out
 }
+
+/// What a kernel without an envelope calls behind `KERNEL_ENVELOPE = false`.
+const NO_ENVELOPE: &str = "fn envelope_breaches(s: Motion, c: BodyConstants, \
+limits_squared: vec3<real>) -> vec3<bool> {
+    return vec3<bool>(false);
+}
+";
 
 type T<F> = Traced<F>;
 

@@ -67,6 +67,11 @@ struct OwnForces {
 }
 
 impl KernelSpec {
+    /// Whether the envelope checks are compiled in.
+    pub fn envelope(&self) -> bool {
+        self.envelope
+    }
+
     /// Whether the contact resolution is compiled in.
     pub fn contacts(&self) -> bool {
         !self.shapes.is_empty()

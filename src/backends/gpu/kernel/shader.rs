@@ -15,7 +15,7 @@ use crate::model::precision::Precision;
 use crate::model::shape::{NO_SHAPE_CODE, ShapeKind};
 use crate::physics::custom_force::CustomForce;
 use crate::physics::trace::f32_divisions_in_f64;
-use crate::physics::wgsl::{contact_wgsl, physics_wgsl};
+use crate::physics::wgsl::{contact_wgsl, math_wgsl, physics_wgsl};
 
 /// Shared structs and quaternion helpers.
 pub(crate) const COMMON: &str = include_str!("../../../../shaders/common.wgsl");
@@ -23,6 +23,10 @@ pub(crate) const COMMON: &str = include_str!("../../../../shaders/common.wgsl");
 const DERIVATIVE: &str = include_str!("../../../../shaders/derivative.wgsl");
 /// Contact with static planes.
 const CONTACT: &str = include_str!("../../../../shaders/contact.wgsl");
+/// The keyframed force's table search and windows, in kernels whose crowd has the kind.
+const KEYFRAMES: &str = include_str!("../../../../shaders/keyframes.wgsl");
+/// The custom force's call, in kernels whose crowd has the kind.
+const CUSTOM_FORCE: &str = include_str!("../../../../shaders/custom_force.wgsl");
 /// The integration kernel.
 const INTEGRATE: &str = include_str!("../../../../shaders/integrate.wgsl");
 /// The tangent kernel's plumbing (`tangent_kernel.rs` assembles it).
@@ -32,7 +36,8 @@ pub(crate) const INTEGRATE_TANGENTS: &str =
 const MATH_F32: &str = include_str!("../../../../shaders/real_math_f32.wgsl");
 const MATH_F64: &str = include_str!("../../../../shaders/real_math_f64.wgsl");
 
-/// The `custom_force` of a crowd without one; no force record ever calls it.
+/// The `custom_force` of a kernel with the custom kind and no custom force (the general
+/// kernel); no force record ever calls it.
 const NO_CUSTOM_FORCE: &str = "fn custom_force(position: vec3<real>, orientation: vec4<real>, \
 velocity: vec3<real>, angular_velocity: vec3<real>, mass: real, time: real, body: u32) -> Load {
     return Load(vec3<real>(real(0.0)), vec3<real>(real(0.0)));
@@ -96,47 +101,61 @@ pub(crate) fn layout_constants() -> String {
     )
 }
 
-/// What a kernel without planes calls in the contact code it folds away.
-const NO_CONTACTS: &str = "fn step_acceleration(start: Motion, next: Motion, c: BodyConstants, \
-h: real) -> vec3<real> {
-    return vec3<real>(real(0.0));
-}
-fn resolve_plane(s: Motion, c: BodyConstants, plane: Plane, acceleration: vec3<real>, \
+/// What a kernel without planes calls behind `KERNEL_CONTACTS = false`.
+const NO_CONTACTS: &str = "fn resolve_contacts(start: Motion, next: Motion, c: BodyConstants, \
 h: real) -> Motion {
-    return s;
+    return next;
 }
 ";
 
 /// The integration kernel's source, and the line on which the custom force's source starts
 /// (1-based), so compiler messages can point into the user's own text. WGSL declarations may
 /// come in any order, so the user's code goes last and keeps its own line numbers + offset.
-/// `spec` says which integrators, force kinds and contact code the kernel is compiled for.
+/// `spec` says which integrators, force kinds and contact code the kernel is compiled for,
+/// and the source holds those alone: no other integrator's step, force kind or shape.
 pub(crate) fn integrate_source(
     precision: Precision,
     spec: &KernelSpec,
     custom_force: Option<&str>,
 ) -> (String, u32) {
     let generated = spec.wgsl();
+    let kinds = spec.force_kinds();
+    let has = |kind| kinds.contains(&kind);
     let contact = match (spec.contacts(), precision) {
         (false, _) => NO_CONTACTS.to_string(),
-        (true, Precision::F32) => contact_wgsl::<f32>(spec.shapes()),
-        (true, Precision::F64) => contact_wgsl::<f64>(spec.shapes()),
+        (true, Precision::F32) => [CONTACT, &contact_wgsl::<f32>(spec.shapes())].join("\n"),
+        (true, Precision::F64) => [CONTACT, &contact_wgsl::<f64>(spec.shapes())].join("\n"),
     };
+    // A custom force written in WGSL may call the kernel's `sin_real` and `cos_real`.
+    let custom = custom_force.or(has(ForceType::Custom).then_some(NO_CUSTOM_FORCE));
+    let math = match (custom.is_some(), precision) {
+        (false, _) => String::new(),
+        (true, Precision::F32) => math_wgsl::<f32>(),
+        (true, Precision::F64) => math_wgsl::<f64>(),
+    };
+    let plumbing = |kind, source| if has(kind) { source } else { "" };
     let joined = [
-        &prelude(precision),
+        prelude(precision).as_str(),
         COMMON,
-        &physics_source(precision),
+        &math,
+        &physics_source(precision, spec),
         DERIVATIVE,
-        CONTACT,
+        plumbing(ForceType::Keyframed, KEYFRAMES),
+        plumbing(ForceType::Custom, CUSTOM_FORCE),
         &contact,
         INTEGRATE,
         &generated,
     ]
+    .into_iter()
+    .filter(|part| !part.is_empty())
+    .collect::<Vec<_>>()
     .join("\n");
     let kernel = joined.trim_end();
     let first_custom_line = kernel.lines().count() as u32 + 2;
-    let custom = custom_force.unwrap_or(NO_CUSTOM_FORCE);
-    (format!("{kernel}\n\n{custom}"), first_custom_line)
+    match custom {
+        Some(custom) => (format!("{kernel}\n\n{custom}"), first_custom_line),
+        None => (format!("{kernel}\n"), first_custom_line),
+    }
 }
 
 /// The source the integration pipeline compiles (and `bench` counts): the kernel of `spec` in the options'
@@ -157,12 +176,13 @@ pub(crate) fn kernel_source(
     })
 }
 
-/// The physics in `precision`: every formula the kernel computes, generated from its Rust
-/// definition (`src/physics`).
-pub(crate) fn physics_source(precision: Precision) -> String {
+/// The physics of the kernel of `spec` in `precision`: every formula it computes, generated
+/// from its Rust definition (`src/physics`) for its force kinds and integrators alone.
+pub(crate) fn physics_source(precision: Precision, spec: &KernelSpec) -> String {
+    let (kinds, integrators) = (spec.force_kinds(), spec.integrators());
     match precision {
-        Precision::F32 => physics_wgsl::<f32>(),
-        Precision::F64 => physics_wgsl::<f64>(),
+        Precision::F32 => physics_wgsl::<f32>(&kinds, integrators, spec.envelope()),
+        Precision::F64 => physics_wgsl::<f64>(&kinds, integrators, spec.envelope()),
     }
 }
 
@@ -183,9 +203,11 @@ pub(crate) fn layout_probe_source(precision: Precision) -> String {
 
 /// Every WGSL file the kernels are assembled from, with its name (for source checks).
 #[cfg(test)]
-pub(crate) const SHADER_FILES: [(&str, &str); 7] = [
+pub(crate) const SHADER_FILES: [(&str, &str); 9] = [
     ("common.wgsl", COMMON),
     ("derivative.wgsl", DERIVATIVE),
+    ("keyframes.wgsl", KEYFRAMES),
+    ("custom_force.wgsl", CUSTOM_FORCE),
     ("contact.wgsl", CONTACT),
     ("integrate.wgsl", INTEGRATE),
     ("real_math_f32.wgsl", MATH_F32),
@@ -315,12 +337,14 @@ mod tests {
             text.lines()
                 .any(|l| l.starts_with(&format!("fn {function}(")))
         };
-        let physics = physics_source(Precision::F64);
+        let physics = physics_source(Precision::F64, &KernelSpec::general());
         for &force in ForceType::ALL {
             let function = format!("force_{}", force.name());
             assert!(
-                defines(DERIVATIVE, &function) || defines(&physics, &function),
-                "neither derivative.wgsl nor the physics defines `fn {function}`"
+                [KEYFRAMES, CUSTOM_FORCE, &physics]
+                    .iter()
+                    .any(|text| defines(text, &function)),
+                "neither the plumbing nor the physics defines `fn {function}`"
             );
         }
         for &integrator in Integrator::ALL.iter() {
