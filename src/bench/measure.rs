@@ -113,6 +113,11 @@ pub struct Measurement {
     /// With tangents: the time per body-step over the plain row's of the same backend and
     /// threads, measured in the same run.
     pub cost_over_plain: Option<f64>,
+    /// GPU only: the seconds the row's set-up and first run took beyond a warm run of the
+    /// same steps (wall clock): its kernels' compile (naga, the pipelines, and the driver's
+    /// own at the first dispatch where it compiles then, as lavapipe does) with the buffers'
+    /// creation. Near zero where the device already held the kernels (an earlier row's).
+    pub compile_seconds: Option<f64>,
 }
 
 /// The copy bandwidth measured for one crowd size.
@@ -331,17 +336,21 @@ impl BenchPlan {
         copy_bytes_per_second: f64,
         tangents: Option<&str>,
     ) -> Result<Measurement> {
+        let set_up = Instant::now();
         let mut sim = Simulation::gpu_on_devices(crowd, devices, options)?;
         if let Some(name) = tangents {
             sim.start_tangents(&[name])?;
         }
         sim.timed_steps(self.steps)?; // warm-up: pipeline, first touch of the buffers
+        let cold = set_up.elapsed().as_secs_f64();
+        let mut warm = Vec::with_capacity(self.repeats);
         let mut runs = Vec::with_capacity(self.repeats);
         let mut clock = "timestamp";
         // Rows on different device counts are compared, so all take the same clock.
         let wall_only = self.devices.iter().any(|&n| n > 1);
         for _ in 0..self.repeats {
             let times = sim.timed_steps(self.steps)?;
+            warm.push(times.wall.as_secs_f64());
             runs.push(match times.device {
                 Some(device) if !wall_only => device.as_secs_f64(),
                 _ => {
@@ -369,6 +378,7 @@ impl BenchPlan {
         );
         let moved = bytes_per_body_step(options.precision) / options.steps_per_dispatch as f64;
         row.devices = devices.len();
+        row.compile_seconds = (!warm.is_empty()).then(|| (cold - median(&warm)).max(0.0));
         row.tangents = tangents.map(str::to_string);
         row.tangent_bytes_per_body = tangent_bytes;
         row.ops_per_body_step =
@@ -435,6 +445,7 @@ impl BenchPlan {
             tangents: None,
             tangent_bytes_per_body: None,
             cost_over_plain: None,
+            compile_seconds: None,
         }
     }
 }

@@ -273,7 +273,7 @@ fn intensity_line(plan: &BenchPlan) -> String {
     )
 }
 
-const HEADER: &str = "backend  prec variant                        bodies  steps    time (s) clock      body-steps/s   eff GB/s  copy frac  GFLOP/s  x cpu-ref    x cpu  par eff  ops/step";
+const HEADER: &str = "backend  prec variant                        bodies  steps    time (s) clock      body-steps/s   eff GB/s  copy frac  GFLOP/s  x cpu-ref    x cpu  par eff  ops/step  compile s";
 
 fn optional(value: Option<f64>, width: usize, digits: usize) -> String {
     match value {
@@ -284,7 +284,7 @@ fn optional(value: Option<f64>, width: usize, digits: usize) -> String {
 
 fn table_row(r: &Measurement) -> String {
     format!(
-        "{:<8} {:<4} {:<28} {:>9} {:>6} {:>11.4} {:<9} {:>14} {:>10.2} {} {} {} {} {} {}",
+        "{:<8} {:<4} {:<28} {:>9} {:>6} {:>11.4} {:<9} {:>14} {:>10.2} {} {} {} {} {} {} {}",
         r.backend,
         r.precision,
         r.variant,
@@ -300,6 +300,7 @@ fn table_row(r: &Measurement) -> String {
         optional(r.speedup_over_cpu, 8, 2),
         optional(r.parallel_efficiency, 8, 2),
         optional(r.ops_per_body_step, 9, 0),
+        optional(r.compile_seconds, 10, 2),
     )
 }
 
