@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Runs every scene in scenes/ on every backend with two builds and compares every file they
 # write: final states (.csv, .npy), a recorded trajectory (.npz), checkpoints, the list of
-# frozen bodies and the exit code. For changes that must not change a byte (a refactor).
+# frozen bodies, the Jacobian archive (.npz with every tangent column) and the exit code. For
+# changes that must not change a byte (a refactor).
 #
 #   scripts/outputs-compare.sh OLD_BINARY NEW_BINARY
 #
 # Each case runs 120 steps with a recording and checkpoints, then 60 steps under
-# `--on-fault freeze --max-speed 3`. Both builds write to the same paths (moved aside after
+# `--on-fault freeze --max-speed 3`, then 4 steps carrying the whole Jacobian (`--jacobian`).
+# Both builds write to the same paths (moved aside after
 # each run), since checkpoints record their paths.
 set -u
 if [ $# -ne 2 ]; then
@@ -35,6 +37,9 @@ for scene in scenes/*.json; do
             echo $? >"$work/exit-code"
             "$binary" run "$scene" --backend "$backend" --steps 60 --out "$work/final.npy" \
                 --on-fault freeze --max-speed 3 --quiet >/dev/null 2>&1
+            echo $? >>"$work/exit-code"
+            "$binary" run "$scene" --backend "$backend" --steps 4 --jacobian \
+                --out "$work/jacobian.npz" --quiet >/dev/null 2>&1
             echo $? >>"$work/exit-code"
             mv "$work" "$dir/$side/$name-$backend"
         done
