@@ -83,6 +83,10 @@ pub struct Measurement {
     pub runs: Vec<f64>,
     /// `timestamp` (device timestamp queries) or `wall` (submit-and-wait host clock).
     pub clock: String,
+    /// GPU only: seconds of set-up and first run beyond a warm run (wall clock): the kernels'
+    /// compile (naga, pipelines, a driver's compile at first dispatch, as lavapipe's) and the
+    /// buffers'; near zero where the device held the kernels already (an earlier row's).
+    pub compile_seconds: Option<f64>,
     /// Body-steps per second.
     pub body_steps_per_second: f64,
     /// `bytes_per_body_step` times body-steps per second: the bandwidth an unfused step
@@ -113,11 +117,6 @@ pub struct Measurement {
     /// With tangents: the time per body-step over the plain row's of the same backend and
     /// threads, measured in the same run.
     pub cost_over_plain: Option<f64>,
-    /// GPU only: the seconds the row's set-up and first run took beyond a warm run of the
-    /// same steps (wall clock): its kernels' compile (naga, the pipelines, and the driver's
-    /// own at the first dispatch where it compiles then, as lavapipe does) with the buffers'
-    /// creation. Near zero where the device already held the kernels (an earlier row's).
-    pub compile_seconds: Option<f64>,
 }
 
 /// The copy bandwidth measured for one crowd size.
@@ -432,6 +431,7 @@ impl BenchPlan {
             seconds,
             runs,
             clock: clock.to_string(),
+            compile_seconds: None,
             body_steps_per_second: rate,
             effective_gb_per_second: bytes_per_body_step(precision) * rate / 1e9,
             fraction_of_copy_bandwidth: None,
@@ -445,7 +445,6 @@ impl BenchPlan {
             tangents: None,
             tangent_bytes_per_body: None,
             cost_over_plain: None,
-            compile_seconds: None,
         }
     }
 }
