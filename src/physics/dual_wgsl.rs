@@ -74,7 +74,7 @@ const STRUCTURES: usize = Structure::Real as usize + 1;
 /// derivatives are zero for every body at every step, so a kernel compiled for the block
 /// reads them as literal zeros and their terms drop out of it. Its seed (what the block's
 /// directions move at the start) is closed over the physics by tracing it
-/// ([`close_moving`]): whatever a traced function's outputs move, its readers read as moving.
+/// ([`close_block`]): whatever a traced function's outputs move, its readers read as moving.
 /// Derivatives past the block's `directions` are literal zeros too.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) struct MovingNumbers {
@@ -143,7 +143,7 @@ thread_local! {
     static CHANGED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
-/// What a block's traced functions read as moving, closed over them ([`close_moving`]).
+/// What a block's traced functions read as moving, closed over them ([`close_block`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Closed {
     pub moving: MovingNumbers,
@@ -152,31 +152,21 @@ pub(crate) struct Closed {
     pub changes_columns: bool,
 }
 
-/// The traces `generate` prints, reading as moving the numbers that `seed` moves and every
-/// number that a traced function hands out moving (a least fixed point: the trace is
-/// repeated until what the functions hand out moving is read as moving), and what they
-/// read as moving.
-pub(crate) fn close_moving<T>(seed: MovingNumbers, generate: impl Fn() -> T) -> (T, Closed) {
-    let mut moving = seed;
-    loop {
-        MOVED.with(|m| m.set([0; STRUCTURES]));
-        CHANGED.with(|c| c.set(false));
-        let generated = with_setting(&MOVING, moving, &generate);
-        let moved = MOVED.with(std::cell::Cell::get);
-        if moving.holds(&moved) {
-            let changes_columns = CHANGED.with(std::cell::Cell::get);
-            return (
-                generated,
-                Closed {
-                    moving,
-                    changes_columns,
-                },
-            );
-        }
-        for (structure, numbers) in moved.into_iter().enumerate() {
-            moving.moving[structure] |= numbers;
-        }
-    }
+/// What `generate` prints reading `moving` as moving; the numbers of each structure its
+/// functions hand out moving; and whether one hands out a state whose derivatives are not
+/// those it took.
+fn trace_once<T>(
+    moving: MovingNumbers,
+    generate: impl FnOnce() -> T,
+) -> (T, [u16; STRUCTURES], bool) {
+    MOVED.with(|m| m.set([0; STRUCTURES]));
+    CHANGED.with(|c| c.set(false));
+    let generated = with_setting(&MOVING, moving, generate);
+    (
+        generated,
+        MOVED.with(std::cell::Cell::get),
+        CHANGED.with(std::cell::Cell::get),
+    )
 }
 
 /// The physics a crowd's steps run, as far as the traces over duals go: the force kinds, the
@@ -193,16 +183,20 @@ pub(crate) struct TracedPhysics<'a> {
 /// A custom force's law traced over duals in a precision and a width.
 pub(crate) type CustomTrace<'a> = Box<dyn Fn(Precision, usize) -> Option<String> + 'a>;
 
+/// What a block's physics prints: the dual functions, the contact code (`None` without
+/// planes) and the custom force's law (`None` without one, or for one that is not a law).
+pub(crate) type BlockSources = (String, Option<String>, Option<String>);
+
+/// How many lines each part of a block's [`BlockSources`] has.
+pub(crate) type BlockLines = (usize, Option<usize>, Option<usize>);
+
 /// The physics over duals in `precision` and `width` (one of [`TRACED_WIDTHS`]) that
-/// `physics` runs, traced for a block whose columns move `seed` at the start: the dual
-/// functions, the contact code (`None` without planes) and the custom force's law (`None`
-/// without one, or for one that is not a law); and what they read as moving, closed over
-/// them ([`close_moving`]).
-pub(crate) fn trace_block(
+/// `physics` runs, traced reading as moving what `moving` moves.
+fn trace_physics(
     precision: Precision,
     physics: &TracedPhysics,
-    (width, seed): (usize, MovingNumbers),
-) -> ((String, Option<String>, Option<String>), Closed) {
+    (width, moving): (usize, MovingNumbers),
+) -> (BlockSources, [u16; STRUCTURES], bool) {
     type Physics = fn(&[ForceType], &[Integrator]) -> String;
     let (dual, contact): (Physics, fn(&[ShapeKind]) -> String) = match (precision, width) {
         (Precision::F32, 1) => (dual_physics_wgsl::<f32, 1>, dual_contact_wgsl::<f32, 1>),
@@ -212,35 +206,127 @@ pub(crate) fn trace_block(
         _ => panic!("the physics over duals is traced in widths {TRACED_WIDTHS:?}, not {width}"),
     };
     // Every traced function at once: what one hands out moving, the others read so.
-    close_moving(seed, || {
+    trace_once(moving, || {
         let custom = (physics.custom_force.as_ref()).and_then(|law| law(precision, width));
         let contact = physics.contact_shapes.as_deref().map(contact);
         (dual(&physics.kinds, &physics.integrators), contact, custom)
     })
 }
 
+/// A block's physics closed over what it moves ([`close_block`]).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct BlockClosure {
+    pub closed: Closed,
+    /// The lines its trace at the closure prints.
+    pub lines: BlockLines,
+}
+
+/// What one trace of a block's physics printed, counted, and what it handed out moving.
+#[derive(Clone, Copy, Debug)]
+struct Pass {
+    lines: BlockLines,
+    moved: [u16; STRUCTURES],
+    changed: bool,
+}
+
+/// What one trace of a block's physics depends on besides the numbers it reads as moving.
+/// Not the f32 divisions' setting (`trace::f32_divisions_in_f64`): it changes how a line
+/// divides, not how many lines there are or what moves.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct PassKey {
+    precision: Precision,
+    width: usize,
+    physics: PhysicsKey,
+    moving: MovingNumbers,
+}
+
+/// What the physics over duals in `precision` and `width` that `physics` runs reads as
+/// moving for a block whose columns move `seed` at the start: `seed` and every number that
+/// a traced function hands out moving (a least fixed point: the physics is traced again
+/// until what its functions hand out moving is read as moving).
+///
+/// Each trace's outcome is kept for the process (a few words, not its text): a crowd's
+/// blocks are closed twice (grouped and consecutive, to pick the cheaper) and meet the same
+/// sets of moving numbers on the way, and a crowd starting tangents again (the next row of
+/// `bench`, another backend's cross-check, a resumed run) closes the same blocks. Each was
+/// a whole trace of the physics: 29 of them, 1 s, in `scenes/floor.json --jacobian`'s set-up.
+pub(crate) fn close_block(
+    precision: Precision,
+    physics: &TracedPhysics,
+    (width, seed): (usize, MovingNumbers),
+) -> BlockClosure {
+    type Passes = std::collections::HashMap<PassKey, Pass>;
+    static PASSES: std::sync::LazyLock<std::sync::Mutex<Passes>> =
+        std::sync::LazyLock::new(Default::default);
+    /// Past this many, the kept passes are dropped: no crowd's blocks come near it.
+    const KEPT_PASSES: usize = 4096;
+    let passes = || PASSES.lock().unwrap_or_else(|e| e.into_inner());
+    let physics_key = PhysicsKey::of(physics, width);
+    let mut moving = seed;
+    loop {
+        let key = PassKey {
+            precision,
+            width,
+            physics: physics_key.clone(),
+            moving,
+        };
+        let kept = passes().get(&key).copied();
+        let pass = kept.unwrap_or_else(|| {
+            let ((dual, contact, custom), moved, changed) =
+                trace_physics(precision, physics, (width, moving));
+            let lines = |source: &String| source.lines().count();
+            let pass = Pass {
+                lines: (
+                    lines(&dual),
+                    contact.as_ref().map(lines),
+                    custom.as_ref().map(lines),
+                ),
+                moved,
+                changed,
+            };
+            let mut passes = passes();
+            if passes.len() >= KEPT_PASSES {
+                passes.clear();
+            }
+            passes.insert(key, pass);
+            pass
+        });
+        if moving.holds(&pass.moved) {
+            return BlockClosure {
+                closed: Closed {
+                    moving,
+                    changes_columns: pass.changed,
+                },
+                lines: pass.lines,
+            };
+        }
+        for (structure, numbers) in pass.moved.into_iter().enumerate() {
+            moving.moving[structure] |= numbers;
+        }
+    }
+}
+
+/// The physics over duals in `precision` and `width` (one of [`TRACED_WIDTHS`]) that
+/// `physics` runs, traced for a block whose columns move `seed` at the start, reading as
+/// moving what it moves closed over the physics ([`close_block`]); and that closure.
+pub(crate) fn trace_block(
+    precision: Precision,
+    physics: &TracedPhysics,
+    (width, seed): (usize, MovingNumbers),
+) -> (BlockSources, Closed) {
+    let closed = close_block(precision, physics, (width, seed)).closed;
+    let (sources, ..) = trace_physics(precision, physics, (width, closed.moving));
+    (sources, closed)
+}
+
 /// Whether a step of `physics` can change the derivatives of a block seeded `seed`: `true`
 /// where the trace cannot tell (a custom force that is not a law, whose derivatives no trace
 /// sees).
-///
-/// The answer is a function of the physics and the seed alone, kept for the process: a
-/// crowd of every force kind on a floor traces for seconds a block, and a CPU simulation
-/// starting tangents (again: a resumed run, another backend's cross-check) asks it for each
-/// block of its columns.
 pub(crate) fn changes_columns(physics: &TracedPhysics, seed: MovingNumbers) -> bool {
-    type Key = (PhysicsKey, MovingNumbers);
-    static ANSWERS: std::sync::LazyLock<std::sync::Mutex<std::collections::HashMap<Key, bool>>> =
-        std::sync::LazyLock::new(Default::default);
-    let answers = || ANSWERS.lock().unwrap_or_else(|e| e.into_inner());
     let width = TRACED_WIDTHS[TRACED_WIDTHS.len() - 1];
-    let key = (PhysicsKey::of(physics, width), seed);
-    if let Some(&answer) = answers().get(&key) {
-        return answer;
-    }
-    let ((_, _, custom), closed) = trace_block(Precision::F64, physics, (width, seed));
-    let answer = closed.changes_columns || (physics.custom_force.is_some() && custom.is_none());
-    answers().insert(key, answer);
-    answer
+    let closure = close_block(Precision::F64, physics, (width, seed));
+    let custom_traced = closure.lines.2.is_some();
+    closure.closed.changes_columns || (physics.custom_force.is_some() && !custom_traced)
 }
 
 /// What a trace of [`TracedPhysics`] depends on: its kinds, integrators and shapes, and its
@@ -295,7 +381,7 @@ fn read_all<F: Scalar + Into<f64>, const W: usize>(
 }
 
 /// The WGSL array of `numbers` of `structure`, each value followed by its derivatives: the
-/// numbers that move are noted for [`close_moving`].
+/// numbers that move are noted for [`close_block`].
 fn array_of<F: Scalar + Into<f64>, const W: usize>(
     structure: Structure,
     numbers: &[D<F, W>],
@@ -320,7 +406,7 @@ fn array_of<F: Scalar + Into<f64>, const W: usize>(
 }
 
 /// The WGSL array of the state `to`, which a traced function computed from the state
-/// `from`: whether its derivatives are other than `from`'s is noted for [`close_moving`].
+/// `from`: whether its derivatives are other than `from`'s is noted for [`close_block`].
 fn state_from<F: Scalar + Into<f64>, const W: usize>(
     from: &State<D<F, W>>,
     to: &State<D<F, W>>,
@@ -434,7 +520,7 @@ fn derivative_numbers<R: Scalar>(k: &Derivative<R>) -> Vec<R> {
 /// structures: `dual_auxiliaries`, `dual_state_derivative`, `dual_force_<kind>`,
 /// `dual_add_keyframed`, `dual_split_axes`, `dual_<integrator>_step` (which call the
 /// plumbing's `dual_derivative`) and `dual_renormalize`. Only what the kernel calls is
-/// traced, so what [`close_moving`] finds moving is what its own code moves.
+/// traced, so what [`close_block`] finds moving is what its own code moves.
 pub fn dual_physics_wgsl<F: Scalar + Into<f64>, const W: usize>(
     kinds: &[ForceType],
     integrators: &[Integrator],

@@ -15,7 +15,7 @@ use crate::model::tangent::{Direction, TangentPlan};
 use crate::physics::custom_force::CustomForce;
 use crate::physics::dual_wgsl::{
     CONSTANT_NUMBERS, Closed, CustomTrace, MOTION_NUMBERS, MovingNumbers, Structure, TRACED_WIDTHS,
-    TracedPhysics, trace_block,
+    TracedPhysics, close_block, trace_block,
 };
 use crate::physics::trace::f32_divisions_in_f64;
 
@@ -81,20 +81,19 @@ fn running(
     blocks: Vec<SeededBlock>,
     (precision, spec, custom_force): (Precision, &KernelSpec, Option<&CustomForce>),
 ) -> Vec<(SeededBlock, usize)> {
+    let physics = kernel_physics(spec, custom_force);
     let traced: Vec<(SeededBlock, usize, bool)> = blocks
         .into_iter()
         .map(|block| {
-            let ((dual, contact, custom), closed) =
-                dual_functions(precision, spec, (block.width, block.moving), custom_force);
-            let statements = [dual, contact, custom.unwrap_or_default()]
-                .iter()
-                .map(|source| source.lines().count())
-                .sum();
+            let closure = close_block(precision, &physics, (block.width, block.moving));
+            let (dual, contact, custom) = closure.lines;
+            let statements =
+                dual + contact.unwrap_or(NO_DUAL_CONTACTS.lines().count()) + custom.unwrap_or(0);
             let block = SeededBlock {
-                moving: closed.moving,
+                moving: closure.closed.moving,
                 ..block
             };
-            (block, statements, closed.changes_columns)
+            (block, statements, closure.closed.changes_columns)
         })
         .collect();
     let last = traced
@@ -168,17 +167,26 @@ fn dual_functions(
     (width, moving): (usize, MovingNumbers),
     custom_force: Option<&CustomForce>,
 ) -> ((String, String, Option<String>), Closed) {
-    let physics = TracedPhysics {
+    let physics = kernel_physics(spec, custom_force);
+    let ((dual, contact, custom), closed) = trace_block(precision, &physics, (width, moving));
+    let contact = contact.unwrap_or_else(|| NO_DUAL_CONTACTS.to_string());
+    ((dual, contact, custom), closed)
+}
+
+/// The physics the tangent kernel of `spec` (with the custom force `custom_force`) traces
+/// over duals.
+fn kernel_physics<'a>(
+    spec: &KernelSpec,
+    custom_force: Option<&'a CustomForce>,
+) -> TracedPhysics<'a> {
+    TracedPhysics {
         kinds: spec.force_kinds(),
         integrators: spec.integrators().to_vec(),
         contact_shapes: spec.contacts().then(|| spec.shapes().to_vec()),
         custom_force: custom_force.map(|custom| -> CustomTrace {
             Box::new(|precision, width| custom.dual_wgsl(precision, width))
         }),
-    };
-    let ((dual, contact, custom), closed) = trace_block(precision, &physics, (width, moving));
-    let contact = contact.unwrap_or_else(|| NO_DUAL_CONTACTS.to_string());
-    ((dual, contact, custom), closed)
+    }
 }
 
 /// `keyframe_scale` over duals: the same search on the values, the interpolation traced
