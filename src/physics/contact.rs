@@ -204,15 +204,18 @@ pub fn step_acceleration<R: Scalar>(
     (next.linear_momentum - start.linear_momentum) * (mass.inv_mass / h)
 }
 
-/// What the impulse loop carries: `P`, `L`, and each point's accumulated normal and friction
-/// impulses (`v = P / M` and `omega = Iinv L` are recomputed where needed: fewer values to
-/// carry through the GPU's loop, the same bits).
-type Impulses<R> = (
-    Vec3<R>,
-    Vec3<R>,
-    [R; MAX_CONTACT_POINTS],
-    [Vec3<R>; MAX_CONTACT_POINTS],
-);
+/// What the sweeps over the points carry from one point to the next: `P` and `L` (`v = P / M`
+/// and `omega = Iinv L` are recomputed where needed: fewer values to carry through the GPU's
+/// loop, the same bits).
+type Momenta<R> = (Vec3<R>, Vec3<R>);
+
+/// A contact point as the sweeps read it: its arm from the centre of mass, its target normal
+/// speed, its effective inverse mass along the normal, and its depth below the surface (it
+/// takes impulses where that is positive).
+type PointConstants<R> = (Vec3<R>, R, R, R);
+
+/// What a contact point accumulates over the sweeps: its normal and friction impulses.
+type PointImpulses<R> = (R, Vec3<R>);
 
 /// Moves a body in state `state` out of `plane` and applies the contact impulses;
 /// `acceleration` is [`step_acceleration`] of the step that ended in `state`.
@@ -268,10 +271,8 @@ fn impulses<R: Scalar>(
     let inv_mass = mass.inv_mass;
     let count = points.len();
     // Per point, in fixed arrays (the first `count` slots used): no allocation per contact.
-    let mut in_contact = [None; MAX_CONTACT_POINTS];
     let mut arms = [Vec3::splat(zero); MAX_CONTACT_POINTS];
     for k in 0..count {
-        in_contact[k] = Some(zero.less(depths[k]));
         arms[k] = points[k] - state.position;
     }
     state.position = state.position + n * deepest;
@@ -297,39 +298,29 @@ fn impulses<R: Scalar>(
         );
         targets[k] = R::select(normal_speed.less(zero), bounce, zero);
     }
-    let mut normal_masses = [zero; MAX_CONTACT_POINTS];
+    let mut constants: [PointConstants<R>; MAX_CONTACT_POINTS] =
+        [(Vec3::splat(zero), zero, zero, zero); MAX_CONTACT_POINTS];
     for k in 0..count {
-        normal_masses[k] = inverse_mass_along(inv_mass, &inv_inertia, arms[k], n);
+        let normal_mass = inverse_mass_along(inv_mass, &inv_inertia, arms[k], n);
+        constants[k] = (arms[k], targets[k], normal_mass, depths[k]);
     }
 
-    let start: Impulses<R> = (
-        state.linear_momentum,
-        state.angular_momentum,
-        [zero; MAX_CONTACT_POINTS],
-        [Vec3::splat(zero); MAX_CONTACT_POINTS],
+    let mut accumulated: [PointImpulses<R>; MAX_CONTACT_POINTS] =
+        [(zero, Vec3::splat(zero)); MAX_CONTACT_POINTS];
+    let start: Momenta<R> = (state.linear_momentum, state.angular_momentum);
+    let (linear_momentum, angular_momentum) = R::sweep_points(
+        CONTACT_ITERATIONS,
+        start,
+        &constants[..count],
+        &mut accumulated[..count],
+        |(p, l), &(arm, target, normal_mass, depth), (normal, friction)| {
+            let touching = zero.less(depth);
+            let (p, l, normal, friction) = R::if_then(touching, (p, l, normal, friction), |c| {
+                contact_impulse(c, inv_mass, &inv_inertia, plane, arm, target, normal_mass)
+            });
+            ((p, l), (normal, friction))
+        },
     );
-    let (linear_momentum, angular_momentum, ..) =
-        R::repeat(CONTACT_ITERATIONS, start, |mut sweep| {
-            for k in 0..count {
-                let contact = (sweep.0, sweep.1, sweep.2[k], sweep.3[k]);
-                let touching = in_contact[k].expect("set for every point");
-                let (p, l, normal, friction) = R::if_then(touching, contact, |c| {
-                    contact_impulse(
-                        c,
-                        inv_mass,
-                        &inv_inertia,
-                        plane,
-                        arms[k],
-                        targets[k],
-                        normal_masses[k],
-                    )
-                });
-                (sweep.0, sweep.1) = (p, l);
-                sweep.2[k] = normal;
-                sweep.3[k] = friction;
-            }
-            sweep
-        });
     State {
         linear_momentum,
         angular_momentum,

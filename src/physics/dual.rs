@@ -16,7 +16,7 @@
 
 use std::ops::{Add, Div, Mul, Neg, Sub};
 
-use super::scalar::{Carried, Scalar};
+use super::scalar::{Carried, Scalar, sweep_in_turn};
 
 /// The widths `N` that tangents run in (`body_steps::tangents` picks blocks of them per
 /// count of directions; a force law has an instance for each). The state's 13 run in blocks
@@ -217,6 +217,7 @@ impl<R: Scalar, const N: usize> Div for Dual<R, N> {
 
 /// The scalars of a value carried through a branch or a loop, each dual number as its value
 /// followed by its `N` tangents: what the base type's branch carries.
+#[derive(Clone, Copy)]
 struct Flat<V, const N: usize>(V);
 
 impl<R: Scalar, V: Carried<Dual<R, N>>, const N: usize> Carried<R> for Flat<V, N> {
@@ -300,6 +301,35 @@ impl<R: Scalar, const N: usize> Scalar for Dual<R, N> {
     #[inline(always)]
     fn repeat<V: Carried<Self>>(times: u32, value: V, mut body: impl FnMut(V) -> V) -> V {
         R::repeat(times, Flat::<V, N>(value), |Flat(v)| Flat(body(v))).0
+    }
+    /// The base type's sweeps over the flat values, where it holds literals (the tracer's
+    /// loop); nested loops over the duals otherwise, as they always ran.
+    #[inline(always)]
+    fn sweep_points<S, C, A>(
+        sweeps: u32,
+        shared: S,
+        constants: &[C],
+        accumulated: &mut [A],
+        mut turn: impl FnMut(S, &C, A) -> (S, A),
+    ) -> S
+    where
+        S: Carried<Self>,
+        C: Carried<Self> + Copy,
+        A: Carried<Self> + Copy,
+    {
+        if !R::HOLDS_LITERALS {
+            return sweep_in_turn(sweeps, shared, constants, accumulated, turn);
+        }
+        let constants: Vec<Flat<C, N>> = constants.iter().map(|&c| Flat(c)).collect();
+        let mut flat: Vec<Flat<A, N>> = accumulated.iter().map(|&a| Flat(a)).collect();
+        let shared = R::sweep_points(sweeps, Flat(shared), &constants, &mut flat, |s, c, a| {
+            let (s, a) = turn(s.0, &c.0, a.0);
+            (Flat(s), Flat(a))
+        });
+        for (out, a) in accumulated.iter_mut().zip(flat) {
+            *out = a.0;
+        }
+        shared.0
     }
 }
 

@@ -2,9 +2,9 @@
 //! (`gpu`) and [`Traced`](super::trace::Traced) (which prints what it computes as WGSL).
 //! Only the operations IEEE 754 rounds correctly appear here (`+ - * /`, `sqrt`, `floor`,
 //! comparisons and a select), so the same operations in the same order give the same bits
-//! on every backend that honours IEEE arithmetic. Two structured helpers carry the physics'
-//! branches and loops ([`Scalar::if_then`], [`Scalar::repeat`]): Rust's `if` and `for` on the
-//! CPU, WGSL's on the GPU.
+//! on every backend that honours IEEE arithmetic. Structured helpers carry the physics'
+//! branches and loops ([`Scalar::if_then`], [`Scalar::repeat`], [`Scalar::sweep_points`]):
+//! Rust's `if` and `for` on the CPU, WGSL's on the GPU.
 
 use std::fmt::Debug;
 use std::ops::{Add, Div, Mul, Neg, Sub};
@@ -44,6 +44,26 @@ pub trait Scalar:
     fn if_then<V: Carried<Self>>(condition: Self::Bool, value: V, then: impl FnOnce(V) -> V) -> V;
     /// `body` applied `times` times to `value`: a loop, not unrolled on the GPU.
     fn repeat<V: Carried<Self>>(times: u32, value: V, body: impl FnMut(V) -> V) -> V;
+    /// Gauss–Seidel over points: `turn` applied to each point in order, `sweeps` times over.
+    /// A turn reads `shared`, its point's `constants` and what the point `accumulated`, and
+    /// hands out the new `shared` and the point's new accumulated values. Nested loops here;
+    /// the tracer prints one loop over one point's code ([`sweep_in_turn`] is what it
+    /// computes).
+    #[inline(always)]
+    fn sweep_points<S, C, A>(
+        sweeps: u32,
+        shared: S,
+        constants: &[C],
+        accumulated: &mut [A],
+        turn: impl FnMut(S, &C, A) -> (S, A),
+    ) -> S
+    where
+        S: Carried<Self>,
+        C: Carried<Self> + Copy,
+        A: Carried<Self> + Copy,
+    {
+        sweep_in_turn(sweeps, shared, constants, accumulated, turn)
+    }
     /// Whether values can be zero by construction ([`is_zero_by_construction`]): only the
     /// tracer's. For every other type the chain rule compiles to every term, as written.
     ///
@@ -56,6 +76,24 @@ pub trait Scalar:
     fn is_zero_by_construction(self) -> bool {
         false
     }
+}
+
+/// [`Scalar::sweep_points`] as nested loops: for each sweep, each point in order.
+#[inline(always)]
+pub fn sweep_in_turn<S, C, A: Copy>(
+    sweeps: u32,
+    mut shared: S,
+    constants: &[C],
+    accumulated: &mut [A],
+    mut turn: impl FnMut(S, &C, A) -> (S, A),
+) -> S {
+    assert_eq!(constants.len(), accumulated.len(), "one constant per point");
+    for _ in 0..sweeps {
+        for (constant, point) in constants.iter().zip(accumulated.iter_mut()) {
+            (shared, *point) = turn(shared, constant, *point);
+        }
+    }
+    shared
 }
 
 /// Values a branch or a loop carries: a fixed number of scalars of precision `R`.

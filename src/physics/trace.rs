@@ -165,18 +165,39 @@ fn assign<F>(variables: &[Traced<F>], results: Vec<Traced<F>>) {
 /// Runs `body` inside the WGSL block that `opening` opens (`if b3 {`, say), the values it
 /// carries in and out held in `var`s declared before the block.
 fn block<F, V: Carried<Traced<F>>>(opening: String, value: V, body: impl FnOnce(V) -> V) -> V {
-    let held = variables(value.to_scalars());
+    let held = block_of_scalars(opening, value.to_scalars(), |held| {
+        body(V::from_scalars(&mut held.iter().copied())).to_scalars()
+    });
+    V::from_scalars(&mut held.into_iter())
+}
+
+/// [`block`] over the scalars themselves: `body` reads the `var`s holding `values` and hands
+/// out what they hold after the block, in the same order.
+fn block_of_scalars<F>(
+    opening: String,
+    values: Vec<Traced<F>>,
+    body: impl FnOnce(&[Traced<F>]) -> Vec<Traced<F>>,
+) -> Vec<Traced<F>> {
+    let held = variables(values);
     with_tape(|tape| {
         tape.push(&opening);
         tape.depth += 1;
     });
-    let result = body(V::from_scalars(&mut held.iter().copied()));
-    assign(&held, result.to_scalars());
+    let result = body(&held);
+    assign(&held, result);
     with_tape(|tape| {
         tape.depth -= 1;
         tape.push("}");
     });
-    V::from_scalars(&mut held.iter().copied())
+    held
+}
+
+/// A new loop counter's number.
+fn counter() -> u32 {
+    with_tape(|tape| {
+        tape.next += 1;
+        tape.next - 1
+    })
 }
 
 impl<F> Traced<F> {
@@ -300,15 +321,84 @@ impl<F: Scalar + Into<f64>> Scalar for Traced<F> {
     }
     /// `for (var i = 0u; i < times; i++) { ... }`, the values it changes held in `var`s.
     fn repeat<V: Carried<Self>>(times: u32, value: V, body: impl FnMut(V) -> V) -> V {
-        let i = with_tape(|tape| {
-            tape.next += 1;
-            tape.next - 1
-        });
+        let i = counter();
         block(
             format!("for (var i{i} = 0u; i{i} < {times}u; i{i}++) {{"),
             value,
             body,
         )
+    }
+    /// One loop of `sweeps` times the points' count turns over one point's code, not the
+    /// points unrolled into a sweep: the points wait in a queue of `var`s, each turn takes
+    /// the front one and puts it back last, so after whole sweeps they stand in order again.
+    /// A constant that every point holds as the same literal stays that literal.
+    fn sweep_points<S, C, A>(
+        sweeps: u32,
+        shared: S,
+        constants: &[C],
+        accumulated: &mut [A],
+        mut turn: impl FnMut(S, &C, A) -> (S, A),
+    ) -> S
+    where
+        S: Carried<Self>,
+        C: Carried<Self> + Copy,
+        A: Carried<Self> + Copy,
+    {
+        let count = constants.len();
+        assert!(
+            count > 0 && count == accumulated.len(),
+            "one constant per point"
+        );
+        let point_constants: Vec<Vec<Self>> = constants.iter().map(C::to_scalars).collect();
+        let literal = |j: usize| match point_constants[0][j].node {
+            Node::Literal(value) => point_constants.iter().all(
+                |point| matches!(point[j].node, Node::Literal(v) if v.to_bits() == value.to_bits()),
+            ),
+            Node::Var(_) => false,
+        };
+        let kept: Vec<bool> = (0..point_constants[0].len()).map(literal).collect();
+        let mut queue = shared.to_scalars();
+        let shared_numbers = queue.len();
+        for (constant, point) in point_constants.iter().zip(accumulated.iter()) {
+            let varying = constant.iter().zip(&kept).filter(|(_, kept)| !**kept);
+            queue.extend(varying.map(|(&x, _)| x));
+            queue.extend(point.to_scalars());
+        }
+        let point_numbers = (queue.len() - shared_numbers) / count;
+        let varying_numbers = kept.iter().filter(|&&kept| !kept).count();
+        let i = counter();
+        let turns = sweeps * count as u32;
+        let held = block_of_scalars(
+            format!("for (var i{i} = 0u; i{i} < {turns}u; i{i}++) {{"),
+            queue,
+            |held| {
+                let (shared, points) = held.split_at(shared_numbers);
+                let (front, others) = points.split_at(point_numbers);
+                let mut varying = front[..varying_numbers].iter().copied();
+                let literals = point_constants[0].iter().zip(&kept);
+                let constant: Vec<Self> = literals
+                    .map(|(&x, &kept)| match kept {
+                        true => x,
+                        false => varying.next().expect("a var per varying constant"),
+                    })
+                    .collect();
+                let constant = C::from_scalars(&mut constant.into_iter());
+                let point = A::from_scalars(&mut front[varying_numbers..].iter().copied());
+                let shared = S::from_scalars(&mut shared.iter().copied());
+                let (shared, point) = turn(shared, &constant, point);
+                let mut next = shared.to_scalars();
+                next.extend_from_slice(others);
+                next.extend_from_slice(&front[..varying_numbers]);
+                next.extend(point.to_scalars());
+                next
+            },
+        );
+        let (shared, points) = held.split_at(shared_numbers);
+        for (k, out) in accumulated.iter_mut().enumerate() {
+            let point = &points[k * point_numbers + varying_numbers..(k + 1) * point_numbers];
+            *out = A::from_scalars(&mut point.iter().copied());
+        }
+        S::from_scalars(&mut shared.iter().copied())
     }
 }
 
@@ -376,6 +466,70 @@ mod tests {
         assert!(!f64_trace.contains("f64("), "{f64_trace}");
         // The setting is scoped: a later trace is native again.
         assert_eq!(f32_trace(false), native);
+    }
+
+    /// `sweep_points` prints one loop over one point's code, the points in a queue of `var`s
+    /// that turns by one each iteration; a constant every point holds as the same literal
+    /// stays that literal. On `f64`, nested loops compute what the queue does.
+    #[test]
+    fn sweeps_over_points_print_one_loop_over_a_turning_queue() {
+        fn relax<R: Scalar>(start: R, weights: [R; 2], nudges: &mut [R; 2]) -> R {
+            let constants = [
+                (weights[0], R::constant(2.0)),
+                (weights[1], R::constant(2.0)),
+            ];
+            R::sweep_points(2, start, &constants, nudges, |s, &(w, two), nudge| {
+                let s = s * w + nudge;
+                (s, nudge + s * two)
+            })
+        }
+        let mut nudges = [1.0, -1.0];
+        let end = relax(0.5_f64, [3.0, 0.25], &mut nudges);
+        // By hand: turns (w, nudge) = (3, 1), (0.25, -1), then again with the new nudges.
+        let s1 = 0.5 * 3.0 + 1.0;
+        let n0 = 1.0 + s1 * 2.0;
+        let s2 = s1 * 0.25 - 1.0;
+        let n1 = -1.0 + s2 * 2.0;
+        let s3 = s2 * 3.0 + n0;
+        let s4 = s3 * 0.25 + n1;
+        assert_eq!((end, nudges), (s4, [n0 + s3 * 2.0, n1 + s4 * 2.0]));
+        let source = trace_function("fn f(a: real, b: real) -> real", || {
+            let a = Traced::<f64>::input("a");
+            let b = Traced::<f64>::input("b");
+            let mut nudges = [Traced::constant(0.0), b];
+            let end = relax(a, [a, b], &mut nudges);
+            format!("    return {end} + {} + {};\n", nudges[0], nudges[1])
+        });
+        assert_eq!(
+            source,
+            "fn f(a: real, b: real) -> real {
+    let v0 = a;
+    let v1 = b;
+    var v3 = v0;
+    var v4 = v0;
+    var v5 = real(0e0);
+    var v6 = v1;
+    var v7 = v1;
+    for (var i2 = 0u; i2 < 4u; i2++) {
+        let v8 = v3 * v4;
+        let v9 = v8 + v5;
+        let v10 = v9 * real(2e0);
+        let v11 = v5 + v10;
+        let v12 = v9;
+        let v13 = v6;
+        let v14 = v7;
+        let v15 = v4;
+        let v16 = v11;
+        v3 = v12;
+        v4 = v13;
+        v5 = v14;
+        v6 = v15;
+        v7 = v16;
+    }
+    return v3 + v5 + v7;
+}
+"
+        );
     }
 
     /// `if_then` and `repeat` print a block whose results go to `var`s declared before it;

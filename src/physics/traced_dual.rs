@@ -51,7 +51,12 @@ impl<F: Scalar + Into<f64>, const W: usize> Neg for TracedDual<F, W> {
 }
 
 /// A value carried through a branch or a loop, seen as the [`Dual`]s it holds.
+#[derive(Clone, Copy)]
 struct AsDuals<V, F>(V, PhantomData<F>);
+
+fn as_duals<V, F>(value: V) -> AsDuals<V, F> {
+    AsDuals(value, PhantomData)
+}
 
 impl<F: Scalar + Into<f64>, V: Carried<TracedDual<F, W>>, const W: usize>
     Carried<Dual<Traced<F>, W>> for AsDuals<V, F>
@@ -107,5 +112,34 @@ impl<F: Scalar + Into<f64>, const W: usize> Scalar for TracedDual<F, W> {
             AsDuals(body(v), PhantomData)
         })
         .0
+    }
+    fn sweep_points<S, C, A>(
+        sweeps: u32,
+        shared: S,
+        constants: &[C],
+        accumulated: &mut [A],
+        mut turn: impl FnMut(S, &C, A) -> (S, A),
+    ) -> S
+    where
+        S: Carried<Self>,
+        C: Carried<Self> + Copy,
+        A: Carried<Self> + Copy,
+    {
+        let constants: Vec<_> = constants.iter().map(|&c| as_duals::<_, F>(c)).collect();
+        let mut held: Vec<_> = accumulated.iter().map(|&a| as_duals::<_, F>(a)).collect();
+        let shared = Dual::<Traced<F>, W>::sweep_points(
+            sweeps,
+            as_duals::<_, F>(shared),
+            &constants,
+            &mut held,
+            |s, c, a| {
+                let (s, a) = turn(s.0, &c.0, a.0);
+                (as_duals(s), as_duals(a))
+            },
+        );
+        for (out, a) in accumulated.iter_mut().zip(held) {
+            *out = a.0;
+        }
+        shared.0
     }
 }
