@@ -47,7 +47,7 @@ pub trait Scalar:
     /// Gauss–Seidel over points: `turn` applied to each point in order, `sweeps` times over.
     /// A turn reads `shared`, its point's `constants` and what the point `accumulated`, and
     /// hands out the new `shared` and the point's new accumulated values. Nested loops here;
-    /// the tracer prints one loop over one point's code ([`sweep_in_turn`] is what it
+    /// the tracer prints one loop over one point's code (`sweep_in_turn` is what it
     /// computes).
     #[inline(always)]
     fn sweep_points<S, C, A>(
