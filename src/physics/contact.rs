@@ -227,14 +227,114 @@ pub fn resolve_plane<R: Scalar>(
     acceleration: Vec3<R>,
     h: R,
 ) -> State<R> {
+    let count = candidate_count(shape.kind);
+    resolve_plane_by(
+        state,
+        mass,
+        shape.bounding_radius,
+        plane,
+        acceleration,
+        h,
+        count,
+        |position, rotation| candidates_and_depths(shape, plane, position, rotation),
+    )
+}
+
+/// A body's shape as one contact code for several kinds reads it: one of `kinds`, each with
+/// the condition that the body is of that kind (at most one holds; a body of none is moved
+/// by no plane), and the dimensions and bounding radius [`ShapeConstants`] holds.
+pub struct ShapeAmong<'a, R: Scalar> {
+    pub kinds: &'a [(ShapeKind, R::Bool)],
+    pub dims: Vec3<R>,
+    pub bounding_radius: R,
+}
+
+/// [`resolve_plane`] for a body of any of `shape`'s kinds, told apart where it runs: each
+/// kind's candidates and depths in a branch of its own, then one impulse code over as many
+/// points as the kind with the most has, the points a body's kind lacks not touching. A
+/// body's points take the same operations as in [`resolve_plane`] for its kind, in the same
+/// order, and a point that does not touch takes none: the same bits. A kernel for a crowd
+/// of several shapes then holds one copy of the impulses instead of one per shape.
+pub fn resolve_plane_among<R: Scalar>(
+    state: State<R>,
+    mass: &MassConstants<R>,
+    shape: &ShapeAmong<R>,
+    plane: &PlaneConstants<R>,
+    acceleration: Vec3<R>,
+    h: R,
+) -> State<R> {
+    let count = shape
+        .kinds
+        .iter()
+        .map(|&(kind, _)| candidate_count(kind))
+        .max()
+        .expect("at least one kind");
+    resolve_plane_by(
+        state,
+        mass,
+        shape.bounding_radius,
+        plane,
+        acceleration,
+        h,
+        count,
+        |position, rotation| {
+            let none = (
+                [position; MAX_CONTACT_POINTS],
+                [R::constant(0.0); MAX_CONTACT_POINTS],
+            );
+            shape.kinds.iter().fold(none, |found, &(kind, is_kind)| {
+                R::if_then(is_kind, found, |_| {
+                    let one = ShapeConstants {
+                        kind,
+                        dims: shape.dims,
+                        bounding_radius: shape.bounding_radius,
+                    };
+                    candidates_and_depths(&one, plane, position, rotation)
+                })
+            })
+        },
+    )
+}
+
+/// The candidates of `shape` at `position` turned by `rotation` that may touch `plane`, and
+/// their depths below it: the first [`candidate_count`] of each, the rest at `position` with
+/// depth zero (not touching).
+fn candidates_and_depths<R: Scalar>(
+    shape: &ShapeConstants<R>,
+    plane: &PlaneConstants<R>,
+    position: Vec3<R>,
+    rotation: &Mat3<R>,
+) -> ([Vec3<R>; MAX_CONTACT_POINTS], [R; MAX_CONTACT_POINTS]) {
+    let count = candidate_count(shape.kind);
+    let points = contact_candidates(shape, position, rotation, plane.normal);
+    let mut depths = [R::constant(0.0); MAX_CONTACT_POINTS];
+    for k in 0..count {
+        depths[k] = plane.depth(points[k]);
+    }
+    (points, depths)
+}
+
+/// [`resolve_plane`] with the body's first `count` candidates and their depths found by
+/// `candidates` (from the position and rotation; the depths of the others zero).
+#[allow(clippy::too_many_arguments)]
+fn resolve_plane_by<R: Scalar>(
+    state: State<R>,
+    mass: &MassConstants<R>,
+    bounding_radius: R,
+    plane: &PlaneConstants<R>,
+    acceleration: Vec3<R>,
+    h: R,
+    count: usize,
+    candidates: impl FnOnce(
+        Vec3<R>,
+        &Mat3<R>,
+    ) -> ([Vec3<R>; MAX_CONTACT_POINTS], [R; MAX_CONTACT_POINTS]),
+) -> State<R> {
     let zero = R::constant(0.0);
-    let n = plane.normal;
-    let far = far_from(shape, plane, state.position);
+    let far = far_from(bounding_radius, plane, state.position);
     R::if_then(R::not(far), state, |state| {
         let rotation = state.orientation.normalize().to_rotation();
-        let count = candidate_count(shape.kind);
-        let points = contact_candidates(shape, state.position, &rotation, n);
-        let depths = points.map(|p| plane.depth(p));
+        let (points, depths) = candidates(state.position, &rotation);
         let deepest = depths[..count].iter().fold(zero, |d, &depth| max(d, depth));
         R::if_then(zero.less(deepest), state, |state| {
             impulses(
@@ -381,16 +481,16 @@ fn contact_impulse<R: Scalar>(
     (p, l, total, friction)
 }
 
-/// Whether a body of `shape` at `position` is too far from `plane` to touch it: then
-/// [`resolve_plane`] leaves its state as it is.
+/// Whether a body whose shape's bounding sphere has radius `bounding_radius`, at `position`,
+/// is too far from `plane` to touch it: then [`resolve_plane`] leaves its state as it is.
 #[inline(always)]
 fn far_from<R: Scalar>(
-    shape: &ShapeConstants<R>,
+    bounding_radius: R,
     plane: &PlaneConstants<R>,
     position: Vec3<R>,
 ) -> R::Bool {
     let height = -plane.depth(position);
-    shape.bounding_radius.less(height)
+    bounding_radius.less(height)
 }
 
 /// Whether a body of `shape` at `position` is too far from every plane to touch one: then
@@ -400,7 +500,9 @@ pub fn clear_of_planes<R: Scalar<Bool = bool>>(
     planes: &[PlaneConstants<R>],
     position: Vec3<R>,
 ) -> bool {
-    planes.iter().all(|plane| far_from(shape, plane, position))
+    planes
+        .iter()
+        .all(|plane| far_from(shape.bounding_radius, plane, position))
 }
 
 /// Resolves `next` (the state after a step that started at `start`) against every plane in

@@ -8,7 +8,10 @@
 //! (`shaders/integrate_tangents.wgsl`) reads and writes them in that layout.
 
 use super::algebra::{Mat3, SymMat3, Vec3};
-use super::contact::{PlaneConstants, ShapeConstants, resolve_plane, step_acceleration};
+use super::contact::{
+    PlaneConstants, ShapeAmong, ShapeConstants, resolve_plane, resolve_plane_among,
+    step_acceleration,
+};
 use super::dual::Dual;
 use super::force_law::{ForceInput, ForceLaw};
 use super::forces::{Body, Parameters, add_force, add_scaled, keyframe_lerp};
@@ -16,7 +19,7 @@ use super::integrators::{renormalize, step};
 use super::motion::{Auxiliaries, Derivative, Load, MassConstants, State, auxiliaries, derivative};
 use super::scalar::{Carried, Scalar};
 use super::splitting::{SPLIT_AXES_NUMBERS, SplitAxes};
-use super::trace::{Traced, bind_value, trace_function, with_setting};
+use super::trace::{Traced, TracedBool, bind_value, trace_function, with_setting};
 use super::traced_dual::TracedDual;
 use super::wgsl::shape_switch;
 use crate::model::codes::Coded;
@@ -697,17 +700,60 @@ pub fn dual_contact_wgsl<F: Scalar + Into<f64>, const W: usize>(shapes: &[ShapeK
             )
         },
     );
+    let signature = |name: &str| {
+        format!(
+            "fn dual_resolve_plane{name}(s: DualMotion, c: DualConstants, {}shape: vec4<real>, \
+             plane: DualPlane, acceleration: DualVec3, h: real) -> DualMotion",
+            if name.is_empty() {
+                "shape_kind: u32, "
+            } else {
+                ""
+            }
+        )
+    };
+    let fixed = TracedDual::<F, W>::fixed;
+    if shapes.len() > 1 {
+        return out
+            + &trace_function(
+                &format!(
+                    "/// State s moved out of `plane` and its contact impulses applied, one code \
+                     for the body's shape among the kernel's.\n{}",
+                    signature("")
+                ),
+                || {
+                    let kinds: Vec<_> = shapes
+                        .iter()
+                        .map(|&kind| {
+                            let is_kind = format!("shape_kind == {}", kind.wgsl_constant());
+                            (kind, TracedBool::input(&is_kind))
+                        })
+                        .collect();
+                    let shape = ShapeAmong {
+                        kinds: &kinds,
+                        dims: Vec3::new(fixed("shape.x"), fixed("shape.y"), fixed("shape.z")),
+                        bounding_radius: fixed("shape.w"),
+                    };
+                    let s = motion_of::<F, W>("s");
+                    let next = resolve_plane_among(
+                        s,
+                        &constants_of("c"),
+                        &shape,
+                        &plane_of("plane"),
+                        vector_of("acceleration"),
+                        fixed("h"),
+                    );
+                    format!("    return {};\n", state_from(&s, &next))
+                },
+            );
+    }
     for &kind in shapes {
         let name = kind.name();
         out += &trace_function(
             &format!(
-                "/// State s of a {name} moved out of `plane`, the contact impulses applied.\n\
-                 fn dual_resolve_plane_{name}(s: DualMotion, c: DualConstants, \
-                 shape: vec4<real>, plane: DualPlane, acceleration: DualVec3, h: real) \
-                 -> DualMotion"
+                "/// State s of a {name} moved out of `plane`, the contact impulses applied.\n{}",
+                signature(&format!("_{name}"))
             ),
             || {
-                let fixed = TracedDual::<F, W>::fixed;
                 let shape = ShapeConstants {
                     kind,
                     dims: Vec3::new(fixed("shape.x"), fixed("shape.y"), fixed("shape.z")),
@@ -726,13 +772,9 @@ pub fn dual_contact_wgsl<F: Scalar + Into<f64>, const W: usize>(shapes: &[ShapeK
             },
         );
     }
-    out + &shape_switch(
-        "fn dual_resolve_plane(s: DualMotion, c: DualConstants, shape_kind: u32, \
-         shape: vec4<real>, plane: DualPlane, acceleration: DualVec3, h: real) -> DualMotion",
-        "shape_kind",
-        shapes,
-        |name| format!("dual_resolve_plane_{name}(s, c, shape, plane, acceleration, h)"),
-    )
+    out + &shape_switch(&signature(""), "shape_kind", shapes, |name| {
+        format!("dual_resolve_plane_{name}(s, c, shape, plane, acceleration, h)")
+    })
 }
 
 /// `dual_custom_force`, the custom force's load over duals added to `total`, traced from `law`

@@ -20,6 +20,13 @@ pub struct Traced<F> {
 #[derive(Clone, Copy, Debug)]
 pub struct TracedBool(u32);
 
+impl TracedBool {
+    /// A condition read from WGSL `expression` (a comparison of the kernel's own values).
+    pub fn input(expression: &str) -> Self {
+        TracedBool(bind(expression.to_string(), 'b'))
+    }
+}
+
 impl fmt::Display for TracedBool {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "b{}", self.0)

@@ -3,14 +3,17 @@
 //! and force records, and calls these functions for every formula.
 
 use super::algebra::{Mat3, Quat, SymMat3, Vec3};
-use super::contact::{PlaneConstants, ShapeConstants, resolve_plane, step_acceleration};
+use super::contact::{
+    PlaneConstants, ShapeAmong, ShapeConstants, resolve_plane, resolve_plane_among,
+    step_acceleration,
+};
 use super::envelope::envelope_breaches;
 use super::forces::{Body, Parameters, add_force, add_scaled, keyframe_lerp};
 use super::integrators::{renormalize, step};
 use super::motion::{Auxiliaries, Derivative, Load, MassConstants, State, auxiliaries, derivative};
 use super::scalar::Scalar;
 use super::splitting::{SPLIT_AXES_NUMBERS, SplitAxes};
-use super::trace::{Traced, bind_value, trace_function};
+use super::trace::{Traced, TracedBool, bind_value, trace_function};
 use super::trig::sin_cos;
 use crate::model::codes::Coded;
 use crate::model::force::ForceType;
@@ -404,13 +407,58 @@ pub fn contact_wgsl<F: Scalar + Into<f64>>(shapes: &[ShapeKind]) -> String {
             format!("    return {};\n", vec3(a))
         },
     );
+    let signature = |name: &str| {
+        format!(
+            "fn resolve_plane{name}(s: Motion, c: BodyConstants, plane: Plane, \
+             acceleration: vec3<real>, h: real) -> Motion"
+        )
+    };
+    let plane = || PlaneConstants {
+        normal: read_vec3("plane.surface"),
+        offset: T::input("plane.surface.w"),
+        restitution: T::input("plane.restitution"),
+        friction: T::input("plane.friction"),
+    };
+    if shapes.len() > 1 {
+        return out
+            + &trace_function(
+                &format!(
+                    "/// State s moved out of `plane` and its contact impulses applied, one code \
+                     for the body's shape among the kernel's.\n{}",
+                    signature("")
+                ),
+                || {
+                    let kinds: Vec<_> = shapes
+                        .iter()
+                        .map(|&kind| {
+                            let is_kind = format!("c.shape_kind == {}", kind.wgsl_constant());
+                            (kind, TracedBool::input(&is_kind))
+                        })
+                        .collect();
+                    let shape = ShapeAmong {
+                        kinds: &kinds,
+                        dims: read_vec3("c.shape"),
+                        bounding_radius: T::input("c.shape.w"),
+                    };
+                    let plane = plane();
+                    let next = resolve_plane_among(
+                        read_motion::<F>("s"),
+                        &read_constants("c"),
+                        &shape,
+                        &plane,
+                        read_vec3("acceleration"),
+                        T::input("h"),
+                    );
+                    format!("    return {};\n", motion(&next))
+                },
+            );
+    }
     for &kind in shapes {
         let name = kind.name();
         out += &trace_function(
             &format!(
-                "/// State s of a {name} moved out of `plane`, the contact impulses applied.\n\
-                 fn resolve_plane_{name}(s: Motion, c: BodyConstants, plane: Plane, \
-                 acceleration: vec3<real>, h: real) -> Motion"
+                "/// State s of a {name} moved out of `plane`, the contact impulses applied.\n{}",
+                signature(&format!("_{name}"))
             ),
             || {
                 let shape = ShapeConstants {
@@ -418,12 +466,7 @@ pub fn contact_wgsl<F: Scalar + Into<f64>>(shapes: &[ShapeKind]) -> String {
                     dims: read_vec3("c.shape"),
                     bounding_radius: T::input("c.shape.w"),
                 };
-                let plane = PlaneConstants {
-                    normal: read_vec3("plane.surface"),
-                    offset: T::input("plane.surface.w"),
-                    restitution: T::input("plane.restitution"),
-                    friction: T::input("plane.friction"),
-                };
+                let plane = plane();
                 let next = resolve_plane(
                     read_motion::<F>("s"),
                     &read_constants("c"),
@@ -436,13 +479,9 @@ pub fn contact_wgsl<F: Scalar + Into<f64>>(shapes: &[ShapeKind]) -> String {
             },
         );
     }
-    out + &shape_switch(
-        "fn resolve_plane(s: Motion, c: BodyConstants, plane: Plane, acceleration: vec3<real>, \
-         h: real) -> Motion",
-        "c.shape_kind",
-        shapes,
-        |name| format!("resolve_plane_{name}(s, c, plane, acceleration, h)"),
-    )
+    out + &shape_switch(&signature(""), "c.shape_kind", shapes, |name| {
+        format!("resolve_plane_{name}(s, c, plane, acceleration, h)")
+    })
 }
 
 /// The function `signature` that moves state `s` out of a plane by the body's shape: on
