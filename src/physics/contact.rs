@@ -209,13 +209,13 @@ pub fn step_acceleration<R: Scalar>(
 /// loop, the same bits).
 type Momenta<R> = (Vec3<R>, Vec3<R>);
 
-/// A contact point as the sweeps read it: its arm from the centre of mass, its target normal
-/// speed, its effective inverse mass along the normal, and its depth below the surface (it
-/// takes impulses where that is positive).
-type PointConstants<R> = (Vec3<R>, R, R, R);
+/// A contact point as the sweeps read it: its arm from the centre of mass and its depth below
+/// the surface (it takes impulses where that is positive).
+type PointConstants<R> = (Vec3<R>, R);
 
-/// What a contact point accumulates over the sweeps: its normal and friction impulses.
-type PointImpulses<R> = (R, Vec3<R>);
+/// What a contact point holds over the sweeps: its normal and friction impulses, and its
+/// target normal speed and effective inverse mass along the normal (found in the first sweep).
+type PointImpulses<R> = (R, Vec3<R>, R, R);
 
 /// Moves a body in state `state` out of `plane` and applies the contact impulses;
 /// `acceleration` is [`step_acceleration`] of the step that ended in `state`.
@@ -384,10 +384,10 @@ fn impulses<R: Scalar>(
     let towards_plane = max(-acceleration.dot(n), zero);
     let resting_speed = R::constant(RESTING_STEPS) * towards_plane * h;
     // Each contact's target normal speed: restitution times its speed when it crossed the
-    // surface, where that beats the resting speed; zero for a point moving away.
-    let mut targets = [zero; MAX_CONTACT_POINTS];
-    for k in 0..count {
-        let (r, depth) = (arms[k], depths[k]);
+    // surface, where that beats the resting speed; zero for a point moving away. From the
+    // velocities before any impulse, so the first sweep finds them, point by point, and the
+    // later sweeps read them (in a kernel, one point's code in the sweeps' loop).
+    let target_speed = |r: Vec3<R>, depth: R| {
         let normal_speed = (velocity + angular_velocity.cross(r)).dot(n);
         let squared = normal_speed * normal_speed - R::constant(2.0) * towards_plane * depth;
         let at_surface = max(squared, zero).sqrt();
@@ -396,29 +396,32 @@ fn impulses<R: Scalar>(
             plane.restitution * at_surface,
             zero,
         );
-        targets[k] = R::select(normal_speed.less(zero), bounce, zero);
-    }
+        R::select(normal_speed.less(zero), bounce, zero)
+    };
     let mut constants: [PointConstants<R>; MAX_CONTACT_POINTS] =
-        [(Vec3::splat(zero), zero, zero, zero); MAX_CONTACT_POINTS];
+        [(Vec3::splat(zero), zero); MAX_CONTACT_POINTS];
     for k in 0..count {
-        let normal_mass = inverse_mass_along(inv_mass, &inv_inertia, arms[k], n);
-        constants[k] = (arms[k], targets[k], normal_mass, depths[k]);
+        constants[k] = (arms[k], depths[k]);
     }
 
     let mut accumulated: [PointImpulses<R>; MAX_CONTACT_POINTS] =
-        [(zero, Vec3::splat(zero)); MAX_CONTACT_POINTS];
+        [(zero, Vec3::splat(zero), zero, zero); MAX_CONTACT_POINTS];
     let start: Momenta<R> = (state.linear_momentum, state.angular_momentum);
     let (linear_momentum, angular_momentum) = R::sweep_points(
         CONTACT_ITERATIONS,
         start,
         &constants[..count],
         &mut accumulated[..count],
-        |(p, l), &(arm, target, normal_mass, depth), (normal, friction)| {
+        |(p, l), &(arm, depth), (normal, friction, target, normal_mass), first| {
+            let (target, normal_mass) = first.then((target, normal_mass), |_| {
+                let normal_mass = inverse_mass_along(inv_mass, &inv_inertia, arm, n);
+                (target_speed(arm, depth), normal_mass)
+            });
             let touching = zero.less(depth);
             let (p, l, normal, friction) = R::if_then(touching, (p, l, normal, friction), |c| {
                 contact_impulse(c, inv_mass, &inv_inertia, plane, arm, target, normal_mass)
             });
-            ((p, l), (normal, friction))
+            ((p, l), (normal, friction, target, normal_mass))
         },
     );
     State {

@@ -16,7 +16,7 @@
 
 use std::ops::{Add, Div, Mul, Neg, Sub};
 
-use super::scalar::{Carried, Scalar, sweep_in_turn};
+use super::scalar::{Carried, FirstSweep, Scalar, sweep_in_turn};
 
 /// The widths `N` that tangents run in (`body_steps::tangents` picks blocks of them per
 /// count of directions; a force law has an instance for each). The state's 13 run in blocks
@@ -310,7 +310,7 @@ impl<R: Scalar, const N: usize> Scalar for Dual<R, N> {
         shared: S,
         constants: &[C],
         accumulated: &mut [A],
-        mut turn: impl FnMut(S, &C, A) -> (S, A),
+        mut turn: impl FnMut(S, &C, A, FirstSweep<Self::Bool>) -> (S, A),
     ) -> S
     where
         S: Carried<Self>,
@@ -322,10 +322,16 @@ impl<R: Scalar, const N: usize> Scalar for Dual<R, N> {
         }
         let constants: Vec<Flat<C, N>> = constants.iter().map(|&c| Flat(c)).collect();
         let mut flat: Vec<Flat<A, N>> = accumulated.iter().map(|&a| Flat(a)).collect();
-        let shared = R::sweep_points(sweeps, Flat(shared), &constants, &mut flat, |s, c, a| {
-            let (s, a) = turn(s.0, &c.0, a.0);
-            (Flat(s), Flat(a))
-        });
+        let shared = R::sweep_points(
+            sweeps,
+            Flat(shared),
+            &constants,
+            &mut flat,
+            |s, c, a, first| {
+                let (s, a) = turn(s.0, &c.0, a.0, first);
+                (Flat(s), Flat(a))
+            },
+        );
         for (out, a) in accumulated.iter_mut().zip(flat) {
             *out = a.0;
         }

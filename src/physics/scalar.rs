@@ -46,16 +46,16 @@ pub trait Scalar:
     fn repeat<V: Carried<Self>>(times: u32, value: V, body: impl FnMut(V) -> V) -> V;
     /// Gauss–Seidel over points: `turn` applied to each point in order, `sweeps` times over.
     /// A turn reads `shared`, its point's `constants` and what the point `accumulated`, and
-    /// hands out the new `shared` and the point's new accumulated values. Nested loops here;
-    /// the tracer prints one loop over one point's code (`sweep_in_turn` is what it
-    /// computes).
+    /// whether it is in the first sweep, and hands out the new `shared` and the point's new
+    /// accumulated values. Nested loops here; the tracer prints one loop over one point's
+    /// code (`sweep_in_turn` is what it computes).
     #[inline(always)]
     fn sweep_points<S, C, A>(
         sweeps: u32,
         shared: S,
         constants: &[C],
         accumulated: &mut [A],
-        turn: impl FnMut(S, &C, A) -> (S, A),
+        turn: impl FnMut(S, &C, A, FirstSweep<Self::Bool>) -> (S, A),
     ) -> S
     where
         S: Carried<Self>,
@@ -80,20 +80,46 @@ pub trait Scalar:
 
 /// [`Scalar::sweep_points`] as nested loops: for each sweep, each point in order.
 #[inline(always)]
-pub fn sweep_in_turn<S, C, A: Copy>(
+pub fn sweep_in_turn<S, C, A: Copy, B>(
     sweeps: u32,
     mut shared: S,
     constants: &[C],
     accumulated: &mut [A],
-    mut turn: impl FnMut(S, &C, A) -> (S, A),
+    mut turn: impl FnMut(S, &C, A, FirstSweep<B>) -> (S, A),
 ) -> S {
     assert_eq!(constants.len(), accumulated.len(), "one constant per point");
-    for _ in 0..sweeps {
+    for sweep in 0..sweeps {
         for (constant, point) in constants.iter().zip(accumulated.iter_mut()) {
-            (shared, *point) = turn(shared, constant, *point);
+            (shared, *point) = turn(shared, constant, *point, FirstSweep::Known(sweep == 0));
         }
     }
     shared
+}
+
+/// Whether a turn of [`Scalar::sweep_points`] is in the first sweep over the points: known
+/// where the sweeps are nested loops, a condition on the loop's counter where they are one
+/// traced loop.
+#[derive(Clone, Copy, Debug)]
+pub enum FirstSweep<B> {
+    Known(bool),
+    AtRunTime(B),
+}
+
+impl<B: Copy> FirstSweep<B> {
+    /// `then(value)` in the first sweep, `value` in the others: what a point computes once
+    /// and keeps for the later sweeps, written once in a traced loop's body.
+    #[inline(always)]
+    pub fn then<R: Scalar<Bool = B>, V: Carried<R>>(
+        self,
+        value: V,
+        then: impl FnOnce(V) -> V,
+    ) -> V {
+        match self {
+            FirstSweep::Known(true) => then(value),
+            FirstSweep::Known(false) => value,
+            FirstSweep::AtRunTime(first) => R::if_then(first, value, then),
+        }
+    }
 }
 
 /// Values a branch or a loop carries: a fixed number of scalars of precision `R`.

@@ -7,7 +7,7 @@ use std::fmt;
 use std::marker::PhantomData;
 use std::ops::{Add, Div, Mul, Neg, Sub};
 
-use super::scalar::{Carried, Scalar};
+use super::scalar::{Carried, FirstSweep, Scalar};
 
 /// A value of the function being traced, in the precision of `F` (`f32` or `f64`): a WGSL
 /// `let` or a literal.
@@ -344,7 +344,7 @@ impl<F: Scalar + Into<f64>> Scalar for Traced<F> {
         shared: S,
         constants: &[C],
         accumulated: &mut [A],
-        mut turn: impl FnMut(S, &C, A) -> (S, A),
+        mut turn: impl FnMut(S, &C, A, FirstSweep<TracedBool>) -> (S, A),
     ) -> S
     where
         S: Carried<Self>,
@@ -392,7 +392,8 @@ impl<F: Scalar + Into<f64>> Scalar for Traced<F> {
                 let constant = C::from_scalars(&mut constant.into_iter());
                 let point = A::from_scalars(&mut front[varying_numbers..].iter().copied());
                 let shared = S::from_scalars(&mut shared.iter().copied());
-                let (shared, point) = turn(shared, &constant, point);
+                let first = TracedBool::input(&format!("i{i} < {count}u"));
+                let (shared, point) = turn(shared, &constant, point, FirstSweep::AtRunTime(first));
                 let mut next = shared.to_scalars();
                 next.extend_from_slice(others);
                 next.extend_from_slice(&front[..varying_numbers]);
@@ -477,7 +478,8 @@ mod tests {
 
     /// `sweep_points` prints one loop over one point's code, the points in a queue of `var`s
     /// that turns by one each iteration; a constant every point holds as the same literal
-    /// stays that literal. On `f64`, nested loops compute what the queue does.
+    /// stays that literal, and the first sweep is the loop's first turns. On `f64`, nested
+    /// loops compute what the queue does.
     #[test]
     fn sweeps_over_points_print_one_loop_over_a_turning_queue() {
         fn relax<R: Scalar>(start: R, weights: [R; 2], nudges: &mut [R; 2]) -> R {
@@ -485,18 +487,26 @@ mod tests {
                 (weights[0], R::constant(2.0)),
                 (weights[1], R::constant(2.0)),
             ];
-            R::sweep_points(2, start, &constants, nudges, |s, &(w, two), nudge| {
-                let s = s * w + nudge;
-                (s, nudge + s * two)
-            })
+            R::sweep_points(
+                2,
+                start,
+                &constants,
+                nudges,
+                |s, &(w, two), nudge, first| {
+                    let nudge = first.then::<R, _>(nudge, |nudge| nudge + w);
+                    let s = s * w + nudge;
+                    (s, nudge + s * two)
+                },
+            )
         }
         let mut nudges = [1.0, -1.0];
         let end = relax(0.5_f64, [3.0, 0.25], &mut nudges);
-        // By hand: turns (w, nudge) = (3, 1), (0.25, -1), then again with the new nudges.
-        let s1 = 0.5 * 3.0 + 1.0;
-        let n0 = 1.0 + s1 * 2.0;
-        let s2 = s1 * 0.25 - 1.0;
-        let n1 = -1.0 + s2 * 2.0;
+        // By hand: turns (w, nudge) = (3, 1 + 3), (0.25, -1 + 0.25) (the first sweep adds the
+        // weight to the nudge), then again with the new nudges.
+        let s1 = 0.5 * 3.0 + 4.0;
+        let n0 = 4.0 + s1 * 2.0;
+        let s2 = s1 * 0.25 - 0.75;
+        let n1 = -0.75 + s2 * 2.0;
         let s3 = s2 * 3.0 + n0;
         let s4 = s3 * 0.25 + n1;
         assert_eq!((end, nudges), (s4, [n0 + s3 * 2.0, n1 + s4 * 2.0]));
@@ -518,20 +528,27 @@ mod tests {
     var v6 = v1;
     var v7 = v1;
     for (var i2 = 0u; i2 < 4u; i2++) {
-        let v8 = v3 * v4;
-        let v9 = v8 + v5;
-        let v10 = v9 * real(2e0);
-        let v11 = v5 + v10;
-        let v12 = v9;
-        let v13 = v6;
-        let v14 = v7;
-        let v15 = v4;
-        let v16 = v11;
-        v3 = v12;
-        v4 = v13;
-        v5 = v14;
-        v6 = v15;
-        v7 = v16;
+        let b8 = i2 < 2u;
+        var v9 = v5;
+        if b8 {
+            let v10 = v9 + v4;
+            let v11 = v10;
+            v9 = v11;
+        }
+        let v12 = v3 * v4;
+        let v13 = v12 + v9;
+        let v14 = v13 * real(2e0);
+        let v15 = v9 + v14;
+        let v16 = v13;
+        let v17 = v6;
+        let v18 = v7;
+        let v19 = v4;
+        let v20 = v15;
+        v3 = v16;
+        v4 = v17;
+        v5 = v18;
+        v6 = v19;
+        v7 = v20;
     }
     return v3 + v5 + v7;
 }

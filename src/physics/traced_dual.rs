@@ -12,7 +12,7 @@ use std::marker::PhantomData;
 use std::ops::{Add, Div, Mul, Neg, Sub};
 
 use super::dual::Dual;
-use super::scalar::{Carried, Scalar};
+use super::scalar::{Carried, FirstSweep, Scalar};
 use super::trace::Traced;
 
 /// A [`Dual`] of width `W` over numbers traced in precision `F`.
@@ -118,7 +118,7 @@ impl<F: Scalar + Into<f64>, const W: usize> Scalar for TracedDual<F, W> {
         shared: S,
         constants: &[C],
         accumulated: &mut [A],
-        mut turn: impl FnMut(S, &C, A) -> (S, A),
+        mut turn: impl FnMut(S, &C, A, FirstSweep<Self::Bool>) -> (S, A),
     ) -> S
     where
         S: Carried<Self>,
@@ -132,8 +132,8 @@ impl<F: Scalar + Into<f64>, const W: usize> Scalar for TracedDual<F, W> {
             as_duals::<_, F>(shared),
             &constants,
             &mut held,
-            |s, c, a| {
-                let (s, a) = turn(s.0, &c.0, a.0);
+            |s, c, a, first| {
+                let (s, a) = turn(s.0, &c.0, a.0, first);
                 (as_duals(s), as_duals(a))
             },
         );

@@ -357,13 +357,18 @@ mod tests {
         let contact = contact_wgsl::<f64>(ShapeKind::ALL);
         for &shape in ShapeKind::ALL {
             let constant = shape.wgsl_constant();
+            assert!(
+                contact.contains(&format!("c.shape_kind == {constant}")),
+                "the contact code for every shape does not tell `{constant}` apart"
+            );
+            let alone = contact_wgsl::<f64>(&[shape]);
             let function = format!("resolve_plane_{}", shape.name());
             assert!(
-                defines(&contact, &function),
+                defines(&alone, &function),
                 "the contact code lacks `fn {function}`"
             );
             assert!(
-                contact.lines().any(|l| {
+                alone.lines().any(|l| {
                     let l = l.trim_start();
                     l.starts_with("case ") && l.contains(&constant)
                 }),
