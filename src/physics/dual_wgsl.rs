@@ -8,10 +8,7 @@
 //! (`shaders/integrate_tangents.wgsl`) reads and writes them in that layout.
 
 use super::algebra::{Mat3, SymMat3, Vec3};
-use super::contact::{
-    PlaneConstants, ShapeAmong, ShapeConstants, resolve_plane, resolve_plane_among,
-    step_acceleration,
-};
+use super::contact::{PlaneConstants, step_acceleration};
 use super::dual::Dual;
 use super::force_law::{ForceInput, ForceLaw};
 use super::forces::{Body, Parameters, add_force, add_scaled, keyframe_lerp};
@@ -21,7 +18,7 @@ use super::scalar::{Carried, Scalar};
 use super::splitting::{SPLIT_AXES_NUMBERS, SplitAxes};
 use super::trace::{Traced, TracedBool, bind_value, trace_function, with_setting};
 use super::traced_dual::TracedDual;
-use super::wgsl::shape_switch;
+use super::wgsl::{ContactReads, among_header, one_kind_header, shape_switch, trace_resolve_plane};
 use crate::model::codes::Coded;
 use crate::model::force::ForceType;
 use crate::model::integrator::Integrator;
@@ -712,64 +709,30 @@ pub fn dual_contact_wgsl<F: Scalar + Into<f64>, const W: usize>(shapes: &[ShapeK
         )
     };
     let fixed = TracedDual::<F, W>::fixed;
+    let resolve = |header: String, kinds: &[ShapeKind]| {
+        trace_resolve_plane(
+            &header,
+            kinds,
+            |kind| TracedBool::input(&format!("shape_kind == {}", kind.wgsl_constant())),
+            || ContactReads {
+                dims: Vec3::new(fixed("shape.x"), fixed("shape.y"), fixed("shape.z")),
+                bounding_radius: fixed("shape.w"),
+                state: motion_of::<F, W>("s"),
+                mass: constants_of("c"),
+                plane: plane_of("plane"),
+                acceleration: vector_of("acceleration"),
+                h: fixed("h"),
+            },
+            |s, next| state_from(s, next),
+        )
+    };
     if shapes.len() > 1 {
-        return out
-            + &trace_function(
-                &format!(
-                    "/// State s moved out of `plane` and its contact impulses applied, one code \
-                     for the body's shape among the kernel's.\n{}",
-                    signature("")
-                ),
-                || {
-                    let kinds: Vec<_> = shapes
-                        .iter()
-                        .map(|&kind| {
-                            let is_kind = format!("shape_kind == {}", kind.wgsl_constant());
-                            (kind, TracedBool::input(&is_kind))
-                        })
-                        .collect();
-                    let shape = ShapeAmong {
-                        kinds: &kinds,
-                        dims: Vec3::new(fixed("shape.x"), fixed("shape.y"), fixed("shape.z")),
-                        bounding_radius: fixed("shape.w"),
-                    };
-                    let s = motion_of::<F, W>("s");
-                    let next = resolve_plane_among(
-                        s,
-                        &constants_of("c"),
-                        &shape,
-                        &plane_of("plane"),
-                        vector_of("acceleration"),
-                        fixed("h"),
-                    );
-                    format!("    return {};\n", state_from(&s, &next))
-                },
-            );
+        return out + &resolve(among_header(&signature("")), shapes);
     }
     for &kind in shapes {
-        let name = kind.name();
-        out += &trace_function(
-            &format!(
-                "/// State s of a {name} moved out of `plane`, the contact impulses applied.\n{}",
-                signature(&format!("_{name}"))
-            ),
-            || {
-                let shape = ShapeConstants {
-                    kind,
-                    dims: Vec3::new(fixed("shape.x"), fixed("shape.y"), fixed("shape.z")),
-                    bounding_radius: fixed("shape.w"),
-                };
-                let s = motion_of::<F, W>("s");
-                let next = resolve_plane(
-                    s,
-                    &constants_of("c"),
-                    &shape,
-                    &plane_of("plane"),
-                    vector_of("acceleration"),
-                    fixed("h"),
-                );
-                format!("    return {};\n", state_from(&s, &next))
-            },
+        out += &resolve(
+            one_kind_header(kind, &signature(&format!("_{}", kind.name()))),
+            &[kind],
         );
     }
     out + &shape_switch(&signature(""), "shape_kind", shapes, |name| {

@@ -419,69 +419,110 @@ pub fn contact_wgsl<F: Scalar + Into<f64>>(shapes: &[ShapeKind]) -> String {
         restitution: T::input("plane.restitution"),
         friction: T::input("plane.friction"),
     };
+    let resolve = |header: String, kinds: &[ShapeKind]| {
+        trace_resolve_plane(
+            &header,
+            kinds,
+            |kind| TracedBool::input(&format!("c.shape_kind == {}", kind.wgsl_constant())),
+            || ContactReads {
+                dims: read_vec3("c.shape"),
+                bounding_radius: T::input("c.shape.w"),
+                plane: plane(),
+                state: read_motion::<F>("s"),
+                mass: read_constants("c"),
+                acceleration: read_vec3("acceleration"),
+                h: T::input("h"),
+            },
+            |_, next| motion(next),
+        )
+    };
     if shapes.len() > 1 {
-        return out
-            + &trace_function(
-                &format!(
-                    "/// State s moved out of `plane` and its contact impulses applied, one code \
-                     for the body's shape among the kernel's.\n{}",
-                    signature("")
-                ),
-                || {
-                    let kinds: Vec<_> = shapes
-                        .iter()
-                        .map(|&kind| {
-                            let is_kind = format!("c.shape_kind == {}", kind.wgsl_constant());
-                            (kind, TracedBool::input(&is_kind))
-                        })
-                        .collect();
-                    let shape = ShapeAmong {
-                        kinds: &kinds,
-                        dims: read_vec3("c.shape"),
-                        bounding_radius: T::input("c.shape.w"),
-                    };
-                    let plane = plane();
-                    let next = resolve_plane_among(
-                        read_motion::<F>("s"),
-                        &read_constants("c"),
-                        &shape,
-                        &plane,
-                        read_vec3("acceleration"),
-                        T::input("h"),
-                    );
-                    format!("    return {};\n", motion(&next))
-                },
-            );
+        return out + &resolve(among_header(&signature("")), shapes);
     }
     for &kind in shapes {
-        let name = kind.name();
-        out += &trace_function(
-            &format!(
-                "/// State s of a {name} moved out of `plane`, the contact impulses applied.\n{}",
-                signature(&format!("_{name}"))
-            ),
-            || {
-                let shape = ShapeConstants {
-                    kind,
-                    dims: read_vec3("c.shape"),
-                    bounding_radius: T::input("c.shape.w"),
-                };
-                let plane = plane();
-                let next = resolve_plane(
-                    read_motion::<F>("s"),
-                    &read_constants("c"),
-                    &shape,
-                    &plane,
-                    read_vec3("acceleration"),
-                    T::input("h"),
-                );
-                format!("    return {};\n", motion(&next))
-            },
+        out += &resolve(
+            one_kind_header(kind, &signature(&format!("_{}", kind.name()))),
+            &[kind],
         );
     }
     out + &shape_switch(&signature(""), "c.shape_kind", shapes, |name| {
         format!("resolve_plane_{name}(s, c, plane, acceleration, h)")
     })
+}
+
+/// What a traced contact function reads of its arguments, each read where its printer
+/// reads it (the order of the trace's inputs is its text's).
+pub(crate) struct ContactReads<R: Scalar> {
+    pub dims: Vec3<R>,
+    pub bounding_radius: R,
+    pub plane: PlaneConstants<R>,
+    pub state: State<R>,
+    pub mass: MassConstants<R>,
+    pub acceleration: Vec3<R>,
+    pub h: R,
+}
+
+/// The contact function `header` traced for a body of one of `kinds`: the kind's own
+/// [`resolve_plane`] where there is one kind, [`resolve_plane_among`] where there are several
+/// (`is_kind` reads whether the body is of a kind, before `read` reads the rest). `write` gives
+/// the returned value's text from the state read and the state resolved.
+pub(crate) fn trace_resolve_plane<R: Scalar>(
+    header: &str,
+    kinds: &[ShapeKind],
+    is_kind: impl Fn(ShapeKind) -> R::Bool,
+    read: impl FnOnce() -> ContactReads<R>,
+    write: impl FnOnce(&State<R>, &State<R>) -> String,
+) -> String {
+    trace_function(header, || {
+        let among: Vec<_> = match kinds {
+            [_] => Vec::new(),
+            _ => kinds.iter().map(|&kind| (kind, is_kind(kind))).collect(),
+        };
+        let ContactReads {
+            dims,
+            bounding_radius,
+            plane,
+            state,
+            mass,
+            acceleration,
+            h,
+        } = read();
+        let next = match *kinds {
+            [kind] => {
+                let shape = ShapeConstants {
+                    kind,
+                    dims,
+                    bounding_radius,
+                };
+                resolve_plane(state, &mass, &shape, &plane, acceleration, h)
+            }
+            _ => {
+                let shape = ShapeAmong {
+                    kinds: &among,
+                    dims,
+                    bounding_radius,
+                };
+                resolve_plane_among(state, &mass, &shape, &plane, acceleration, h)
+            }
+        };
+        format!("    return {};\n", write(&state, &next))
+    })
+}
+
+/// The doc line and `signature` of the contact function for a body of any of a kernel's shapes.
+pub(crate) fn among_header(signature: &str) -> String {
+    format!(
+        "/// State s moved out of `plane` and its contact impulses applied, one code for the \
+         body's shape among the kernel's.\n{signature}"
+    )
+}
+
+/// The doc line and `signature` of the contact function for a body of shape `kind`.
+pub(crate) fn one_kind_header(kind: ShapeKind, signature: &str) -> String {
+    format!(
+        "/// State s of a {} moved out of `plane`, the contact impulses applied.\n{signature}",
+        kind.name()
+    )
 }
 
 /// The function `signature` that moves state `s` out of a plane by the body's shape: on
