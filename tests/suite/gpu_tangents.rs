@@ -155,36 +155,101 @@ fn differing(a: &[f64], b: &[f64]) -> usize {
         .count()
 }
 
-#[test]
-fn gpu_tangents_are_the_cpu_backends_bit_for_bit() {
-    for integrator in Integrator::ALL {
-        let crowd = crowd(integrator);
-        let (reference, _) = tangents(&crowd, Backend::Reference, 1);
-        let moved = reference.iter().filter(|t| **t != 0.0).count();
-        println!(
-            "{integrator}: {moved} of {} tangents moved",
-            reference.len()
-        );
-        assert!(
-            moved > reference.len() / 50,
-            "{integrator}: {moved} tangents moved"
-        );
-        for fuse in [1, 4] {
-            let (f64_gpu, _) = tangents(&crowd, Backend::GpuF64, fuse);
-            assert_eq!(
-                differing(&f64_gpu, &reference),
-                0,
-                "{integrator}, gpu-f64, fuse {fuse}"
-            );
+/// One test of `check` per integrator, named `module::integrator_name`: each compiles its
+/// own kernels, so the suite's threads share them (one test over the six ran alone for
+/// most of the suite's time). `every_integrator_has_a_test` keeps the list whole.
+macro_rules! per_integrator {
+    ($module:ident, $check:ident) => {
+        mod $module {
+            use rigid_crowd::Integrator;
+
+            pub(super) const COVERED: [Integrator; 6] = [
+                Integrator::Euler,
+                Integrator::SymplecticEuler,
+                Integrator::Rk4,
+                Integrator::LieRk4,
+                Integrator::LiePoisson,
+                Integrator::LiePoisson4,
+            ];
+
+            #[test]
+            fn euler() {
+                super::$check(Integrator::Euler);
+            }
+            #[test]
+            fn symplectic_euler() {
+                super::$check(Integrator::SymplecticEuler);
+            }
+            #[test]
+            fn rk4() {
+                super::$check(Integrator::Rk4);
+            }
+            #[test]
+            fn lie_rk4() {
+                super::$check(Integrator::LieRk4);
+            }
+            #[test]
+            fn lie_poisson() {
+                super::$check(Integrator::LiePoisson);
+            }
+            #[test]
+            fn lie_poisson4() {
+                super::$check(Integrator::LiePoisson4);
+            }
         }
-        let (cpu, _) = tangents(&crowd, Backend::FastCpu, 1);
-        let (gpu, _) = tangents(&crowd, Backend::Gpu, 4);
-        assert_eq!(differing(&gpu, &cpu), 0, "{integrator}, gpu against cpu");
-        // The kernels leave out terms with a literal-zero factor, which the CPU adds: the
-        // two may differ in the sign of a zero, so every zero is read out as +0.
-        let negative_zero = |v: &[f64]| v.iter().any(|x| x.to_bits() == (-0.0f64).to_bits());
-        assert!(!negative_zero(&reference) && !negative_zero(&gpu) && !negative_zero(&cpu));
+    };
+}
+
+per_integrator!(
+    gpu_tangents_are_the_cpu_backends_bit_for_bit,
+    gpu_tangents_match_the_cpu_backends
+);
+per_integrator!(
+    position_free_forces_keep_the_position_columns_and_the_bits,
+    position_free_forces_keep_the_position_columns
+);
+
+#[test]
+fn every_integrator_has_a_test() {
+    assert_eq!(
+        gpu_tangents_are_the_cpu_backends_bit_for_bit::COVERED,
+        Integrator::ALL
+    );
+    assert_eq!(
+        position_free_forces_keep_the_position_columns_and_the_bits::COVERED,
+        Integrator::ALL
+    );
+}
+
+/// Every tangent of the cross-check crowd under `integrator` (a test each): `gpu-f64`
+/// carries `cpu-ref`'s bits, fused and not, and `gpu` carries `cpu`'s.
+fn gpu_tangents_match_the_cpu_backends(integrator: Integrator) {
+    let crowd = crowd(integrator);
+    let (reference, _) = tangents(&crowd, Backend::Reference, 1);
+    let moved = reference.iter().filter(|t| **t != 0.0).count();
+    println!(
+        "{integrator}: {moved} of {} tangents moved",
+        reference.len()
+    );
+    assert!(
+        moved > reference.len() / 50,
+        "{integrator}: {moved} tangents moved"
+    );
+    for fuse in [1, 4] {
+        let (f64_gpu, _) = tangents(&crowd, Backend::GpuF64, fuse);
+        assert_eq!(
+            differing(&f64_gpu, &reference),
+            0,
+            "{integrator}, gpu-f64, fuse {fuse}"
+        );
     }
+    let (cpu, _) = tangents(&crowd, Backend::FastCpu, 1);
+    let (gpu, _) = tangents(&crowd, Backend::Gpu, 4);
+    assert_eq!(differing(&gpu, &cpu), 0, "{integrator}, gpu against cpu");
+    // The kernels leave out terms with a literal-zero factor, which the CPU adds: the
+    // two may differ in the sign of a zero, so every zero is read out as +0.
+    let negative_zero = |v: &[f64]| v.iter().any(|x| x.to_bits() == (-0.0f64).to_bits());
+    assert!(!negative_zero(&reference) && !negative_zero(&gpu) && !negative_zero(&cpu));
 }
 
 /// Bodies frozen mid-run (under `freeze`) keep the tangents of their last good state, on
@@ -323,48 +388,45 @@ fn forces_visited_in_a_loop_carry_the_same_tangents() {
 
 /// Forces that read no position (gravity, drag, a thrust): a step leaves the Jacobian's
 /// position columns as they start, `(e_i, 0, 0, 0)`, so the GPU does not dispatch their
-/// blocks, and every tangent is still the CPU's bits, under every integrator.
-#[test]
-fn position_free_forces_keep_the_position_columns_and_the_bits() {
-    for integrator in Integrator::ALL {
-        let bodies = rigid_crowd::CrowdSpec::new(37, 5).generate().unwrap();
-        let crowd = Crowd::new(bodies, 1e-2)
-            .with_integrator(integrator)
-            .with_force(rigid_crowd::Force::on_all(ForceKind::Gravity {
-                acceleration: DVec3::new(0.3, 0.0, -9.81),
-            }))
-            .with_force(rigid_crowd::Force::on_all(ForceKind::LinearDrag {
-                linear: 0.2,
-                angular: 0.05,
-            }))
-            .with_force(rigid_crowd::Force::on_all(ForceKind::Thrust {
-                force: DVec3::new(0.0, 0.5, 0.1),
-                torque: DVec3::new(0.02, -0.01, 0.03),
-            }));
-        let names: Vec<String> = ["state", "mass", "forces[2].torque"]
-            .map(String::from)
-            .to_vec();
-        let steps = 40;
-        let (reference, _) = tangents_of(&crowd, Backend::Reference, 1, &names, steps);
-        let n = STATE_COMPONENTS;
-        for body in reference[..crowd.bodies.len() * n * n].chunks(n * n) {
-            for r in 0..n {
-                for c in 0..3 {
-                    let identity = if r == c { 1.0 } else { 0.0 };
-                    assert_eq!(
-                        body[r * n + c],
-                        identity,
-                        "{integrator}: row {r}, column {c}"
-                    );
-                }
+/// blocks, and every tangent is still the CPU's bits, under `integrator` (a test each).
+fn position_free_forces_keep_the_position_columns(integrator: Integrator) {
+    let bodies = rigid_crowd::CrowdSpec::new(37, 5).generate().unwrap();
+    let crowd = Crowd::new(bodies, 1e-2)
+        .with_integrator(integrator)
+        .with_force(rigid_crowd::Force::on_all(ForceKind::Gravity {
+            acceleration: DVec3::new(0.3, 0.0, -9.81),
+        }))
+        .with_force(rigid_crowd::Force::on_all(ForceKind::LinearDrag {
+            linear: 0.2,
+            angular: 0.05,
+        }))
+        .with_force(rigid_crowd::Force::on_all(ForceKind::Thrust {
+            force: DVec3::new(0.0, 0.5, 0.1),
+            torque: DVec3::new(0.02, -0.01, 0.03),
+        }));
+    let names: Vec<String> = ["state", "mass", "forces[2].torque"]
+        .map(String::from)
+        .to_vec();
+    let steps = 40;
+    let (reference, _) = tangents_of(&crowd, Backend::Reference, 1, &names, steps);
+    let n = STATE_COMPONENTS;
+    for body in reference[..crowd.bodies.len() * n * n].chunks(n * n) {
+        for r in 0..n {
+            for c in 0..3 {
+                let identity = if r == c { 1.0 } else { 0.0 };
+                assert_eq!(
+                    body[r * n + c],
+                    identity,
+                    "{integrator}: row {r}, column {c}"
+                );
             }
         }
-        let moved = reference.iter().filter(|t| **t != 0.0).count();
-        assert!(moved > reference.len() / 4, "{integrator}: {moved} moved");
-        let (f64_gpu, _) = tangents_of(&crowd, Backend::GpuF64, 4, &names, steps);
-        assert_eq!(differing(&f64_gpu, &reference), 0, "{integrator}, gpu-f64");
-        let (cpu, _) = tangents_of(&crowd, Backend::FastCpu, 1, &names, steps);
-        let (gpu, _) = tangents_of(&crowd, Backend::Gpu, 4, &names, steps);
-        assert_eq!(differing(&gpu, &cpu), 0, "{integrator}, gpu against cpu");
     }
+    let moved = reference.iter().filter(|t| **t != 0.0).count();
+    assert!(moved > reference.len() / 4, "{integrator}: {moved} moved");
+    let (f64_gpu, _) = tangents_of(&crowd, Backend::GpuF64, 4, &names, steps);
+    assert_eq!(differing(&f64_gpu, &reference), 0, "{integrator}, gpu-f64");
+    let (cpu, _) = tangents_of(&crowd, Backend::FastCpu, 1, &names, steps);
+    let (gpu, _) = tangents_of(&crowd, Backend::Gpu, 4, &names, steps);
+    assert_eq!(differing(&gpu, &cpu), 0, "{integrator}, gpu against cpu");
 }
