@@ -41,69 +41,19 @@ fn assert_identical(crowd: &Crowd, steps: u64, precision: Precision, what: &str)
     assert_ne!(a, start, "{what}: nothing moved");
 }
 
-/// Every force kind together (with the custom force and keyframes) under `integrator`, in
-/// both precisions. A test per integrator, so that the suite's threads share the compiles.
-fn every_force_kind_together(integrator: Integrator) {
-    assert!(
-        common::gpu().supports_f64(),
-        "the f64 kernel needs SHADER_F64, which lavapipe has"
-    );
-    for precision in [Precision::F32, Precision::F64] {
-        let crowd = rigid_crowd::cross_check_crowd(64, 5, integrator, 1e-3).unwrap();
-        assert_identical(&crowd, 20, precision, &format!("{integrator}, every kind"));
-    }
-}
-
-mod specialized_and_general_kernels_agree_bit_for_bit_on_every_force_kind_and_integrator {
-    use rigid_crowd::Integrator;
-
-    const COVERED: [Integrator; 6] = [
-        Integrator::Euler,
-        Integrator::SymplecticEuler,
-        Integrator::Rk4,
-        Integrator::LieRk4,
-        Integrator::LiePoisson,
-        Integrator::LiePoisson4,
-    ];
-
-    #[test]
-    fn every_integrator_has_a_test() {
-        assert_eq!(COVERED, Integrator::ALL);
-    }
-    #[test]
-    fn euler() {
-        super::every_force_kind_together(Integrator::Euler);
-    }
-    #[test]
-    fn symplectic_euler() {
-        super::every_force_kind_together(Integrator::SymplecticEuler);
-    }
-    #[test]
-    fn rk4() {
-        super::every_force_kind_together(Integrator::Rk4);
-    }
-    #[test]
-    fn lie_rk4() {
-        super::every_force_kind_together(Integrator::LieRk4);
-    }
-    #[test]
-    fn lie_poisson() {
-        super::every_force_kind_together(Integrator::LiePoisson);
-    }
-    #[test]
-    fn lie_poisson4() {
-        super::every_force_kind_together(Integrator::LiePoisson4);
-    }
-}
-
 #[test]
-fn specialized_and_general_kernels_agree_bit_for_bit_on_each_force_kind_alone() {
+fn specialized_and_general_kernels_agree_bit_for_bit_on_every_force_kind_and_integrator() {
     let ctx = common::gpu();
     for precision in [Precision::F32, Precision::F64] {
         assert!(
             precision == Precision::F32 || ctx.supports_f64(),
             "the f64 kernel needs SHADER_F64, which lavapipe has"
         );
+        for integrator in Integrator::ALL {
+            // Every force kind together (with the custom force and keyframes).
+            let crowd = rigid_crowd::cross_check_crowd(64, 5, integrator, 1e-3).unwrap();
+            assert_identical(&crowd, 20, precision, &format!("{integrator}, every kind"));
+        }
         // Each kind alone, so each kernel holds one force case.
         let crowd = rigid_crowd::cross_check_crowd(64, 6, Integrator::Rk4, 1e-3).unwrap();
         let mut kinds: Vec<&str> = crowd.forces.iter().map(|f| f.type_name()).collect();
