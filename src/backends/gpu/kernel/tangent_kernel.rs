@@ -14,8 +14,8 @@ use crate::model::precision::Precision;
 use crate::model::tangent::{Direction, TangentPlan};
 use crate::physics::custom_force::CustomForce;
 use crate::physics::dual_wgsl::{
-    CONSTANT_NUMBERS, Closed, CustomTrace, MOTION_NUMBERS, MovingNumbers, Structure, TRACED_WIDTHS,
-    TracedPhysics, close_block, trace_block,
+    BlockClosure, CONSTANT_NUMBERS, Closed, CustomTrace, MOTION_NUMBERS, MovingNumbers, Structure,
+    TRACED_WIDTHS, TracedPhysics, close_block, trace_block,
 };
 use crate::physics::trace::f32_divisions_in_f64;
 
@@ -50,14 +50,82 @@ pub(crate) fn crowd_blocks(
             arithmetic,
         );
         let statements: usize = blocks.iter().map(|(_, statements)| statements).sum();
-        let blocks: Vec<SeededBlock> = blocks.into_iter().map(|(block, _)| block).collect();
         (statements, blocks)
     };
     let (grouped, consecutive) = (traced(true), traced(false));
-    match grouped.0 <= consecutive.0 {
+    let chosen = match grouped.0 <= consecutive.0 {
         true => grouped.1,
         false => consecutive.1,
+    };
+    share_kernels(chosen, arithmetic)
+}
+
+/// How many more statements than its own a block's kernel may trace to be shared with other
+/// blocks: a shared kernel is compiled once (on lavapipe a width-4 kernel over every force
+/// kind takes seconds), at a cost of at most this much more work a step for each block.
+const SHARED_KERNEL_GROWTH: f64 = 1.05;
+
+/// `blocks` (each with the statements its own kernel traces), those of one width whose
+/// closures are close merged into one kernel: each block in turn joins the first kernel of
+/// its width whose closure, taken with its own, traces at most [`SHARED_KERNEL_GROWTH`] times
+/// the statements of every block it would carry. Blocks whose closures part (the groups of
+/// the state under drag, which the grouped blocks keep apart) keep their own kernels; blocks
+/// along a crowd's several numbers (the mass, the inertia, a force's parameters, each moving
+/// the state too) share one.
+fn share_kernels(
+    blocks: Vec<(SeededBlock, usize)>,
+    (precision, spec, custom_force): (Precision, &KernelSpec, Option<&CustomForce>),
+) -> Vec<SeededBlock> {
+    let physics = kernel_physics(spec, custom_force);
+    // Each shared kernel: its width, its closure, its statements and the fewest statements
+    // of a block it carries.
+    let mut kernels: Vec<(usize, MovingNumbers, usize, usize)> = Vec::new();
+    let mut chosen = Vec::with_capacity(blocks.len());
+    for (block, own) in blocks {
+        let shared = kernels.iter().position(|&(width, moving, _, fewest)| {
+            width == block.width && {
+                let fewest = fewest.min(own);
+                let union = block_statements(&close_block(
+                    precision,
+                    &physics,
+                    (width, moving.union(&block.moving)),
+                ));
+                union as f64 <= SHARED_KERNEL_GROWTH * fewest as f64
+            }
+        });
+        let at = match shared {
+            Some(at) => {
+                let (width, moving, _, fewest) = kernels[at];
+                let closure =
+                    close_block(precision, &physics, (width, moving.union(&block.moving)));
+                kernels[at] = (
+                    width,
+                    closure.closed.moving,
+                    block_statements(&closure),
+                    fewest.min(own),
+                );
+                at
+            }
+            None => {
+                kernels.push((block.width, block.moving, own, own));
+                kernels.len() - 1
+            }
+        };
+        chosen.push((block, at));
     }
+    chosen
+        .into_iter()
+        .map(|(block, at)| SeededBlock {
+            moving: kernels[at].1,
+            ..block
+        })
+        .collect()
+}
+
+/// The statements a block's kernel traces (the contact code stubbed where it has none).
+fn block_statements(closure: &BlockClosure) -> usize {
+    let (dual, contact, custom) = closure.lines;
+    dual + contact.unwrap_or(NO_DUAL_CONTACTS.lines().count()) + custom.unwrap_or(0)
 }
 
 /// The blocks of the columns `directions` (`rows` the state rows each is seeded in), none
@@ -86,9 +154,7 @@ fn running(
         .into_iter()
         .map(|block| {
             let closure = close_block(precision, &physics, (block.width, block.moving));
-            let (dual, contact, custom) = closure.lines;
-            let statements =
-                dual + contact.unwrap_or(NO_DUAL_CONTACTS.lines().count()) + custom.unwrap_or(0);
+            let statements = block_statements(&closure);
             let block = SeededBlock {
                 moving: closure.closed.moving,
                 ..block
@@ -544,6 +610,116 @@ mod tests {
         assert_eq!(widths, [4, 4, 4, 1]);
         // Their closures agree: the three blocks of 4 share one kernel.
         assert!(chosen[..3].iter().all(|b| b.moving == chosen[0].moving));
+    }
+
+    /// Blocks along numbers that each move the state too (a spring's stiffness and damping,
+    /// the mass) share a kernel whose closure holds each one's and traces at most
+    /// `SHARED_KERNEL_GROWTH` times its statements; blocks whose closures part (the state's
+    /// groups under drag) keep their own.
+    #[test]
+    fn blocks_with_close_closures_share_a_kernel() {
+        use crate::body_steps::tangent_blocks::tests::gravity_drag;
+        let kernels = |crowd: &Crowd, names: &[&str]| {
+            let plan =
+                TangentPlan::parse(names, &crowd.forces, &[], &crowd.keyframes, "t").unwrap();
+            let table = crate::assembly::force_table::ForceTable::new(crowd, crowd.bodies.len());
+            let spec = KernelSpec::for_crowd(crowd, &table, true, 8).for_shapes_of(&crowd.bodies);
+            let (directions, rows) = (crowd_directions(&plan, crowd), plan.seeded_rows());
+            // The layout `crowd_blocks` picks: the one whose blocks trace fewer statements.
+            let own = [true, false]
+                .map(|grouped| {
+                    let blocks = gpu_blocks_of(&directions, &rows, 4, grouped);
+                    running(blocks, (Precision::F32, &spec, None))
+                })
+                .into_iter()
+                .min_by_key(|blocks| blocks.iter().map(|(_, n)| n).sum::<usize>())
+                .unwrap();
+            let shared = share_kernels(own.clone(), (Precision::F32, &spec, None));
+            let physics = kernel_physics(&spec, None);
+            let statements = |block: &SeededBlock| {
+                block_statements(&close_block(
+                    Precision::F32,
+                    &physics,
+                    (block.width, block.moving),
+                ))
+            };
+            for ((block, own_statements), kernel) in own.iter().zip(&shared) {
+                assert_eq!(
+                    (block.width, &block.columns),
+                    (kernel.width, &kernel.columns)
+                );
+                assert_eq!(
+                    block.moving.union(&kernel.moving),
+                    kernel.moving,
+                    "{block:?}"
+                );
+                let grown = statements(kernel) as f64 / *own_statements as f64;
+                assert!(grown <= SHARED_KERNEL_GROWTH, "{block:?}: {grown}");
+            }
+            let distinct = |kernels: Vec<(usize, MovingNumbers)>| {
+                let mut seen = Vec::new();
+                for kernel in kernels {
+                    if !seen.contains(&kernel) {
+                        seen.push(kernel);
+                    }
+                }
+                seen.len()
+            };
+            (
+                distinct(own.iter().map(|(b, _)| (b.width, b.moving)).collect()),
+                distinct(shared.iter().map(|b| (b.width, b.moving)).collect()),
+            )
+        };
+        // The cross-check crowd (its custom force left out) along the state, the mass, the
+        // inertia and every number of the first force of each kind: four closures, three
+        // kernels.
+        let mut every_kind = crate::cross_check_crowd(45, 11, Integrator::Rk4, 1e-2).unwrap();
+        every_kind
+            .forces
+            .retain(|f| f.kind != crate::ForceKind::Custom);
+        every_kind.custom_force = None;
+        let mut names = vec!["state".to_string(), "mass".into(), "inertia".into()];
+        let mut kinds = Vec::new();
+        for (i, force) in every_kind.forces.iter().enumerate() {
+            let kind = (force.type_name(), force.body.is_some());
+            if kinds.contains(&kind) {
+                continue;
+            }
+            kinds.push(kind);
+            for field in [
+                "acceleration",
+                "linear",
+                "angular",
+                "force",
+                "point",
+                "anchor",
+                "attach",
+                "stiffness",
+                "damping",
+                "centre",
+                "strength",
+                "softening",
+                "torque",
+                "offset",
+                "amplitude",
+                "frequency",
+                "phase",
+            ] {
+                let name = format!("forces[{i}].{field}");
+                let f = &every_kind;
+                if TangentPlan::parse(&[name.as_str()], &f.forces, &[], &f.keyframes, "t").is_ok() {
+                    names.push(name);
+                }
+            }
+        }
+        let names: Vec<&str> = names.iter().map(String::as_str).collect();
+        let (own, shared) = kernels(&every_kind, &names);
+        println!("{} names: {own} closures, {shared} kernels", names.len());
+        assert!(shared < own, "{own} closures, {shared} kernels");
+        // The state under drag: its groups' blocks move apart, each kernel its own.
+        let (own, shared) = kernels(&gravity_drag(8), &["state"]);
+        assert_eq!(shared, own);
+        assert!(own > 1, "{own}");
     }
 
     /// A block reads and writes the derivatives of the rows it can move and of those
