@@ -36,7 +36,8 @@ fn gpu_widths(widest: usize) -> Vec<usize> {
 /// rotation under gravity and drag); where it couples them all (contacts) the consecutive
 /// columns fill their blocks better. Each block's `moving` is what its columns move over the
 /// run, closed over the physics ([`Closed`]): what its kernel is compiled from, so blocks
-/// whose closures agree (every block of a crowd on a floor) share one kernel.
+/// whose closures agree (every block of a crowd on a floor) share one kernel, and blocks
+/// whose closures are close share the kernel of their union (`share_kernels`).
 pub(crate) fn crowd_blocks(
     plan: &TangentPlan,
     crowd: &Crowd,
