@@ -225,10 +225,7 @@ impl Tangent {
             )));
         };
         let fields = given.kind.numeric_fields();
-        let table = match given.kind {
-            ForceKind::Keyframed { table, .. } => keyframes.get(table),
-            _ => None,
-        };
+        let table = keyframe_table(given, keyframes);
         if let (Some(table), KEYFRAMES) = (table, field) {
             return Ok(Tangent::Keyframes {
                 force,
@@ -236,8 +233,7 @@ impl Tangent {
             });
         }
         let Some(found) = fields.iter().find(|f| f.name == field) else {
-            let mut names: Vec<&str> = fields.iter().map(|f| f.name).collect();
-            names.extend(table.map(|_| KEYFRAMES));
+            let names = Tangent::force_numbers(given, keyframes);
             let known = match names.is_empty() {
                 true => "it has none".to_string(),
                 false => format!("its numbers are {}", names.join(", ")),
@@ -252,6 +248,15 @@ impl Tangent {
             field: found.name,
             vector: matches!(found.value, FieldValue::Vector(_)),
         })
+    }
+
+    /// The numbers of `force` a tangent can follow (`forces[i].NAME`), in its kind's order:
+    /// its numeric parameters, then `keyframes` for a keyframed force whose table is among
+    /// `keyframes`.
+    pub fn force_numbers(force: &Force, keyframes: &[Vec<[f64; 2]>]) -> Vec<&'static str> {
+        let mut names: Vec<&str> = force.kind.numeric_fields().iter().map(|f| f.name).collect();
+        names.extend(keyframe_table(force, keyframes).map(|_| KEYFRAMES));
+        names
     }
 
     /// How many directions it holds: the `k` of its `(bodies, 13, k)` array.
@@ -405,6 +410,14 @@ pub(crate) fn parameter_slots(fields: &[NumericField]) -> Vec<(&'static str, Vec
             (f.name, slots)
         })
         .collect()
+}
+
+/// The keyframe table a keyframed `force` reads, where `keyframes` holds it.
+fn keyframe_table<'a>(force: &Force, keyframes: &'a [Vec<[f64; 2]>]) -> Option<&'a Vec<[f64; 2]>> {
+    match force.kind {
+        ForceKind::Keyframed { table, .. } => keyframes.get(table),
+        _ => None,
+    }
 }
 
 #[cfg(test)]

@@ -27,28 +27,6 @@ fn crowd(integrator: Integrator) -> Crowd {
     }))
 }
 
-/// Every numeric field name of the force kinds, and a keyframed force's table.
-const FIELDS: [&str; 18] = [
-    "keyframes",
-    "acceleration",
-    "linear",
-    "angular",
-    "force",
-    "point",
-    "anchor",
-    "attach",
-    "stiffness",
-    "damping",
-    "centre",
-    "strength",
-    "softening",
-    "torque",
-    "offset",
-    "amplitude",
-    "frequency",
-    "phase",
-];
-
 /// The state, the mass, the inertia and every numeric field of the first force of each
 /// kind (on every body or a body's own).
 fn every_name(crowd: &Crowd) -> Vec<String> {
@@ -60,19 +38,8 @@ fn every_name(crowd: &Crowd) -> Vec<String> {
             continue;
         }
         seen.push(kind);
-        for field in FIELDS {
-            let name = format!("forces[{i}].{field}");
-            if Tangent::parse(
-                &name,
-                &crowd.forces,
-                &crowd.planes,
-                &crowd.keyframes,
-                "tangents",
-            )
-            .is_ok()
-            {
-                names.push(name);
-            }
+        for field in Tangent::force_numbers(force, &crowd.keyframes) {
+            names.push(format!("forces[{i}].{field}"));
         }
     }
     names

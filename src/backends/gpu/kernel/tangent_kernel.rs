@@ -687,30 +687,8 @@ mod tests {
                 continue;
             }
             kinds.push(kind);
-            for field in [
-                "acceleration",
-                "linear",
-                "angular",
-                "force",
-                "point",
-                "anchor",
-                "attach",
-                "stiffness",
-                "damping",
-                "centre",
-                "strength",
-                "softening",
-                "torque",
-                "offset",
-                "amplitude",
-                "frequency",
-                "phase",
-            ] {
-                let name = format!("forces[{i}].{field}");
-                let f = &every_kind;
-                if TangentPlan::parse(&[name.as_str()], &f.forces, &[], &f.keyframes, "t").is_ok() {
-                    names.push(name);
-                }
+            for field in crate::Tangent::force_numbers(force, &every_kind.keyframes) {
+                names.push(format!("forces[{i}].{field}"));
             }
         }
         let names: Vec<&str> = names.iter().map(String::as_str).collect();
