@@ -125,8 +125,7 @@ impl BlockRun<'_> {
 
     /// How many steps lane `lane` took in the run that ended in `outcome`: none if it was
     /// frozen before; under `stop` as many as the block took (up to its first broken step);
-    /// under `freeze` up to its own broken step. (The tests' body-by-body carry reads it.)
-    #[cfg(test)]
+    /// under `freeze` up to its own broken step. (The body-by-body carry reads it.)
     pub(crate) fn steps_taken(&self, outcome: &BlockOutcome, lane: usize) -> u64 {
         let broken_at = |fault: &Option<(u64, Fault)>| fault.map(|(step, _)| step);
         let last = match self.freeze {

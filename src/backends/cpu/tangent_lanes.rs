@@ -189,9 +189,17 @@ fn converted<A: Copy + Into<B>, B: Copy, const N: usize>(d: Dual<A, N>) -> Dual<
 pub(crate) struct LaneRun<'a> {
     /// The plain run's settings; its forces have no custom force.
     pub block: BlockRun<'a>,
-    /// Whether to run the baseline clone whatever the CPU (the tests compare the clones).
-    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
-    pub baseline: bool,
+}
+
+impl LaneRun<'_> {
+    /// Whether this CPU runs the lanes' clone: on x86-64 the AVX2 clone alone is compiled
+    /// (see `CarryBy::Bodies`), elsewhere the one clone every CPU runs.
+    pub(crate) fn runs_here() -> bool {
+        #[cfg(target_arch = "x86_64")]
+        return std::is_x86_feature_detected!("avx2");
+        #[cfg(not(target_arch = "x86_64"))]
+        true
+    }
 }
 
 impl LaneRun<'_> {
@@ -275,20 +283,23 @@ impl LaneRun<'_> {
         from_components(numbers)
     }
 
-    /// [`run`](Self::run) on the widest clone this CPU runs.
+    /// [`run`](Self::run) on the clone this CPU runs ([`runs_here`](Self::runs_here)).
     pub(crate) fn carry<const N: usize>(
         &self,
         inputs: &LaneInputs<N>,
     ) -> (State<LaneDual<N>>, BlockOutcome) {
         #[cfg(target_arch = "x86_64")]
-        if !self.baseline && std::is_x86_feature_detected!("avx2") {
+        {
+            assert!(Self::runs_here(), "the AVX2 clone on a CPU without AVX2");
             // SAFETY: the CPU has AVX2, checked just above.
-            return unsafe { carry_avx2(self, inputs) };
+            unsafe { carry_avx2(self, inputs) }
         }
+        #[cfg(not(target_arch = "x86_64"))]
         self.run::<Lanes, N>(inputs, derivative_baseline)
     }
 }
 
+#[cfg(not(target_arch = "x86_64"))]
 #[inline(never)]
 fn derivative_baseline<const N: usize>(
     s: &State<LaneDual<N>>,

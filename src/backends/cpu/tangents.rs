@@ -31,7 +31,6 @@ pub(crate) struct CpuTangents {
     /// The crowd's forces, in the order each body's steps take them.
     table: ForceTable,
     /// The keyframe tables in f32, as the body-by-body carry reads them.
-    #[cfg(test)]
     keyframes: Vec<Vec<[f32; 2]>>,
     /// Bodies whose dual steps ended on values other than their lane's: none, unless the
     /// two instances of the definition part (the tests assert none).
@@ -44,18 +43,27 @@ pub(crate) struct CpuTangents {
     seeds_inertia: bool,
 }
 
-/// How a block carries its tangents: all give the same bits.
+/// How a block carries its tangents: both give the same bits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum CarryBy {
-    /// Eight bodies at a time on the widest clone this CPU runs.
+    /// Eight bodies at a time over lanes of duals (`tangent_lanes`): on x86-64 its AVX2
+    /// clone alone.
     Lanes,
-    /// Eight bodies at a time on the baseline clone (SSE2), whatever the CPU.
-    #[cfg_attr(not(test), allow(dead_code))]
-    BaselineLanes,
-    /// Body by body, over `Dual<f32, W>`, after the plain run: the tests' reference, left
-    /// out of other builds (its instances of the physics cost compile time, not run time).
-    #[cfg(test)]
+    /// Body by body, over `Dual<f32, W>`, after the plain run: the tests' reference, and
+    /// x86-64 CPUs without AVX2. A baseline (SSE2) clone of the lanes for those CPUs was
+    /// three fifths of the crate's release build, for a few times the speed on CPUs few
+    /// run this on.
     Bodies,
+}
+
+impl CarryBy {
+    /// How this CPU carries tangents fastest.
+    fn fastest() -> Self {
+        match LaneRun::runs_here() {
+            true => Self::Lanes,
+            false => Self::Bodies,
+        }
+    }
 }
 
 /// What every body of a step call shares.
@@ -92,12 +100,11 @@ impl CpuTangents {
             table,
             shared_directions,
             seeds_inertia,
-            #[cfg(test)]
             keyframes: (crowd.keyframes.iter())
                 .map(|table| table.iter().map(|k| k.map(|v| v as f32)).collect())
                 .collect(),
             departed: 0,
-            carry_by: CarryBy::Lanes,
+            carry_by: CarryBy::fastest(),
         })
     }
 
@@ -109,7 +116,6 @@ impl CpuTangents {
             plan: &self.carried.plan,
             blocks: &self.blocks,
             table: &self.table,
-            #[cfg(test)]
             keyframes: &self.keyframes,
             body_len,
             carry_by: self.carry_by,
@@ -126,7 +132,6 @@ pub(crate) struct BlockTangents<'a> {
     plan: &'a TangentPlan,
     blocks: &'a [Block],
     table: &'a ForceTable,
-    #[cfg(test)]
     keyframes: &'a [Vec<[f32; 2]>],
     /// The numbers of one body's block.
     pub body_len: usize,
@@ -139,9 +144,8 @@ impl BlockTangents<'_> {
     /// Block `index`'s run `block_run` from `state`, on the clone `clone`, carrying its
     /// bodies' tangents (`columns`, theirs in crowd order): its outcome, and how many
     /// bodies' dual values departed from the values its outcome holds. Eight bodies at a
-    /// time over lanes of duals, whose values are the run's (no plain run is needed), unless
-    /// the tests ask for body by body (only they run the plain `clone`).
-    #[cfg_attr(not(test), allow(unused_variables))]
+    /// time over lanes of duals, whose values are the run's (no plain run is needed), or body
+    /// by body after the plain run on `clone`.
     pub(crate) fn step_block(
         &self,
         run: &TangentRun,
@@ -152,7 +156,6 @@ impl BlockTangents<'_> {
         columns: &mut [f32],
     ) -> (BlockOutcome, u64) {
         match self.carry_by {
-            #[cfg(test)]
             CarryBy::Bodies => {
                 let outcome = clone(block_run, state);
                 let taken: [u64; LANES] =
@@ -161,11 +164,8 @@ impl BlockTangents<'_> {
                 let departed = self.carry_bodies(run, block_run, index, states, columns, taken);
                 (outcome, departed)
             }
-            by => {
-                let lane_run = LaneRun {
-                    block: *block_run,
-                    baseline: by == CarryBy::BaselineLanes,
-                };
+            CarryBy::Lanes => {
+                let lane_run = LaneRun { block: *block_run };
                 self.carry_lanes(run, &lane_run, index, state, columns)
             }
         }
@@ -291,9 +291,7 @@ impl LaneBlockInputs<'_, '_> {
     }
 }
 
-/// The body-by-body carry, the tests' reference: left out of other builds, whose instances of
-/// the physics over `Dual<f32, W>` would cost compile time and never run.
-#[cfg(test)]
+/// The body-by-body carry: the tests' reference, and x86-64 CPUs without AVX2.
 mod by_bodies {
     use super::{BlockTangents, TangentRun};
     use crate::backends::cpu::block::StateBlock;
@@ -508,8 +506,8 @@ mod tests {
     }
 
     /// Blocks carry their tangents eight bodies at a time over lanes of duals, whose values
-    /// stand in for the plain run's, on the widest clone and on the baseline one: the same
-    /// tangents as body by body, and the same states, stops and frozen bodies as the plain
+    /// stand in for the plain run's: the same tangents as body by body (which x86-64 CPUs
+    /// without AVX2 run), both with the same states, stops and frozen bodies as the plain
     /// run, under every integrator, every force kind (a force law's instance over duals of
     /// lanes against its instance over duals of f32), own forces or none, keyframes,
     /// external loads, contacts or none, and lanes frozen or stopped mid-run.
@@ -548,31 +546,25 @@ mod tests {
             let plain = carried(&crowd, None);
             let bodies = carried(&crowd, Some(CarryBy::Bodies));
             assert!(bits(&bodies).iter().any(|&t| t != 0), "{name}");
-            for by in [CarryBy::Lanes, CarryBy::BaselineLanes] {
-                let lanes = carried(&crowd, Some(by));
-                let (ours, theirs) = (bits(&lanes), bits(&bodies));
-                let differing: Vec<(usize, f32, f32)> = (0..ours.len())
-                    .filter(|&i| ours[i] != theirs[i])
-                    .map(|i| (i, f32::from_bits(ours[i]), f32::from_bits(theirs[i])))
-                    .collect();
-                assert!(
-                    differing.is_empty(),
-                    "{name} {by:?}: {} of {} tangents differ, the first (index, lanes, bodies): {:?}",
-                    differing.len(),
-                    ours.len(),
-                    &differing[..differing.len().min(4)]
-                );
-                let departed = lanes.tangents.as_ref().unwrap().departed;
-                assert_eq!(
-                    departed, 0,
-                    "{name} {by:?}: blocks of directions that parted"
-                );
-                assert_eq!(lanes.states, plain.states, "{name} {by:?}: states");
-                assert_eq!(lanes.stops, plain.stops, "{name} {by:?}: stops");
-                assert_eq!(
-                    lanes.quarantined, plain.quarantined,
-                    "{name} {by:?}: frozen"
-                );
+            let lanes = carried(&crowd, Some(CarryBy::Lanes));
+            let (ours, theirs) = (bits(&lanes), bits(&bodies));
+            let differing: Vec<(usize, f32, f32)> = (0..ours.len())
+                .filter(|&i| ours[i] != theirs[i])
+                .map(|i| (i, f32::from_bits(ours[i]), f32::from_bits(theirs[i])))
+                .collect();
+            assert!(
+                differing.is_empty(),
+                "{name}: {} of {} tangents differ, the first (index, lanes, bodies): {:?}",
+                differing.len(),
+                ours.len(),
+                &differing[..differing.len().min(4)]
+            );
+            for (by, ran) in [("lanes", &lanes), ("bodies", &bodies)] {
+                let departed = ran.tangents.as_ref().unwrap().departed;
+                assert_eq!(departed, 0, "{name} {by}: bodies whose values parted");
+                assert_eq!(ran.states, plain.states, "{name} {by}: states");
+                assert_eq!(ran.stops, plain.stops, "{name} {by}: stops");
+                assert_eq!(ran.quarantined, plain.quarantined, "{name} {by}: frozen");
             }
             if name == "Stop" || name == "Freeze" {
                 let faults = plain.stops.iter().flatten().count() + plain.quarantined.len();
