@@ -293,9 +293,9 @@ impl LaneBlockInputs<'_, '_> {
 
 /// The body-by-body carry: the tests' reference, and x86-64 CPUs without AVX2.
 mod by_bodies {
-    use super::{BlockTangents, TangentRun};
     use crate::backends::cpu::block::StateBlock;
     use crate::backends::cpu::block_run::BlockRun;
+    use crate::backends::cpu::tangents::{BlockTangents, TangentRun};
     use crate::body_steps::derivative::ForceEnv;
     use crate::body_steps::tangents::{BodyInputs, TangentSteps, directions_of};
     use crate::model::force::ForceKind;
