@@ -200,9 +200,7 @@ impl LaneRun<'_> {
         #[cfg(not(target_arch = "x86_64"))]
         true
     }
-}
 
-impl LaneRun<'_> {
     /// The block's run from `inputs` over `Dual<L, N>`: the state it ended on and its
     /// outcome, whose values are the plain run's. Written once, inlined into each clone
     /// below; `derivative` is the same clone's.
