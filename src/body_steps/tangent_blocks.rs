@@ -77,7 +77,7 @@ pub(crate) fn traced_physics(crowd: &Crowd) -> TracedPhysics<'_> {
         integrators: vec![crowd.integrator],
         contact_shapes: (!crowd.planes.is_empty()).then(|| ShapeKind::EVERY.to_vec()),
         custom_force: (crowd.custom_force.as_ref()).map(|custom| -> CustomTrace {
-            Box::new(|precision, width| custom.dual_wgsl(precision, width))
+            Box::new(|precision, width, pass| custom.dual_wgsl(pass, (precision, width)))
         }),
     }
 }

@@ -9,11 +9,11 @@ use std::sync::Arc;
 use crate::model::error::{Error, Result};
 use crate::model::precision::Precision;
 use crate::physics::dual::{DUAL_WIDTHS, Dual, LANE_DUAL_WIDTHS};
-use crate::physics::dual_wgsl::dual_custom_force_wgsl;
+use crate::physics::dual_wgsl::{DualTracer, dual_custom_force_wgsl};
 use crate::physics::force_law::{CustomForceInput, ExternalLoad, ForceInput, ForceLaw};
 use crate::physics::lanes::Lanes;
 use crate::physics::motion::Load;
-use crate::physics::trace::f32_divisions_in_f64;
+use crate::physics::trace::Tracer;
 use crate::physics::wgsl::custom_force_wgsl;
 
 /// The Rust twin of a custom force.
@@ -59,8 +59,8 @@ pub struct CustomForce {
     dual_wgsl: Option<Arc<DualWgsl>>,
 }
 
-/// A force law traced over duals of a precision and a width.
-type DualWgsl = dyn Fn(Precision, usize) -> String + Send + Sync;
+/// A force law traced over duals of a precision and a width, in a pass over duals.
+type DualWgsl = dyn Fn(&DualTracer, (Precision, usize)) -> String + Send + Sync;
 
 /// A force law's instance on the number `R`.
 pub(crate) type LawOn<R> = dyn Fn(&ForceInput<R>) -> Load<R> + Send + Sync;
@@ -109,15 +109,18 @@ impl CustomForce {
     /// on f32 lanes for `cpu`, and its WGSL, traced in each precision, for the GPU.
     pub fn from_law(law: impl ForceLaw) -> Self {
         let law = Arc::new(law);
+        let divisions_in_f64 = Tracer {
+            f32_divisions_in_f64: true,
+        };
         let traced = [
-            custom_force_wgsl::<f32, _>(&*law),
-            custom_force_wgsl::<f64, _>(&*law),
-            f32_divisions_in_f64(true, || custom_force_wgsl::<f32, _>(&*law)),
+            custom_force_wgsl::<f32, _>(Tracer::NATIVE, &*law),
+            custom_force_wgsl::<f64, _>(Tracer::NATIVE, &*law),
+            custom_force_wgsl::<f32, _>(divisions_in_f64, &*law),
         ];
         let instances = instances(&law);
         let traced_law = Arc::clone(&law);
         let dual_wgsl =
-            move |precision, width| dual_custom_force_wgsl(&*traced_law, precision, width);
+            move |pass: &DualTracer, block| dual_custom_force_wgsl(&*traced_law, pass, block);
         let closure = move |input: &CustomForceInput| {
             let load = law.load(&ForceInput::from(input));
             ExternalLoad {
@@ -144,11 +147,11 @@ impl CustomForce {
         instance.downcast_ref::<Arc<LawOn<R>>>().map(|law| &**law)
     }
 
-    /// A [`ForceLaw`]'s `dual_custom_force` in `precision` and `width` (one of
+    /// A [`ForceLaw`]'s `dual_custom_force`, traced in `pass`, in a precision and a width (one of
     /// [`TRACED_WIDTHS`](crate::physics::dual_wgsl::TRACED_WIDTHS)); `None` for a WGSL
     /// string and its Rust twin.
-    pub(crate) fn dual_wgsl(&self, precision: Precision, width: usize) -> Option<String> {
-        self.dual_wgsl.as_ref().map(|trace| trace(precision, width))
+    pub(crate) fn dual_wgsl(&self, pass: &DualTracer, block: (Precision, usize)) -> Option<String> {
+        self.dual_wgsl.as_ref().map(|trace| trace(pass, block))
     }
 
     /// Whether it is a [`ForceLaw`]: its WGSL is generated, not the user's.

@@ -16,7 +16,7 @@ use super::integrators::{renormalize, step};
 use super::motion::{Auxiliaries, Derivative, Load, MassConstants, State, auxiliaries, derivative};
 use super::scalar::{Carried, Scalar};
 use super::splitting::{SPLIT_AXES_NUMBERS, SplitAxes};
-use super::trace::{Traced, TracedBool, bind_value, trace_function, with_setting};
+use super::trace::{Trace, Traced, TracedBool, Tracer};
 use super::traced_dual::TracedDual;
 use super::wgsl::{ContactReads, among_header, one_kind_header, shape_switch, trace_resolve_plane};
 use crate::model::codes::Coded;
@@ -43,7 +43,7 @@ const VECTOR_NUMBERS: usize = 3;
 pub const TRACED_WIDTHS: [usize; 2] = [1, 4];
 const _: () = assert!(TRACED_WIDTHS[1] <= super::dual::WIDEST_DUAL);
 
-type D<F, const W: usize> = TracedDual<F, W>;
+type D<'t, F, const W: usize> = TracedDual<'t, F, W>;
 
 /// The dual structures a tangent kernel's functions pass each other.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -135,12 +135,40 @@ impl MovingNumbers {
     }
 }
 
-thread_local! {
-    static MOVING: std::cell::Cell<MovingNumbers> = const { std::cell::Cell::new(MovingNumbers::ALL) };
+/// One pass of the physics over duals: how its traces print, what they read as moving, and
+/// what its traced functions hand out. Every generator of the pass takes it.
+pub(crate) struct DualTracer {
+    tracer: Tracer,
+    moving: MovingNumbers,
     /// The numbers of each structure that the traced functions handed out moving.
-    static MOVED: std::cell::Cell<[u16; STRUCTURES]> = const { std::cell::Cell::new([0; STRUCTURES]) };
+    moved: std::cell::Cell<[u16; STRUCTURES]>,
     /// Whether a traced function handed out a state whose derivatives are not those it took.
-    static CHANGED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    changed: std::cell::Cell<bool>,
+}
+
+impl DualTracer {
+    /// A pass printing as `tracer` does, reading as moving what `moving` moves.
+    pub fn new(tracer: Tracer, moving: MovingNumbers) -> Self {
+        Self {
+            tracer,
+            moving,
+            moved: Default::default(),
+            changed: Default::default(),
+        }
+    }
+
+    /// The WGSL function `signature`, traced by `body` in a new trace of this pass.
+    fn function(&self, signature: &str, body: impl FnOnce(DualTrace<'_>) -> String) -> String {
+        self.tracer
+            .function(signature, |trace| body(DualTrace { trace, pass: self }))
+    }
+}
+
+/// A function's trace within a pass over duals.
+#[derive(Clone, Copy)]
+pub(crate) struct DualTrace<'t> {
+    trace: &'t Trace,
+    pass: &'t DualTracer,
 }
 
 /// What a block's traced functions read as moving, closed over them ([`close_block`]).
@@ -152,21 +180,16 @@ pub(crate) struct Closed {
     pub changes_columns: bool,
 }
 
-/// What `generate` prints reading `moving` as moving; the numbers of each structure its
-/// functions hand out moving; and whether one hands out a state whose derivatives are not
-/// those it took.
+/// What `generate` prints in a pass printing as `tracer` does and reading `moving` as
+/// moving; the numbers of each structure its functions hand out moving; and whether one
+/// hands out a state whose derivatives are not those it took.
 fn trace_once<T>(
-    moving: MovingNumbers,
-    generate: impl FnOnce() -> T,
+    (tracer, moving): (Tracer, MovingNumbers),
+    generate: impl FnOnce(&DualTracer) -> T,
 ) -> (T, [u16; STRUCTURES], bool) {
-    MOVED.with(|m| m.set([0; STRUCTURES]));
-    CHANGED.with(|c| c.set(false));
-    let generated = with_setting(&MOVING, moving, generate);
-    (
-        generated,
-        MOVED.with(std::cell::Cell::get),
-        CHANGED.with(std::cell::Cell::get),
-    )
+    let pass = DualTracer::new(tracer, moving);
+    let generated = generate(&pass);
+    (generated, pass.moved.get(), pass.changed.get())
 }
 
 /// The physics a crowd's steps run, as far as the traces over duals go: the force kinds, the
@@ -180,8 +203,8 @@ pub(crate) struct TracedPhysics<'a> {
     pub custom_force: Option<CustomTrace<'a>>,
 }
 
-/// A custom force's law traced over duals in a precision and a width.
-pub(crate) type CustomTrace<'a> = Box<dyn Fn(Precision, usize) -> Option<String> + 'a>;
+/// A custom force's law traced over duals in a precision and a width, in a pass.
+pub(crate) type CustomTrace<'a> = Box<dyn Fn(Precision, usize, &DualTracer) -> Option<String> + 'a>;
 
 /// What a block's physics prints: the dual functions, the contact code (`None` without
 /// planes) and the custom force's law (`None` without one, or for one that is not a law).
@@ -193,12 +216,13 @@ pub(crate) type BlockLines = (usize, Option<usize>, Option<usize>);
 /// The physics over duals in `precision` and `width` (one of [`TRACED_WIDTHS`]) that
 /// `physics` runs, traced reading as moving what `moving` moves.
 fn trace_physics(
-    precision: Precision,
+    (tracer, precision): (Tracer, Precision),
     physics: &TracedPhysics,
     (width, moving): (usize, MovingNumbers),
 ) -> (BlockSources, [u16; STRUCTURES], bool) {
-    type Physics = fn(&[ForceType], &[Integrator]) -> String;
-    let (dual, contact): (Physics, fn(&[ShapeKind]) -> String) = match (precision, width) {
+    type Physics = fn(&DualTracer, &[ForceType], &[Integrator]) -> String;
+    type Contact = fn(&DualTracer, &[ShapeKind]) -> String;
+    let (dual, contact): (Physics, Contact) = match (precision, width) {
         (Precision::F32, 1) => (dual_physics_wgsl::<f32, 1>, dual_contact_wgsl::<f32, 1>),
         (Precision::F32, 4) => (dual_physics_wgsl::<f32, 4>, dual_contact_wgsl::<f32, 4>),
         (Precision::F64, 1) => (dual_physics_wgsl::<f64, 1>, dual_contact_wgsl::<f64, 1>),
@@ -206,10 +230,14 @@ fn trace_physics(
         _ => panic!("the physics over duals is traced in widths {TRACED_WIDTHS:?}, not {width}"),
     };
     // Every traced function at once: what one hands out moving, the others read so.
-    trace_once(moving, || {
-        let custom = (physics.custom_force.as_ref()).and_then(|law| law(precision, width));
-        let contact = physics.contact_shapes.as_deref().map(contact);
-        (dual(&physics.kinds, &physics.integrators), contact, custom)
+    trace_once((tracer, moving), |pass| {
+        let custom = (physics.custom_force.as_ref()).and_then(|law| law(precision, width, pass));
+        let contact = (physics.contact_shapes.as_deref()).map(|shapes| contact(pass, shapes));
+        (
+            dual(pass, &physics.kinds, &physics.integrators),
+            contact,
+            custom,
+        )
     })
 }
 
@@ -230,7 +258,7 @@ struct Pass {
 }
 
 /// What one trace of a block's physics depends on besides the numbers it reads as moving.
-/// Not the f32 divisions' setting (`trace::f32_divisions_in_f64`): it changes how a line
+/// Not the f32 divisions' setting ([`Tracer`]): it changes how a line
 /// divides, not how many lines there are or what moves.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 struct PassKey {
@@ -273,7 +301,7 @@ pub(crate) fn close_block(
         let kept = passes().get(&key).copied();
         let pass = kept.unwrap_or_else(|| {
             let ((dual, contact, custom), moved, changed) =
-                trace_physics(precision, physics, (width, moving));
+                trace_physics((Tracer::NATIVE, precision), physics, (width, moving));
             let lines = |source: &String| source.lines().count();
             let pass = Pass {
                 lines: (
@@ -307,15 +335,15 @@ pub(crate) fn close_block(
 }
 
 /// The physics over duals in `precision` and `width` (one of [`TRACED_WIDTHS`]) that
-/// `physics` runs, traced for a block whose columns move `seed` at the start, reading as
+/// `physics` runs, printed as `tracer` prints, traced for a block whose columns move `seed` at the start, reading as
 /// moving what it moves closed over the physics ([`close_block`]); and that closure.
 pub(crate) fn trace_block(
-    precision: Precision,
+    (tracer, precision): (Tracer, Precision),
     physics: &TracedPhysics,
     (width, seed): (usize, MovingNumbers),
 ) -> (BlockSources, Closed) {
     let closed = close_block(precision, physics, (width, seed)).closed;
-    let (sources, ..) = trace_physics(precision, physics, (width, closed.moving));
+    let (sources, ..) = trace_physics((tracer, precision), physics, (width, closed.moving));
     (sources, closed)
 }
 
@@ -347,7 +375,8 @@ impl PhysicsKey {
             integrators: physics.integrators.clone(),
             contact_shapes: physics.contact_shapes.clone(),
             custom_force: (physics.custom_force.as_ref()).map(|law| {
-                with_setting(&MOVING, MovingNumbers::ALL, || law(Precision::F64, width))
+                let pass = DualTracer::new(Tracer::NATIVE, MovingNumbers::ALL);
+                law(Precision::F64, width, &pass)
             }),
         }
     }
@@ -355,36 +384,38 @@ impl PhysicsKey {
 
 /// Number `i` of the dual array `array` of `structure`, its derivatives literal zeros where
 /// it does not move.
-fn read<F: Scalar + Into<f64>, const W: usize>(
+fn read<'t, F: Scalar + Into<f64>, const W: usize>(
+    d: DualTrace<'t>,
     structure: Structure,
     array: &str,
     i: usize,
-) -> D<F, W> {
-    let moving = MOVING.with(std::cell::Cell::get);
+) -> D<'t, F, W> {
     let at = i * (W + 1);
     TracedDual(Dual {
-        value: Traced::input(&format!("{array}[{at}]")),
-        tangent: std::array::from_fn(|k| match moving.moves(structure, i, k) {
-            true => Traced::input(&format!("{array}[{}]", at + 1 + k)),
+        value: Traced::input(d.trace, &format!("{array}[{at}]")),
+        tangent: std::array::from_fn(|k| match d.pass.moving.moves(structure, i, k) {
+            true => Traced::input(d.trace, &format!("{array}[{}]", at + 1 + k)),
             false => Traced::constant(0.0),
         }),
     })
 }
 
 /// Numbers `0..n` of the dual array `array` of `structure`.
-fn read_all<F: Scalar + Into<f64>, const W: usize>(
+fn read_all<'t, F: Scalar + Into<f64>, const W: usize>(
+    d: DualTrace<'t>,
     structure: Structure,
     array: &str,
     n: usize,
-) -> Vec<D<F, W>> {
-    (0..n).map(|i| read(structure, array, i)).collect()
+) -> Vec<D<'t, F, W>> {
+    (0..n).map(|i| read(d, structure, array, i)).collect()
 }
 
 /// The WGSL array of `numbers` of `structure`, each value followed by its derivatives: the
 /// numbers that move are noted for [`close_block`].
 fn array_of<F: Scalar + Into<f64>, const W: usize>(
+    d: DualTrace<'_>,
     structure: Structure,
-    numbers: &[D<F, W>],
+    numbers: &[D<'_, F, W>],
 ) -> String {
     let moved = numbers.iter().enumerate().fold(0u16, |bits, (i, d)| {
         match d.0.tangent.iter().all(|t| t.is_zero_by_construction()) {
@@ -392,11 +423,9 @@ fn array_of<F: Scalar + Into<f64>, const W: usize>(
             false => bits | 1 << i,
         }
     });
-    MOVED.with(|m| {
-        let mut all = m.get();
-        all[structure as usize] |= moved;
-        m.set(all);
-    });
+    let mut all = d.pass.moved.get();
+    all[structure as usize] |= moved;
+    d.pass.moved.set(all);
     let items: Vec<String> = numbers
         .iter()
         .flat_map(|d| std::iter::once(d.0.value).chain(d.0.tangent))
@@ -408,28 +437,35 @@ fn array_of<F: Scalar + Into<f64>, const W: usize>(
 /// The WGSL array of the state `to`, which a traced function computed from the state
 /// `from`: whether its derivatives are other than `from`'s is noted for [`close_block`].
 fn state_from<F: Scalar + Into<f64>, const W: usize>(
-    from: &State<D<F, W>>,
-    to: &State<D<F, W>>,
+    d: DualTrace<'_>,
+    from: &State<D<'_, F, W>>,
+    to: &State<D<'_, F, W>>,
 ) -> String {
     let (from, to) = (from.to_scalars(), to.to_scalars());
-    let derivatives = |numbers: &[D<F, W>]| -> Vec<String> {
+    let derivatives = |numbers: &[D<'_, F, W>]| -> Vec<String> {
         numbers
             .iter()
             .flat_map(|d| d.0.tangent.map(|t| t.to_string()))
             .collect()
     };
     if derivatives(&from) != derivatives(&to) {
-        CHANGED.with(|c| c.set(true));
+        d.pass.changed.set(true);
     }
-    array_of(Structure::Motion, &to)
+    array_of(d, Structure::Motion, &to)
 }
 
-fn motion_of<F: Scalar + Into<f64>, const W: usize>(array: &str) -> State<D<F, W>> {
-    State::from_scalars(&mut read_all(Structure::Motion, array, MOTION_NUMBERS).into_iter())
+fn motion_of<'t, F: Scalar + Into<f64>, const W: usize>(
+    d: DualTrace<'t>,
+    array: &str,
+) -> State<D<'t, F, W>> {
+    State::from_scalars(&mut read_all(d, Structure::Motion, array, MOTION_NUMBERS).into_iter())
 }
 
-fn constants_of<F: Scalar + Into<f64>, const W: usize>(array: &str) -> MassConstants<D<F, W>> {
-    let n = read_all(Structure::Constants, array, CONSTANT_NUMBERS);
+fn constants_of<'t, F: Scalar + Into<f64>, const W: usize>(
+    d: DualTrace<'t>,
+    array: &str,
+) -> MassConstants<D<'t, F, W>> {
+    let n = read_all(d, Structure::Constants, array, CONSTANT_NUMBERS);
     MassConstants {
         mass: n[0],
         inv_mass: n[1],
@@ -437,8 +473,11 @@ fn constants_of<F: Scalar + Into<f64>, const W: usize>(array: &str) -> MassConst
     }
 }
 
-fn auxiliaries_of<F: Scalar + Into<f64>, const W: usize>(array: &str) -> Auxiliaries<D<F, W>> {
-    let n = read_all(Structure::Auxiliaries, array, AUXILIARY_NUMBERS);
+fn auxiliaries_of<'t, F: Scalar + Into<f64>, const W: usize>(
+    d: DualTrace<'t>,
+    array: &str,
+) -> Auxiliaries<D<'t, F, W>> {
+    let n = read_all(d, Structure::Auxiliaries, array, AUXILIARY_NUMBERS);
     let v = |i: usize| Vec3::new(n[i], n[i + 1], n[i + 2]);
     Auxiliaries {
         velocity: v(0),
@@ -457,8 +496,11 @@ fn auxiliary_numbers<R: Copy>(aux: &Auxiliaries<R>) -> Vec<R> {
         .collect()
 }
 
-fn load_of<F: Scalar + Into<f64>, const W: usize>(array: &str) -> Load<D<F, W>> {
-    let n = read_all(Structure::Load, array, LOAD_NUMBERS);
+fn load_of<'t, F: Scalar + Into<f64>, const W: usize>(
+    d: DualTrace<'t>,
+    array: &str,
+) -> Load<D<'t, F, W>> {
+    let n = read_all(d, Structure::Load, array, LOAD_NUMBERS);
     Load {
         force: Vec3::new(n[0], n[1], n[2]),
         torque: Vec3::new(n[3], n[4], n[5]),
@@ -470,21 +512,30 @@ fn load_numbers<R: Copy>(load: &Load<R>) -> Vec<R> {
     vec![f.x, f.y, f.z, t.x, t.y, t.z]
 }
 
-fn parameters_of<F: Scalar + Into<f64>, const W: usize>(array: &str) -> Parameters<D<F, W>> {
-    let n = read_all(Structure::Parameters, array, PARAMETER_NUMBERS);
+fn parameters_of<'t, F: Scalar + Into<f64>, const W: usize>(
+    d: DualTrace<'t>,
+    array: &str,
+) -> Parameters<D<'t, F, W>> {
+    let n = read_all(d, Structure::Parameters, array, PARAMETER_NUMBERS);
     Parameters {
         vectors: [Vec3::new(n[0], n[1], n[2]), Vec3::new(n[3], n[4], n[5])],
         scalars: [n[6], n[7], n[8], n[9]],
     }
 }
 
-fn vector_of<F: Scalar + Into<f64>, const W: usize>(array: &str) -> Vec3<D<F, W>> {
-    let n = read_all(Structure::Vector, array, VECTOR_NUMBERS);
+fn vector_of<'t, F: Scalar + Into<f64>, const W: usize>(
+    d: DualTrace<'t>,
+    array: &str,
+) -> Vec3<D<'t, F, W>> {
+    let n = read_all(d, Structure::Vector, array, VECTOR_NUMBERS);
     Vec3::new(n[0], n[1], n[2])
 }
 
-fn plane_of<F: Scalar + Into<f64>, const W: usize>(array: &str) -> PlaneConstants<D<F, W>> {
-    let n = read_all(Structure::Plane, array, PLANE_NUMBERS);
+fn plane_of<'t, F: Scalar + Into<f64>, const W: usize>(
+    d: DualTrace<'t>,
+    array: &str,
+) -> PlaneConstants<D<'t, F, W>> {
+    let n = read_all(d, Structure::Plane, array, PLANE_NUMBERS);
     PlaneConstants {
         normal: Vec3::new(n[0], n[1], n[2]),
         offset: n[3],
@@ -494,8 +545,11 @@ fn plane_of<F: Scalar + Into<f64>, const W: usize>(array: &str) -> PlaneConstant
 }
 
 /// A derivative `(v, dq/dt, F, tau)` in the state's layout.
-fn derivative_of<F: Scalar + Into<f64>, const W: usize>(array: &str) -> Derivative<D<F, W>> {
-    let numbers = read_all(Structure::Derivative, array, MOTION_NUMBERS);
+fn derivative_of<'t, F: Scalar + Into<f64>, const W: usize>(
+    d: DualTrace<'t>,
+    array: &str,
+) -> Derivative<D<'t, F, W>> {
+    let numbers = read_all(d, Structure::Derivative, array, MOTION_NUMBERS);
     let y = State::from_scalars(&mut numbers.into_iter());
     Derivative {
         velocity: y.position,
@@ -522,6 +576,7 @@ fn derivative_numbers<R: Scalar>(k: &Derivative<R>) -> Vec<R> {
 /// plumbing's `dual_derivative`) and `dual_renormalize`. Only what the kernel calls is
 /// traced, so what [`close_block`] finds moving is what its own code moves.
 pub fn dual_physics_wgsl<F: Scalar + Into<f64>, const W: usize>(
+    pass: &DualTracer,
     kinds: &[ForceType],
     integrators: &[Integrator],
 ) -> String {
@@ -551,28 +606,28 @@ pub fn dual_physics_wgsl<F: Scalar + Into<f64>, const W: usize>(
         SPLIT_AXES_NUMBERS * stride,
         2 * stride,
     );
-    out += &trace_function(
+    out += &pass.function(
         "fn dual_auxiliaries(s: DualMotion, c: DualConstants) -> DualAuxiliaries",
-        || {
-            let aux = auxiliaries(&motion_of::<F, W>("s"), &constants_of("c"));
+        |d| {
+            let aux = auxiliaries(&motion_of::<F, W>(d, "s"), &constants_of(d, "c"));
             format!(
                 "    return {};\n",
-                array_of(Structure::Auxiliaries, &auxiliary_numbers(&aux))
+                array_of(d, Structure::Auxiliaries, &auxiliary_numbers(&aux))
             )
         },
     );
-    out += &trace_function(
+    out += &pass.function(
         "fn dual_state_derivative(s: DualMotion, aux: DualAuxiliaries, total: DualLoad) \
          -> DualMotion",
-        || {
+        |d| {
             let k = derivative(
-                &motion_of::<F, W>("s"),
-                &auxiliaries_of("aux"),
-                load_of("total"),
+                &motion_of::<F, W>(d, "s"),
+                &auxiliaries_of(d, "aux"),
+                load_of(d, "total"),
             );
             format!(
                 "    return {};\n",
-                array_of(Structure::Derivative, &derivative_numbers(&k))
+                array_of(d, Structure::Derivative, &derivative_numbers(&k))
             )
         },
     );
@@ -585,38 +640,38 @@ pub fn dual_physics_wgsl<F: Scalar + Into<f64>, const W: usize>(
              aux: DualAuxiliaries, t: DualReal, total: DualLoad) -> DualLoad",
             kind.name()
         );
-        out += &trace_function(&signature, || {
+        out += &pass.function(&signature, |d| {
             let (state, mass, aux) = (
-                motion_of::<F, W>("s"),
-                constants_of("c"),
-                auxiliaries_of("aux"),
+                motion_of::<F, W>(d, "s"),
+                constants_of(d, "c"),
+                auxiliaries_of(d, "aux"),
             );
             let body = Body {
                 state: &state,
                 mass: &mass,
                 aux: &aux,
-                time: read(Structure::Real, "t", 0),
+                time: read(d, Structure::Real, "t", 0),
             };
-            let mut total = load_of("total");
-            add_force(kind, &parameters_of("p"), &body, &mut total);
+            let mut total = load_of(d, "total");
+            add_force(kind, &parameters_of(d, "p"), &body, &mut total);
             format!(
                 "    return {};\n",
-                array_of(Structure::Load, &load_numbers(&total))
+                array_of(d, Structure::Load, &load_numbers(&total))
             )
         });
     }
     if kinds.contains(&ForceType::Keyframed) {
-        out += &keyframed_wgsl::<F, W>();
+        out += &keyframed_wgsl::<F, W>(pass);
     }
     if integrators.iter().any(|i| i.splits_the_rotation()) {
-        out += &split_axes_wgsl::<F, W>();
+        out += &split_axes_wgsl::<F, W>(pass);
     }
     for &integrator in integrators {
-        out += &step_wgsl::<F, W>(integrator);
+        out += &step_wgsl::<F, W>(pass, integrator);
     }
-    out += &trace_function("fn dual_renormalize(s: DualMotion) -> DualMotion", || {
-        let s = motion_of::<F, W>("s");
-        format!("    return {};\n", state_from(&s, &renormalize(s)))
+    out += &pass.function("fn dual_renormalize(s: DualMotion) -> DualMotion", |d| {
+        let s = motion_of::<F, W>(d, "s");
+        format!("    return {};\n", state_from(d, &s, &renormalize(s)))
     });
     out
 }
@@ -624,52 +679,55 @@ pub fn dual_physics_wgsl<F: Scalar + Into<f64>, const W: usize>(
 /// `dual_keyframe_lerp` and `dual_keyframe_value`, a keyframed record's scale from its
 /// table's keyframes (each `(time, value)`), and `dual_add_keyframed`, its load at that
 /// scale. The plumbing searches the table on the values, as `keyframe_scale` does.
-fn keyframed_wgsl<F: Scalar + Into<f64>, const W: usize>() -> String {
-    let keyframe = |array: &str| {
-        let [at, value] = [0, 1].map(|i| read::<F, W>(Structure::Keyframe, array, i));
-        [at, value]
-    };
-    let mut out = trace_function(
+fn keyframed_wgsl<F: Scalar + Into<f64>, const W: usize>(pass: &DualTracer) -> String {
+    fn keyframe<'t, F: Scalar + Into<f64>, const W: usize>(
+        d: DualTrace<'t>,
+        array: &str,
+    ) -> [D<'t, F, W>; 2] {
+        [0, 1].map(|i| read::<F, W>(d, Structure::Keyframe, array, i))
+    }
+    let mut out = pass.function(
         "/// The scale at `t` on the segment from keyframe `a` to keyframe `b`.\n\
          fn dual_keyframe_lerp(a: DualKeyframe, b: DualKeyframe, t: DualReal) -> DualReal",
-        || {
-            let scale = keyframe_lerp(keyframe("a"), keyframe("b"), read(Structure::Real, "t", 0));
-            format!("    return {};\n", array_of(Structure::Scale, &[scale]))
+        |d| {
+            let (a, b) = (keyframe::<F, W>(d, "a"), keyframe(d, "b"));
+            let scale = keyframe_lerp(a, b, read(d, Structure::Real, "t", 0));
+            format!("    return {};\n", array_of(d, Structure::Scale, &[scale]))
         },
     );
-    out += &trace_function(
+    out += &pass.function(
         "/// The scale held before the first keyframe or after the last: keyframe `k`'s value.\n\
          fn dual_keyframe_value(k: DualKeyframe) -> DualReal",
-        || {
-            let [_, value] = keyframe("k");
-            format!("    return {};\n", array_of(Structure::Scale, &[value]))
+        |d| {
+            let [_, value] = keyframe::<F, W>(d, "k");
+            format!("    return {};\n", array_of(d, Structure::Scale, &[value]))
         },
     );
-    out += &trace_function(
+    out += &pass.function(
         "/// A keyframed record's load at `scale`.\n\
          fn dual_add_keyframed(p: DualParameters, scale: DualReal, total: DualLoad) -> DualLoad",
-        || {
-            let p = parameters_of::<F, W>("p");
-            let mut total = load_of("total");
-            let scale = read(Structure::Scale, "scale", 0);
+        |d| {
+            let p = parameters_of::<F, W>(d, "p");
+            let mut total = load_of(d, "total");
+            let scale = read(d, Structure::Scale, "scale", 0);
             add_scaled(p.vectors[0], p.vectors[1], scale, &mut total);
             format!(
                 "    return {};\n",
-                array_of(Structure::Load, &load_numbers(&total))
+                array_of(d, Structure::Load, &load_numbers(&total))
             )
         },
     );
     out
 }
 
-fn split_axes_wgsl<F: Scalar + Into<f64>, const W: usize>() -> String {
-    trace_function(
+fn split_axes_wgsl<F: Scalar + Into<f64>, const W: usize>(pass: &DualTracer) -> String {
+    pass.function(
         "fn dual_split_axes(c: DualConstants) -> DualSplitAxes",
-        || {
-            let axes = SplitAxes::of(&constants_of::<F, W>("c").inv_inertia);
+        |d| {
+            let axes = SplitAxes::of(&constants_of::<F, W>(d, "c").inv_inertia);
             format!(
                 "    return {};\n",
-                array_of(Structure::SplitAxes, &axes.to_scalars())
+                array_of(d, Structure::SplitAxes, &axes.to_scalars())
             )
         },
     )
@@ -679,21 +737,24 @@ fn split_axes_wgsl<F: Scalar + Into<f64>, const W: usize>() -> String {
 /// [`dual_physics_wgsl`]): `dual_step_acceleration`, one `dual_resolve_plane_<shape>` per
 /// shape kind of `shapes` and `dual_resolve_plane`, which picks the body's by its `shape_kind`. A body's
 /// shape (`shape`, as `BodyConstants` holds it) is along no direction.
-pub fn dual_contact_wgsl<F: Scalar + Into<f64>, const W: usize>(shapes: &[ShapeKind]) -> String {
-    let mut out = trace_function(
+pub fn dual_contact_wgsl<F: Scalar + Into<f64>, const W: usize>(
+    pass: &DualTracer,
+    shapes: &[ShapeKind],
+) -> String {
+    let mut out = pass.function(
         "/// The body's acceleration over the step from `start` to `next` from the forces alone.\n\
          fn dual_step_acceleration(start: DualMotion, next: DualMotion, c: DualConstants, \
          h: real) -> DualVec3",
-        || {
+        |d| {
             let a = step_acceleration(
-                &motion_of::<F, W>("start"),
-                &motion_of("next"),
-                &constants_of("c"),
-                TracedDual::fixed("h"),
+                &motion_of::<F, W>(d, "start"),
+                &motion_of(d, "next"),
+                &constants_of(d, "c"),
+                TracedDual::fixed(d.trace, "h"),
             );
             format!(
                 "    return {};\n",
-                array_of(Structure::Vector, &[a.x, a.y, a.z])
+                array_of(d, Structure::Vector, &[a.x, a.y, a.z])
             )
         },
     );
@@ -708,23 +769,26 @@ pub fn dual_contact_wgsl<F: Scalar + Into<f64>, const W: usize>(shapes: &[ShapeK
             }
         )
     };
-    let fixed = TracedDual::<F, W>::fixed;
     let resolve = |header: String, kinds: &[ShapeKind]| {
-        trace_resolve_plane(
-            &header,
-            kinds,
-            |kind| TracedBool::input(&format!("shape_kind == {}", kind.wgsl_constant())),
-            || ContactReads {
-                dims: Vec3::new(fixed("shape.x"), fixed("shape.y"), fixed("shape.z")),
-                bounding_radius: fixed("shape.w"),
-                state: motion_of::<F, W>("s"),
-                mass: constants_of("c"),
-                plane: plane_of("plane"),
-                acceleration: vector_of("acceleration"),
-                h: fixed("h"),
-            },
-            |s, next| state_from(s, next),
-        )
+        pass.function(&header, |d| {
+            let fixed = |expression| TracedDual::<F, W>::fixed(d.trace, expression);
+            trace_resolve_plane(
+                kinds,
+                |kind| {
+                    TracedBool::input(d.trace, &format!("shape_kind == {}", kind.wgsl_constant()))
+                },
+                || ContactReads {
+                    dims: Vec3::new(fixed("shape.x"), fixed("shape.y"), fixed("shape.z")),
+                    bounding_radius: fixed("shape.w"),
+                    state: motion_of::<F, W>(d, "s"),
+                    mass: constants_of(d, "c"),
+                    plane: plane_of(d, "plane"),
+                    acceleration: vector_of(d, "acceleration"),
+                    h: fixed("h"),
+                },
+                |s, next| state_from(d, s, next),
+            )
+        })
     };
     if shapes.len() > 1 {
         return out + &resolve(among_header(&signature("")), shapes);
@@ -743,26 +807,33 @@ pub fn dual_contact_wgsl<F: Scalar + Into<f64>, const W: usize>(shapes: &[ShapeK
 /// `dual_custom_force`, the custom force's load over duals added to `total`, traced from `law`
 /// in `precision` and width `width` (one of [`TRACED_WIDTHS`]): it sees what the CPU's
 /// dual steps give it, the orientation normalized and the body's index along no direction.
-pub fn dual_custom_force_wgsl<L: ForceLaw>(law: &L, precision: Precision, width: usize) -> String {
+pub(crate) fn dual_custom_force_wgsl<L: ForceLaw>(
+    law: &L,
+    pass: &DualTracer,
+    (precision, width): (Precision, usize),
+) -> String {
     match (precision, width) {
-        (Precision::F32, 1) => custom_force_over::<f32, 1, L>(law),
-        (Precision::F32, 4) => custom_force_over::<f32, 4, L>(law),
-        (Precision::F64, 1) => custom_force_over::<f64, 1, L>(law),
-        (Precision::F64, 4) => custom_force_over::<f64, 4, L>(law),
+        (Precision::F32, 1) => custom_force_over::<f32, 1, L>(law, pass),
+        (Precision::F32, 4) => custom_force_over::<f32, 4, L>(law, pass),
+        (Precision::F64, 1) => custom_force_over::<f64, 1, L>(law, pass),
+        (Precision::F64, 4) => custom_force_over::<f64, 4, L>(law, pass),
         _ => panic!("the dual WGSL is traced in widths {TRACED_WIDTHS:?}, not {width}"),
     }
 }
 
-fn custom_force_over<F: Scalar + Into<f64>, const W: usize, L: ForceLaw>(law: &L) -> String {
-    trace_function(
+fn custom_force_over<F: Scalar + Into<f64>, const W: usize, L: ForceLaw>(
+    law: &L,
+    pass: &DualTracer,
+) -> String {
+    pass.function(
         "/// Generated from the custom force's law (written in Rust, traced over duals).\n\
          fn dual_custom_force(s: DualMotion, c: DualConstants, aux: DualAuxiliaries, \
          t: DualReal, body: u32, total: DualLoad) -> DualLoad",
-        || {
+        |d| {
             let (state, mass, aux) = (
-                motion_of::<F, W>("s"),
-                constants_of("c"),
-                auxiliaries_of("aux"),
+                motion_of::<F, W>(d, "s"),
+                constants_of(d, "c"),
+                auxiliaries_of(d, "aux"),
             );
             let load = law.load(&ForceInput {
                 position: state.position,
@@ -770,15 +841,15 @@ fn custom_force_over<F: Scalar + Into<f64>, const W: usize, L: ForceLaw>(law: &L
                 velocity: aux.velocity,
                 angular_velocity: aux.angular_velocity,
                 mass: mass.mass,
-                time: read(Structure::Real, "t", 0),
-                body: TracedDual::fixed("real(body)"),
+                time: read(d, Structure::Real, "t", 0),
+                body: TracedDual::fixed(d.trace, "real(body)"),
             });
-            let mut total = load_of("total");
+            let mut total = load_of(d, "total");
             total.force = total.force + load.force;
             total.torque = total.torque + load.torque;
             format!(
                 "    return {};\n",
-                array_of(Structure::Load, &load_numbers(&total))
+                array_of(d, Structure::Load, &load_numbers(&total))
             )
         },
     )
@@ -786,28 +857,34 @@ fn custom_force_over<F: Scalar + Into<f64>, const W: usize, L: ForceLaw>(law: &L
 
 /// `dual_<integrator>_step`: one step from time `t` before `q` is renormalized, its stages'
 /// derivatives from the plumbing's `dual_derivative`.
-fn step_wgsl<F: Scalar + Into<f64>, const W: usize>(integrator: Integrator) -> String {
+fn step_wgsl<F: Scalar + Into<f64>, const W: usize>(
+    pass: &DualTracer,
+    integrator: Integrator,
+) -> String {
     let signature = format!(
         "fn dual_{}_step(s: DualMotion, c: DualConstants, axes: DualSplitAxes, t: real, \
          h: real, index: u32) -> DualMotion",
         integrator.name()
     );
-    trace_function(&signature, || {
-        let y = motion_of::<F, W>("s");
-        let mass = constants_of("c");
+    pass.function(&signature, |d| {
+        let y = motion_of::<F, W>(d, "s");
+        let mass = constants_of(d, "c");
         let axes = SplitAxes::from_scalars(
-            &mut read_all(Structure::SplitAxes, "axes", SPLIT_AXES_NUMBERS).into_iter(),
+            &mut read_all(d, Structure::SplitAxes, "axes", SPLIT_AXES_NUMBERS).into_iter(),
         );
-        let mut f = |stage: &State<D<F, W>>, at: D<F, W>| {
-            let k = bind_value(format!(
+        let mut f = |stage: &State<D<'_, F, W>>, at: D<'_, F, W>| {
+            let k = d.trace.bind_value(format!(
                 "dual_derivative({}, c, {}, index)",
-                array_of(Structure::Motion, &stage.to_scalars()),
-                array_of(Structure::Real, &[at])
+                array_of(d, Structure::Motion, &stage.to_scalars()),
+                array_of(d, Structure::Real, &[at])
             ));
-            derivative_of::<F, W>(&k)
+            derivative_of::<F, W>(d, &k)
         };
-        let (t, h) = (TracedDual::fixed("t"), TracedDual::fixed("h"));
+        let (t, h) = (
+            TracedDual::fixed(d.trace, "t"),
+            TracedDual::fixed(d.trace, "h"),
+        );
         let next = step(integrator, &y, &mass, &axes, t, h, &mut f);
-        format!("    return {};\n", state_from(&y, &next))
+        format!("    return {};\n", state_from(d, &y, &next))
     })
 }

@@ -1,350 +1,544 @@
-//! A number that records the operations applied to it and prints them as WGSL: the physics,
-//! run on [`Traced`] inputs, writes the body of the kernel function that computes the same
-//! thing on the GPU, operation for operation.
+//! The tracer: the physics, run on [`Traced`] numbers, records each operation it applies into
+//! a [`Trace`], a value that owns them (statements in order, each value named by its index),
+//! and printing the WGSL function that computes the same thing is the last pass over it. No
+//! state is kept per thread: each traced number holds the trace it belongs to, and a literal,
+//! which belongs to none, stays a literal: an operation on literals alone is folded, computed
+//! in the trace's precision (IEEE's correctly rounded `+ - * /` and `sqrt`, what the GPU and
+//! the CPU compute from the same operands).
 
 use std::cell::{Cell, RefCell};
 use std::fmt;
 use std::marker::PhantomData;
 use std::ops::{Add, Div, Mul, Neg, Sub};
 
-use super::scalar::{Carried, FirstSweep, Scalar};
+use super::scalar::{Carried, FirstSweep, Scalar, sweep_in_turn};
 
-/// A value of the function being traced, in the precision of `F` (`f32` or `f64`): a WGSL
-/// `let` or a literal.
-pub struct Traced<F> {
-    node: Node,
-    precision: PhantomData<F>,
+/// How the traces a kernel's generators start print: the one setting they take.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Tracer {
+    /// Whether f32 traces take each division and square root in f64 and round the result to
+    /// f32. Rounding through f64's 53 bits gives the correctly rounded f32 quotient and root
+    /// (twice 24 bits and 2 fit in 53), so a driver whose f64 `/` and `sqrt` are exact and
+    /// whose f32 ones are not (NVIDIA's, measured in BENCHMARKS.md) computes the CPU's f32
+    /// bits. f64 traces are unchanged.
+    pub f32_divisions_in_f64: bool,
 }
 
-/// The outcome of a traced comparison: a WGSL `let` of type `bool`.
-#[derive(Clone, Copy, Debug)]
-pub struct TracedBool(u32);
+impl Tracer {
+    /// Divisions and square roots in the trace's own precision.
+    pub const NATIVE: Self = Self {
+        f32_divisions_in_f64: false,
+    };
 
-impl TracedBool {
-    /// A condition read from WGSL `expression` (a comparison of the kernel's own values).
-    pub fn input(expression: &str) -> Self {
-        TracedBool(bind(expression.to_string(), 'b'))
+    /// The WGSL function `signature { <traced statements> <tail> }`, where `body` runs the
+    /// physics on inputs of a new trace and returns the statements that hand its results out.
+    pub fn function(self, signature: &str, body: impl FnOnce(&Trace) -> String) -> String {
+        let trace = Trace {
+            statements: RefCell::new(Vec::new()),
+            names: Cell::new(0),
+            f32_divisions_in_f64: self.f32_divisions_in_f64,
+        };
+        let tail = body(&trace);
+        format!("{signature} {{\n{}{tail}}}\n", trace.print())
     }
 }
 
-impl fmt::Display for TracedBool {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "b{}", self.0)
-    }
+/// The operations of one traced function, recorded in order: the IR the WGSL is printed from.
+pub struct Trace {
+    statements: RefCell<Vec<Statement>>,
+    /// The next name's number: values, conditions, structs and loop counters share them.
+    names: Cell<u32>,
+    f32_divisions_in_f64: bool,
 }
 
-#[derive(Clone, Copy, Debug)]
-enum Node {
-    /// `let v{n}`.
-    Var(u32),
-    /// A constant, already rounded to the precision.
+/// A value: a named one of the trace, or a constant already rounded to its precision.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Operand {
+    Value(u32),
     Literal(f64),
 }
 
-impl<F> Clone for Traced<F> {
+/// What a `let` binds.
+#[derive(Clone, Debug)]
+enum Expression {
+    /// A WGSL expression of the kernel's own: a parameter's field, a call's result.
+    Input(String),
+    /// The operand itself (a result held apart before a block assigns it).
+    Copy(Operand),
+    Binary(Operator, Operand, Operand),
+    Negate(Operand),
+    /// The square root, taken in f64 and rounded to f32 if `widened`.
+    SquareRoot(Operand, bool),
+    Floor(Operand),
+    Less(Operand, Operand),
+    Equals(Operand, Operand),
+    /// `if_true` where condition `b{n}` holds, else `if_false`.
+    Select(u32, Operand, Operand),
+    Not(u32),
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Operator {
+    Add,
+    Subtract,
+    Multiply,
+    /// Taken in f64 and rounded to f32 if `widened`.
+    Divide {
+        widened: bool,
+    },
+}
+
+#[derive(Clone, Debug)]
+enum Statement {
+    /// `let {prefix}{n} = expression;`: `v` a value, `b` a condition, `c` a struct.
+    Let(char, u32, Expression),
+    /// `var v{n} = operand;`
+    Var(u32, Operand),
+    /// `v{n} = operand;`
+    Assign(u32, Operand),
+    /// `if b{n} {`
+    If(u32),
+    /// `for (var i{n} = 0u; i{n} < {times}u; i{n}++) {`
+    For { counter: u32, times: u32 },
+    /// The end of the innermost `if` or `for`.
+    End,
+}
+
+impl fmt::Display for Operand {
+    /// A literal prints its shortest round-trip decimal, which WGSL reads as that exact f64
+    /// before converting it to `real`: an f32 constant is an f64 exactly, so the conversion
+    /// does not round.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Operand::Value(n) => write!(f, "v{n}"),
+            Operand::Literal(value) => write!(f, "real({value:e})"),
+        }
+    }
+}
+
+/// `x`, through f64 if `widened`.
+fn widened(x: Operand, widened: bool) -> String {
+    match widened {
+        true => format!("f64({x})"),
+        false => x.to_string(),
+    }
+}
+
+impl fmt::Display for Expression {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Expression::Input(text) => write!(f, "{text}"),
+            Expression::Copy(x) => write!(f, "{x}"),
+            Expression::Binary(Operator::Divide { widened: true }, a, b) => {
+                write!(f, "f32({} / {})", widened(*a, true), widened(*b, true))
+            }
+            Expression::Binary(operator, a, b) => {
+                let symbol = match operator {
+                    Operator::Add => "+",
+                    Operator::Subtract => "-",
+                    Operator::Multiply => "*",
+                    Operator::Divide { .. } => "/",
+                };
+                write!(f, "{a} {symbol} {b}")
+            }
+            Expression::Negate(x) => write!(f, "-{x}"),
+            Expression::SquareRoot(x, true) => write!(f, "f32(sqrt({}))", widened(*x, true)),
+            Expression::SquareRoot(x, false) => write!(f, "sqrt({x})"),
+            Expression::Floor(x) => write!(f, "floor({x})"),
+            Expression::Less(a, b) => write!(f, "{a} < {b}"),
+            Expression::Equals(a, b) => write!(f, "{a} == {b}"),
+            Expression::Select(condition, if_true, if_false) => {
+                write!(f, "select({if_false}, {if_true}, b{condition})")
+            }
+            Expression::Not(condition) => write!(f, "!b{condition}"),
+        }
+    }
+}
+
+impl Trace {
+    /// A new name's number.
+    fn name(&self) -> u32 {
+        let n = self.names.get();
+        self.names.set(n + 1);
+        n
+    }
+
+    fn push(&self, statement: Statement) {
+        self.statements.borrow_mut().push(statement);
+    }
+
+    /// Binds `expression` to a new `let` named with `prefix`; returns its number.
+    fn bind(&self, prefix: char, expression: Expression) -> u32 {
+        let n = self.name();
+        self.push(Statement::Let(prefix, n, expression));
+        n
+    }
+
+    /// Binds a WGSL expression of another type (a struct returned by a call) to a new `let`,
+    /// and returns the `let`'s name, whose fields [`Traced::input`] then reads.
+    pub fn bind_value(&self, expression: String) -> String {
+        format!("c{}", self.bind('c', Expression::Input(expression)))
+    }
+
+    /// The last pass: the statements as WGSL, each on its line, indented by its blocks.
+    fn print(&self) -> String {
+        let mut out = String::new();
+        let mut depth = 1;
+        for statement in self.statements.borrow().iter() {
+            if let Statement::End = statement {
+                depth -= 1;
+            }
+            out += &"    ".repeat(depth);
+            out += &match statement {
+                Statement::Let(prefix, n, expression) => format!("let {prefix}{n} = {expression};"),
+                Statement::Var(n, value) => format!("var v{n} = {value};"),
+                Statement::Assign(n, value) => format!("v{n} = {value};"),
+                Statement::If(condition) => format!("if b{condition} {{"),
+                Statement::For { counter: i, times } => {
+                    format!("for (var i{i} = 0u; i{i} < {times}u; i{i}++) {{")
+                }
+                Statement::End => "}".to_string(),
+            };
+            out.push('\n');
+            if let Statement::If(_) | Statement::For { .. } = statement {
+                depth += 1;
+            }
+        }
+        out
+    }
+
+    /// A `var` for each of `values`, holding them: what a block assigns its results to.
+    fn variables<'t, F>(&'t self, values: Vec<Traced<'t, F>>) -> Vec<Traced<'t, F>> {
+        let declare = |value: Traced<'t, F>| {
+            let n = self.name();
+            self.push(Statement::Var(n, value.operand));
+            Traced::value(self, n)
+        };
+        values.into_iter().map(declare).collect()
+    }
+
+    /// Assigns `results` to `variables`, each named result first bound to a `let`, so that
+    /// no assignment reads a variable an earlier one of them changed.
+    fn assign<F>(&self, variables: &[Traced<'_, F>], results: Vec<Traced<'_, F>>) {
+        let fixed: Vec<Operand> = results
+            .into_iter()
+            .map(|r| match r.operand {
+                Operand::Value(_) => Operand::Value(self.bind('v', Expression::Copy(r.operand))),
+                Operand::Literal(_) => r.operand,
+            })
+            .collect();
+        for (variable, result) in variables.iter().zip(fixed) {
+            let Operand::Value(n) = variable.operand else {
+                unreachable!("a block's variables are named")
+            };
+            self.push(Statement::Assign(n, result));
+        }
+    }
+
+    /// Runs `body` inside the block that `opening` opens, the values it carries in and out
+    /// held in `var`s declared before the block.
+    fn block<'t, F, V: Carried<Traced<'t, F>>>(
+        &'t self,
+        opening: Statement,
+        value: V,
+        body: impl FnOnce(V) -> V,
+    ) -> V {
+        let held = self.block_of_scalars(opening, value.to_scalars(), |held| {
+            body(V::from_scalars(&mut held.iter().copied())).to_scalars()
+        });
+        V::from_scalars(&mut held.into_iter())
+    }
+
+    /// [`Trace::block`] over the scalars themselves: `body` reads the `var`s holding
+    /// `values` and hands out what they hold after the block, in the same order.
+    fn block_of_scalars<'t, F>(
+        &'t self,
+        opening: Statement,
+        values: Vec<Traced<'t, F>>,
+        body: impl FnOnce(&[Traced<'t, F>]) -> Vec<Traced<'t, F>>,
+    ) -> Vec<Traced<'t, F>> {
+        let held = self.variables(values);
+        self.push(opening);
+        let result = body(&held);
+        self.assign(&held, result);
+        self.push(Statement::End);
+        held
+    }
+}
+
+/// A value of the function being traced, in the precision of `F` (`f32` or `f64`): a value
+/// of the trace `'t` or a literal.
+pub struct Traced<'t, F> {
+    operand: Operand,
+    /// The trace the value belongs to; `None` for a literal.
+    trace: Option<&'t Trace>,
+    precision: PhantomData<F>,
+}
+
+impl<F> Clone for Traced<'_, F> {
     fn clone(&self) -> Self {
         *self
     }
 }
-impl<F> Copy for Traced<F> {}
+impl<F> Copy for Traced<'_, F> {}
 
-impl<F> fmt::Debug for Traced<F> {
+impl<F> fmt::Debug for Traced<'_, F> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{self}")
     }
 }
 
-/// The WGSL expression of the value: its `let`'s name or the literal. A literal prints
-/// its shortest round-trip decimal, which WGSL reads as that exact f64 before converting it
-/// to `real`: an f32 constant is an f64 exactly, so the conversion does not round.
-impl<F> fmt::Display for Traced<F> {
+/// The WGSL expression of the value: its `let`'s name or the literal.
+impl<F> fmt::Display for Traced<'_, F> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.node {
-            Node::Var(n) => write!(f, "v{n}"),
-            Node::Literal(value) => write!(f, "real({value:e})"),
-        }
+        write!(f, "{}", self.operand)
     }
 }
 
-/// The statements of the function being traced.
-#[derive(Default)]
-struct Tape {
-    lines: Vec<String>,
-    next: u32,
-    /// How many blocks (`if`, `for`) the next statement is inside.
-    depth: usize,
-}
-
-impl Tape {
-    fn push(&mut self, statement: &str) {
-        let indent = "    ".repeat(self.depth + 1);
-        self.lines.push(format!("{indent}{statement}\n"));
-    }
-}
-
-fn with_tape<T>(f: impl FnOnce(&mut Tape) -> T) -> T {
-    TAPE.with(|tape| {
-        let mut tape = tape.borrow_mut();
-        f(tape
-            .as_mut()
-            .expect("a traced value is used outside `trace_function`"))
-    })
-}
-
-thread_local! {
-    static TAPE: RefCell<Option<Tape>> = const { RefCell::new(None) };
-    static F32_DIVISIONS_IN_F64: Cell<bool> = const { Cell::new(false) };
-}
-
-/// Runs `generate` with the f32 traces it prints taking each division and square root in
-/// f64 and rounding the result to f32, when `in_f64` is set. Rounding through f64's 53 bits
-/// gives the correctly rounded f32 quotient and root (twice 24 bits and 2 fit in 53), so a
-/// driver whose f64 `/` and `sqrt` are exact and whose f32 ones are not (NVIDIA's, measured
-/// in BENCHMARKS.md) computes the CPU's f32 bits. f64 traces are unchanged.
-pub fn f32_divisions_in_f64<T>(in_f64: bool, generate: impl FnOnce() -> T) -> T {
-    with_setting(&F32_DIVISIONS_IN_F64, in_f64, generate)
-}
-
-/// Runs `generate` with the trace setting `setting` at `value`, then restores it.
-pub(crate) fn with_setting<S: Copy, T>(
-    setting: &'static std::thread::LocalKey<Cell<S>>,
-    value: S,
-    generate: impl FnOnce() -> T,
-) -> T {
-    let previous = setting.with(|s| s.replace(value));
-    let generated = generate();
-    setting.with(|s| s.set(previous));
-    generated
-}
-
-/// `operation` applied to the WGSL `operands`, through f64 when an f32 trace asks for it
-/// ([`f32_divisions_in_f64`]).
-fn rounded<F: Scalar>(operands: &[String], operation: impl Fn(&[String]) -> String) -> String {
-    if !F::IS_F64 && F32_DIVISIONS_IN_F64.with(Cell::get) {
-        let wide: Vec<String> = operands.iter().map(|x| format!("f64({x})")).collect();
-        format!("f32({})", operation(&wide))
-    } else {
-        operation(operands)
-    }
-}
-
-/// Binds `expression` to a new `let` of the traced function; returns its number.
-fn bind(expression: String, prefix: char) -> u32 {
-    declare("let", expression, prefix)
-}
-
-/// Declares `keyword` (`let` or `var`) `{prefix}{n} = expression`; returns `n`.
-#[inline(never)]
-fn declare(keyword: &str, expression: String, prefix: char) -> u32 {
-    with_tape(|tape| {
-        let n = tape.next;
-        tape.next += 1;
-        tape.push(&format!("{keyword} {prefix}{n} = {expression};"));
-        n
-    })
-}
-
-/// A WGSL `var` for each of `values`, holding them: what a block assigns its results to.
-fn variables<F>(values: Vec<Traced<F>>) -> Vec<Traced<F>> {
-    values
-        .into_iter()
-        .map(|value| Traced::var(declare("var", value.to_string(), 'v')))
-        .collect()
-}
-
-/// Assigns `results` to `variables`, each result first bound to a `let`, so that no
-/// assignment reads a variable an earlier one of them changed.
-fn assign<F>(variables: &[Traced<F>], results: Vec<Traced<F>>) {
-    let fixed: Vec<Traced<F>> = results
-        .into_iter()
-        .map(|r| match r.node {
-            Node::Var(_) => Traced::var(bind(r.to_string(), 'v')),
-            Node::Literal(_) => r,
-        })
-        .collect();
-    with_tape(|tape| {
-        for (variable, result) in variables.iter().zip(fixed) {
-            tape.push(&format!("{variable} = {result};"));
-        }
-    });
-}
-
-/// Runs `body` inside the WGSL block that `opening` opens (`if b3 {`, say), the values it
-/// carries in and out held in `var`s declared before the block.
-fn block<F, V: Carried<Traced<F>>>(opening: String, value: V, body: impl FnOnce(V) -> V) -> V {
-    let held = block_of_scalars(opening, value.to_scalars(), |held| {
-        body(V::from_scalars(&mut held.iter().copied())).to_scalars()
-    });
-    V::from_scalars(&mut held.into_iter())
-}
-
-/// [`block`] over the scalars themselves: `body` reads the `var`s holding `values` and hands
-/// out what they hold after the block, in the same order.
-fn block_of_scalars<F>(
-    opening: String,
-    values: Vec<Traced<F>>,
-    body: impl FnOnce(&[Traced<F>]) -> Vec<Traced<F>>,
-) -> Vec<Traced<F>> {
-    let held = variables(values);
-    with_tape(|tape| {
-        tape.push(&opening);
-        tape.depth += 1;
-    });
-    let result = body(&held);
-    assign(&held, result);
-    with_tape(|tape| {
-        tape.depth -= 1;
-        tape.push("}");
-    });
-    held
-}
-
-/// A new loop counter's number.
-fn counter() -> u32 {
-    with_tape(|tape| {
-        tape.next += 1;
-        tape.next - 1
-    })
-}
-
-impl<F> Traced<F> {
+impl<'t, F> Traced<'t, F> {
     /// A value read from WGSL `expression` (a parameter's field, say).
-    pub fn input(expression: &str) -> Self {
-        Self::var(bind(expression.to_string(), 'v'))
+    pub fn input(trace: &'t Trace, expression: &str) -> Self {
+        Self::value(
+            trace,
+            trace.bind('v', Expression::Input(expression.to_string())),
+        )
     }
 
-    fn var(n: u32) -> Self {
+    fn value(trace: &'t Trace, n: u32) -> Self {
         Self {
-            node: Node::Var(n),
+            operand: Operand::Value(n),
+            trace: Some(trace),
             precision: PhantomData,
         }
     }
+
+    fn literal(value: f64) -> Self {
+        Self {
+            operand: Operand::Literal(value),
+            trace: None,
+            precision: PhantomData,
+        }
+    }
+
+    /// The trace of the first of `values` that belongs to one.
+    fn trace_of(values: impl IntoIterator<Item = Self>) -> Option<&'t Trace> {
+        values.into_iter().find_map(|value| value.trace)
+    }
 }
 
-/// Binds a WGSL expression of another type (a struct returned by a call) to a new `let`,
-/// and returns the `let`'s name, whose fields [`Traced::input`] then reads.
-pub fn bind_value(expression: String) -> String {
-    format!("c{}", bind(expression, 'c'))
+impl<'t, F: Scalar + Into<f64>> Traced<'t, F> {
+    /// The literal's number in its precision.
+    fn number(self) -> F {
+        match self.operand {
+            Operand::Literal(value) => F::constant(value),
+            Operand::Value(_) => unreachable!("only literals are folded"),
+        }
+    }
+
+    /// `operation` of `operands`, recorded in the trace of one of them, or folded
+    /// (`fold`) where all are literals.
+    fn operation<const N: usize>(
+        operands: [Self; N],
+        operation: impl FnOnce(&Trace, [Operand; N]) -> Expression,
+        fold: impl FnOnce([F; N]) -> F,
+    ) -> Self {
+        match Self::trace_of(operands) {
+            Some(trace) => {
+                let expression = operation(trace, operands.map(|x| x.operand));
+                Self::value(trace, trace.bind('v', expression))
+            }
+            None => Self::literal(fold(operands.map(Self::number)).into()),
+        }
+    }
+
+    /// The comparison `operation`, recorded or folded likewise (on the literals' f64
+    /// values, which compare as their numbers in `F` do).
+    fn comparison(
+        self,
+        other: Self,
+        operation: fn(Operand, Operand) -> Expression,
+        fold: fn(f64, f64) -> bool,
+    ) -> TracedBool<'t> {
+        match (self.operand, other.operand, Self::trace_of([self, other])) {
+            (.., Some(trace)) => TracedBool::named(trace, operation(self.operand, other.operand)),
+            (Operand::Literal(a), Operand::Literal(b), None) => TracedBool::Literal(fold(a, b)),
+            _ => unreachable!("a named value belongs to a trace"),
+        }
+    }
 }
 
-/// The WGSL function `signature { <traced statements> <tail> }`, where `body` runs the
-/// physics on traced inputs and returns the statements that hand its results out.
-pub fn trace_function(signature: &str, body: impl FnOnce() -> String) -> String {
-    TAPE.with(|tape| {
-        let previous = tape.borrow_mut().replace(Tape::default());
-        assert!(previous.is_none(), "traces do not nest");
-    });
-    let tail = body();
-    let tape = TAPE
-        .with(|tape| tape.borrow_mut().take())
-        .expect("the tape is set");
-    format!("{signature} {{\n{}{tail}}}\n", tape.lines.concat())
+/// Whether an f32 trace's division or square root is taken in f64 ([`Tracer`]).
+fn widens<F: Scalar>(trace: &Trace) -> bool {
+    !F::IS_F64 && trace.f32_divisions_in_f64
+}
+
+/// The outcome of a traced comparison: a WGSL `let` of type `bool` of trace `'t`, or known.
+#[derive(Clone, Copy)]
+pub enum TracedBool<'t> {
+    Named(&'t Trace, u32),
+    Literal(bool),
+}
+
+impl fmt::Debug for TracedBool<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{self}")
+    }
+}
+
+impl fmt::Display for TracedBool<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TracedBool::Named(_, n) => write!(f, "b{n}"),
+            TracedBool::Literal(value) => write!(f, "{value}"),
+        }
+    }
+}
+
+impl<'t> TracedBool<'t> {
+    /// A condition read from WGSL `expression` (a comparison of the kernel's own values).
+    pub fn input(trace: &'t Trace, expression: &str) -> Self {
+        Self::named(trace, Expression::Input(expression.to_string()))
+    }
+
+    fn named(trace: &'t Trace, expression: Expression) -> Self {
+        TracedBool::Named(trace, trace.bind('b', expression))
+    }
 }
 
 // Every traced operation is a call, never inlined: the physics inlines its own functions
-// (the lanes need that), and a trace that inlined each operation's `format!` as well made
-// the kernel generators megabytes of machine code, most of a release build's time.
+// (the lanes need that), and a trace that inlined each operation as well made the kernel
+// generators megabytes of machine code, most of a release build's time.
 macro_rules! binary {
-    ($trait:ident, $method:ident, $op:literal) => {
-        impl<F: Scalar> $trait for Traced<F> {
+    ($trait:ident, $method:ident, $operator:expr) => {
+        impl<F: Scalar + Into<f64>> $trait for Traced<'_, F> {
             type Output = Self;
             #[inline(never)]
             fn $method(self, o: Self) -> Self {
-                Self::var(bind(format!(concat!("{} ", $op, " {}"), self, o), 'v'))
+                Self::operation(
+                    [self, o],
+                    |_, [a, b]| Expression::Binary($operator, a, b),
+                    |[a, b]| a.$method(b),
+                )
             }
         }
     };
 }
-binary!(Add, add, "+");
-binary!(Sub, sub, "-");
-binary!(Mul, mul, "*");
+binary!(Add, add, Operator::Add);
+binary!(Sub, sub, Operator::Subtract);
+binary!(Mul, mul, Operator::Multiply);
 
-impl<F: Scalar> Div for Traced<F> {
+impl<F: Scalar + Into<f64>> Div for Traced<'_, F> {
     type Output = Self;
     #[inline(never)]
     fn div(self, o: Self) -> Self {
-        let quotient = rounded::<F>(&[self.to_string(), o.to_string()], |x| {
-            format!("{} / {}", x[0], x[1])
-        });
-        Self::var(bind(quotient, 'v'))
+        Self::operation(
+            [self, o],
+            |trace, [a, b]| {
+                let widened = widens::<F>(trace);
+                Expression::Binary(Operator::Divide { widened }, a, b)
+            },
+            |[a, b]| a / b,
+        )
     }
 }
 
-impl<F: Scalar> Neg for Traced<F> {
+impl<F: Scalar + Into<f64>> Neg for Traced<'_, F> {
     type Output = Self;
     #[inline(never)]
     fn neg(self) -> Self {
-        Self::var(bind(format!("-{self}"), 'v'))
+        Self::operation([self], |_, [x]| Expression::Negate(x), |[x]| -x)
     }
 }
 
 /// `F` is the precision the trace is printed for: its constants are rounded as `F` rounds
 /// them, and the physics picks `F`'s series.
-impl<F: Scalar + Into<f64>> Scalar for Traced<F> {
-    type Bool = TracedBool;
+impl<'t, F: Scalar + Into<f64>> Scalar for Traced<'t, F> {
+    type Bool = TracedBool<'t>;
     const IS_F64: bool = F::IS_F64;
 
     fn constant(value: f64) -> Self {
-        Self {
-            node: Node::Literal(F::constant(value).into()),
-            precision: PhantomData,
-        }
+        Self::literal(F::constant(value).into())
     }
     const HOLDS_LITERALS: bool = true;
     fn is_zero_by_construction(self) -> bool {
-        matches!(self.node, Node::Literal(v) if v == 0.0)
+        matches!(self.operand, Operand::Literal(v) if v == 0.0)
     }
     #[inline(never)]
     fn sqrt(self) -> Self {
-        let root = rounded::<F>(&[self.to_string()], |x| format!("sqrt({})", x[0]));
-        Self::var(bind(root, 'v'))
+        Self::operation(
+            [self],
+            |trace, [x]| Expression::SquareRoot(x, widens::<F>(trace)),
+            |[x]| x.sqrt(),
+        )
     }
     #[inline(never)]
     fn floor(self) -> Self {
-        Self::var(bind(format!("floor({self})"), 'v'))
+        Self::operation([self], |_, [x]| Expression::Floor(x), |[x]| x.floor())
     }
     #[inline(never)]
-    fn less(self, other: Self) -> TracedBool {
-        TracedBool(bind(format!("{self} < {other}"), 'b'))
+    fn less(self, other: Self) -> TracedBool<'t> {
+        self.comparison(other, Expression::Less, |a, b| a < b)
     }
     #[inline(never)]
-    fn equals(self, other: Self) -> TracedBool {
-        TracedBool(bind(format!("{self} == {other}"), 'b'))
+    fn equals(self, other: Self) -> TracedBool<'t> {
+        self.comparison(other, Expression::Equals, |a, b| a == b)
     }
     #[inline(never)]
-    fn select(condition: TracedBool, if_true: Self, if_false: Self) -> Self {
-        Self::var(bind(
-            format!("select({if_false}, {if_true}, b{})", condition.0),
-            'v',
-        ))
+    fn select(condition: TracedBool<'t>, if_true: Self, if_false: Self) -> Self {
+        match condition {
+            TracedBool::Named(trace, b) => Self::value(
+                trace,
+                trace.bind(
+                    'v',
+                    Expression::Select(b, if_true.operand, if_false.operand),
+                ),
+            ),
+            TracedBool::Literal(true) => if_true,
+            TracedBool::Literal(false) => if_false,
+        }
     }
     #[inline(never)]
-    fn not(condition: TracedBool) -> TracedBool {
-        TracedBool(bind(format!("!b{}", condition.0), 'b'))
+    fn not(condition: TracedBool<'t>) -> TracedBool<'t> {
+        match condition {
+            TracedBool::Named(trace, b) => TracedBool::named(trace, Expression::Not(b)),
+            TracedBool::Literal(value) => TracedBool::Literal(!value),
+        }
     }
-    /// `if b { ... }`, the values it changes held in `var`s.
-    fn if_then<V: Carried<Self>>(condition: TracedBool, value: V, then: impl FnOnce(V) -> V) -> V {
-        block(format!("if b{} {{", condition.0), value, then)
+    /// `if b { ... }`, the values it changes held in `var`s; a known condition runs `then`
+    /// or not, as the CPU does.
+    fn if_then<V: Carried<Self>>(
+        condition: TracedBool<'t>,
+        value: V,
+        then: impl FnOnce(V) -> V,
+    ) -> V {
+        match condition {
+            TracedBool::Named(trace, b) => trace.block(Statement::If(b), value, then),
+            TracedBool::Literal(true) => then(value),
+            TracedBool::Literal(false) => value,
+        }
     }
-    /// `for (var i = 0u; i < times; i++) { ... }`, the values it changes held in `var`s.
-    fn repeat<V: Carried<Self>>(times: u32, value: V, body: impl FnMut(V) -> V) -> V {
-        let i = counter();
-        block(
-            format!("for (var i{i} = 0u; i{i} < {times}u; i{i}++) {{"),
-            value,
-            body,
-        )
+    /// `for (var i = 0u; i < times; i++) { ... }`, the values it changes held in `var`s;
+    /// over literals alone (no trace to write a loop into), the loop runs here, unrolled.
+    fn repeat<V: Carried<Self>>(times: u32, value: V, mut body: impl FnMut(V) -> V) -> V {
+        match Self::trace_of(value.to_scalars()) {
+            Some(trace) => {
+                let counter = trace.name();
+                trace.block(Statement::For { counter, times }, value, body)
+            }
+            None => (0..times).fold(value, |v, _| body(v)),
+        }
     }
     /// One loop of `sweeps` times the points' count turns over one point's code, not the
     /// points unrolled into a sweep: the points wait in a queue of `var`s, each turn takes
     /// the front one and puts it back last, so after whole sweeps they stand in order again.
-    /// A constant that every point holds as the same literal stays that literal.
+    /// A constant that every point holds as the same literal stays that literal. Over
+    /// literals alone, the sweeps run here, as nested loops.
     fn sweep_points<S, C, A>(
         sweeps: u32,
         shared: S,
         constants: &[C],
         accumulated: &mut [A],
-        mut turn: impl FnMut(S, &C, A, FirstSweep<TracedBool>) -> (S, A),
+        mut turn: impl FnMut(S, &C, A, FirstSweep<TracedBool<'t>>) -> (S, A),
     ) -> S
     where
         S: Carried<Self>,
@@ -357,11 +551,21 @@ impl<F: Scalar + Into<f64>> Scalar for Traced<F> {
             "one constant per point"
         );
         let point_constants: Vec<Vec<Self>> = constants.iter().map(C::to_scalars).collect();
-        let literal = |j: usize| match point_constants[0][j].node {
-            Node::Literal(value) => point_constants.iter().all(
-                |point| matches!(point[j].node, Node::Literal(v) if v.to_bits() == value.to_bits()),
-            ),
-            Node::Var(_) => false,
+        let all = shared
+            .to_scalars()
+            .into_iter()
+            .chain(point_constants.concat());
+        let all = all.chain(accumulated.iter().flat_map(A::to_scalars));
+        let Some(trace) = Self::trace_of(all) else {
+            return sweep_in_turn(sweeps, shared, constants, accumulated, turn);
+        };
+        let literal = |j: usize| {
+            match point_constants[0][j].operand {
+            Operand::Literal(value) => point_constants.iter().all(|point| {
+                matches!(point[j].operand, Operand::Literal(v) if v.to_bits() == value.to_bits())
+            }),
+            Operand::Value(_) => false,
+        }
         };
         let kept: Vec<bool> = (0..point_constants[0].len()).map(literal).collect();
         let mut queue = shared.to_scalars();
@@ -373,34 +577,34 @@ impl<F: Scalar + Into<f64>> Scalar for Traced<F> {
         }
         let point_numbers = (queue.len() - shared_numbers) / count;
         let varying_numbers = kept.iter().filter(|&&kept| !kept).count();
-        let i = counter();
+        let i = trace.name();
         let turns = sweeps * count as u32;
-        let held = block_of_scalars(
-            format!("for (var i{i} = 0u; i{i} < {turns}u; i{i}++) {{"),
-            queue,
-            |held| {
-                let (shared, points) = held.split_at(shared_numbers);
-                let (front, others) = points.split_at(point_numbers);
-                let mut varying = front[..varying_numbers].iter().copied();
-                let literals = point_constants[0].iter().zip(&kept);
-                let constant: Vec<Self> = literals
-                    .map(|(&x, &kept)| match kept {
-                        true => x,
-                        false => varying.next().expect("a var per varying constant"),
-                    })
-                    .collect();
-                let constant = C::from_scalars(&mut constant.into_iter());
-                let point = A::from_scalars(&mut front[varying_numbers..].iter().copied());
-                let shared = S::from_scalars(&mut shared.iter().copied());
-                let first = TracedBool::input(&format!("i{i} < {count}u"));
-                let (shared, point) = turn(shared, &constant, point, FirstSweep::AtRunTime(first));
-                let mut next = shared.to_scalars();
-                next.extend_from_slice(others);
-                next.extend_from_slice(&front[..varying_numbers]);
-                next.extend(point.to_scalars());
-                next
-            },
-        );
+        let opening = Statement::For {
+            counter: i,
+            times: turns,
+        };
+        let held = trace.block_of_scalars(opening, queue, |held| {
+            let (shared, points) = held.split_at(shared_numbers);
+            let (front, others) = points.split_at(point_numbers);
+            let mut varying = front[..varying_numbers].iter().copied();
+            let literals = point_constants[0].iter().zip(&kept);
+            let constant: Vec<Self> = literals
+                .map(|(&x, &kept)| match kept {
+                    true => x,
+                    false => varying.next().expect("a var per varying constant"),
+                })
+                .collect();
+            let constant = C::from_scalars(&mut constant.into_iter());
+            let point = A::from_scalars(&mut front[varying_numbers..].iter().copied());
+            let shared = S::from_scalars(&mut shared.iter().copied());
+            let first = TracedBool::input(trace, &format!("i{i} < {count}u"));
+            let (shared, point) = turn(shared, &constant, point, FirstSweep::AtRunTime(first));
+            let mut next = shared.to_scalars();
+            next.extend_from_slice(others);
+            next.extend_from_slice(&front[..varying_numbers]);
+            next.extend(point.to_scalars());
+            next
+        });
         let (shared, points) = held.split_at(shared_numbers);
         for (k, out) in accumulated.iter_mut().enumerate() {
             let point = &points[k * point_numbers + varying_numbers..(k + 1) * point_numbers];
@@ -416,8 +620,8 @@ mod tests {
 
     #[test]
     fn a_trace_prints_each_operation_as_a_let_in_order() {
-        let source = trace_function("fn f(a: real) -> real", || {
-            let a = Traced::<f32>::input("a");
+        let source = Tracer::NATIVE.function("fn f(a: real) -> real", |t| {
+            let a = Traced::<f32>::input(t, "a");
             let b = a * Traced::constant(0.1) + a;
             let c = Traced::select(b.less(a), -b, b.sqrt());
             format!("    return {c};\n")
@@ -442,14 +646,15 @@ mod tests {
     /// its other operations, and every f64 trace, print as before.
     #[test]
     fn f32_divisions_in_f64_widen_only_division_and_square_root() {
-        let body = |a: Traced<f32>| {
+        let body = |a: Traced<'_, f32>| {
             let b = a / (a * a + Traced::constant(0.5));
             format!("    return {};\n", b.sqrt())
         };
-        let f32_trace = |in_f64| {
-            f32_divisions_in_f64(in_f64, || {
-                trace_function("fn f(a: real) -> real", || body(Traced::input("a")))
-            })
+        let f32_trace = |f32_divisions_in_f64| {
+            let tracer = Tracer {
+                f32_divisions_in_f64,
+            };
+            tracer.function("fn f(a: real) -> real", |t| body(Traced::input(t, "a")))
         };
         assert_eq!(
             f32_trace(true),
@@ -465,15 +670,14 @@ mod tests {
         );
         let native = f32_trace(false);
         assert!(native.contains("let v3 = v0 / v2;") && native.contains("let v4 = sqrt(v3);"));
-        let f64_trace = f32_divisions_in_f64(true, || {
-            trace_function("fn f(a: real) -> real", || {
-                let a = Traced::<f64>::input("a");
-                format!("    return {};\n", (a / a).sqrt())
-            })
+        let tracer = Tracer {
+            f32_divisions_in_f64: true,
+        };
+        let f64_trace = tracer.function("fn f(a: real) -> real", |t| {
+            let a = Traced::<f64>::input(t, "a");
+            format!("    return {};\n", (a / a).sqrt())
         });
         assert!(!f64_trace.contains("f64("), "{f64_trace}");
-        // The setting is scoped: a later trace is native again.
-        assert_eq!(f32_trace(false), native);
     }
 
     /// `sweep_points` prints one loop over one point's code, the points in a queue of `var`s
@@ -510,9 +714,9 @@ mod tests {
         let s3 = s2 * 3.0 + n0;
         let s4 = s3 * 0.25 + n1;
         assert_eq!((end, nudges), (s4, [n0 + s3 * 2.0, n1 + s4 * 2.0]));
-        let source = trace_function("fn f(a: real, b: real) -> real", || {
-            let a = Traced::<f64>::input("a");
-            let b = Traced::<f64>::input("b");
+        let source = Tracer::NATIVE.function("fn f(a: real, b: real) -> real", |t| {
+            let a = Traced::<f64>::input(t, "a");
+            let b = Traced::<f64>::input(t, "b");
             let mut nudges = [Traced::constant(0.0), b];
             let end = relax(a, [a, b], &mut nudges);
             format!("    return {end} + {} + {};\n", nudges[0], nudges[1])
@@ -567,10 +771,10 @@ mod tests {
         }
         assert_eq!(halve_while_large(5.0_f64), 0.625);
         assert_eq!(halve_while_large(0.5_f64), 0.5);
-        let source = trace_function("fn f(a: real) -> real", || {
+        let source = Tracer::NATIVE.function("fn f(a: real) -> real", |t| {
             format!(
                 "    return {};\n",
-                halve_while_large(Traced::<f64>::input("a"))
+                halve_while_large(Traced::<f64>::input(t, "a"))
             )
         });
         assert_eq!(
@@ -592,6 +796,67 @@ mod tests {
     return v2;
 }
 "
+        );
+    }
+
+    /// Operations on literals alone are folded in the trace's precision, as the CPU computes
+    /// them: an f32 trace's `1/3` is f32's quotient, its `sqrt(2)` f32's root, each printed
+    /// as the literal; a known condition picks a side, runs a branch or not; a loop over
+    /// literals alone runs unrolled. Nothing of it reaches the printed function.
+    #[test]
+    fn operations_on_literals_fold_in_the_traces_precision() {
+        let third = Traced::<f32>::constant(1.0) / Traced::constant(3.0);
+        assert_eq!(
+            third.to_string(),
+            format!("real({:e})", f64::from(1.0_f32 / 3.0))
+        );
+        let root = Traced::<f32>::constant(2.0).sqrt();
+        assert_eq!(root.number(), 2.0_f32.sqrt());
+        assert_eq!(
+            (Traced::<f64>::constant(0.1) + Traced::constant(0.2)).number(),
+            0.1 + 0.2
+        );
+        let source = Tracer::NATIVE.function("fn f(a: real) -> real", |t| {
+            let a = Traced::<f64>::input(t, "a");
+            let two = Traced::constant(1.0) + Traced::constant(1.0);
+            let known = two.less(Traced::constant(3.0));
+            let picked = Traced::select(Traced::<f64>::not(known), a, two);
+            let doubled = Traced::if_then(known, picked, |x| x * two);
+            let eight = Traced::repeat(3, Traced::<f64>::constant(1.0), |x| x * two);
+            format!("    return {} + {} + {};\n", picked, doubled, eight * a)
+        });
+        assert_eq!(
+            source,
+            "fn f(a: real) -> real {
+    let v0 = a;
+    let v1 = real(8e0) * v0;
+    return real(2e0) + real(4e0) + v1;
+}
+"
+        );
+    }
+
+    /// Each trace is its own value: two traced at once on one thread, their operations
+    /// interleaved, print as each would alone.
+    #[test]
+    fn traces_are_values_apart() {
+        let mut inner = String::new();
+        let outer = Tracer::NATIVE.function("fn f(a: real) -> real", |t| {
+            let a = Traced::<f64>::input(t, "a");
+            let b = a * a;
+            inner = Tracer::NATIVE.function("fn g(x: real) -> real", |u| {
+                let x = Traced::<f64>::input(u, "x");
+                format!("    return {};\n", x + x)
+            });
+            format!("    return {};\n", b - a)
+        });
+        assert_eq!(
+            outer,
+            "fn f(a: real) -> real {\n    let v0 = a;\n    let v1 = v0 * v0;\n    let v2 = v1 - v0;\n    return v2;\n}\n"
+        );
+        assert_eq!(
+            inner,
+            "fn g(x: real) -> real {\n    let v0 = x;\n    let v1 = v0 + v0;\n    return v1;\n}\n"
         );
     }
 }

@@ -13,22 +13,22 @@ use std::ops::{Add, Div, Mul, Neg, Sub};
 
 use super::dual::Dual;
 use super::scalar::{Carried, FirstSweep, Scalar};
-use super::trace::Traced;
+use super::trace::{Trace, Traced};
 
 /// A [`Dual`] of width `W` over numbers traced in precision `F`.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct TracedDual<F, const W: usize>(pub Dual<Traced<F>, W>);
+pub(crate) struct TracedDual<'t, F, const W: usize>(pub Dual<Traced<'t, F>, W>);
 
-impl<F: Scalar + Into<f64>, const W: usize> TracedDual<F, W> {
-    /// The WGSL expression `expression`, along no direction.
-    pub fn fixed(expression: &str) -> Self {
-        Self(Dual::fixed(Traced::input(expression)))
+impl<'t, F: Scalar + Into<f64>, const W: usize> TracedDual<'t, F, W> {
+    /// The WGSL expression `expression`, read in `trace`, along no direction.
+    pub fn fixed(trace: &'t Trace, expression: &str) -> Self {
+        Self(Dual::fixed(Traced::input(trace, expression)))
     }
 }
 
 macro_rules! out_of_line {
     ($trait:ident, $method:ident) => {
-        impl<F: Scalar + Into<f64>, const W: usize> $trait for TracedDual<F, W> {
+        impl<F: Scalar + Into<f64>, const W: usize> $trait for TracedDual<'_, F, W> {
             type Output = Self;
             #[inline(never)]
             fn $method(self, o: Self) -> Self {
@@ -42,7 +42,7 @@ out_of_line!(Sub, sub);
 out_of_line!(Mul, mul);
 out_of_line!(Div, div);
 
-impl<F: Scalar + Into<f64>, const W: usize> Neg for TracedDual<F, W> {
+impl<F: Scalar + Into<f64>, const W: usize> Neg for TracedDual<'_, F, W> {
     type Output = Self;
     #[inline(never)]
     fn neg(self) -> Self {
@@ -58,19 +58,19 @@ fn as_duals<V, F>(value: V) -> AsDuals<V, F> {
     AsDuals(value, PhantomData)
 }
 
-impl<F: Scalar + Into<f64>, V: Carried<TracedDual<F, W>>, const W: usize>
-    Carried<Dual<Traced<F>, W>> for AsDuals<V, F>
+impl<'t, F: Scalar + Into<f64>, V: Carried<TracedDual<'t, F, W>>, const W: usize>
+    Carried<Dual<Traced<'t, F>, W>> for AsDuals<V, F>
 {
-    fn push_scalars(&self, out: &mut Vec<Dual<Traced<F>, W>>) {
+    fn push_scalars(&self, out: &mut Vec<Dual<Traced<'t, F>, W>>) {
         out.extend(self.0.to_scalars().into_iter().map(|d| d.0));
     }
-    fn from_scalars(scalars: &mut impl Iterator<Item = Dual<Traced<F>, W>>) -> Self {
+    fn from_scalars(scalars: &mut impl Iterator<Item = Dual<Traced<'t, F>, W>>) -> Self {
         AsDuals(V::from_scalars(&mut scalars.map(TracedDual)), PhantomData)
     }
 }
 
-impl<F: Scalar + Into<f64>, const W: usize> Scalar for TracedDual<F, W> {
-    type Bool = <Traced<F> as Scalar>::Bool;
+impl<'t, F: Scalar + Into<f64>, const W: usize> Scalar for TracedDual<'t, F, W> {
+    type Bool = <Traced<'t, F> as Scalar>::Bool;
     const IS_F64: bool = F::IS_F64;
 
     fn constant(value: f64) -> Self {
@@ -97,18 +97,18 @@ impl<F: Scalar + Into<f64>, const W: usize> Scalar for TracedDual<F, W> {
         Self(Dual::select(condition, if_true.0, if_false.0))
     }
     fn not(condition: Self::Bool) -> Self::Bool {
-        Dual::<Traced<F>, W>::not(condition)
+        Dual::<Traced<'t, F>, W>::not(condition)
     }
     fn if_then<V: Carried<Self>>(condition: Self::Bool, value: V, then: impl FnOnce(V) -> V) -> V {
         let carried = AsDuals::<V, F>(value, PhantomData);
-        Dual::<Traced<F>, W>::if_then(condition, carried, |AsDuals(v, _)| {
+        Dual::<Traced<'t, F>, W>::if_then(condition, carried, |AsDuals(v, _)| {
             AsDuals(then(v), PhantomData)
         })
         .0
     }
     fn repeat<V: Carried<Self>>(times: u32, value: V, mut body: impl FnMut(V) -> V) -> V {
         let carried = AsDuals::<V, F>(value, PhantomData);
-        Dual::<Traced<F>, W>::repeat(times, carried, |AsDuals(v, _)| {
+        Dual::<Traced<'t, F>, W>::repeat(times, carried, |AsDuals(v, _)| {
             AsDuals(body(v), PhantomData)
         })
         .0
@@ -127,7 +127,7 @@ impl<F: Scalar + Into<f64>, const W: usize> Scalar for TracedDual<F, W> {
     {
         let constants: Vec<_> = constants.iter().map(|&c| as_duals::<_, F>(c)).collect();
         let mut held: Vec<_> = accumulated.iter().map(|&a| as_duals::<_, F>(a)).collect();
-        let shared = Dual::<Traced<F>, W>::sweep_points(
+        let shared = Dual::<Traced<'t, F>, W>::sweep_points(
             sweeps,
             as_duals::<_, F>(shared),
             &constants,

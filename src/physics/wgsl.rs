@@ -13,7 +13,7 @@ use super::integrators::{renormalize, step};
 use super::motion::{Auxiliaries, Derivative, Load, MassConstants, State, auxiliaries, derivative};
 use super::scalar::Scalar;
 use super::splitting::{SPLIT_AXES_NUMBERS, SplitAxes};
-use super::trace::{Traced, TracedBool, bind_value, trace_function};
+use super::trace::{Trace, Traced, TracedBool, Tracer};
 use super::trig::sin_cos;
 use crate::model::codes::Coded;
 use crate::model::force::ForceType;
@@ -33,6 +33,7 @@ t: real, env: ForceEnv,\n    force: ptr<function, vec3<real>>, torque: ptr<funct
 /// kernel without one gets an `envelope_breaches` that breaks no rule, behind its constant
 /// `KERNEL_ENVELOPE = false`). Nothing else is traced, so a kernel holds its crowd's physics.
 pub fn physics_wgsl<F: Scalar + Into<f64>>(
+    tracer: Tracer,
     kinds: &[ForceType],
     integrators: &[Integrator],
     envelope: bool,
@@ -45,43 +46,43 @@ pub fn physics_wgsl<F: Scalar + Into<f64>>(
         "/// A body's principal axes as the Lie–Poisson splittings read them (`SplitAxes`).\n\
          alias SplitAxes = array<real, {SPLIT_AXES_NUMBERS}>;\n\n"
     );
-    out += &auxiliaries_wgsl::<F>();
-    out += &derivative_wgsl::<F>();
+    out += &auxiliaries_wgsl::<F>(tracer);
+    out += &derivative_wgsl::<F>(tracer);
     for &kind in kinds {
         if !matches!(kind, ForceType::Keyframed | ForceType::Custom) {
-            out += &force_wgsl::<F>(kind);
+            out += &force_wgsl::<F>(tracer, kind);
         }
     }
     if kinds.contains(&ForceType::Keyframed) {
-        out += &keyframed_wgsl::<F>();
+        out += &keyframed_wgsl::<F>(tracer);
     }
     if integrators.iter().any(|i| i.splits_the_rotation()) {
-        out += &trace_function(
+        out += &tracer.function(
             "/// The body's principal axes as the splittings read them, found once a dispatch.\n\
              fn split_axes(c: BodyConstants) -> SplitAxes",
-            || {
-                let axes = SplitAxes::of(&read_constants::<F>("c").inv_inertia);
+            |t| {
+                let axes = SplitAxes::of(&read_constants::<F>(t, "c").inv_inertia);
                 format!("    return {};\n", split_axes_array(&axes))
             },
         );
     }
     for &integrator in integrators {
-        out += &step_wgsl::<F>(integrator);
+        out += &step_wgsl::<F>(tracer, integrator);
     }
     out += &match envelope {
-        true => envelope_wgsl::<F>(),
+        true => envelope_wgsl::<F>(tracer),
         false => NO_ENVELOPE.to_string(),
     };
     if kinds.contains(&ForceType::Custom) {
-        out += &trace_function(
+        out += &tracer.function(
             "/// q / |q|, what a custom force sees.\nfn normalize_orientation(q: vec4<real>) -> vec4<real>",
-            || format!("    return {};\n", quat(read_quat::<F>("q").normalize())),
+            |t| format!("    return {};\n", quat(read_quat::<F>(t, "q").normalize())),
         );
     }
-    out += &trace_function("fn renormalize(m: Motion) -> Motion", || {
+    out += &tracer.function("fn renormalize(m: Motion) -> Motion", |t| {
         format!(
             "    return {};\n",
-            motion(&renormalize(read_motion::<F>("m")))
+            motion(&renormalize(read_motion::<F>(t, "m")))
         )
     });
     out
@@ -94,40 +95,40 @@ limits_squared: vec3<real>) -> vec3<bool> {
 }
 ";
 
-type T<F> = Traced<F>;
+type T<'t, F> = Traced<'t, F>;
 
-fn read_vec3<F: Scalar + Into<f64>>(v: &str) -> Vec3<T<F>> {
+fn read_vec3<'t, F: Scalar + Into<f64>>(t: &'t Trace, v: &str) -> Vec3<T<'t, F>> {
     Vec3::new(
-        T::input(&format!("{v}.x")),
-        T::input(&format!("{v}.y")),
-        T::input(&format!("{v}.z")),
+        T::input(t, &format!("{v}.x")),
+        T::input(t, &format!("{v}.y")),
+        T::input(t, &format!("{v}.z")),
     )
 }
 
 /// A quaternion stored `(x, y, z, w)` in a `vec4<real>`.
-fn read_quat<F: Scalar + Into<f64>>(q: &str) -> Quat<T<F>> {
+fn read_quat<'t, F: Scalar + Into<f64>>(t: &'t Trace, q: &str) -> Quat<T<'t, F>> {
     Quat::new(
-        T::input(&format!("{q}.w")),
-        T::input(&format!("{q}.x")),
-        T::input(&format!("{q}.y")),
-        T::input(&format!("{q}.z")),
+        T::input(t, &format!("{q}.w")),
+        T::input(t, &format!("{q}.x")),
+        T::input(t, &format!("{q}.y")),
+        T::input(t, &format!("{q}.z")),
     )
 }
 
-fn read_motion<F: Scalar + Into<f64>>(s: &str) -> State<T<F>> {
+fn read_motion<'t, F: Scalar + Into<f64>>(t: &'t Trace, s: &str) -> State<T<'t, F>> {
     State {
-        position: read_vec3(&format!("{s}.position")),
-        orientation: read_quat(&format!("{s}.orientation")),
-        linear_momentum: read_vec3(&format!("{s}.linear_momentum")),
-        angular_momentum: read_vec3(&format!("{s}.angular_momentum")),
+        position: read_vec3(t, &format!("{s}.position")),
+        orientation: read_quat(t, &format!("{s}.orientation")),
+        linear_momentum: read_vec3(t, &format!("{s}.linear_momentum")),
+        angular_momentum: read_vec3(t, &format!("{s}.angular_momentum")),
     }
 }
 
-fn read_constants<F: Scalar + Into<f64>>(c: &str) -> MassConstants<T<F>> {
-    let entry = |name: &str| T::input(&format!("{c}.inv_inertia_{name}"));
+fn read_constants<'t, F: Scalar + Into<f64>>(t: &'t Trace, c: &str) -> MassConstants<T<'t, F>> {
+    let entry = |name: &str| T::input(t, &format!("{c}.inv_inertia_{name}"));
     MassConstants {
-        mass: T::input(&format!("{c}.mass")),
-        inv_mass: T::input(&format!("{c}.inv_mass")),
+        mass: T::input(t, &format!("{c}.mass")),
+        inv_mass: T::input(t, &format!("{c}.inv_mass")),
         inv_inertia: SymMat3 {
             xx: entry("xx"),
             yy: entry("yy"),
@@ -139,50 +140,50 @@ fn read_constants<F: Scalar + Into<f64>>(c: &str) -> MassConstants<T<F>> {
     }
 }
 
-fn read_split_axes<F: Scalar + Into<f64>>(a: &str) -> SplitAxes<T<F>> {
-    SplitAxes::from_scalars(&mut (0..SPLIT_AXES_NUMBERS).map(|i| T::input(&format!("{a}[{i}]"))))
+fn read_split_axes<'t, F: Scalar + Into<f64>>(t: &'t Trace, a: &str) -> SplitAxes<T<'t, F>> {
+    SplitAxes::from_scalars(&mut (0..SPLIT_AXES_NUMBERS).map(|i| T::input(t, &format!("{a}[{i}]"))))
 }
 
-fn split_axes_array<F>(axes: &SplitAxes<T<F>>) -> String {
+fn split_axes_array<F>(axes: &SplitAxes<T<'_, F>>) -> String {
     let items: Vec<String> = axes.to_scalars().iter().map(|x| x.to_string()).collect();
     format!("array<real, {SPLIT_AXES_NUMBERS}>({})", items.join(", "))
 }
 
-fn read_auxiliaries<F: Scalar + Into<f64>>(aux: &str) -> Auxiliaries<T<F>> {
+fn read_auxiliaries<'t, F: Scalar + Into<f64>>(t: &'t Trace, aux: &str) -> Auxiliaries<T<'t, F>> {
     let row = |i: usize| {
         Vec3::new(
-            T::input(&format!("{aux}.rotation[0][{i}]")),
-            T::input(&format!("{aux}.rotation[1][{i}]")),
-            T::input(&format!("{aux}.rotation[2][{i}]")),
+            T::input(t, &format!("{aux}.rotation[0][{i}]")),
+            T::input(t, &format!("{aux}.rotation[1][{i}]")),
+            T::input(t, &format!("{aux}.rotation[2][{i}]")),
         )
     };
     Auxiliaries {
-        velocity: read_vec3(&format!("{aux}.velocity")),
+        velocity: read_vec3(t, &format!("{aux}.velocity")),
         rotation: Mat3 {
             rows: [row(0), row(1), row(2)],
         },
-        angular_velocity: read_vec3(&format!("{aux}.angular_velocity")),
+        angular_velocity: read_vec3(t, &format!("{aux}.angular_velocity")),
     }
 }
 
-fn read_derivative<F: Scalar + Into<f64>>(k: &str) -> Derivative<T<F>> {
+fn read_derivative<'t, F: Scalar + Into<f64>>(t: &'t Trace, k: &str) -> Derivative<T<'t, F>> {
     Derivative {
-        velocity: read_vec3(&format!("{k}.velocity")),
-        spin: read_quat(&format!("{k}.spin")),
-        force: read_vec3(&format!("{k}.force")),
-        torque: read_vec3(&format!("{k}.torque")),
+        velocity: read_vec3(t, &format!("{k}.velocity")),
+        spin: read_quat(t, &format!("{k}.spin")),
+        force: read_vec3(t, &format!("{k}.force")),
+        torque: read_vec3(t, &format!("{k}.torque")),
     }
 }
 
-fn vec3<F>(v: Vec3<T<F>>) -> String {
+fn vec3<F>(v: Vec3<T<'_, F>>) -> String {
     format!("vec3<real>({}, {}, {})", v.x, v.y, v.z)
 }
 
-fn quat<F>(q: Quat<T<F>>) -> String {
+fn quat<F>(q: Quat<T<'_, F>>) -> String {
     format!("vec4<real>({}, {}, {}, {})", q.x, q.y, q.z, q.w)
 }
 
-fn motion<F>(s: &State<T<F>>) -> String {
+fn motion<F>(s: &State<T<'_, F>>) -> String {
     format!(
         "Motion({}, {}, {}, {})",
         vec3(s.position),
@@ -193,9 +194,9 @@ fn motion<F>(s: &State<T<F>>) -> String {
 }
 
 /// WGSL's `mat3x3` is built from columns.
-fn mat3<F>(m: &Mat3<T<F>>) -> String {
+fn mat3<F>(m: &Mat3<T<'_, F>>) -> String {
     let [a, b, c] = m.rows;
-    let column = |x: T<F>, y: T<F>, z: T<F>| vec3(Vec3 { x, y, z });
+    let column = |x: T<'_, F>, y: T<'_, F>, z: T<'_, F>| vec3(Vec3 { x, y, z });
     format!(
         "mat3x3<real>({}, {}, {})",
         column(a.x, b.x, c.x),
@@ -205,22 +206,22 @@ fn mat3<F>(m: &Mat3<T<F>>) -> String {
 }
 
 /// `sin_real` and `cos_real`, which the physics' own sinusoids use.
-pub fn math_wgsl<F: Scalar + Into<f64>>() -> String {
-    let sin = trace_function("fn sin_real(x: real) -> real", || {
-        format!("    return {};\n", sin_cos(T::<F>::input("x")).0)
+pub fn math_wgsl<F: Scalar + Into<f64>>(tracer: Tracer) -> String {
+    let sin = tracer.function("fn sin_real(x: real) -> real", |t| {
+        format!("    return {};\n", sin_cos(T::<F>::input(t, "x")).0)
     });
-    let cos = trace_function("fn cos_real(x: real) -> real", || {
-        format!("    return {};\n", sin_cos(T::<F>::input("x")).1)
+    let cos = tracer.function("fn cos_real(x: real) -> real", |t| {
+        format!("    return {};\n", sin_cos(T::<F>::input(t, "x")).1)
     });
     sin + &cos
 }
 
-fn auxiliaries_wgsl<F: Scalar + Into<f64>>() -> String {
-    trace_function(
+fn auxiliaries_wgsl<F: Scalar + Into<f64>>(tracer: Tracer) -> String {
+    tracer.function(
         "/// v, R and omega of state s (Baraff 2-42).\n\
          fn auxiliaries(s: Motion, c: BodyConstants) -> Auxiliaries",
-        || {
-            let aux = auxiliaries(&read_motion::<F>("s"), &read_constants("c"));
+        |t| {
+            let aux = auxiliaries(&read_motion::<F>(t, "s"), &read_constants(t, "c"));
             format!(
                 "    return Auxiliaries({}, {}, {});\n",
                 vec3(aux.velocity),
@@ -231,17 +232,17 @@ fn auxiliaries_wgsl<F: Scalar + Into<f64>>() -> String {
     )
 }
 
-fn derivative_wgsl<F: Scalar + Into<f64>>() -> String {
-    trace_function(
+fn derivative_wgsl<F: Scalar + Into<f64>>(tracer: Tracer) -> String {
+    tracer.function(
         "/// dY/dt of state s with auxiliaries aux, on which the forces sum to (force, torque).\n\
          fn state_derivative(s: Motion, aux: Auxiliaries, force: vec3<real>, \
          torque: vec3<real>) -> Derivative",
-        || {
+        |t| {
             let load = Load {
-                force: read_vec3("force"),
-                torque: read_vec3("torque"),
+                force: read_vec3(t, "force"),
+                torque: read_vec3(t, "torque"),
             };
-            let k = derivative(&read_motion::<F>("s"), &read_auxiliaries("aux"), load);
+            let k = derivative(&read_motion::<F>(t, "s"), &read_auxiliaries(t, "aux"), load);
             format!(
                 "    return Derivative({}, {}, {}, {});\n",
                 vec3(k.velocity),
@@ -254,14 +255,14 @@ fn derivative_wgsl<F: Scalar + Into<f64>>() -> String {
 }
 
 /// The totals behind the `force` and `torque` pointers.
-fn read_totals<F: Scalar + Into<f64>>() -> Load<T<F>> {
+fn read_totals<'t, F: Scalar + Into<f64>>(t: &'t Trace) -> Load<T<'t, F>> {
     Load {
-        force: read_vec3("(*force)"),
-        torque: read_vec3("(*torque)"),
+        force: read_vec3(t, "(*force)"),
+        torque: read_vec3(t, "(*torque)"),
     }
 }
 
-fn write_totals<F>(total: &Load<T<F>>) -> String {
+fn write_totals<F>(total: &Load<T<'_, F>>) -> String {
     format!(
         "    *force = {};\n    *torque = {};\n",
         vec3(total.force),
@@ -269,55 +270,55 @@ fn write_totals<F>(total: &Load<T<F>>) -> String {
     )
 }
 
-fn force_wgsl<F: Scalar + Into<f64>>(kind: ForceType) -> String {
+fn force_wgsl<F: Scalar + Into<f64>>(tracer: Tracer, kind: ForceType) -> String {
     let signature = format!("fn force_{}{FORCE_SIGNATURE}", kind.name());
-    trace_function(&signature, || {
-        let state = read_motion::<F>("s");
-        let mass = read_constants("c");
-        let aux = read_auxiliaries("aux");
+    tracer.function(&signature, |t| {
+        let state = read_motion::<F>(t, "s");
+        let mass = read_constants(t, "c");
+        let aux = read_auxiliaries(t, "aux");
         let p = Parameters {
-            vectors: [read_vec3("f.a"), read_vec3("f.b")],
-            scalars: ["x", "y", "z", "w"].map(|lane| T::input(&format!("f.c.{lane}"))),
+            vectors: [read_vec3(t, "f.a"), read_vec3(t, "f.b")],
+            scalars: ["x", "y", "z", "w"].map(|lane| T::input(t, &format!("f.c.{lane}"))),
         };
         let body = Body {
             state: &state,
             mass: &mass,
             aux: &aux,
-            time: T::input("t"),
+            time: T::input(t, "t"),
         };
-        let mut total = read_totals();
+        let mut total = read_totals(t);
         add_force(kind, &p, &body, &mut total);
         write_totals(&total)
     })
 }
 
-fn keyframed_wgsl<F: Scalar + Into<f64>>() -> String {
-    let lerp = trace_function(
+fn keyframed_wgsl<F: Scalar + Into<f64>>(tracer: Tracer) -> String {
+    let lerp = tracer.function(
         "/// The value at t on the segment from keyframe a to keyframe b (x = time, y = value).\n\
          fn keyframe_lerp(a: vec2<real>, b: vec2<real>, t: real) -> real",
-        || {
+        |t| {
             let point = |k: &str| {
                 [
-                    T::<F>::input(&format!("{k}.x")),
-                    T::input(&format!("{k}.y")),
+                    T::<F>::input(t, &format!("{k}.x")),
+                    T::input(t, &format!("{k}.y")),
                 ]
             };
             format!(
                 "    return {};\n",
-                keyframe_lerp(point("a"), point("b"), T::input("t"))
+                keyframe_lerp(point("a"), point("b"), T::input(t, "t"))
             )
         },
     );
-    let add = trace_function(
+    let add = tracer.function(
         "/// Keyframed record f's force and torque at `scale`, however the scale was found.\n\
          fn add_keyframed(f: Force, scale: real, \
          force: ptr<function, vec3<real>>, torque: ptr<function, vec3<real>>)",
-        || {
-            let mut total = read_totals::<F>();
+        |t| {
+            let mut total = read_totals::<F>(t);
             add_scaled(
-                read_vec3("f.a"),
-                read_vec3("f.b"),
-                T::input("scale"),
+                read_vec3(t, "f.a"),
+                read_vec3(t, "f.b"),
+                T::input(t, "scale"),
                 &mut total,
             );
             write_totals(&total)
@@ -326,7 +327,7 @@ fn keyframed_wgsl<F: Scalar + Into<f64>>() -> String {
     lerp + &add
 }
 
-fn step_wgsl<F: Scalar + Into<f64>>(integrator: Integrator) -> String {
+fn step_wgsl<F: Scalar + Into<f64>>(tracer: Tracer, integrator: Integrator) -> String {
     let signature = format!(
         "/// One {} step of state s from time t, before q is renormalized.\n\
          fn {}_step(s: Motion, c: BodyConstants, axes: SplitAxes, env: ForceEnv, t: real, \
@@ -334,35 +335,35 @@ fn step_wgsl<F: Scalar + Into<f64>>(integrator: Integrator) -> String {
         integrator.name(),
         integrator.name()
     );
-    trace_function(&signature, || {
-        let y = read_motion::<F>("s");
-        let mass = read_constants("c");
-        let axes = read_split_axes("axes");
+    tracer.function(&signature, |t| {
+        let y = read_motion::<F>(t, "s");
+        let mass = read_constants(t, "c");
+        let axes = read_split_axes(t, "axes");
         let mut f = |stage: &State<T<F>>, at: T<F>| {
-            let k = bind_value(format!("derivative({}, c, {at}, env)", motion(stage)));
-            read_derivative(&k)
+            let k = t.bind_value(format!("derivative({}, c, {at}, env)", motion(stage)));
+            read_derivative(t, &k)
         };
-        let (t, h) = (T::input("t"), T::input("h"));
+        let (t, h) = (T::input(t, "t"), T::input(t, "h"));
         let next = step(integrator, &y, &mass, &axes, t, h, &mut f);
         format!("    return {};\n", motion(&next))
     })
 }
 
 /// `custom_force`, the kernel's call into a custom force, traced from `law` in precision `F`.
-pub fn custom_force_wgsl<F: Scalar + Into<f64>, L: ForceLaw>(law: &L) -> String {
-    trace_function(
+pub fn custom_force_wgsl<F: Scalar + Into<f64>, L: ForceLaw>(tracer: Tracer, law: &L) -> String {
+    tracer.function(
         "/// Generated from the custom force's law (written in Rust, traced).\n\
          fn custom_force(position: vec3<real>, orientation: vec4<real>, velocity: vec3<real>,\n    \
          angular_velocity: vec3<real>, mass: real, time: real, body: u32) -> Load",
-        || {
+        |t| {
             let input = ForceInput {
-                position: read_vec3::<F>("position"),
-                orientation: read_quat("orientation"),
-                velocity: read_vec3("velocity"),
-                angular_velocity: read_vec3("angular_velocity"),
-                mass: T::input("mass"),
-                time: T::input("time"),
-                body: T::input("real(body)"),
+                position: read_vec3::<F>(t, "position"),
+                orientation: read_quat(t, "orientation"),
+                velocity: read_vec3(t, "velocity"),
+                angular_velocity: read_vec3(t, "angular_velocity"),
+                mass: T::input(t, "mass"),
+                time: T::input(t, "time"),
+                body: T::input(t, "real(body)"),
             };
             let load = law.load(&input);
             format!(
@@ -375,14 +376,14 @@ pub fn custom_force_wgsl<F: Scalar + Into<f64>, L: ForceLaw>(law: &L) -> String 
 }
 
 /// `envelope_breaches`: the envelope's rules a state breaks (speed, angular speed, distance).
-fn envelope_wgsl<F: Scalar + Into<f64>>() -> String {
-    trace_function(
+fn envelope_wgsl<F: Scalar + Into<f64>>(tracer: Tracer) -> String {
+    tracer.function(
         "/// Which of the envelope's rules (speed, angular speed, distance) state s breaks.\n\
          fn envelope_breaches(s: Motion, c: BodyConstants, limits_squared: vec3<real>) -> vec3<bool>",
-        || {
-            let state = read_motion::<F>("s");
-            let aux = auxiliaries(&state, &read_constants("c"));
-            let limits = ["x", "y", "z"].map(|l| T::input(&format!("limits_squared.{l}")));
+        |t| {
+            let state = read_motion::<F>(t, "s");
+            let aux = auxiliaries(&state, &read_constants(t, "c"));
+            let limits = ["x", "y", "z"].map(|l| T::input(t, &format!("limits_squared.{l}")));
             let [a, b, c] =
                 envelope_breaches(state.position, aux.velocity, aux.angular_velocity, limits);
             format!("    return vec3<bool>({a}, {b}, {c});\n")
@@ -393,16 +394,16 @@ fn envelope_wgsl<F: Scalar + Into<f64>>() -> String {
 /// The contact resolution in precision `F`: `step_acceleration`, one `resolve_plane_<shape>`
 /// per shape kind of `shapes` and `resolve_plane`, which picks the body's. The kernel's
 /// `resolve_contacts` (shaders/contact.wgsl) calls them plane by plane.
-pub fn contact_wgsl<F: Scalar + Into<f64>>(shapes: &[ShapeKind]) -> String {
-    let mut out = trace_function(
+pub fn contact_wgsl<F: Scalar + Into<f64>>(tracer: Tracer, shapes: &[ShapeKind]) -> String {
+    let mut out = tracer.function(
         "/// The body's acceleration over the step from `start` to `next` from the forces alone.\n\
          fn step_acceleration(start: Motion, next: Motion, c: BodyConstants, h: real) -> vec3<real>",
-        || {
+        |t| {
             let a = step_acceleration(
-                &read_motion::<F>("start"),
-                &read_motion("next"),
-                &read_constants("c"),
-                T::input("h"),
+                &read_motion::<F>(t, "start"),
+                &read_motion(t, "next"),
+                &read_constants(t, "c"),
+                T::input(t, "h"),
             );
             format!("    return {};\n", vec3(a))
         },
@@ -413,28 +414,31 @@ pub fn contact_wgsl<F: Scalar + Into<f64>>(shapes: &[ShapeKind]) -> String {
              acceleration: vec3<real>, h: real) -> Motion"
         )
     };
-    let plane = || PlaneConstants {
-        normal: read_vec3("plane.surface"),
-        offset: T::input("plane.surface.w"),
-        restitution: T::input("plane.restitution"),
-        friction: T::input("plane.friction"),
-    };
+    fn plane<'t, F: Scalar + Into<f64>>(t: &'t Trace) -> PlaneConstants<T<'t, F>> {
+        PlaneConstants {
+            normal: read_vec3(t, "plane.surface"),
+            offset: T::input(t, "plane.surface.w"),
+            restitution: T::input(t, "plane.restitution"),
+            friction: T::input(t, "plane.friction"),
+        }
+    }
     let resolve = |header: String, kinds: &[ShapeKind]| {
-        trace_resolve_plane(
-            &header,
-            kinds,
-            |kind| TracedBool::input(&format!("c.shape_kind == {}", kind.wgsl_constant())),
-            || ContactReads {
-                dims: read_vec3("c.shape"),
-                bounding_radius: T::input("c.shape.w"),
-                plane: plane(),
-                state: read_motion::<F>("s"),
-                mass: read_constants("c"),
-                acceleration: read_vec3("acceleration"),
-                h: T::input("h"),
-            },
-            |_, next| motion(next),
-        )
+        tracer.function(&header, |t| {
+            trace_resolve_plane(
+                kinds,
+                |kind| TracedBool::input(t, &format!("c.shape_kind == {}", kind.wgsl_constant())),
+                || ContactReads {
+                    dims: read_vec3(t, "c.shape"),
+                    bounding_radius: T::input(t, "c.shape.w"),
+                    plane: plane(t),
+                    state: read_motion::<F>(t, "s"),
+                    mass: read_constants(t, "c"),
+                    acceleration: read_vec3(t, "acceleration"),
+                    h: T::input(t, "h"),
+                },
+                |_, next| motion(next),
+            )
+        })
     };
     if shapes.len() > 1 {
         return out + &resolve(among_header(&signature("")), shapes);
@@ -462,51 +466,48 @@ pub(crate) struct ContactReads<R: Scalar> {
     pub h: R,
 }
 
-/// The contact function `header` traced for a body of one of `kinds`: the kind's own
-/// [`resolve_plane`] where there is one kind, [`resolve_plane_among`] where there are several
-/// (`is_kind` reads whether the body is of a kind, before `read` reads the rest). `write` gives
-/// the returned value's text from the state read and the state resolved.
+/// The tail of the contact function for a body of one of `kinds`, traced in its trace: the
+/// kind's own [`resolve_plane`] where there is one kind, [`resolve_plane_among`] where there
+/// are several (`is_kind` reads whether the body is of a kind, before `read` reads the rest).
+/// `write` gives the returned value's text from the state read and the state resolved.
 pub(crate) fn trace_resolve_plane<R: Scalar>(
-    header: &str,
     kinds: &[ShapeKind],
     is_kind: impl Fn(ShapeKind) -> R::Bool,
     read: impl FnOnce() -> ContactReads<R>,
     write: impl FnOnce(&State<R>, &State<R>) -> String,
 ) -> String {
-    trace_function(header, || {
-        let among: Vec<_> = match kinds {
-            [_] => Vec::new(),
-            _ => kinds.iter().map(|&kind| (kind, is_kind(kind))).collect(),
-        };
-        let ContactReads {
-            dims,
-            bounding_radius,
-            plane,
-            state,
-            mass,
-            acceleration,
-            h,
-        } = read();
-        let next = match *kinds {
-            [kind] => {
-                let shape = ShapeConstants {
-                    kind,
-                    dims,
-                    bounding_radius,
-                };
-                resolve_plane(state, &mass, &shape, &plane, acceleration, h)
-            }
-            _ => {
-                let shape = ShapeAmong {
-                    kinds: &among,
-                    dims,
-                    bounding_radius,
-                };
-                resolve_plane_among(state, &mass, &shape, &plane, acceleration, h)
-            }
-        };
-        format!("    return {};\n", write(&state, &next))
-    })
+    let among: Vec<_> = match kinds {
+        [_] => Vec::new(),
+        _ => kinds.iter().map(|&kind| (kind, is_kind(kind))).collect(),
+    };
+    let ContactReads {
+        dims,
+        bounding_radius,
+        plane,
+        state,
+        mass,
+        acceleration,
+        h,
+    } = read();
+    let next = match *kinds {
+        [kind] => {
+            let shape = ShapeConstants {
+                kind,
+                dims,
+                bounding_radius,
+            };
+            resolve_plane(state, &mass, &shape, &plane, acceleration, h)
+        }
+        _ => {
+            let shape = ShapeAmong {
+                kinds: &among,
+                dims,
+                bounding_radius,
+            };
+            resolve_plane_among(state, &mass, &shape, &plane, acceleration, h)
+        }
+    };
+    format!("    return {};\n", write(&state, &next))
 }
 
 /// The doc line and `signature` of the contact function for a body of any of a kernel's shapes.

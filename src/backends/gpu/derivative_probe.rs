@@ -36,6 +36,7 @@ use crate::model::codes::Coded;
 use crate::model::force::ForceKind;
 use crate::model::integrator::Integrator;
 use crate::model::precision::{Precision, Real, with_real};
+use crate::physics::trace::Tracer;
 use crate::simulation::facade::Simulation;
 use crate::verify::check_crowd::cross_check_crowd;
 
@@ -118,7 +119,7 @@ fn on_device(ctx: &GpuContext, crowd: &Crowd, precision: Precision) -> DeviceRun
     });
 
     let (kernel, _) = integrate_source(
-        precision,
+        (Tracer::NATIVE, precision),
         &KernelSpec::general(),
         crowd
             .custom_force

@@ -92,6 +92,7 @@ mod tests {
     use crate::backends::gpu::kernel::kernel_spec::KernelSpec;
     use crate::backends::gpu::kernel::shader::integrate_source;
     use crate::model::precision::Precision;
+    use crate::physics::trace::Tracer;
 
     #[test]
     fn sin_of_an_f64_is_found_with_its_function() {
@@ -112,13 +113,17 @@ mod tests {
 
     #[test]
     fn the_f64_kernel_calls_no_32_bit_only_built_in() {
-        let (source, _) = integrate_source(Precision::F64, &KernelSpec::general(), None);
+        let (source, _) = integrate_source(
+            (Tracer::NATIVE, Precision::F64),
+            &KernelSpec::general(),
+            None,
+        );
         assert_eq!(
             f32_only_builtins_on_f64(&source).unwrap(),
             Vec::<String>::new()
         );
         let (with_drag, _) = integrate_source(
-            Precision::F64,
+            (Tracer::NATIVE, Precision::F64),
             &KernelSpec::general(),
             Some(crate::verify::check_crowd::QUADRATIC_DRAG_WGSL),
         );
@@ -129,7 +134,11 @@ mod tests {
         // Neither kernel calls the built-in sin or cos any more: both precisions run the
         // definition's (src/physics/trig.rs). The scan's sharpness is the test above that
         // finds `sin` in an f64 function.
-        let (f32_source, _) = integrate_source(Precision::F32, &KernelSpec::general(), None);
+        let (f32_source, _) = integrate_source(
+            (Tracer::NATIVE, Precision::F32),
+            &KernelSpec::general(),
+            None,
+        );
         assert!(f32_only_builtins_on_f64(&f32_source).unwrap().is_empty());
         for builtin in [" sin(", " cos(", "(sin(", "(cos("] {
             assert!(

@@ -14,7 +14,7 @@ use crate::model::integrator::Integrator;
 use crate::model::precision::Precision;
 use crate::model::shape::{NO_SHAPE_CODE, ShapeKind};
 use crate::physics::custom_force::CustomForce;
-use crate::physics::trace::f32_divisions_in_f64;
+use crate::physics::trace::Tracer;
 use crate::physics::wgsl::{contact_wgsl, math_wgsl, physics_wgsl};
 
 /// Shared structs and quaternion helpers.
@@ -114,7 +114,7 @@ h: real) -> Motion {
 /// `spec` says which integrators, force kinds and contact code the kernel is compiled for,
 /// and the source holds those alone: no other integrator's step, force kind or shape.
 pub(crate) fn integrate_source(
-    precision: Precision,
+    (tracer, precision): (Tracer, Precision),
     spec: &KernelSpec,
     custom_force: Option<&str>,
 ) -> (String, u32) {
@@ -123,22 +123,22 @@ pub(crate) fn integrate_source(
     let has = |kind| kinds.contains(&kind);
     let contact = match (spec.contacts(), precision) {
         (false, _) => NO_CONTACTS.to_string(),
-        (true, Precision::F32) => [CONTACT, &contact_wgsl::<f32>(spec.shapes())].join("\n"),
-        (true, Precision::F64) => [CONTACT, &contact_wgsl::<f64>(spec.shapes())].join("\n"),
+        (true, Precision::F32) => [CONTACT, &contact_wgsl::<f32>(tracer, spec.shapes())].join("\n"),
+        (true, Precision::F64) => [CONTACT, &contact_wgsl::<f64>(tracer, spec.shapes())].join("\n"),
     };
     // A custom force written in WGSL may call the kernel's `sin_real` and `cos_real`.
     let custom = custom_force.or(has(ForceType::Custom).then_some(NO_CUSTOM_FORCE));
     let math = match (custom.is_some(), precision) {
         (false, _) => String::new(),
-        (true, Precision::F32) => math_wgsl::<f32>(),
-        (true, Precision::F64) => math_wgsl::<f64>(),
+        (true, Precision::F32) => math_wgsl::<f32>(tracer),
+        (true, Precision::F64) => math_wgsl::<f64>(tracer),
     };
     let plumbing = |kind, source| if has(kind) { source } else { "" };
     let joined = [
         prelude(precision).as_str(),
         COMMON,
         &math,
-        &physics_source(precision, spec),
+        &physics_source((tracer, precision), spec),
         DERIVATIVE,
         plumbing(ForceType::Keyframed, KEYFRAMES),
         plumbing(ForceType::Custom, CUSTOM_FORCE),
@@ -167,22 +167,26 @@ pub(crate) fn kernel_source(
     custom_force: Option<&CustomForce>,
 ) -> (String, u32) {
     let divisions_in_f64 = options.divides_in_f64();
-    f32_divisions_in_f64(divisions_in_f64, || {
-        integrate_source(
-            options.precision,
-            spec,
-            custom_force.map(|custom| custom.wgsl_for(options.precision, divisions_in_f64)),
-        )
-    })
+    let tracer = Tracer {
+        f32_divisions_in_f64: divisions_in_f64,
+    };
+    integrate_source(
+        (tracer, options.precision),
+        spec,
+        custom_force.map(|custom| custom.wgsl_for(options.precision, divisions_in_f64)),
+    )
 }
 
 /// The physics of the kernel of `spec` in `precision`: every formula it computes, generated
 /// from its Rust definition (`src/physics`) for its force kinds and integrators alone.
-pub(crate) fn physics_source(precision: Precision, spec: &KernelSpec) -> String {
+pub(crate) fn physics_source(
+    (tracer, precision): (Tracer, Precision),
+    spec: &KernelSpec,
+) -> String {
     let (kinds, integrators) = (spec.force_kinds(), spec.integrators());
     match precision {
-        Precision::F32 => physics_wgsl::<f32>(&kinds, integrators, spec.envelope()),
-        Precision::F64 => physics_wgsl::<f64>(&kinds, integrators, spec.envelope()),
+        Precision::F32 => physics_wgsl::<f32>(tracer, &kinds, integrators, spec.envelope()),
+        Precision::F64 => physics_wgsl::<f64>(tracer, &kinds, integrators, spec.envelope()),
     }
 }
 
@@ -227,7 +231,7 @@ mod tests {
     fn the_custom_force_starts_on_the_line_reported() {
         for precision in [Precision::F32, Precision::F64] {
             let (source, first) = integrate_source(
-                precision,
+                (Tracer::NATIVE, precision),
                 &KernelSpec::general(),
                 Some("// first custom line\nfn x() {}"),
             );
@@ -310,7 +314,7 @@ mod tests {
             }));
         let table = ForceTable::new(&crowd, crowd.bodies.len());
         let spec = KernelSpec::of(&crowd, &table, 8);
-        let (source, _) = integrate_source(Precision::F32, &spec, None);
+        let (source, _) = integrate_source((Tracer::NATIVE, Precision::F32), &spec, None);
         let documented = format!(
             "// The integration kernel rigid-crowd compiles for a crowd under gravity and linear\n\
              // drag with RK4, in f32, exactly as generated (checked by a test in src/backends/gpu/kernel/shader.rs).\n\
@@ -337,7 +341,7 @@ mod tests {
             text.lines()
                 .any(|l| l.starts_with(&format!("fn {function}(")))
         };
-        let physics = physics_source(Precision::F64, &KernelSpec::general());
+        let physics = physics_source((Tracer::NATIVE, Precision::F64), &KernelSpec::general());
         for &force in ForceType::ALL {
             let function = format!("force_{}", force.name());
             assert!(
@@ -354,14 +358,14 @@ mod tests {
                 "the physics lacks `fn {function}`"
             );
         }
-        let contact = contact_wgsl::<f64>(ShapeKind::ALL);
+        let contact = contact_wgsl::<f64>(Tracer::NATIVE, ShapeKind::ALL);
         for &shape in ShapeKind::ALL {
             let constant = shape.wgsl_constant();
             assert!(
                 contact.contains(&format!("c.shape_kind == {constant}")),
                 "the contact code for every shape does not tell `{constant}` apart"
             );
-            let alone = contact_wgsl::<f64>(&[shape]);
+            let alone = contact_wgsl::<f64>(Tracer::NATIVE, &[shape]);
             let function = format!("resolve_plane_{}", shape.name());
             assert!(
                 defines(&alone, &function),
@@ -444,7 +448,7 @@ fn probe(@builtin(global_invocation_id) id: vec3<u32>) {
         let device = &ctx.device;
         let source = [
             prelude(Precision::F64).as_str(),
-            &crate::physics::wgsl::math_wgsl::<f64>(),
+            &crate::physics::wgsl::math_wgsl::<f64>(Tracer::NATIVE),
             PROBE,
         ]
         .join("\n");

@@ -17,7 +17,7 @@ use crate::physics::dual_wgsl::{
     BlockClosure, CONSTANT_NUMBERS, Closed, CustomTrace, MOTION_NUMBERS, MovingNumbers, Structure,
     TRACED_WIDTHS, TracedPhysics, close_block, trace_block,
 };
-use crate::physics::trace::f32_divisions_in_f64;
+use crate::physics::trace::Tracer;
 
 /// The widths of the GPU's dual blocks: those the physics over duals is traced in.
 pub(crate) const GPU_WIDTHS: [usize; 2] = TRACED_WIDTHS;
@@ -194,20 +194,13 @@ pub(crate) fn tangent_source(
     (width, moving): (usize, MovingNumbers),
     custom_force: Option<&CustomForce>,
 ) -> String {
-    f32_divisions_in_f64(divisions_in_f64, || {
-        traced_tangent_source(precision, spec, (width, moving), custom_force)
-    })
-}
-
-/// [`tangent_source`] in the divisions the trace is set to print.
-fn traced_tangent_source(
-    precision: Precision,
-    spec: &KernelSpec,
-    block: (usize, MovingNumbers),
-    custom_force: Option<&CustomForce>,
-) -> String {
-    let (plain, _) = integrate_source(precision, spec, None);
-    let ((dual, contact, custom), closed) = dual_functions(precision, spec, block, custom_force);
+    let tracer = Tracer {
+        f32_divisions_in_f64: divisions_in_f64,
+    };
+    let block = (width, moving);
+    let (plain, _) = integrate_source((tracer, precision), spec, None);
+    let ((dual, contact, custom), closed) =
+        dual_functions((tracer, precision), spec, block, custom_force);
     [
         plain.as_str(),
         &dual,
@@ -229,13 +222,14 @@ fn traced_tangent_source(
 /// contact code and the custom force's law), traced for a block of `width` whose columns
 /// move `moving` at the start; and what its functions read as moving, that closed over them.
 fn dual_functions(
-    precision: Precision,
+    (tracer, precision): (Tracer, Precision),
     spec: &KernelSpec,
     (width, moving): (usize, MovingNumbers),
     custom_force: Option<&CustomForce>,
 ) -> ((String, String, Option<String>), Closed) {
     let physics = kernel_physics(spec, custom_force);
-    let ((dual, contact, custom), closed) = trace_block(precision, &physics, (width, moving));
+    let ((dual, contact, custom), closed) =
+        trace_block((tracer, precision), &physics, (width, moving));
     let contact = contact.unwrap_or_else(|| NO_DUAL_CONTACTS.to_string());
     ((dual, contact, custom), closed)
 }
@@ -251,7 +245,7 @@ fn kernel_physics<'a>(
         integrators: spec.integrators().to_vec(),
         contact_shapes: spec.contacts().then(|| spec.shapes().to_vec()),
         custom_force: custom_force.map(|custom| -> CustomTrace {
-            Box::new(|precision, width| custom.dual_wgsl(precision, width))
+            Box::new(|precision, width, pass| custom.dual_wgsl(pass, (precision, width)))
         }),
     }
 }
@@ -563,7 +557,7 @@ mod tests {
             let closed: Vec<Closed> = (blocks.iter())
                 .map(|block| {
                     let block = (block.width, block.moving);
-                    dual_functions(Precision::F32, &spec, block, None).1
+                    dual_functions((Tracer::NATIVE, Precision::F32), &spec, block, None).1
                 })
                 .collect();
             let chosen = crowd_blocks(&plan, crowd, widest, (Precision::F32, &spec, None));
