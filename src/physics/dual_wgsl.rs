@@ -135,11 +135,15 @@ impl MovingNumbers {
     }
 }
 
-/// One pass of the physics over duals: how its traces print, what they read as moving, and
-/// what its traced functions hand out. Every generator of the pass takes it.
+/// One pass of the physics over duals: how its traces print (or that they are only counted),
+/// what they read as moving, and what its traced functions hand out. Every generator of the
+/// pass takes it.
 pub(crate) struct DualTracer {
-    tracer: Tracer,
+    /// How the traces print; `None` where the pass counts statements alone.
+    tracer: Option<Tracer>,
     moving: MovingNumbers,
+    /// The statements the pass's traces recorded so far.
+    statements: std::cell::Cell<usize>,
     /// The numbers of each structure that the traced functions handed out moving.
     moved: std::cell::Cell<[u16; STRUCTURES]>,
     /// Whether a traced function handed out a state whose derivatives are not those it took.
@@ -150,17 +154,33 @@ impl DualTracer {
     /// A pass printing as `tracer` does, reading as moving what `moving` moves.
     pub fn new(tracer: Tracer, moving: MovingNumbers) -> Self {
         Self {
-            tracer,
+            tracer: Some(tracer),
             moving,
+            statements: Default::default(),
             moved: Default::default(),
             changed: Default::default(),
         }
     }
 
-    /// The WGSL function `signature`, traced by `body` in a new trace of this pass.
+    /// A pass that records its traces and counts their statements, printing nothing (its
+    /// functions' text is empty): what closing a block over the physics reads.
+    fn counting(moving: MovingNumbers) -> Self {
+        Self {
+            tracer: None,
+            ..Self::new(Tracer::NATIVE, moving)
+        }
+    }
+
+    /// The WGSL function `signature`, traced by `body` in a new trace of this pass (empty
+    /// where the pass only counts); its statements are counted.
     fn function(&self, signature: &str, body: impl FnOnce(DualTrace<'_>) -> String) -> String {
-        self.tracer
-            .function(signature, |trace| body(DualTrace { trace, pass: self }))
+        let body = |trace: &Trace| body(DualTrace { trace, pass: self });
+        let (text, statements) = match self.tracer {
+            Some(tracer) => tracer.counted_function(signature, body),
+            None => (String::new(), Tracer::NATIVE.statements(body)),
+        };
+        self.statements.set(self.statements.get() + statements);
+        text
     }
 }
 
@@ -178,18 +198,6 @@ pub(crate) struct Closed {
     /// Whether a step (its integrator, the renormalization or a contact) can change the
     /// derivatives of the state: if not, a step leaves the block's columns as they are.
     pub changes_columns: bool,
-}
-
-/// What `generate` prints in a pass printing as `tracer` does and reading `moving` as
-/// moving; the numbers of each structure its functions hand out moving; and whether one
-/// hands out a state whose derivatives are not those it took.
-fn trace_once<T>(
-    (tracer, moving): (Tracer, MovingNumbers),
-    generate: impl FnOnce(&DualTracer) -> T,
-) -> (T, [u16; STRUCTURES], bool) {
-    let pass = DualTracer::new(tracer, moving);
-    let generated = generate(&pass);
-    (generated, pass.moved.get(), pass.changed.get())
 }
 
 /// The physics a crowd's steps run, as far as the traces over duals go: the force kinds, the
@@ -210,16 +218,18 @@ pub(crate) type CustomTrace<'a> = Box<dyn Fn(Precision, usize, &DualTracer) -> O
 /// planes) and the custom force's law (`None` without one, or for one that is not a law).
 pub(crate) type BlockSources = (String, Option<String>, Option<String>);
 
-/// How many lines each part of a block's [`BlockSources`] has.
-pub(crate) type BlockLines = (usize, Option<usize>, Option<usize>);
+/// How many statements each part of a block's [`BlockSources`] traces, counted on its IR.
+pub(crate) type BlockStatements = (usize, Option<usize>, Option<usize>);
 
 /// The physics over duals in `precision` and `width` (one of [`TRACED_WIDTHS`]) that
-/// `physics` runs, traced reading as moving what `moving` moves.
+/// `physics` runs, traced in `pass` (which reads as moving what it moves); and the
+/// statements each part traced.
 fn trace_physics(
-    (tracer, precision): (Tracer, Precision),
+    pass: &DualTracer,
+    precision: Precision,
     physics: &TracedPhysics,
-    (width, moving): (usize, MovingNumbers),
-) -> (BlockSources, [u16; STRUCTURES], bool) {
+    width: usize,
+) -> (BlockSources, BlockStatements) {
     type Physics = fn(&DualTracer, &[ForceType], &[Integrator]) -> String;
     type Contact = fn(&DualTracer, &[ShapeKind]) -> String;
     let (dual, contact): (Physics, Contact) = match (precision, width) {
@@ -229,37 +239,40 @@ fn trace_physics(
         (Precision::F64, 4) => (dual_physics_wgsl::<f64, 4>, dual_contact_wgsl::<f64, 4>),
         _ => panic!("the physics over duals is traced in widths {TRACED_WIDTHS:?}, not {width}"),
     };
-    // Every traced function at once: what one hands out moving, the others read so.
-    trace_once((tracer, moving), |pass| {
-        let custom = (physics.custom_force.as_ref()).and_then(|law| law(precision, width, pass));
-        let contact = (physics.contact_shapes.as_deref()).map(|shapes| contact(pass, shapes));
-        (
-            dual(pass, &physics.kinds, &physics.integrators),
-            contact,
-            custom,
-        )
-    })
+    // Every traced function in one pass: what one hands out moving, the others read so.
+    let counted = || pass.statements.get();
+    let custom = (physics.custom_force.as_ref()).and_then(|law| law(precision, width, pass));
+    let after_custom = counted();
+    let contact = (physics.contact_shapes.as_deref()).map(|shapes| contact(pass, shapes));
+    let after_contact = counted();
+    let dual = dual(pass, &physics.kinds, &physics.integrators);
+    let statements = (
+        counted() - after_contact,
+        contact.as_ref().map(|_| after_contact - after_custom),
+        custom.as_ref().map(|_| after_custom),
+    );
+    ((dual, contact, custom), statements)
 }
 
 /// A block's physics closed over what it moves ([`close_block`]).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct BlockClosure {
     pub closed: Closed,
-    /// The lines its trace at the closure prints.
-    pub lines: BlockLines,
+    /// The statements its trace at the closure records.
+    pub statements: BlockStatements,
 }
 
-/// What one trace of a block's physics printed, counted, and what it handed out moving.
+/// What one trace of a block's physics recorded, counted, and what it handed out moving.
 #[derive(Clone, Copy, Debug)]
 struct Pass {
-    lines: BlockLines,
+    statements: BlockStatements,
     moved: [u16; STRUCTURES],
     changed: bool,
 }
 
 /// What one trace of a block's physics depends on besides the numbers it reads as moving.
 /// Not the f32 divisions' setting ([`Tracer`]): it changes how a line
-/// divides, not how many lines there are or what moves.
+/// divides, not how many statements there are or what moves.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 struct PassKey {
     precision: Precision,
@@ -276,8 +289,9 @@ struct PassKey {
 /// Each trace's outcome is kept for the process (a few words, not its text): a crowd's
 /// blocks are closed twice (grouped and consecutive, to pick the cheaper) and meet the same
 /// sets of moving numbers on the way, and a crowd starting tangents again (the next row of
-/// `bench`, another backend's cross-check, a resumed run) closes the same blocks. Each was
-/// a whole trace of the physics: 29 of them, 1 s, in `scenes/floor.json --jacobian`'s set-up.
+/// `bench`, another backend's cross-check, a resumed run) closes the same blocks. Each is
+/// a whole trace of the physics, recorded and counted but not printed: the moving numbers
+/// and the statements are queries on the traces' IR.
 pub(crate) fn close_block(
     precision: Precision,
     physics: &TracedPhysics,
@@ -300,17 +314,12 @@ pub(crate) fn close_block(
         };
         let kept = passes().get(&key).copied();
         let pass = kept.unwrap_or_else(|| {
-            let ((dual, contact, custom), moved, changed) =
-                trace_physics((Tracer::NATIVE, precision), physics, (width, moving));
-            let lines = |source: &String| source.lines().count();
+            let counting = DualTracer::counting(moving);
+            let (_, statements) = trace_physics(&counting, precision, physics, width);
             let pass = Pass {
-                lines: (
-                    lines(&dual),
-                    contact.as_ref().map(lines),
-                    custom.as_ref().map(lines),
-                ),
-                moved,
-                changed,
+                statements,
+                moved: counting.moved.get(),
+                changed: counting.changed.get(),
             };
             let mut passes = passes();
             if passes.len() >= KEPT_PASSES {
@@ -325,7 +334,7 @@ pub(crate) fn close_block(
                     moving,
                     changes_columns: pass.changed,
                 },
-                lines: pass.lines,
+                statements: pass.statements,
             };
         }
         for (structure, numbers) in pass.moved.into_iter().enumerate() {
@@ -343,7 +352,8 @@ pub(crate) fn trace_block(
     (width, seed): (usize, MovingNumbers),
 ) -> (BlockSources, Closed) {
     let closed = close_block(precision, physics, (width, seed)).closed;
-    let (sources, ..) = trace_physics((tracer, precision), physics, (width, closed.moving));
+    let pass = DualTracer::new(tracer, closed.moving);
+    let (sources, _) = trace_physics(&pass, precision, physics, width);
     (sources, closed)
 }
 
@@ -353,7 +363,7 @@ pub(crate) fn trace_block(
 pub(crate) fn changes_columns(physics: &TracedPhysics, seed: MovingNumbers) -> bool {
     let width = TRACED_WIDTHS[TRACED_WIDTHS.len() - 1];
     let closure = close_block(Precision::F64, physics, (width, seed));
-    let custom_traced = closure.lines.2.is_some();
+    let custom_traced = closure.statements.2.is_some();
     closure.closed.changes_columns || (physics.custom_force.is_some() && !custom_traced)
 }
 
@@ -887,4 +897,49 @@ fn step_wgsl<F: Scalar + Into<f64>, const W: usize>(
         let next = step(integrator, &y, &mass, &axes, t, h, &mut f);
         format!("    return {};\n", state_from(d, &y, &next))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A pass that only counts prints no function and records what a printing pass prints,
+    /// statement for statement:
+    /// every indented line of the printed dual functions but their `return`s (and the header's
+    /// indented alias), and the same
+    /// numbers handed out moving and the same answer on whether the state's derivatives change.
+    #[test]
+    fn a_counting_pass_records_what_a_printing_pass_prints() {
+        let physics = TracedPhysics {
+            kinds: ForceType::ALL.to_vec(),
+            integrators: Integrator::ALL.to_vec(),
+            contact_shapes: None,
+            custom_force: None,
+        };
+        let seeds = [
+            MovingNumbers::none(4).and(Structure::Motion, 1 << 7),
+            MovingNumbers::none(4).and(Structure::Constants, 0b11),
+            MovingNumbers::ALL,
+        ];
+        for moving in seeds {
+            for (precision, width) in [(Precision::F64, 4), (Precision::F32, 1)] {
+                let counting = DualTracer::counting(moving);
+                let (sources, counted) = trace_physics(&counting, precision, &physics, width);
+                assert!(!sources.0.contains("fn "), "{}", sources.0);
+                let printing = DualTracer::new(Tracer::NATIVE, moving);
+                let ((dual, ..), printed) = trace_physics(&printing, precision, &physics, width);
+                assert_eq!(counted, printed);
+                let statement = |line: &&str| {
+                    let text = line.trim_start();
+                    line.starts_with("    ")
+                        && !text.starts_with("return ")
+                        && !text.starts_with("alias ")
+                };
+                assert_eq!(dual.lines().filter(statement).count(), counted.0);
+                assert!(counted.0 > 1000, "{counted:?}");
+                assert_eq!(counting.moved.get(), printing.moved.get());
+                assert_eq!(counting.changed.get(), printing.changed.get());
+            }
+        }
+    }
 }

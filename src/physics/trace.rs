@@ -33,13 +33,35 @@ impl Tracer {
     /// The WGSL function `signature { <traced statements> <tail> }`, where `body` runs the
     /// physics on inputs of a new trace and returns the statements that hand its results out.
     pub fn function(self, signature: &str, body: impl FnOnce(&Trace) -> String) -> String {
+        self.counted_function(signature, body).0
+    }
+
+    /// [`Tracer::function`], and how many statements its trace recorded.
+    pub fn counted_function(
+        self,
+        signature: &str,
+        body: impl FnOnce(&Trace) -> String,
+    ) -> (String, usize) {
+        let (trace, tail) = self.trace(body);
+        let text = format!("{signature} {{\n{}{tail}}}\n", trace.print());
+        (text, trace.statements.into_inner().len())
+    }
+
+    /// How many statements `body` records in a new trace: the function's size, read off the
+    /// IR without printing it.
+    pub fn statements(self, body: impl FnOnce(&Trace) -> String) -> usize {
+        self.trace(body).0.statements.into_inner().len()
+    }
+
+    /// A new trace with what `body` records in it, and the tail `body` returns.
+    fn trace(self, body: impl FnOnce(&Trace) -> String) -> (Trace, String) {
         let trace = Trace {
             statements: RefCell::new(Vec::new()),
             names: Cell::new(0),
             f32_divisions_in_f64: self.f32_divisions_in_f64,
         };
         let tail = body(&trace);
-        format!("{signature} {{\n{}{tail}}}\n", trace.print())
+        (trace, tail)
     }
 }
 

@@ -123,10 +123,11 @@ fn share_kernels(
         .collect()
 }
 
-/// The statements a block's kernel traces (the contact code stubbed where it has none).
+/// The statements a block's kernel traces (none for the contact stub of a crowd without
+/// planes), counted on the traces' IR.
 fn block_statements(closure: &BlockClosure) -> usize {
-    let (dual, contact, custom) = closure.lines;
-    dual + contact.unwrap_or(NO_DUAL_CONTACTS.lines().count()) + custom.unwrap_or(0)
+    let (dual, contact, custom) = closure.statements;
+    dual + contact.unwrap_or(0) + custom.unwrap_or(0)
 }
 
 /// The blocks of the columns `directions` (`rows` the state rows each is seeded in), none
