@@ -18,7 +18,7 @@ use super::scalar::{Carried, Scalar};
 use super::splitting::{SPLIT_AXES_NUMBERS, SplitAxes};
 use super::trace::{Trace, Traced, TracedBool, Tracer};
 use super::traced_dual::TracedDual;
-use super::wgsl::{ContactReads, among_header, one_kind_header, shape_switch, trace_resolve_plane};
+use super::wgsl::{ContactReads, resolve_plane_functions, trace_resolve_plane};
 use crate::model::codes::Coded;
 use crate::model::force::ForceType;
 use crate::model::integrator::Integrator;
@@ -751,7 +751,7 @@ pub fn dual_contact_wgsl<F: Scalar + Into<f64>, const W: usize>(
     pass: &DualTracer,
     shapes: &[ShapeKind],
 ) -> String {
-    let mut out = pass.function(
+    let out = pass.function(
         "/// The body's acceleration over the step from `start` to `next` from the forces alone.\n\
          fn dual_step_acceleration(start: DualMotion, next: DualMotion, c: DualConstants, \
          h: real) -> DualVec3",
@@ -800,18 +800,14 @@ pub fn dual_contact_wgsl<F: Scalar + Into<f64>, const W: usize>(
             )
         })
     };
-    if shapes.len() > 1 {
-        return out + &resolve(among_header(&signature("")), shapes);
-    }
-    for &kind in shapes {
-        out += &resolve(
-            one_kind_header(kind, &signature(&format!("_{}", kind.name()))),
-            &[kind],
-        );
-    }
-    out + &shape_switch(&signature(""), "shape_kind", shapes, |name| {
-        format!("dual_resolve_plane_{name}(s, c, shape, plane, acceleration, h)")
-    })
+    out + &resolve_plane_functions(
+        shapes,
+        signature,
+        resolve,
+        ("shape_kind", |name| {
+            format!("dual_resolve_plane_{name}(s, c, shape, plane, acceleration, h)")
+        }),
+    )
 }
 
 /// `dual_custom_force`, the custom force's load over duals added to `total`, traced from `law`

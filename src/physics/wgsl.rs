@@ -395,7 +395,7 @@ fn envelope_wgsl<F: Scalar + Into<f64>>(tracer: Tracer) -> String {
 /// per shape kind of `shapes` and `resolve_plane`, which picks the body's. The kernel's
 /// `resolve_contacts` (shaders/contact.wgsl) calls them plane by plane.
 pub fn contact_wgsl<F: Scalar + Into<f64>>(tracer: Tracer, shapes: &[ShapeKind]) -> String {
-    let mut out = tracer.function(
+    let out = tracer.function(
         "/// The body's acceleration over the step from `start` to `next` from the forces alone.\n\
          fn step_acceleration(start: Motion, next: Motion, c: BodyConstants, h: real) -> vec3<real>",
         |t| {
@@ -440,18 +440,35 @@ pub fn contact_wgsl<F: Scalar + Into<f64>>(tracer: Tracer, shapes: &[ShapeKind])
             )
         })
     };
+    out + &resolve_plane_functions(
+        shapes,
+        signature,
+        resolve,
+        ("c.shape_kind", |name| {
+            format!("resolve_plane_{name}(s, c, plane, acceleration, h)")
+        }),
+    )
+}
+
+/// The contact functions of a kernel's `shapes`, each traced by `resolve` from its header and
+/// its kinds: one for a body of any of them where there are several; else the one kind's,
+/// and `signature("")` switching on `selector` to the call `call(name)` of its function
+/// (`signature("_<name>")`).
+pub(crate) fn resolve_plane_functions(
+    shapes: &[ShapeKind],
+    signature: impl Fn(&str) -> String,
+    resolve: impl Fn(String, &[ShapeKind]) -> String,
+    (selector, call): (&str, impl Fn(&str) -> String),
+) -> String {
     if shapes.len() > 1 {
-        return out + &resolve(among_header(&signature("")), shapes);
+        return resolve(among_header(&signature("")), shapes);
     }
+    let mut out = String::new();
     for &kind in shapes {
-        out += &resolve(
-            one_kind_header(kind, &signature(&format!("_{}", kind.name()))),
-            &[kind],
-        );
+        let header = one_kind_header(kind, &signature(&format!("_{}", kind.name())));
+        out += &resolve(header, &[kind]);
     }
-    out + &shape_switch(&signature(""), "c.shape_kind", shapes, |name| {
-        format!("resolve_plane_{name}(s, c, plane, acceleration, h)")
-    })
+    out + &shape_switch(&signature(""), selector, shapes, call)
 }
 
 /// What a traced contact function reads of its arguments, each read where its printer
@@ -511,7 +528,7 @@ pub(crate) fn trace_resolve_plane<R: Scalar>(
 }
 
 /// The doc line and `signature` of the contact function for a body of any of a kernel's shapes.
-pub(crate) fn among_header(signature: &str) -> String {
+fn among_header(signature: &str) -> String {
     format!(
         "/// State s moved out of `plane` and its contact impulses applied, one code for the \
          body's shape among the kernel's.\n{signature}"
@@ -519,7 +536,7 @@ pub(crate) fn among_header(signature: &str) -> String {
 }
 
 /// The doc line and `signature` of the contact function for a body of shape `kind`.
-pub(crate) fn one_kind_header(kind: ShapeKind, signature: &str) -> String {
+fn one_kind_header(kind: ShapeKind, signature: &str) -> String {
     format!(
         "/// State s of a {} moved out of `plane`, the contact impulses applied.\n{signature}",
         kind.name()
@@ -529,7 +546,7 @@ pub(crate) fn one_kind_header(kind: ShapeKind, signature: &str) -> String {
 /// The function `signature` that moves state `s` out of a plane by the body's shape: on
 /// `selector`, the call `call(name)` of each kind of `shapes` (its `resolve_plane_` function
 /// on the arguments), and `s` unmoved for any other kind.
-pub(crate) fn shape_switch(
+fn shape_switch(
     signature: &str,
     selector: &str,
     shapes: &[ShapeKind],
