@@ -342,6 +342,16 @@ impl<'t, F> Traced<'t, F> {
         }
     }
 
+    /// Whether `other` is this very value: the same value of the trace, or a literal of the
+    /// same bits.
+    pub fn is(self, other: Self) -> bool {
+        match (self.operand, other.operand) {
+            (Operand::Value(a), Operand::Value(b)) => a == b,
+            (Operand::Literal(a), Operand::Literal(b)) => a.to_bits() == b.to_bits(),
+            _ => false,
+        }
+    }
+
     /// The trace of the first of `values` that belongs to one.
     fn trace_of(values: impl IntoIterator<Item = Self>) -> Option<&'t Trace> {
         values.into_iter().find_map(|value| value.trace)
