@@ -16,7 +16,7 @@ use super::integrators::{renormalize, step};
 use super::motion::{Auxiliaries, Derivative, Load, MassConstants, State, auxiliaries, derivative};
 use super::scalar::{Carried, Scalar};
 use super::splitting::{SPLIT_AXES_NUMBERS, SplitAxes};
-use super::trace::{Trace, Traced, TracedBool, Tracer};
+use super::trace::{Trace, Traced, TracedBool, Tracer, Wgsl, wgsl};
 use super::traced_dual::TracedDual;
 use super::wgsl::{ContactReads, resolve_plane_functions, trace_resolve_plane};
 use crate::model::codes::Coded;
@@ -173,7 +173,7 @@ impl DualTracer {
 
     /// The WGSL function `signature`, traced by `body` in a new trace of this pass (empty
     /// where the pass only counts); its statements are counted.
-    fn function(&self, signature: &str, body: impl FnOnce(DualTrace<'_>) -> String) -> String {
+    fn function(&self, signature: &str, body: impl FnOnce(DualTrace<'_>) -> Wgsl) -> String {
         let body = |trace: &Trace| body(DualTrace { trace, pass: self });
         let (text, statements) = match self.tracer {
             Some(tracer) => tracer.counted_function(signature, body),
@@ -397,14 +397,14 @@ impl PhysicsKey {
 fn read<'t, F: Scalar + Into<f64>, const W: usize>(
     d: DualTrace<'t>,
     structure: Structure,
-    array: &str,
+    array: &Wgsl,
     i: usize,
 ) -> D<'t, F, W> {
     let at = i * (W + 1);
     TracedDual(Dual {
-        value: Traced::input(d.trace, &format!("{array}[{at}]")),
+        value: Traced::input(d.trace, array.clone().then(&format!("[{at}]"))),
         tangent: std::array::from_fn(|k| match d.pass.moving.moves(structure, i, k) {
-            true => Traced::input(d.trace, &format!("{array}[{}]", at + 1 + k)),
+            true => Traced::input(d.trace, array.clone().then(&format!("[{}]", at + 1 + k))),
             false => Traced::constant(0.0),
         }),
     })
@@ -414,10 +414,11 @@ fn read<'t, F: Scalar + Into<f64>, const W: usize>(
 fn read_all<'t, F: Scalar + Into<f64>, const W: usize>(
     d: DualTrace<'t>,
     structure: Structure,
-    array: &str,
+    array: impl Into<Wgsl>,
     n: usize,
 ) -> Vec<D<'t, F, W>> {
-    (0..n).map(|i| read(d, structure, array, i)).collect()
+    let array = array.into();
+    (0..n).map(|i| read(d, structure, &array, i)).collect()
 }
 
 /// The WGSL array of `numbers` of `structure`, each value followed by its derivatives: the
@@ -426,7 +427,7 @@ fn array_of<F: Scalar + Into<f64>, const W: usize>(
     d: DualTrace<'_>,
     structure: Structure,
     numbers: &[D<'_, F, W>],
-) -> String {
+) -> Wgsl {
     let moved = numbers.iter().enumerate().fold(0u16, |bits, (i, d)| {
         match d.0.tangent.iter().all(|t| t.is_zero_by_construction()) {
             true => bits,
@@ -436,12 +437,15 @@ fn array_of<F: Scalar + Into<f64>, const W: usize>(
     let mut all = d.pass.moved.get();
     all[structure as usize] |= moved;
     d.pass.moved.set(all);
-    let items: Vec<String> = numbers
+    let items: Vec<Wgsl> = numbers
         .iter()
         .flat_map(|d| std::iter::once(d.0.value).chain(d.0.tangent))
-        .map(|x| x.to_string())
+        .map(Wgsl::from)
         .collect();
-    format!("array<real, {}>({})", items.len(), items.join(", "))
+    let count = items.len();
+    Wgsl::from(format!("array<real, {count}>("))
+        .then_wgsl(Wgsl::join(items, ", "))
+        .then(")")
 }
 
 /// The WGSL array of the state `to`, which a traced function computed from the state
@@ -450,7 +454,7 @@ fn state_from<F: Scalar + Into<f64>, const W: usize>(
     d: DualTrace<'_>,
     from: &State<D<'_, F, W>>,
     to: &State<D<'_, F, W>>,
-) -> String {
+) -> Wgsl {
     let (from, to) = (from.to_scalars(), to.to_scalars());
     let kept = |(a, b): (&D<'_, F, W>, &D<'_, F, W>)| {
         a.0.tangent.iter().zip(&b.0.tangent).all(|(x, y)| x.is(*y))
@@ -463,14 +467,14 @@ fn state_from<F: Scalar + Into<f64>, const W: usize>(
 
 fn motion_of<'t, F: Scalar + Into<f64>, const W: usize>(
     d: DualTrace<'t>,
-    array: &str,
+    array: impl Into<Wgsl>,
 ) -> State<D<'t, F, W>> {
     State::from_scalars(&mut read_all(d, Structure::Motion, array, MOTION_NUMBERS).into_iter())
 }
 
 fn constants_of<'t, F: Scalar + Into<f64>, const W: usize>(
     d: DualTrace<'t>,
-    array: &str,
+    array: impl Into<Wgsl>,
 ) -> MassConstants<D<'t, F, W>> {
     let n = read_all(d, Structure::Constants, array, CONSTANT_NUMBERS);
     MassConstants {
@@ -482,7 +486,7 @@ fn constants_of<'t, F: Scalar + Into<f64>, const W: usize>(
 
 fn auxiliaries_of<'t, F: Scalar + Into<f64>, const W: usize>(
     d: DualTrace<'t>,
-    array: &str,
+    array: impl Into<Wgsl>,
 ) -> Auxiliaries<D<'t, F, W>> {
     let n = read_all(d, Structure::Auxiliaries, array, AUXILIARY_NUMBERS);
     let v = |i: usize| Vec3::new(n[i], n[i + 1], n[i + 2]);
@@ -505,7 +509,7 @@ fn auxiliary_numbers<R: Copy>(aux: &Auxiliaries<R>) -> Vec<R> {
 
 fn load_of<'t, F: Scalar + Into<f64>, const W: usize>(
     d: DualTrace<'t>,
-    array: &str,
+    array: impl Into<Wgsl>,
 ) -> Load<D<'t, F, W>> {
     let n = read_all(d, Structure::Load, array, LOAD_NUMBERS);
     Load {
@@ -521,7 +525,7 @@ fn load_numbers<R: Copy>(load: &Load<R>) -> Vec<R> {
 
 fn parameters_of<'t, F: Scalar + Into<f64>, const W: usize>(
     d: DualTrace<'t>,
-    array: &str,
+    array: impl Into<Wgsl>,
 ) -> Parameters<D<'t, F, W>> {
     let n = read_all(d, Structure::Parameters, array, PARAMETER_NUMBERS);
     Parameters {
@@ -532,7 +536,7 @@ fn parameters_of<'t, F: Scalar + Into<f64>, const W: usize>(
 
 fn vector_of<'t, F: Scalar + Into<f64>, const W: usize>(
     d: DualTrace<'t>,
-    array: &str,
+    array: impl Into<Wgsl>,
 ) -> Vec3<D<'t, F, W>> {
     let n = read_all(d, Structure::Vector, array, VECTOR_NUMBERS);
     Vec3::new(n[0], n[1], n[2])
@@ -540,7 +544,7 @@ fn vector_of<'t, F: Scalar + Into<f64>, const W: usize>(
 
 fn plane_of<'t, F: Scalar + Into<f64>, const W: usize>(
     d: DualTrace<'t>,
-    array: &str,
+    array: impl Into<Wgsl>,
 ) -> PlaneConstants<D<'t, F, W>> {
     let n = read_all(d, Structure::Plane, array, PLANE_NUMBERS);
     PlaneConstants {
@@ -554,7 +558,7 @@ fn plane_of<'t, F: Scalar + Into<f64>, const W: usize>(
 /// A derivative `(v, dq/dt, F, tau)` in the state's layout.
 fn derivative_of<'t, F: Scalar + Into<f64>, const W: usize>(
     d: DualTrace<'t>,
-    array: &str,
+    array: impl Into<Wgsl>,
 ) -> Derivative<D<'t, F, W>> {
     let numbers = read_all(d, Structure::Derivative, array, MOTION_NUMBERS);
     let y = State::from_scalars(&mut numbers.into_iter());
@@ -617,7 +621,7 @@ pub fn dual_physics_wgsl<F: Scalar + Into<f64>, const W: usize>(
         "fn dual_auxiliaries(s: DualMotion, c: DualConstants) -> DualAuxiliaries",
         |d| {
             let aux = auxiliaries(&motion_of::<F, W>(d, "s"), &constants_of(d, "c"));
-            format!(
+            wgsl!(
                 "    return {};\n",
                 array_of(d, Structure::Auxiliaries, &auxiliary_numbers(&aux))
             )
@@ -632,7 +636,7 @@ pub fn dual_physics_wgsl<F: Scalar + Into<f64>, const W: usize>(
                 &auxiliaries_of(d, "aux"),
                 load_of(d, "total"),
             );
-            format!(
+            wgsl!(
                 "    return {};\n",
                 array_of(d, Structure::Derivative, &derivative_numbers(&k))
             )
@@ -657,11 +661,11 @@ pub fn dual_physics_wgsl<F: Scalar + Into<f64>, const W: usize>(
                 state: &state,
                 mass: &mass,
                 aux: &aux,
-                time: read(d, Structure::Real, "t", 0),
+                time: read(d, Structure::Real, &"t".into(), 0),
             };
             let mut total = load_of(d, "total");
             add_force(kind, &parameters_of(d, "p"), &body, &mut total);
-            format!(
+            wgsl!(
                 "    return {};\n",
                 array_of(d, Structure::Load, &load_numbers(&total))
             )
@@ -678,7 +682,7 @@ pub fn dual_physics_wgsl<F: Scalar + Into<f64>, const W: usize>(
     }
     out += &pass.function("fn dual_renormalize(s: DualMotion) -> DualMotion", |d| {
         let s = motion_of::<F, W>(d, "s");
-        format!("    return {};\n", state_from(d, &s, &renormalize(s)))
+        wgsl!("    return {};\n", state_from(d, &s, &renormalize(s)))
     });
     out
 }
@@ -691,15 +695,16 @@ fn keyframed_wgsl<F: Scalar + Into<f64>, const W: usize>(pass: &DualTracer) -> S
         d: DualTrace<'t>,
         array: &str,
     ) -> [D<'t, F, W>; 2] {
-        [0, 1].map(|i| read::<F, W>(d, Structure::Keyframe, array, i))
+        let array = Wgsl::from(array);
+        [0, 1].map(|i| read::<F, W>(d, Structure::Keyframe, &array, i))
     }
     let mut out = pass.function(
         "/// The scale at `t` on the segment from keyframe `a` to keyframe `b`.\n\
          fn dual_keyframe_lerp(a: DualKeyframe, b: DualKeyframe, t: DualReal) -> DualReal",
         |d| {
             let (a, b) = (keyframe::<F, W>(d, "a"), keyframe(d, "b"));
-            let scale = keyframe_lerp(a, b, read(d, Structure::Real, "t", 0));
-            format!("    return {};\n", array_of(d, Structure::Scale, &[scale]))
+            let scale = keyframe_lerp(a, b, read(d, Structure::Real, &"t".into(), 0));
+            wgsl!("    return {};\n", array_of(d, Structure::Scale, &[scale]))
         },
     );
     out += &pass.function(
@@ -707,7 +712,7 @@ fn keyframed_wgsl<F: Scalar + Into<f64>, const W: usize>(pass: &DualTracer) -> S
          fn dual_keyframe_value(k: DualKeyframe) -> DualReal",
         |d| {
             let [_, value] = keyframe::<F, W>(d, "k");
-            format!("    return {};\n", array_of(d, Structure::Scale, &[value]))
+            wgsl!("    return {};\n", array_of(d, Structure::Scale, &[value]))
         },
     );
     out += &pass.function(
@@ -716,9 +721,9 @@ fn keyframed_wgsl<F: Scalar + Into<f64>, const W: usize>(pass: &DualTracer) -> S
         |d| {
             let p = parameters_of::<F, W>(d, "p");
             let mut total = load_of(d, "total");
-            let scale = read(d, Structure::Scale, "scale", 0);
+            let scale = read(d, Structure::Scale, &"scale".into(), 0);
             add_scaled(p.vectors[0], p.vectors[1], scale, &mut total);
-            format!(
+            wgsl!(
                 "    return {};\n",
                 array_of(d, Structure::Load, &load_numbers(&total))
             )
@@ -732,7 +737,7 @@ fn split_axes_wgsl<F: Scalar + Into<f64>, const W: usize>(pass: &DualTracer) -> 
         "fn dual_split_axes(c: DualConstants) -> DualSplitAxes",
         |d| {
             let axes = SplitAxes::of(&constants_of::<F, W>(d, "c").inv_inertia);
-            format!(
+            wgsl!(
                 "    return {};\n",
                 array_of(d, Structure::SplitAxes, &axes.to_scalars())
             )
@@ -759,7 +764,7 @@ pub fn dual_contact_wgsl<F: Scalar + Into<f64>, const W: usize>(
                 &constants_of(d, "c"),
                 TracedDual::fixed(d.trace, "h"),
             );
-            format!(
+            wgsl!(
                 "    return {};\n",
                 array_of(d, Structure::Vector, &[a.x, a.y, a.z])
             )
@@ -782,7 +787,7 @@ pub fn dual_contact_wgsl<F: Scalar + Into<f64>, const W: usize>(
             trace_resolve_plane(
                 kinds,
                 |kind| {
-                    TracedBool::input(d.trace, &format!("shape_kind == {}", kind.wgsl_constant()))
+                    TracedBool::input(d.trace, format!("shape_kind == {}", kind.wgsl_constant()))
                 },
                 || ContactReads {
                     dims: Vec3::new(fixed("shape.x"), fixed("shape.y"), fixed("shape.z")),
@@ -844,13 +849,13 @@ fn custom_force_over<F: Scalar + Into<f64>, const W: usize, L: ForceLaw>(
                 velocity: aux.velocity,
                 angular_velocity: aux.angular_velocity,
                 mass: mass.mass,
-                time: read(d, Structure::Real, "t", 0),
+                time: read(d, Structure::Real, &"t".into(), 0),
                 body: TracedDual::fixed(d.trace, "real(body)"),
             });
             let mut total = load_of(d, "total");
             total.force = total.force + load.force;
             total.torque = total.torque + load.torque;
-            format!(
+            wgsl!(
                 "    return {};\n",
                 array_of(d, Structure::Load, &load_numbers(&total))
             )
@@ -876,19 +881,19 @@ fn step_wgsl<F: Scalar + Into<f64>, const W: usize>(
             &mut read_all(d, Structure::SplitAxes, "axes", SPLIT_AXES_NUMBERS).into_iter(),
         );
         let mut f = |stage: &State<D<'_, F, W>>, at: D<'_, F, W>| {
-            let k = d.trace.bind_value(format!(
+            let k = d.trace.bind_value(wgsl!(
                 "dual_derivative({}, c, {}, index)",
                 array_of(d, Structure::Motion, &stage.to_scalars()),
                 array_of(d, Structure::Real, &[at])
             ));
-            derivative_of::<F, W>(d, &k)
+            derivative_of::<F, W>(d, k)
         };
         let (t, h) = (
             TracedDual::fixed(d.trace, "t"),
             TracedDual::fixed(d.trace, "h"),
         );
         let next = step(integrator, &y, &mass, &axes, t, h, &mut f);
-        format!("    return {};\n", state_from(d, &y, &next))
+        wgsl!("    return {};\n", state_from(d, &y, &next))
     })
 }
 

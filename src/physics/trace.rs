@@ -32,7 +32,7 @@ impl Tracer {
 
     /// The WGSL function `signature { <traced statements> <tail> }`, where `body` runs the
     /// physics on inputs of a new trace and returns the statements that hand its results out.
-    pub fn function(self, signature: &str, body: impl FnOnce(&Trace) -> String) -> String {
+    pub fn function(self, signature: &str, body: impl FnOnce(&Trace) -> Wgsl) -> String {
         self.counted_function(signature, body).0
     }
 
@@ -40,7 +40,7 @@ impl Tracer {
     pub fn counted_function(
         self,
         signature: &str,
-        body: impl FnOnce(&Trace) -> String,
+        body: impl FnOnce(&Trace) -> Wgsl,
     ) -> (String, usize) {
         let (trace, tail) = self.trace(body);
         let text = format!("{signature} {{\n{}{tail}}}\n", trace.print());
@@ -49,12 +49,12 @@ impl Tracer {
 
     /// How many statements `body` records in a new trace: the function's size, read off the
     /// IR without printing it.
-    pub fn statements(self, body: impl FnOnce(&Trace) -> String) -> usize {
+    pub fn statements(self, body: impl FnOnce(&Trace) -> Wgsl) -> usize {
         self.trace(body).0.statements.into_inner().len()
     }
 
     /// A new trace with what `body` records in it, and the tail `body` returns.
-    fn trace(self, body: impl FnOnce(&Trace) -> String) -> (Trace, String) {
+    fn trace(self, body: impl FnOnce(&Trace) -> Wgsl) -> (Trace, Wgsl) {
         let trace = Trace {
             statements: RefCell::new(Vec::new()),
             names: Cell::new(0),
@@ -83,8 +83,9 @@ enum Operand {
 /// What a `let` binds.
 #[derive(Clone, Debug)]
 enum Expression {
-    /// A WGSL expression of the kernel's own: a parameter's field, a call's result.
-    Input(String),
+    /// A WGSL expression of the kernel's own: a parameter's field, a call's result (whose
+    /// arguments may be values of the trace).
+    Input(Wgsl),
     /// The operand itself (a result held apart before a block assigns it).
     Copy(Operand),
     Binary(Operator, Operand, Operand),
@@ -124,6 +125,132 @@ enum Statement {
     For { counter: u32, times: u32 },
     /// The end of the innermost `if` or `for`.
     End,
+}
+
+/// WGSL text that names values of a trace: an argument's field, a call into the kernel's
+/// plumbing, what a function hands back. Its values are operands of the IR, not text, so a
+/// pass over the trace sees every use of a value; printing writes their names.
+#[derive(Clone, Debug, Default)]
+pub struct Wgsl(Vec<Piece>);
+
+#[derive(Clone, Debug)]
+enum Piece {
+    Text(String),
+    Value(Operand),
+    /// `b{n}`.
+    Condition(u32),
+    /// `c{n}`, a struct a call returned.
+    Structure(u32),
+    /// `i{n}`, a loop's counter.
+    Counter(u32),
+}
+
+impl Wgsl {
+    /// `template` with each `{}` replaced by the next of `arguments`, in order.
+    pub fn format<const N: usize>(template: &str, arguments: [Wgsl; N]) -> Self {
+        let mut texts = template.split("{}");
+        let mut out = Wgsl::from(texts.next().unwrap_or_default());
+        let mut arguments = arguments.into_iter();
+        for text in texts {
+            let argument = arguments.next().expect("an argument for each `{}`");
+            out.0.extend(argument.0);
+            out.push_text(text);
+        }
+        assert!(arguments.next().is_none(), "a `{{}}` for each argument");
+        out
+    }
+
+    /// `items` with `separator` between each two.
+    pub fn join(items: impl IntoIterator<Item = Wgsl>, separator: &str) -> Self {
+        let mut out = Wgsl::default();
+        for (i, item) in items.into_iter().enumerate() {
+            if i > 0 {
+                out.push_text(separator);
+            }
+            out.0.extend(item.0);
+        }
+        out
+    }
+
+    /// This, then `more`.
+    pub fn then_wgsl(mut self, more: Wgsl) -> Self {
+        self.0.extend(more.0);
+        self
+    }
+
+    /// This, then `text`.
+    pub fn then(mut self, text: &str) -> Self {
+        self.push_text(text);
+        self
+    }
+
+    fn push_text(&mut self, text: &str) {
+        if !text.is_empty() {
+            self.0.push(Piece::Text(text.to_string()));
+        }
+    }
+}
+
+/// [`Wgsl::format`] over arguments of any type that is WGSL: text, a traced value, a
+/// condition, WGSL.
+macro_rules! wgsl {
+    ($template:literal $(, $argument:expr)* $(,)?) => {
+        $crate::physics::trace::Wgsl::format(
+            $template,
+            [$($crate::physics::trace::Wgsl::from($argument)),*],
+        )
+    };
+}
+pub(crate) use wgsl;
+
+impl From<&str> for Wgsl {
+    fn from(text: &str) -> Self {
+        let mut out = Wgsl::default();
+        out.push_text(text);
+        out
+    }
+}
+
+impl From<String> for Wgsl {
+    fn from(text: String) -> Self {
+        Wgsl::from(text.as_str())
+    }
+}
+
+impl From<&String> for Wgsl {
+    fn from(text: &String) -> Self {
+        Wgsl::from(text.as_str())
+    }
+}
+
+impl<F> From<Traced<'_, F>> for Wgsl {
+    fn from(value: Traced<'_, F>) -> Self {
+        Wgsl(vec![Piece::Value(value.operand)])
+    }
+}
+
+impl From<TracedBool<'_>> for Wgsl {
+    fn from(condition: TracedBool<'_>) -> Self {
+        match condition {
+            TracedBool::Named(_, n) => Wgsl(vec![Piece::Condition(n)]),
+            TracedBool::Literal(value) => Wgsl::from(value.to_string()),
+        }
+    }
+}
+
+impl fmt::Display for Wgsl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for piece in &self.0 {
+            match piece {
+                Piece::Text(text) => write!(f, "{text}")?,
+                Piece::Value(operand) => write!(f, "{operand}")?,
+                Piece::Condition(n) => write!(f, "b{n}")?,
+                Piece::Structure(n) => write!(f, "c{n}")?,
+                Piece::Counter(n) => write!(f, "i{n}")?,
+            }
+        }
+        Ok(())
+    }
 }
 
 impl fmt::Display for Operand {
@@ -197,9 +324,11 @@ impl Trace {
     }
 
     /// Binds a WGSL expression of another type (a struct returned by a call) to a new `let`,
-    /// and returns the `let`'s name, whose fields [`Traced::input`] then reads.
-    pub fn bind_value(&self, expression: String) -> String {
-        format!("c{}", self.bind('c', Expression::Input(expression)))
+    /// and returns the `let`, whose fields [`Traced::input`] then reads.
+    pub fn bind_value(&self, expression: Wgsl) -> Wgsl {
+        Wgsl(vec![Piece::Structure(
+            self.bind('c', Expression::Input(expression)),
+        )])
     }
 
     /// The last pass: the statements as WGSL, each on its line, indented by its blocks.
@@ -306,24 +435,14 @@ impl<F> Copy for Traced<'_, F> {}
 
 impl<F> fmt::Debug for Traced<'_, F> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{self}")
-    }
-}
-
-/// The WGSL expression of the value: its `let`'s name or the literal.
-impl<F> fmt::Display for Traced<'_, F> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}", self.operand)
     }
 }
 
 impl<'t, F> Traced<'t, F> {
     /// A value read from WGSL `expression` (a parameter's field, say).
-    pub fn input(trace: &'t Trace, expression: &str) -> Self {
-        Self::value(
-            trace,
-            trace.bind('v', Expression::Input(expression.to_string())),
-        )
+    pub fn input(trace: &'t Trace, expression: impl Into<Wgsl>) -> Self {
+        Self::value(trace, trace.bind('v', Expression::Input(expression.into())))
     }
 
     fn value(trace: &'t Trace, n: u32) -> Self {
@@ -413,23 +532,14 @@ pub enum TracedBool<'t> {
 
 impl fmt::Debug for TracedBool<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{self}")
-    }
-}
-
-impl fmt::Display for TracedBool<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            TracedBool::Named(_, n) => write!(f, "b{n}"),
-            TracedBool::Literal(value) => write!(f, "{value}"),
-        }
+        write!(f, "{}", Wgsl::from(*self))
     }
 }
 
 impl<'t> TracedBool<'t> {
     /// A condition read from WGSL `expression` (a comparison of the kernel's own values).
-    pub fn input(trace: &'t Trace, expression: &str) -> Self {
-        Self::named(trace, Expression::Input(expression.to_string()))
+    pub fn input(trace: &'t Trace, expression: impl Into<Wgsl>) -> Self {
+        Self::named(trace, Expression::Input(expression.into()))
     }
 
     fn named(trace: &'t Trace, expression: Expression) -> Self {
@@ -629,7 +739,8 @@ impl<'t, F: Scalar + Into<f64>> Scalar for Traced<'t, F> {
             let constant = C::from_scalars(&mut constant.into_iter());
             let point = A::from_scalars(&mut front[varying_numbers..].iter().copied());
             let shared = S::from_scalars(&mut shared.iter().copied());
-            let first = TracedBool::input(trace, &format!("i{i} < {count}u"));
+            let counter = Wgsl(vec![Piece::Counter(i)]);
+            let first = TracedBool::input(trace, counter.then(&format!(" < {count}u")));
             let (shared, point) = turn(shared, &constant, point, FirstSweep::AtRunTime(first));
             let mut next = shared.to_scalars();
             next.extend_from_slice(others);
@@ -656,7 +767,7 @@ mod tests {
             let a = Traced::<f32>::input(t, "a");
             let b = a * Traced::constant(0.1) + a;
             let c = Traced::select(b.less(a), -b, b.sqrt());
-            format!("    return {c};\n")
+            wgsl!("    return {};\n", c)
         });
         assert_eq!(
             source,
@@ -680,7 +791,7 @@ mod tests {
     fn f32_divisions_in_f64_widen_only_division_and_square_root() {
         let body = |a: Traced<'_, f32>| {
             let b = a / (a * a + Traced::constant(0.5));
-            format!("    return {};\n", b.sqrt())
+            wgsl!("    return {};\n", b.sqrt())
         };
         let f32_trace = |f32_divisions_in_f64| {
             let tracer = Tracer {
@@ -707,7 +818,7 @@ mod tests {
         };
         let f64_trace = tracer.function("fn f(a: real) -> real", |t| {
             let a = Traced::<f64>::input(t, "a");
-            format!("    return {};\n", (a / a).sqrt())
+            wgsl!("    return {};\n", (a / a).sqrt())
         });
         assert!(!f64_trace.contains("f64("), "{f64_trace}");
     }
@@ -751,7 +862,7 @@ mod tests {
             let b = Traced::<f64>::input(t, "b");
             let mut nudges = [Traced::constant(0.0), b];
             let end = relax(a, [a, b], &mut nudges);
-            format!("    return {end} + {} + {};\n", nudges[0], nudges[1])
+            wgsl!("    return {} + {} + {};\n", end, nudges[0], nudges[1])
         });
         assert_eq!(
             source,
@@ -804,7 +915,7 @@ mod tests {
         assert_eq!(halve_while_large(5.0_f64), 0.625);
         assert_eq!(halve_while_large(0.5_f64), 0.5);
         let source = Tracer::NATIVE.function("fn f(a: real) -> real", |t| {
-            format!(
+            wgsl!(
                 "    return {};\n",
                 halve_while_large(Traced::<f64>::input(t, "a"))
             )
@@ -839,7 +950,7 @@ mod tests {
     fn operations_on_literals_fold_in_the_traces_precision() {
         let third = Traced::<f32>::constant(1.0) / Traced::constant(3.0);
         assert_eq!(
-            third.to_string(),
+            Wgsl::from(third).to_string(),
             format!("real({:e})", f64::from(1.0_f32 / 3.0))
         );
         let root = Traced::<f32>::constant(2.0).sqrt();
@@ -855,7 +966,7 @@ mod tests {
             let picked = Traced::select(Traced::<f64>::not(known), a, two);
             let doubled = Traced::if_then(known, picked, |x| x * two);
             let eight = Traced::repeat(3, Traced::<f64>::constant(1.0), |x| x * two);
-            format!("    return {} + {} + {};\n", picked, doubled, eight * a)
+            wgsl!("    return {} + {} + {};\n", picked, doubled, eight * a)
         });
         assert_eq!(
             source,
@@ -878,9 +989,9 @@ mod tests {
             let b = a * a;
             inner = Tracer::NATIVE.function("fn g(x: real) -> real", |u| {
                 let x = Traced::<f64>::input(u, "x");
-                format!("    return {};\n", x + x)
+                wgsl!("    return {};\n", x + x)
             });
-            format!("    return {};\n", b - a)
+            wgsl!("    return {};\n", b - a)
         });
         assert_eq!(
             outer,

@@ -13,7 +13,7 @@ use super::integrators::{renormalize, step};
 use super::motion::{Auxiliaries, Derivative, Load, MassConstants, State, auxiliaries, derivative};
 use super::scalar::Scalar;
 use super::splitting::{SPLIT_AXES_NUMBERS, SplitAxes};
-use super::trace::{Trace, Traced, TracedBool, Tracer};
+use super::trace::{Trace, Traced, TracedBool, Tracer, Wgsl, wgsl};
 use super::trig::sin_cos;
 use crate::model::codes::Coded;
 use crate::model::force::ForceType;
@@ -62,7 +62,7 @@ pub fn physics_wgsl<F: Scalar + Into<f64>>(
              fn split_axes(c: BodyConstants) -> SplitAxes",
             |t| {
                 let axes = SplitAxes::of(&read_constants::<F>(t, "c").inv_inertia);
-                format!("    return {};\n", split_axes_array(&axes))
+                wgsl!("    return {};\n", split_axes_array(&axes))
             },
         );
     }
@@ -76,11 +76,11 @@ pub fn physics_wgsl<F: Scalar + Into<f64>>(
     if kinds.contains(&ForceType::Custom) {
         out += &tracer.function(
             "/// q / |q|, what a custom force sees.\nfn normalize_orientation(q: vec4<real>) -> vec4<real>",
-            |t| format!("    return {};\n", quat(read_quat::<F>(t, "q").normalize())),
+            |t| wgsl!("    return {};\n", quat(read_quat::<F>(t, "q").normalize())),
         );
     }
     out += &tracer.function("fn renormalize(m: Motion) -> Motion", |t| {
-        format!(
+        wgsl!(
             "    return {};\n",
             motion(&renormalize(read_motion::<F>(t, "m")))
         )
@@ -97,38 +97,40 @@ limits_squared: vec3<real>) -> vec3<bool> {
 
 type T<'t, F> = Traced<'t, F>;
 
-fn read_vec3<'t, F: Scalar + Into<f64>>(t: &'t Trace, v: &str) -> Vec3<T<'t, F>> {
+fn read_vec3<'t, F: Scalar + Into<f64>>(t: &'t Trace, v: impl Into<Wgsl>) -> Vec3<T<'t, F>> {
+    let v = v.into();
     Vec3::new(
-        T::input(t, &format!("{v}.x")),
-        T::input(t, &format!("{v}.y")),
-        T::input(t, &format!("{v}.z")),
+        T::input(t, wgsl!("{}.x", v.clone())),
+        T::input(t, wgsl!("{}.y", v.clone())),
+        T::input(t, wgsl!("{}.z", v)),
     )
 }
 
 /// A quaternion stored `(x, y, z, w)` in a `vec4<real>`.
-fn read_quat<'t, F: Scalar + Into<f64>>(t: &'t Trace, q: &str) -> Quat<T<'t, F>> {
+fn read_quat<'t, F: Scalar + Into<f64>>(t: &'t Trace, q: impl Into<Wgsl>) -> Quat<T<'t, F>> {
+    let q = q.into();
     Quat::new(
-        T::input(t, &format!("{q}.w")),
-        T::input(t, &format!("{q}.x")),
-        T::input(t, &format!("{q}.y")),
-        T::input(t, &format!("{q}.z")),
+        T::input(t, wgsl!("{}.w", q.clone())),
+        T::input(t, wgsl!("{}.x", q.clone())),
+        T::input(t, wgsl!("{}.y", q.clone())),
+        T::input(t, wgsl!("{}.z", q)),
     )
 }
 
 fn read_motion<'t, F: Scalar + Into<f64>>(t: &'t Trace, s: &str) -> State<T<'t, F>> {
     State {
-        position: read_vec3(t, &format!("{s}.position")),
-        orientation: read_quat(t, &format!("{s}.orientation")),
-        linear_momentum: read_vec3(t, &format!("{s}.linear_momentum")),
-        angular_momentum: read_vec3(t, &format!("{s}.angular_momentum")),
+        position: read_vec3(t, format!("{s}.position")),
+        orientation: read_quat(t, format!("{s}.orientation")),
+        linear_momentum: read_vec3(t, format!("{s}.linear_momentum")),
+        angular_momentum: read_vec3(t, format!("{s}.angular_momentum")),
     }
 }
 
 fn read_constants<'t, F: Scalar + Into<f64>>(t: &'t Trace, c: &str) -> MassConstants<T<'t, F>> {
-    let entry = |name: &str| T::input(t, &format!("{c}.inv_inertia_{name}"));
+    let entry = |name: &str| T::input(t, format!("{c}.inv_inertia_{name}"));
     MassConstants {
-        mass: T::input(t, &format!("{c}.mass")),
-        inv_mass: T::input(t, &format!("{c}.inv_mass")),
+        mass: T::input(t, format!("{c}.mass")),
+        inv_mass: T::input(t, format!("{c}.inv_mass")),
         inv_inertia: SymMat3 {
             xx: entry("xx"),
             yy: entry("yy"),
@@ -141,50 +143,50 @@ fn read_constants<'t, F: Scalar + Into<f64>>(t: &'t Trace, c: &str) -> MassConst
 }
 
 fn read_split_axes<'t, F: Scalar + Into<f64>>(t: &'t Trace, a: &str) -> SplitAxes<T<'t, F>> {
-    SplitAxes::from_scalars(&mut (0..SPLIT_AXES_NUMBERS).map(|i| T::input(t, &format!("{a}[{i}]"))))
+    SplitAxes::from_scalars(&mut (0..SPLIT_AXES_NUMBERS).map(|i| T::input(t, format!("{a}[{i}]"))))
 }
 
-fn split_axes_array<F>(axes: &SplitAxes<T<'_, F>>) -> String {
-    let items: Vec<String> = axes.to_scalars().iter().map(|x| x.to_string()).collect();
-    format!("array<real, {SPLIT_AXES_NUMBERS}>({})", items.join(", "))
+fn split_axes_array<F>(axes: &SplitAxes<T<'_, F>>) -> Wgsl {
+    let items = Wgsl::join(axes.to_scalars().into_iter().map(Wgsl::from), ", ");
+    Wgsl::format(&format!("array<real, {SPLIT_AXES_NUMBERS}>({{}})"), [items])
 }
 
 fn read_auxiliaries<'t, F: Scalar + Into<f64>>(t: &'t Trace, aux: &str) -> Auxiliaries<T<'t, F>> {
     let row = |i: usize| {
         Vec3::new(
-            T::input(t, &format!("{aux}.rotation[0][{i}]")),
-            T::input(t, &format!("{aux}.rotation[1][{i}]")),
-            T::input(t, &format!("{aux}.rotation[2][{i}]")),
+            T::input(t, format!("{aux}.rotation[0][{i}]")),
+            T::input(t, format!("{aux}.rotation[1][{i}]")),
+            T::input(t, format!("{aux}.rotation[2][{i}]")),
         )
     };
     Auxiliaries {
-        velocity: read_vec3(t, &format!("{aux}.velocity")),
+        velocity: read_vec3(t, format!("{aux}.velocity")),
         rotation: Mat3 {
             rows: [row(0), row(1), row(2)],
         },
-        angular_velocity: read_vec3(t, &format!("{aux}.angular_velocity")),
+        angular_velocity: read_vec3(t, format!("{aux}.angular_velocity")),
     }
 }
 
-fn read_derivative<'t, F: Scalar + Into<f64>>(t: &'t Trace, k: &str) -> Derivative<T<'t, F>> {
+fn read_derivative<'t, F: Scalar + Into<f64>>(t: &'t Trace, k: Wgsl) -> Derivative<T<'t, F>> {
     Derivative {
-        velocity: read_vec3(t, &format!("{k}.velocity")),
-        spin: read_quat(t, &format!("{k}.spin")),
-        force: read_vec3(t, &format!("{k}.force")),
-        torque: read_vec3(t, &format!("{k}.torque")),
+        velocity: read_vec3(t, wgsl!("{}.velocity", k.clone())),
+        spin: read_quat(t, wgsl!("{}.spin", k.clone())),
+        force: read_vec3(t, wgsl!("{}.force", k.clone())),
+        torque: read_vec3(t, wgsl!("{}.torque", k)),
     }
 }
 
-fn vec3<F>(v: Vec3<T<'_, F>>) -> String {
-    format!("vec3<real>({}, {}, {})", v.x, v.y, v.z)
+fn vec3<F>(v: Vec3<T<'_, F>>) -> Wgsl {
+    wgsl!("vec3<real>({}, {}, {})", v.x, v.y, v.z)
 }
 
-fn quat<F>(q: Quat<T<'_, F>>) -> String {
-    format!("vec4<real>({}, {}, {}, {})", q.x, q.y, q.z, q.w)
+fn quat<F>(q: Quat<T<'_, F>>) -> Wgsl {
+    wgsl!("vec4<real>({}, {}, {}, {})", q.x, q.y, q.z, q.w)
 }
 
-fn motion<F>(s: &State<T<'_, F>>) -> String {
-    format!(
+fn motion<F>(s: &State<T<'_, F>>) -> Wgsl {
+    wgsl!(
         "Motion({}, {}, {}, {})",
         vec3(s.position),
         quat(s.orientation),
@@ -194,10 +196,10 @@ fn motion<F>(s: &State<T<'_, F>>) -> String {
 }
 
 /// WGSL's `mat3x3` is built from columns.
-fn mat3<F>(m: &Mat3<T<'_, F>>) -> String {
+fn mat3<F>(m: &Mat3<T<'_, F>>) -> Wgsl {
     let [a, b, c] = m.rows;
     let column = |x: T<'_, F>, y: T<'_, F>, z: T<'_, F>| vec3(Vec3 { x, y, z });
-    format!(
+    wgsl!(
         "mat3x3<real>({}, {}, {})",
         column(a.x, b.x, c.x),
         column(a.y, b.y, c.y),
@@ -208,10 +210,10 @@ fn mat3<F>(m: &Mat3<T<'_, F>>) -> String {
 /// `sin_real` and `cos_real`, which the physics' own sinusoids use.
 pub fn math_wgsl<F: Scalar + Into<f64>>(tracer: Tracer) -> String {
     let sin = tracer.function("fn sin_real(x: real) -> real", |t| {
-        format!("    return {};\n", sin_cos(T::<F>::input(t, "x")).0)
+        wgsl!("    return {};\n", sin_cos(T::<F>::input(t, "x")).0)
     });
     let cos = tracer.function("fn cos_real(x: real) -> real", |t| {
-        format!("    return {};\n", sin_cos(T::<F>::input(t, "x")).1)
+        wgsl!("    return {};\n", sin_cos(T::<F>::input(t, "x")).1)
     });
     sin + &cos
 }
@@ -222,7 +224,7 @@ fn auxiliaries_wgsl<F: Scalar + Into<f64>>(tracer: Tracer) -> String {
          fn auxiliaries(s: Motion, c: BodyConstants) -> Auxiliaries",
         |t| {
             let aux = auxiliaries(&read_motion::<F>(t, "s"), &read_constants(t, "c"));
-            format!(
+            wgsl!(
                 "    return Auxiliaries({}, {}, {});\n",
                 vec3(aux.velocity),
                 mat3(&aux.rotation),
@@ -243,7 +245,7 @@ fn derivative_wgsl<F: Scalar + Into<f64>>(tracer: Tracer) -> String {
                 torque: read_vec3(t, "torque"),
             };
             let k = derivative(&read_motion::<F>(t, "s"), &read_auxiliaries(t, "aux"), load);
-            format!(
+            wgsl!(
                 "    return Derivative({}, {}, {}, {});\n",
                 vec3(k.velocity),
                 quat(k.spin),
@@ -262,8 +264,8 @@ fn read_totals<'t, F: Scalar + Into<f64>>(t: &'t Trace) -> Load<T<'t, F>> {
     }
 }
 
-fn write_totals<F>(total: &Load<T<'_, F>>) -> String {
-    format!(
+fn write_totals<F>(total: &Load<T<'_, F>>) -> Wgsl {
+    wgsl!(
         "    *force = {};\n    *torque = {};\n",
         vec3(total.force),
         vec3(total.torque)
@@ -278,7 +280,7 @@ fn force_wgsl<F: Scalar + Into<f64>>(tracer: Tracer, kind: ForceType) -> String 
         let aux = read_auxiliaries(t, "aux");
         let p = Parameters {
             vectors: [read_vec3(t, "f.a"), read_vec3(t, "f.b")],
-            scalars: ["x", "y", "z", "w"].map(|lane| T::input(t, &format!("f.c.{lane}"))),
+            scalars: ["x", "y", "z", "w"].map(|lane| T::input(t, format!("f.c.{lane}"))),
         };
         let body = Body {
             state: &state,
@@ -299,11 +301,11 @@ fn keyframed_wgsl<F: Scalar + Into<f64>>(tracer: Tracer) -> String {
         |t| {
             let point = |k: &str| {
                 [
-                    T::<F>::input(t, &format!("{k}.x")),
-                    T::input(t, &format!("{k}.y")),
+                    T::<F>::input(t, format!("{k}.x")),
+                    T::input(t, format!("{k}.y")),
                 ]
             };
-            format!(
+            wgsl!(
                 "    return {};\n",
                 keyframe_lerp(point("a"), point("b"), T::input(t, "t"))
             )
@@ -340,12 +342,12 @@ fn step_wgsl<F: Scalar + Into<f64>>(tracer: Tracer, integrator: Integrator) -> S
         let mass = read_constants(t, "c");
         let axes = read_split_axes(t, "axes");
         let mut f = |stage: &State<T<F>>, at: T<F>| {
-            let k = t.bind_value(format!("derivative({}, c, {at}, env)", motion(stage)));
-            read_derivative(t, &k)
+            let k = t.bind_value(wgsl!("derivative({}, c, {}, env)", motion(stage), at));
+            read_derivative(t, k)
         };
         let (t, h) = (T::input(t, "t"), T::input(t, "h"));
         let next = step(integrator, &y, &mass, &axes, t, h, &mut f);
-        format!("    return {};\n", motion(&next))
+        wgsl!("    return {};\n", motion(&next))
     })
 }
 
@@ -366,7 +368,7 @@ pub fn custom_force_wgsl<F: Scalar + Into<f64>, L: ForceLaw>(tracer: Tracer, law
                 body: T::input(t, "real(body)"),
             };
             let load = law.load(&input);
-            format!(
+            wgsl!(
                 "    return Load({}, {});\n",
                 vec3(load.force),
                 vec3(load.torque)
@@ -383,10 +385,10 @@ fn envelope_wgsl<F: Scalar + Into<f64>>(tracer: Tracer) -> String {
         |t| {
             let state = read_motion::<F>(t, "s");
             let aux = auxiliaries(&state, &read_constants(t, "c"));
-            let limits = ["x", "y", "z"].map(|l| T::input(t, &format!("limits_squared.{l}")));
+            let limits = ["x", "y", "z"].map(|l| T::input(t, format!("limits_squared.{l}")));
             let [a, b, c] =
                 envelope_breaches(state.position, aux.velocity, aux.angular_velocity, limits);
-            format!("    return vec3<bool>({a}, {b}, {c});\n")
+            wgsl!("    return vec3<bool>({}, {}, {});\n", a, b, c)
         },
     )
 }
@@ -405,7 +407,7 @@ pub fn contact_wgsl<F: Scalar + Into<f64>>(tracer: Tracer, shapes: &[ShapeKind])
                 &read_constants(t, "c"),
                 T::input(t, "h"),
             );
-            format!("    return {};\n", vec3(a))
+            wgsl!("    return {};\n", vec3(a))
         },
     );
     let signature = |name: &str| {
@@ -426,7 +428,7 @@ pub fn contact_wgsl<F: Scalar + Into<f64>>(tracer: Tracer, shapes: &[ShapeKind])
         tracer.function(&header, |t| {
             trace_resolve_plane(
                 kinds,
-                |kind| TracedBool::input(t, &format!("c.shape_kind == {}", kind.wgsl_constant())),
+                |kind| TracedBool::input(t, format!("c.shape_kind == {}", kind.wgsl_constant())),
                 || ContactReads {
                     dims: read_vec3(t, "c.shape"),
                     bounding_radius: T::input(t, "c.shape.w"),
@@ -491,8 +493,8 @@ pub(crate) fn trace_resolve_plane<R: Scalar>(
     kinds: &[ShapeKind],
     is_kind: impl Fn(ShapeKind) -> R::Bool,
     read: impl FnOnce() -> ContactReads<R>,
-    write: impl FnOnce(&State<R>, &State<R>) -> String,
-) -> String {
+    write: impl FnOnce(&State<R>, &State<R>) -> Wgsl,
+) -> Wgsl {
     let among: Vec<_> = match kinds {
         [_] => Vec::new(),
         _ => kinds.iter().map(|&kind| (kind, is_kind(kind))).collect(),
@@ -524,7 +526,7 @@ pub(crate) fn trace_resolve_plane<R: Scalar>(
             resolve_plane_among(state, &mass, &shape, &plane, acceleration, h)
         }
     };
-    format!("    return {};\n", write(&state, &next))
+    wgsl!("    return {};\n", write(&state, &next))
 }
 
 /// The doc line and `signature` of the contact function for a body of any of a kernel's shapes.
