@@ -61,6 +61,7 @@ pub(crate) fn compile(
             "compiling the kernel to exact SPIR-V: {what}: {e}"
         )))
     };
+    dump_kernel(wgsl);
     let module = naga::front::wgsl::parse_str(wgsl).map_err(|e| fail("parsing", &e))?;
     let info = naga::valid::Validator::new(
         naga::valid::ValidationFlags::all(),
@@ -163,6 +164,29 @@ pub(crate) unsafe fn module(
     };
     // SAFETY: the caller's promise; naga validated the module `words` came from.
     unsafe { device.create_shader_module_passthrough(descriptor) }
+}
+
+/// The variable naming a folder into which every kernel compiled is written, as
+/// `<crc32>-<bytes>.wgsl`: how `scripts/kernels-compare.sh` sees whether a change to the
+/// compiler changed the text of any kernel.
+pub(crate) const DUMP_KERNELS: &str = "RIGID_CROWD_DUMP_KERNELS";
+
+fn dump_kernel(wgsl: &str) {
+    let Some(folder) = std::env::var_os(DUMP_KERNELS) else {
+        return;
+    };
+    let name = format!(
+        "{:08x}-{}.wgsl",
+        crc32fast::hash(wgsl.as_bytes()),
+        wgsl.len()
+    );
+    let path = std::path::Path::new(&folder).join(name);
+    if let Err(e) = std::fs::write(&path, wgsl) {
+        eprintln!(
+            "warning: {DUMP_KERNELS}: could not write {}: {e}",
+            path.display()
+        );
+    }
 }
 
 #[cfg(test)]
