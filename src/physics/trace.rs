@@ -61,6 +61,8 @@ impl Tracer {
             f32_divisions_in_f64: self.f32_divisions_in_f64,
         };
         let tail = body(&trace);
+        let tail = trace.share_common_subexpressions(tail);
+        trace.remove_dead_code(&tail);
         (trace, tail)
     }
 }
@@ -184,6 +186,33 @@ impl Wgsl {
         self
     }
 
+    /// The text reading `renamed[n]` wherever it read name `n`.
+    fn renamed(mut self, renamed: &[u32]) -> Self {
+        for piece in &mut self.0 {
+            match piece {
+                Piece::Text(_) => {}
+                Piece::Value(x) => x.rename(renamed),
+                Piece::Condition(n) | Piece::Structure(n) | Piece::Counter(n) => {
+                    *n = renamed[*n as usize]
+                }
+            }
+        }
+        self
+    }
+
+    /// Marks the names the text reads.
+    fn mark_reads(&self, live: &mut [bool]) {
+        for piece in &self.0 {
+            match piece {
+                Piece::Text(_) => {}
+                Piece::Value(x) => x.mark_read(live),
+                Piece::Condition(n) | Piece::Structure(n) | Piece::Counter(n) => {
+                    live[*n as usize] = true
+                }
+            }
+        }
+    }
+
     fn push_text(&mut self, text: &str) {
         if !text.is_empty() {
             self.0.push(Piece::Text(text.to_string()));
@@ -250,6 +279,117 @@ impl fmt::Display for Wgsl {
             }
         }
         Ok(())
+    }
+}
+
+impl Operand {
+    /// Marks the value the operand names, if any, as read.
+    fn mark_read(&self, live: &mut [bool]) {
+        if let Operand::Value(n) = self {
+            live[*n as usize] = true;
+        }
+    }
+}
+
+/// What a `let` computes, its operands by name or by their bits: the key under which common
+/// subexpressions are found.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+struct Computation(u8, [(bool, u64); 3]);
+
+impl Computation {
+    /// `None` for a read of the kernel's own expressions, a copy, or an operation on a `var`.
+    fn of(expression: &Expression, is_var: &[bool]) -> Option<Self> {
+        let code = |x: &Operand| match *x {
+            Operand::Value(n) => (!is_var[n as usize]).then_some((false, u64::from(n))),
+            Operand::Literal(value) => Some((true, value.to_bits())),
+        };
+        let condition = |n: &u32| (!is_var[*n as usize]).then_some((false, u64::from(*n)));
+        let none = (false, 0);
+        let (tag, operands) = match expression {
+            Expression::Input(_) | Expression::Copy(_) => return None,
+            Expression::Binary(operator, a, b) => {
+                let tag = match operator {
+                    Operator::Add => 0,
+                    Operator::Subtract => 1,
+                    Operator::Multiply => 2,
+                    Operator::Divide { widened: false } => 3,
+                    Operator::Divide { widened: true } => 4,
+                };
+                (tag, [code(a)?, code(b)?, none])
+            }
+            Expression::Negate(x) => (5, [code(x)?, none, none]),
+            Expression::SquareRoot(x, false) => (6, [code(x)?, none, none]),
+            Expression::SquareRoot(x, true) => (7, [code(x)?, none, none]),
+            Expression::Floor(x) => (8, [code(x)?, none, none]),
+            Expression::Less(a, b) => (9, [code(a)?, code(b)?, none]),
+            Expression::Equals(a, b) => (10, [code(a)?, code(b)?, none]),
+            Expression::Select(c, a, b) => (11, [condition(c)?, code(a)?, code(b)?]),
+            Expression::Not(c) => (12, [condition(c)?, none, none]),
+        };
+        Some(Computation(tag, operands))
+    }
+}
+
+impl Statement {
+    /// The statement reading `renamed[n]` wherever it read name `n`.
+    fn rename(&mut self, renamed: &[u32]) {
+        match self {
+            Statement::Let(_, _, expression) => expression.rename(renamed),
+            Statement::Var(_, x) | Statement::Assign(_, x) => x.rename(renamed),
+            Statement::If(condition) => *condition = renamed[*condition as usize],
+            Statement::For { .. } | Statement::End => {}
+        }
+    }
+}
+
+impl Operand {
+    fn rename(&mut self, renamed: &[u32]) {
+        if let Operand::Value(n) = self {
+            *n = renamed[*n as usize];
+        }
+    }
+}
+
+impl Expression {
+    fn rename(&mut self, renamed: &[u32]) {
+        match self {
+            Expression::Input(text) => *text = std::mem::take(text).renamed(renamed),
+            Expression::Copy(x)
+            | Expression::Negate(x)
+            | Expression::SquareRoot(x, _)
+            | Expression::Floor(x) => x.rename(renamed),
+            Expression::Binary(_, a, b) | Expression::Less(a, b) | Expression::Equals(a, b) => {
+                a.rename(renamed);
+                b.rename(renamed);
+            }
+            Expression::Select(condition, a, b) => {
+                *condition = renamed[*condition as usize];
+                a.rename(renamed);
+                b.rename(renamed);
+            }
+            Expression::Not(condition) => *condition = renamed[*condition as usize],
+        }
+    }
+
+    /// Marks the names the expression reads.
+    fn mark_reads(&self, live: &mut [bool]) {
+        match self {
+            Expression::Input(text) => text.mark_reads(live),
+            Expression::Copy(x)
+            | Expression::Negate(x)
+            | Expression::SquareRoot(x, _)
+            | Expression::Floor(x) => x.mark_read(live),
+            Expression::Binary(_, a, b) | Expression::Less(a, b) | Expression::Equals(a, b) => {
+                a.mark_read(live);
+                b.mark_read(live);
+            }
+            Expression::Select(condition, a, b) => {
+                live[*condition as usize] = true;
+                a.mark_read(live);
+                b.mark_read(live);
+            }
+            Expression::Not(condition) => live[*condition as usize] = true,
+        }
     }
 }
 
@@ -329,6 +469,76 @@ impl Trace {
         Wgsl(vec![Piece::Structure(
             self.bind('c', Expression::Input(expression)),
         )])
+    }
+
+    /// Common subexpressions: a `let` that computes what an earlier one in scope computed
+    /// (the same operation on the same operands: values by name, literals by their bits) is
+    /// dropped and its readers read the earlier one. An operation on a `var` is left as it
+    /// is (an assignment may have changed it in between), as is a read of the kernel's own
+    /// expressions (a pointer's target changes). The same IEEE operation on the same
+    /// operands gives the same bits, so what the function computes is unchanged. Returns
+    /// the tail, reading the kept values.
+    fn share_common_subexpressions(&self, tail: Wgsl) -> Wgsl {
+        let names = self.names.get() as usize;
+        let mut statements = self.statements.borrow_mut();
+        let mut is_var = vec![false; names];
+        for statement in statements.iter() {
+            if let Statement::Var(n, _) = statement {
+                is_var[*n as usize] = true;
+            }
+        }
+        let mut renamed: Vec<u32> = (0..names as u32).collect();
+        let mut scopes: Vec<std::collections::HashMap<Computation, u32>> = vec![Default::default()];
+        let mut kept: Vec<Statement> = Vec::with_capacity(statements.len());
+        for mut statement in statements.drain(..) {
+            statement.rename(&renamed);
+            match &statement {
+                Statement::Let(prefix, n, expression) if *prefix != 'c' => {
+                    if let Some(computation) = Computation::of(expression, &is_var) {
+                        let known = scopes.iter().rev().find_map(|s| s.get(&computation));
+                        if let Some(&earlier) = known {
+                            renamed[*n as usize] = earlier;
+                            continue;
+                        }
+                        let innermost = scopes.last_mut().expect("a scope");
+                        innermost.insert(computation, *n);
+                    }
+                }
+                Statement::If(_) | Statement::For { .. } => scopes.push(Default::default()),
+                Statement::End => {
+                    scopes.pop();
+                }
+                _ => {}
+            }
+            kept.push(statement);
+        }
+        *statements = kept;
+        tail.renamed(&renamed)
+    }
+
+    /// Dead-code removal, the pass before printing: drops each `let` whose value nothing
+    /// reads (no statement after it, no block, not what the function hands back), back to
+    /// front, so that what only a dropped `let` read goes too. The rest is kept: `var`s and
+    /// their assignments (what a block carries), blocks, and each struct a call into the
+    /// plumbing returned (the call may report a fault). Only arithmetic and reads, which
+    /// change nothing else, are dropped, so what the function computes is unchanged.
+    fn remove_dead_code(&self, tail: &Wgsl) {
+        let mut live = vec![false; self.names.get() as usize];
+        tail.mark_reads(&mut live);
+        let mut statements = self.statements.borrow_mut();
+        let mut kept: Vec<Statement> = Vec::with_capacity(statements.len());
+        for statement in statements.drain(..).rev() {
+            match &statement {
+                Statement::Let(prefix, n, _) if *prefix != 'c' && !live[*n as usize] => continue,
+                Statement::Let(_, _, expression) => expression.mark_reads(&mut live),
+                Statement::Var(_, x) | Statement::Assign(_, x) => x.mark_read(&mut live),
+                Statement::If(condition) => live[*condition as usize] = true,
+                Statement::For { .. } | Statement::End => {}
+            }
+            kept.push(statement);
+        }
+        kept.reverse();
+        *statements = kept;
     }
 
     /// The last pass: the statements as WGSL, each on its line, indented by its blocks.
@@ -974,6 +1184,61 @@ mod tests {
     let v0 = a;
     let v1 = real(8e0) * v0;
     return real(2e0) + real(4e0) + v1;
+}
+"
+        );
+    }
+
+    /// The passes before printing: a value nothing reads goes, with what only it read (but
+    /// not a struct a call returned); an operation computed again on the same operands is
+    /// computed once, where the first is in scope; operands are the same by name, literals by
+    /// their bits (`0` and `-0` are two); an operation on a `var` is computed again, as is
+    /// one whose first is in a block that has ended.
+    #[test]
+    fn passes_drop_dead_lets_and_compute_each_operation_once() {
+        let source = Tracer::NATIVE.function("fn f(a: real, b: real) -> real", |t| {
+            let a = Traced::<f64>::input(t, "a");
+            let b = Traced::<f64>::input(t, "b");
+            let _unread = (b * b).sqrt();
+            let _call = t.bind_value(wgsl!("g({})", a));
+            let zeros = a * Traced::constant(0.0) + a * Traced::constant(-0.0);
+            let twice = a * a + a * a;
+            let looped = Traced::repeat(2, twice, |x| x * x - x * x + a * a);
+            let inner = Traced::if_then(a.less(twice), zeros, |z| z + a / b);
+            wgsl!("    return {};\n", looped + inner + a / b)
+        });
+        assert_eq!(
+            source,
+            "fn f(a: real, b: real) -> real {
+    let v0 = a;
+    let v1 = b;
+    let c4 = g(v0);
+    let v5 = v0 * real(0e0);
+    let v6 = v0 * real(-0e0);
+    let v7 = v5 + v6;
+    let v8 = v0 * v0;
+    let v10 = v8 + v8;
+    var v12 = v10;
+    for (var i11 = 0u; i11 < 2u; i11++) {
+        let v13 = v12 * v12;
+        let v14 = v12 * v12;
+        let v15 = v13 - v14;
+        let v17 = v15 + v8;
+        let v18 = v17;
+        v12 = v18;
+    }
+    let b19 = v0 < v10;
+    var v20 = v7;
+    if b19 {
+        let v21 = v0 / v1;
+        let v22 = v20 + v21;
+        let v23 = v22;
+        v20 = v23;
+    }
+    let v24 = v12 + v20;
+    let v25 = v0 / v1;
+    let v26 = v24 + v25;
+    return v26;
 }
 "
         );
