@@ -871,14 +871,14 @@ pub(crate) mod tests {
         let forces = [&gravity];
         let env = ForceEnv::default();
         let (steps, dt) = (40, 0.01);
+        let base = BodyInputs::of(&body.state, &mass, &forces, &planes);
+        let run = |integrator| Run {
+            integrator,
+            env,
+            steps,
+            dt,
+        };
         for integrator in Integrator::ALL {
-            let base = BodyInputs::of(&body.state, &mass, &forces, &planes);
-            let run = Run {
-                integrator,
-                env,
-                steps,
-                dt,
-            };
             let what = format!("{integrator}, sliding box");
             let plane = |number| Direction::Plane { plane: 0, number };
             check_block(
@@ -891,7 +891,7 @@ pub(crate) mod tests {
                     plane(PlaneNumber::Point(2)),
                     plane(PlaneNumber::Friction),
                 ],
-                run,
+                run(integrator),
                 // The box rocks on its corners: a nudge of 1e-3 makes a corner lift or land
                 // on another step within the run (the differences then see the jump); one of
                 // 1e-5 stays on the same side of every such event.
@@ -905,14 +905,15 @@ pub(crate) mod tests {
         let across = [Direction::State(7), Direction::State(8), Direction::Mass];
         let mut worst: f64 = 0.0;
         for integrator in Integrator::ALL {
-            let base = BodyInputs::of(&body.state, &mass, &forces, &planes);
-            let run = Run {
-                integrator,
-                env,
-                steps,
-                dt,
-            };
-            let error = check_block(&base, &mass, &across, run, 1e-3, f64::INFINITY, "across");
+            let error = check_block(
+                &base,
+                &mass,
+                &across,
+                run(integrator),
+                1e-3,
+                f64::INFINITY,
+                "across",
+            );
             println!("{integrator}: nudges of 1e-3 differ by {error:.3} of a column");
             worst = worst.max(error);
         }

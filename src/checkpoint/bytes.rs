@@ -170,6 +170,20 @@ impl<'a> ByteReader<'a> {
         Ok(n)
     }
 
+    /// A list: its length ([`count`](Self::count), each entry at least `record_bytes`), then
+    /// each entry, read by `entry` with its field's name (`name[i]`).
+    pub fn list<T>(
+        &mut self,
+        record_bytes: usize,
+        name: &str,
+        mut entry: impl FnMut(&mut Self, &str) -> Result<T>,
+    ) -> Result<Vec<T>> {
+        let n = self.count(record_bytes, name)?;
+        (0..n)
+            .map(|i| entry(self, &format!("{name}[{i}]")))
+            .collect()
+    }
+
     pub fn string(&mut self, field: &str) -> Result<String> {
         let n = self.count(1, field)?;
         let bytes = self.take(n, field)?;

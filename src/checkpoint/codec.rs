@@ -209,36 +209,26 @@ pub(crate) fn decode(bytes: &[u8], version: u32) -> Result<Checkpoint> {
     } else {
         None
     };
-    let tables = r.count(8, "keyframes")?;
-    let mut keyframes = Vec::with_capacity(tables);
-    for i in 0..tables {
-        let field = format!("keyframes[{i}]");
-        let n = r.count(16, &field)?;
-        let mut table = Vec::with_capacity(n);
-        for _ in 0..n {
-            table.push([r.f64(&field)?, r.f64(&field)?]);
-        }
-        keyframes.push(table);
-    }
-    let n = r.count(48, "planes")?;
-    let mut planes = Vec::with_capacity(n);
-    for i in 0..n {
-        let field = format!("planes[{i}]");
-        let (normal, offset) = (r.vec3(&field)?, r.f64(&field)?);
-        let (restitution, friction) = (r.f64(&field)?, r.f64(&field)?);
+    let keyframes = r.list(8, "keyframes", |r, field| {
+        let n = r.count(16, field)?;
+        (0..n).map(|_| Ok([r.f64(field)?, r.f64(field)?])).collect()
+    })?;
+    let planes = r.list(48, "planes", |r, field| {
+        let (normal, offset) = (r.vec3(field)?, r.f64(field)?);
+        let (restitution, friction) = (r.f64(field)?, r.f64(field)?);
         // Before version 5 a plane kept no point: its point nearest the origin is one.
         let point = match version {
             ..=4 => normal * offset,
-            _ => r.vec3(&field)?,
+            _ => r.vec3(field)?,
         };
-        planes.push(Plane {
+        Ok(Plane {
             normal,
             offset,
             restitution,
             friction,
             point,
-        });
-    }
+        })
+    })?;
     let custom_force = if r.bool("custom_force")? {
         let wgsl = r.string("custom_force.wgsl")?;
         let origin = r.string("custom_force.origin")?;
@@ -248,24 +238,17 @@ pub(crate) fn decode(bytes: &[u8], version: u32) -> Result<Checkpoint> {
     } else {
         None
     };
-    let n = r.count(9, "forces")?;
-    let mut forces = Vec::with_capacity(n);
-    for i in 0..n {
-        let field = format!("forces[{i}]");
+    let forces = r.list(9, "forces", |r, field| {
         let body = match r.u64(&format!("{field}.body"))? {
             EVERY_BODY => None,
             b => Some(usize::try_from(b).map_err(|_| {
                 Error::invalid(format!("{field}.body"), format!("{b} is out of range"))
             })?),
         };
-        let kind = decode_force_kind(&mut r, &field)?;
-        forces.push(Force { kind, body });
-    }
-    let n = r.count(BODY_BYTES, "bodies")?;
-    let mut bodies = Vec::with_capacity(n);
-    for i in 0..n {
-        bodies.push(decode_body(&mut r, &format!("bodies[{i}]"))?);
-    }
+        let kind = decode_force_kind(r, field)?;
+        Ok(Force { kind, body })
+    })?;
+    let bodies = r.list(BODY_BYTES, "bodies", decode_body)?;
     let external_loads = if r.bool("external_loads")? {
         let n = r.count(LOAD_BYTES, "external_loads")?;
         if n != bodies.len() {
@@ -431,10 +414,7 @@ fn decode_fault_rules(r: &mut ByteReader) -> Result<FaultRules> {
 
 /// The frozen bodies (format 3), each checked against the crowd of `bodies` bodies.
 fn decode_quarantined(r: &mut ByteReader, bodies: usize) -> Result<Vec<QuarantinedBody>> {
-    let n = r.count(FROZEN_BYTES, "quarantined")?;
-    let mut out = Vec::with_capacity(n);
-    for i in 0..n {
-        let field = format!("quarantined[{i}]");
+    r.list(FROZEN_BYTES, "quarantined", |r, field| {
         let body = r.index(&format!("{field}.body"))?;
         if body >= bodies {
             return Err(Error::invalid(
@@ -451,14 +431,13 @@ fn decode_quarantined(r: &mut ByteReader, bodies: usize) -> Result<Vec<Quarantin
             )
         })?;
         let state = decode_state(r, &format!("{field}.state"))?;
-        out.push(QuarantinedBody {
+        Ok(QuarantinedBody {
             body,
             step,
             fault,
             state,
-        });
-    }
-    Ok(out)
+        })
+    })
 }
 
 fn decode_body(r: &mut ByteReader, field: &str) -> Result<Body> {

@@ -101,6 +101,15 @@ fn list<T>(field: &str, text: &str, item: impl Fn(&str) -> Option<Vec<T>>) -> Re
     Ok(out)
 }
 
+/// [`list`] of words, each one of `named`'s names, read as its value.
+fn choices<T: Copy>(field: &str, text: &str, named: &[(&str, T)]) -> Result<Vec<T>> {
+    list(field, text, |p| {
+        (named.iter())
+            .find(|(name, _)| *name == p)
+            .map(|&(_, value)| vec![value])
+    })
+}
+
 /// A positive whole number written as `1000` or `1e3`.
 fn count(text: &str) -> Option<usize> {
     let value: f64 = text.parse().ok()?;
@@ -134,27 +143,26 @@ fn plan(args: &BenchArgs) -> Result<BenchPlan> {
     let backends = list("--backends", &args.backends, |p| {
         p.parse::<Backend>().ok().map(|b| vec![b])
     })?;
-    let trusted = list("--shader", &args.shader, |p| match p {
-        "trusted" => Some(vec![true]),
-        "checked" => Some(vec![false]),
-        _ => None,
-    })?;
-    let divisions_in_f64 = list("--f32-division", &args.f32_division, |p| match p {
-        "native" => Some(vec![false]),
-        "f64" => Some(vec![true]),
-        _ => None,
-    })?;
-    let tangent_blocks = list("--tangent-blocks", &args.tangent_blocks, |p| match p {
-        "auto" => Some(vec![None]),
-        "4" => Some(vec![Some(4)]),
-        "1" => Some(vec![Some(1)]),
-        _ => None,
-    })?;
-    let specialized = list("--kernel", &args.kernel, |p| match p {
-        "specialized" => Some(vec![true]),
-        "general" => Some(vec![false]),
-        _ => None,
-    })?;
+    let trusted = choices(
+        "--shader",
+        &args.shader,
+        &[("trusted", true), ("checked", false)],
+    )?;
+    let divisions_in_f64 = choices(
+        "--f32-division",
+        &args.f32_division,
+        &[("native", false), ("f64", true)],
+    )?;
+    let tangent_blocks = choices(
+        "--tangent-blocks",
+        &args.tangent_blocks,
+        &[("auto", None), ("4", Some(4)), ("1", Some(1))],
+    )?;
+    let specialized = choices(
+        "--kernel",
+        &args.kernel,
+        &[("specialized", true), ("general", false)],
+    )?;
     let fuse = parse_u32s("--fuse", &args.fuse)?;
     let workgroup_sizes = parse_u32s("--workgroup-sizes", &args.workgroup_sizes)?;
     let mut gpu_variants = Vec::new();

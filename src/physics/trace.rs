@@ -186,29 +186,14 @@ impl Wgsl {
         self
     }
 
-    /// The text reading `renamed[n]` wherever it read name `n`.
-    fn renamed(mut self, renamed: &[u32]) -> Self {
+    /// `visit` of each name the text reads, which it may change: what renaming and marking
+    /// reads both walk.
+    fn reads_mut(&mut self, visit: &mut impl FnMut(&mut u32)) {
         for piece in &mut self.0 {
             match piece {
                 Piece::Text(_) => {}
-                Piece::Value(x) => x.rename(renamed),
-                Piece::Condition(n) | Piece::Structure(n) | Piece::Counter(n) => {
-                    *n = renamed[*n as usize]
-                }
-            }
-        }
-        self
-    }
-
-    /// Marks the names the text reads.
-    fn mark_reads(&self, live: &mut [bool]) {
-        for piece in &self.0 {
-            match piece {
-                Piece::Text(_) => {}
-                Piece::Value(x) => x.mark_read(live),
-                Piece::Condition(n) | Piece::Structure(n) | Piece::Counter(n) => {
-                    live[*n as usize] = true
-                }
+                Piece::Value(x) => x.reads_mut(visit),
+                Piece::Condition(n) | Piece::Structure(n) | Piece::Counter(n) => visit(n),
             }
         }
     }
@@ -283,10 +268,10 @@ impl fmt::Display for Wgsl {
 }
 
 impl Operand {
-    /// Marks the value the operand names, if any, as read.
-    fn mark_read(&self, live: &mut [bool]) {
+    /// `visit` of the value the operand names, if any.
+    fn reads_mut(&mut self, visit: &mut impl FnMut(&mut u32)) {
         if let Operand::Value(n) = self {
-            live[*n as usize] = true;
+            visit(n);
         }
     }
 }
@@ -331,64 +316,36 @@ impl Computation {
 }
 
 impl Statement {
-    /// The statement reading `renamed[n]` wherever it read name `n`.
-    fn rename(&mut self, renamed: &[u32]) {
+    /// `visit` of each name the statement reads (not the one it binds or assigns).
+    fn reads_mut(&mut self, visit: &mut impl FnMut(&mut u32)) {
         match self {
-            Statement::Let(_, _, expression) => expression.rename(renamed),
-            Statement::Var(_, x) | Statement::Assign(_, x) => x.rename(renamed),
-            Statement::If(condition) => *condition = renamed[*condition as usize],
+            Statement::Let(_, _, expression) => expression.reads_mut(visit),
+            Statement::Var(_, x) | Statement::Assign(_, x) => x.reads_mut(visit),
+            Statement::If(condition) => visit(condition),
             Statement::For { .. } | Statement::End => {}
         }
     }
 }
 
-impl Operand {
-    fn rename(&mut self, renamed: &[u32]) {
-        if let Operand::Value(n) = self {
-            *n = renamed[*n as usize];
-        }
-    }
-}
-
 impl Expression {
-    fn rename(&mut self, renamed: &[u32]) {
+    /// `visit` of each name the expression reads.
+    fn reads_mut(&mut self, visit: &mut impl FnMut(&mut u32)) {
         match self {
-            Expression::Input(text) => *text = std::mem::take(text).renamed(renamed),
+            Expression::Input(text) => text.reads_mut(visit),
             Expression::Copy(x)
             | Expression::Negate(x)
             | Expression::SquareRoot(x, _)
-            | Expression::Floor(x) => x.rename(renamed),
+            | Expression::Floor(x) => x.reads_mut(visit),
             Expression::Binary(_, a, b) | Expression::Less(a, b) | Expression::Equals(a, b) => {
-                a.rename(renamed);
-                b.rename(renamed);
+                a.reads_mut(visit);
+                b.reads_mut(visit);
             }
             Expression::Select(condition, a, b) => {
-                *condition = renamed[*condition as usize];
-                a.rename(renamed);
-                b.rename(renamed);
+                visit(condition);
+                a.reads_mut(visit);
+                b.reads_mut(visit);
             }
-            Expression::Not(condition) => *condition = renamed[*condition as usize],
-        }
-    }
-
-    /// Marks the names the expression reads.
-    fn mark_reads(&self, live: &mut [bool]) {
-        match self {
-            Expression::Input(text) => text.mark_reads(live),
-            Expression::Copy(x)
-            | Expression::Negate(x)
-            | Expression::SquareRoot(x, _)
-            | Expression::Floor(x) => x.mark_read(live),
-            Expression::Binary(_, a, b) | Expression::Less(a, b) | Expression::Equals(a, b) => {
-                a.mark_read(live);
-                b.mark_read(live);
-            }
-            Expression::Select(condition, a, b) => {
-                live[*condition as usize] = true;
-                a.mark_read(live);
-                b.mark_read(live);
-            }
-            Expression::Not(condition) => live[*condition as usize] = true,
+            Expression::Not(condition) => visit(condition),
         }
     }
 }
@@ -491,7 +448,7 @@ impl Trace {
         let mut scopes: Vec<std::collections::HashMap<Computation, u32>> = vec![Default::default()];
         let mut kept: Vec<Statement> = Vec::with_capacity(statements.len());
         for mut statement in statements.drain(..) {
-            statement.rename(&renamed);
+            statement.reads_mut(&mut |n| *n = renamed[*n as usize]);
             match &statement {
                 Statement::Let(prefix, n, expression) if *prefix != 'c' => {
                     if let Some(computation) = Computation::of(expression, &is_var) {
@@ -513,7 +470,9 @@ impl Trace {
             kept.push(statement);
         }
         *statements = kept;
-        tail.renamed(&renamed)
+        let mut tail = tail;
+        tail.reads_mut(&mut |n| *n = renamed[*n as usize]);
+        tail
     }
 
     /// Dead-code removal, the pass before printing: drops each `let` whose value nothing
@@ -524,17 +483,17 @@ impl Trace {
     /// change nothing else, are dropped, so what the function computes is unchanged.
     fn remove_dead_code(&self, tail: &Wgsl) {
         let mut live = vec![false; self.names.get() as usize];
-        tail.mark_reads(&mut live);
+        tail.clone().reads_mut(&mut |n| live[*n as usize] = true);
         let mut statements = self.statements.borrow_mut();
         let mut kept: Vec<Statement> = Vec::with_capacity(statements.len());
-        for statement in statements.drain(..).rev() {
-            match &statement {
-                Statement::Let(prefix, n, _) if *prefix != 'c' && !live[*n as usize] => continue,
-                Statement::Let(_, _, expression) => expression.mark_reads(&mut live),
-                Statement::Var(_, x) | Statement::Assign(_, x) => x.mark_read(&mut live),
-                Statement::If(condition) => live[*condition as usize] = true,
-                Statement::For { .. } | Statement::End => {}
+        for mut statement in statements.drain(..).rev() {
+            if let Statement::Let(prefix, n, _) = &statement
+                && *prefix != 'c'
+                && !live[*n as usize]
+            {
+                continue;
             }
+            statement.reads_mut(&mut |n| live[*n as usize] = true);
             kept.push(statement);
         }
         kept.reverse();

@@ -78,9 +78,8 @@ pub(crate) trait Engine: std::fmt::Debug + Send + Sync {
 /// The two CPU backends answer alike: they know a fault at once, hold every state in host
 /// memory and set states one body at a time.
 macro_rules! cpu_engine {
-    ($simulation:ty, $backend:expr $(, $own:item)*) => {
+    ($simulation:ty, $backend:expr) => {
         impl Engine for $simulation {
-            $($own)*
             fn backend(&self) -> Backend {
                 $backend
             }
@@ -127,40 +126,23 @@ macro_rules! cpu_engine {
                 <$simulation>::visit_states(self, visit);
                 Ok(())
             }
+            fn start_tangents(&mut self, plan: &TangentPlan, crowd: &Crowd) -> Result<()> {
+                <$simulation>::start_tangents(self, plan, crowd)
+            }
+            fn read_tangents(&mut self, columns: Range<usize>, out: &mut [f64]) -> Result<()> {
+                <$simulation>::read_tangents(self, columns, out);
+                Ok(())
+            }
+            fn set_tangents(&mut self, columns: &[f64]) -> Result<()> {
+                <$simulation>::set_tangents(self, columns);
+                Ok(())
+            }
         }
     };
 }
 
-cpu_engine!(
-    CpuRefSimulation,
-    Backend::Reference,
-    fn start_tangents(&mut self, plan: &TangentPlan, crowd: &Crowd) -> Result<()> {
-        CpuRefSimulation::start_tangents(self, plan, crowd)
-    },
-    fn read_tangents(&mut self, columns: Range<usize>, out: &mut [f64]) -> Result<()> {
-        CpuRefSimulation::read_tangents(self, columns, out);
-        Ok(())
-    },
-    fn set_tangents(&mut self, columns: &[f64]) -> Result<()> {
-        CpuRefSimulation::set_tangents(self, columns);
-        Ok(())
-    }
-);
-cpu_engine!(
-    CpuSimulation,
-    Backend::FastCpu,
-    fn start_tangents(&mut self, plan: &TangentPlan, crowd: &Crowd) -> Result<()> {
-        CpuSimulation::start_tangents(self, plan, crowd)
-    },
-    fn read_tangents(&mut self, columns: Range<usize>, out: &mut [f64]) -> Result<()> {
-        CpuSimulation::read_tangents(self, columns, out);
-        Ok(())
-    },
-    fn set_tangents(&mut self, columns: &[f64]) -> Result<()> {
-        CpuSimulation::set_tangents(self, columns);
-        Ok(())
-    }
-);
+cpu_engine!(CpuRefSimulation, Backend::Reference);
+cpu_engine!(CpuSimulation, Backend::FastCpu);
 
 impl Engine for GpuShards {
     fn backend(&self) -> Backend {

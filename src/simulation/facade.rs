@@ -46,20 +46,20 @@ pub struct Simulation {
 impl Simulation {
     /// Integrates `crowd` with the f64 CPU reference.
     pub fn reference(crowd: &Crowd) -> Result<Self> {
-        Self::from_source(
-            crowd,
-            &BodySource::given(&crowd.bodies),
-            Backend::Reference.into(),
-            &[],
-        )
+        Self::on_cpu(crowd, Backend::Reference)
     }
 
     /// Integrates `crowd` with the fast f32 CPU path on the current rayon pool.
     pub fn fast_cpu(crowd: &Crowd) -> Result<Self> {
+        Self::on_cpu(crowd, Backend::FastCpu)
+    }
+
+    /// Integrates the bodies of `crowd` on the CPU backend `backend`.
+    fn on_cpu(crowd: &Crowd, backend: Backend) -> Result<Self> {
         Self::from_source(
             crowd,
             &BodySource::given(&crowd.bodies),
-            Backend::FastCpu.into(),
+            backend.into(),
             &[],
         )
     }

@@ -185,22 +185,21 @@ impl GpuTangents {
             let mut pieces = Vec::new();
             for first in chunk.bodies.clone().step_by(piece_len) {
                 let r = first..(first + piece_len).min(chunk.bodies.end);
-                let tangents = storage(
+                // The piece's bodies' `per_body` numbers each of `values`, number-major.
+                let piece = |label, values: &[f64], per_body, extra| {
+                    let values = &values[r.start * per_body..r.end * per_body];
+                    storage(label, &device_bytes(values, per_body, precision), extra)
+                };
+                let tangents = piece(
                     "tangents",
-                    &device_bytes(
-                        &columns[r.start * per_body..r.end * per_body],
-                        per_body,
-                        precision,
-                    ),
+                    &columns,
+                    per_body,
                     wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
                 );
-                let seeds = storage(
+                let seeds = piece(
                     "constant seeds",
-                    &device_bytes(
-                        &seeds[r.start * seeds_per_body..r.end * seeds_per_body],
-                        seeds_per_body,
-                        precision,
-                    ),
+                    &seeds,
+                    seeds_per_body,
                     wgpu::BufferUsages::empty(),
                 );
                 let grid = dispatch_grid(

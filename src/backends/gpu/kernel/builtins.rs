@@ -113,39 +113,38 @@ mod tests {
 
     #[test]
     fn the_f64_kernel_calls_no_32_bit_only_built_in() {
-        let (source, _) = integrate_source(
-            (Tracer::NATIVE, Precision::F64),
-            &KernelSpec::general(),
-            None,
-        );
-        assert_eq!(
-            f32_only_builtins_on_f64(&source).unwrap(),
-            Vec::<String>::new()
-        );
-        let (with_drag, _) = integrate_source(
-            (Tracer::NATIVE, Precision::F64),
-            &KernelSpec::general(),
+        let source = |precision, custom_force| {
+            integrate_source(
+                (Tracer::NATIVE, precision),
+                &KernelSpec::general(),
+                custom_force,
+            )
+            .0
+        };
+        let f64_source = source(Precision::F64, None);
+        let with_drag = source(
+            Precision::F64,
             Some(crate::verify::check_crowd::QUADRATIC_DRAG_WGSL),
-        );
-        assert_eq!(
-            f32_only_builtins_on_f64(&with_drag).unwrap(),
-            Vec::<String>::new()
         );
         // Neither kernel calls the built-in sin or cos any more: both precisions run the
         // definition's (src/physics/trig.rs). The scan's sharpness is the test above that
         // finds `sin` in an f64 function.
-        let (f32_source, _) = integrate_source(
-            (Tracer::NATIVE, Precision::F32),
-            &KernelSpec::general(),
-            None,
-        );
-        assert!(f32_only_builtins_on_f64(&f32_source).unwrap().is_empty());
+        let f32_source = source(Precision::F32, None);
+        for kernel in [&f64_source, &with_drag, &f32_source] {
+            assert_eq!(
+                f32_only_builtins_on_f64(kernel).unwrap(),
+                Vec::<String>::new()
+            );
+        }
         for builtin in [" sin(", " cos(", "(sin(", "(cos("] {
             assert!(
                 !f32_source.contains(builtin),
                 "the f32 kernel calls {builtin}"
             );
-            assert!(!source.contains(builtin), "the f64 kernel calls {builtin}");
+            assert!(
+                !f64_source.contains(builtin),
+                "the f64 kernel calls {builtin}"
+            );
         }
     }
 }

@@ -82,16 +82,24 @@ pub(crate) fn crowd_kernel_ops(
     crowd: &crate::assembly::crowd::Crowd,
     options: &crate::backends::gpu::GpuOptions,
 ) -> Result<KernelOps, String> {
+    let spec = crowd_spec(crowd, options);
+    let custom = crowd.custom_force.as_ref();
+    let (source, _) = crate::backends::gpu::kernel::shader::kernel_source(options, &spec, custom);
+    count_integrate(&source)
+}
+
+/// The kernel spec `options` build for the whole of `crowd`, as a simulation of it does.
+fn crowd_spec(
+    crowd: &crate::assembly::crowd::Crowd,
+    options: &crate::backends::gpu::GpuOptions,
+) -> crate::backends::gpu::kernel::kernel_spec::KernelSpec {
     let table = crate::assembly::force_table::ForceTable::new(crowd, crowd.bodies.len());
-    let spec = crate::backends::gpu::kernel::kernel_spec::KernelSpec::for_crowd(
+    crate::backends::gpu::kernel::kernel_spec::KernelSpec::for_crowd(
         crowd,
         &table,
         options.specialized,
         options.steps_per_dispatch,
-    );
-    let custom = crowd.custom_force.as_ref();
-    let (source, _) = crate::backends::gpu::kernel::shader::kernel_source(options, &spec, custom);
-    count_integrate(&source)
+    )
 }
 
 /// The operations per body-step of the tangent kernels that carry the directions of `plan`
@@ -103,14 +111,7 @@ pub(crate) fn crowd_tangent_ops(
     (plan, widest): (&crate::model::tangent::TangentPlan, usize),
 ) -> Result<f64, String> {
     use crate::backends::gpu::kernel::tangent_kernel::{ENTRY_POINT, crowd_blocks, tangent_source};
-    let table = crate::assembly::force_table::ForceTable::new(crowd, crowd.bodies.len());
-    let spec = crate::backends::gpu::kernel::kernel_spec::KernelSpec::for_crowd(
-        crowd,
-        &table,
-        options.specialized,
-        options.steps_per_dispatch,
-    )
-    .for_shapes_of(&crowd.bodies);
+    let spec = crowd_spec(crowd, options).for_shapes_of(&crowd.bodies);
     let custom = crowd.custom_force.as_ref();
     crowd_blocks(plan, crowd, widest, (options.precision, &spec, custom))
         .into_iter()
