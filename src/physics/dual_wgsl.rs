@@ -606,7 +606,8 @@ pub fn dual_physics_wgsl<F: Scalar + Into<f64>, const W: usize>(
          alias DualParameters = array<real, {}>;\n\
          alias DualVec3 = array<real, {}>;\n\
          alias DualPlane = array<real, {}>;\n\
-         alias DualSplitAxes = array<real, {}>;\n         alias DualKeyframe = array<real, {}>;\n\n",
+         alias DualSplitAxes = array<real, {}>;\n\
+         alias DualKeyframe = array<real, {}>;\n\n",
         MOTION_NUMBERS * stride,
         CONSTANT_NUMBERS * stride,
         AUXILIARY_NUMBERS * stride,
