@@ -49,8 +49,9 @@ pub struct BenchArgs {
     #[arg(long, default_value = "native")]
     f32_division: String,
     /// The widest block of directions the GPU tangent kernels carry at once: `4`, `1`,
-    /// `auto` (the adapter's: 4 on a CPU adapter such as lavapipe, 1 on a GPU), or a list
-    /// (`4,1`), one row each.
+    /// `auto` (the adapter's: 1 on a GPU; on a CPU adapter such as lavapipe, 1 until a run
+    /// has carried 2^19 body-steps and 4 from then on, the width `ops/step` counts), or a
+    /// list (`4,1`), one row each.
     #[arg(long, default_value = "auto")]
     tangent_blocks: String,
     /// What the crowd feels: `gravity-drag`, `every-force` (every force kind, keyframes and

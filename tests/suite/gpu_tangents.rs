@@ -53,8 +53,10 @@ fn tangents(crowd: &Crowd, backend: Backend, fuse: u32) -> (Vec<f64>, usize) {
 }
 
 /// The tangents `names` of `crowd` on `backend` after `steps` in two calls under external
-/// loads, the GPU fusing `fuse` steps per dispatch: each name's columns, in order, and how
-/// many bodies froze.
+/// loads, the GPU fusing `fuse` steps per dispatch in blocks of 4 (the widest kernels,
+/// which runs this short would not reach by themselves:
+/// `tangents_start_in_blocks_of_one_and_widen_to_blocks_of_four_in_a_long_run`):
+/// each name's columns, in order, and how many bodies froze.
 fn tangents_of(
     crowd: &Crowd,
     backend: Backend,
@@ -64,6 +66,7 @@ fn tangents_of(
 ) -> (Vec<f64>, usize) {
     let options = GpuOptions {
         steps_per_dispatch: fuse,
+        widest_tangent_block: Some(4),
         ..GpuOptions::default()
     };
     tangents_with(crowd, backend, options, names, steps)
@@ -216,6 +219,7 @@ fn f32_divisions_in_f64_keep_the_cpus_tangents() {
         ];
         let options = GpuOptions {
             f32_divisions_in_f64: true,
+            widest_tangent_block: Some(4),
             ..GpuOptions::default()
         };
         let (gpu, gpu_frozen) = tangents_with(&crowd, Backend::Gpu, options, &names, 17);
@@ -271,6 +275,78 @@ fn frozen_bodies_keep_their_tangents_on_the_gpu_as_on_the_cpu() {
     let (cpu, _) = tangents(&crowd, Backend::FastCpu, 1);
     let (gpu, _) = tangents(&crowd, Backend::Gpu, 4);
     assert_eq!(differing(&gpu, &cpu), 0, "gpu against cpu");
+}
+
+/// Tangents whose block width is not asked for start, on a CPU adapter such as lavapipe, in
+/// blocks of 1, and widen to blocks of 4 once the run has carried `WIDEN_AFTER_BODY_STEPS`
+/// (2^19) body-steps: a short run compiles no width-4 kernel, a long one does, and the
+/// tangents are bit for bit those of blocks of 1 or of 4 throughout, in both precisions.
+#[test]
+fn tangents_start_in_blocks_of_one_and_widen_to_blocks_of_four_in_a_long_run() {
+    let bodies = rigid_crowd::CrowdSpec::new(4096, 29).generate().unwrap();
+    let crowd = Crowd::new(bodies, 1e-3)
+        .with_force(Force::on_all(ForceKind::Gravity {
+            acceleration: DVec3::new(0.0, 0.0, -9.81),
+        }))
+        .with_force(Force::on_all(ForceKind::QuadraticDrag {
+            linear: 0.02,
+            angular: 0.01,
+        }));
+    // 4096 bodies: 100 steps carry 409,600 body-steps; the next call takes the run past
+    // 2^19, so it widens before its steps.
+    let calls = [100, 30, 20];
+    for precision in [
+        rigid_crowd::gpu::Precision::F32,
+        rigid_crowd::gpu::Precision::F64,
+    ] {
+        // Each run on a device of its own, whose pipelines count its kernels alone.
+        let run = |widest_tangent_block| {
+            let ctx = rigid_crowd::gpu::GpuContext::new().expect("GPU tests need an adapter");
+            let options = GpuOptions {
+                precision,
+                widest_tangent_block,
+                ..GpuOptions::default()
+            };
+            let mut sim = Simulation::gpu_with_options(&crowd, &ctx, options).unwrap();
+            sim.start_tangents(&["state", "mass"]).unwrap();
+            let mut kernels = Vec::new();
+            for steps in calls {
+                sim.step(steps).unwrap();
+                sim.finish().unwrap();
+                kernels.push(ctx.pipeline_count());
+            }
+            let n = crowd.bodies.len() * STATE_COMPONENTS;
+            let mut out = vec![0.0; n * 14];
+            let (state, mass) = out.split_at_mut(n * 13);
+            sim.read_tangents("state", state).unwrap();
+            sim.read_tangents("mass", mass).unwrap();
+            (out, kernels)
+        };
+        let (adaptive, kernels) = run(None);
+        let (ones, ones_kernels) = run(Some(1));
+        let (fours, fours_kernels) = run(Some(4));
+        println!(
+            "{precision:?}: kernels {kernels:?}, blocks of 1 {ones_kernels:?}, of 4 {fours_kernels:?}"
+        );
+        // The plain kernel and those of blocks of 1 until the run is long, then blocks of 4.
+        assert_eq!(kernels[0], ones_kernels[2], "{precision:?}: {kernels:?}");
+        assert!(
+            kernels[1] > kernels[0],
+            "{precision:?}: never widened: {kernels:?}"
+        );
+        assert_eq!(kernels[1], kernels[2], "{precision:?}: {kernels:?}");
+        assert!(adaptive.iter().any(|x| *x != 0.0 && *x != 1.0));
+        assert_eq!(
+            differing(&adaptive, &fours),
+            0,
+            "{precision:?} against blocks of 4"
+        );
+        assert_eq!(
+            differing(&adaptive, &ones),
+            0,
+            "{precision:?} against blocks of 1"
+        );
+    }
 }
 
 /// Bodies of every shape dropped onto a floor and a slanted wall (they bounce, rock, slide

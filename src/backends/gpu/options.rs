@@ -36,7 +36,10 @@ pub struct GpuOptions {
     /// (the default) for the adapter's: 4 on a CPU adapter such as lavapipe, 1 on a GPU
     /// ([`Self::tangent_block_on`]). Each block runs the whole step. On lavapipe the Jacobian
     /// runs 1.7x faster in blocks of 4; on an H100 it ran 2.0x (f32) and 2.7x (f64) faster in
-    /// blocks of 1 (BENCHMARKS.md). The tangents are the same bits either way.
+    /// blocks of 1 (BENCHMARKS.md). The tangents are the same bits either way. With `None`
+    /// on a CPU adapter a run starts in blocks of 1, whose kernels compile in a third of the
+    /// time, and moves to blocks of 4 once it is long enough to repay theirs
+    /// ([`Self::starts_narrow_on`]).
     pub widest_tangent_block: Option<usize>,
 }
 
@@ -86,6 +89,14 @@ impl GpuOptions {
             } else {
                 1
             })
+    }
+
+    /// Whether tangents on an adapter of `device_type` start in blocks of 1 and widen to
+    /// [`Self::tangent_block_on`]'s once a run has carried enough body-steps
+    /// (`GpuSimulation`'s `WIDEN_AFTER_BODY_STEPS`): where no width is asked for and the
+    /// adapter's is wider than 1.
+    pub fn starts_narrow_on(&self, device_type: wgpu::DeviceType) -> bool {
+        self.widest_tangent_block.is_none() && self.tangent_block_on(device_type) > 1
     }
 
     /// Checks the options against the adapter's limits and features; errors name the option.

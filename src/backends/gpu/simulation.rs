@@ -54,6 +54,9 @@ pub struct GpuSimulation {
     spec: KernelSpec,
     /// The tangents carried, once started.
     tangents: Option<GpuTangents>,
+    /// Tangents carried in blocks of 1 until the run is long enough for wider blocks
+    /// ([`GpuOptions::starts_narrow_on`]); `None` once widened, or where the width is fixed.
+    narrow_tangents: Option<NarrowTangents>,
     chunks: Vec<BufferChunk>,
     masses: BodyMasses,
     in_flight: Option<InFlight>,
@@ -79,6 +82,23 @@ pub struct GpuSimulation {
     /// devices (src/backends/gpu/shards.rs). The kernel sees crowd indices; everything else here
     /// counts from this simulation's first body.
     first_body: usize,
+}
+
+/// Body-steps a run carries its tangents in blocks of 1 before it widens them (on a CPU
+/// adapter, where no width is asked for). Wider blocks run faster and compile slower: on
+/// lavapipe, `floor.json`'s Jacobian in blocks of 4 repays their extra compile after about
+/// 830 k body-steps in f32 and 580 k in f64 (docs/compiler.md). Widening at this many costs
+/// at most about twice the better of the two widths, and a short run (one step of a crowd
+/// of thousands) never compiles the wide kernels.
+pub(crate) const WIDEN_AFTER_BODY_STEPS: u64 = 1 << 19;
+
+/// What widening narrow tangents needs: the crowd they were started for and this
+/// simulation's bodies in it, and the body-steps carried so far.
+#[derive(Debug)]
+struct NarrowTangents {
+    crowd: Crowd,
+    bodies_in_crowd: Range<usize>,
+    carried: u64,
 }
 
 /// A submitted command buffer and the staging buffer its copy of the flag lands in.
@@ -203,6 +223,7 @@ impl GpuSimulation {
             pipeline,
             spec,
             tangents: None,
+            narrow_tangents: None,
             chunks,
             masses: BodyMasses::from_chunks(masses),
             in_flight: None,
@@ -222,6 +243,7 @@ impl GpuSimulation {
     pub fn step(&mut self, steps: u64) -> Result<()> {
         self.ctx.check_lost()?;
         self.check_fault()?;
+        self.widen_tangents_for(steps)?;
         self.encode_steps(&self.plan(steps), None)?;
         self.ctx.take_uncaptured()
     }
@@ -230,6 +252,7 @@ impl GpuSimulation {
     /// the adapter has timestamp queries, on the device (the sum of the compute passes).
     pub fn timed_steps(&mut self, steps: u64) -> Result<StepTimes> {
         self.finish()?;
+        self.widen_tangents_for(steps)?;
         let plan = self.plan(steps);
         let mut timer = PassTimer::new(&self.ctx, plan.len() as u32);
         let start = Instant::now();
@@ -572,6 +595,53 @@ impl GpuSimulation {
         crowd: &Crowd,
         bodies_in_crowd: Range<usize>,
     ) -> Result<()> {
+        let device_type = self.ctx.adapter_info().device_type;
+        let narrow = self.options.starts_narrow_on(device_type);
+        let widest = match narrow {
+            true => 1,
+            false => self.options.tangent_block_on(device_type),
+        };
+        self.narrow_tangents = None;
+        self.start_tangent_blocks(plan, crowd, bodies_in_crowd.clone(), widest)?;
+        self.narrow_tangents = narrow.then(|| NarrowTangents {
+            crowd: crowd.clone(),
+            bodies_in_crowd,
+            carried: 0,
+        });
+        Ok(())
+    }
+
+    /// Widens tangents carried in blocks of 1 to the adapter's blocks once the run, with
+    /// the `steps` about to be queued, has carried [`WIDEN_AFTER_BODY_STEPS`]: the columns
+    /// as they stand go on in the wider blocks, which carry the same bits.
+    fn widen_tangents_for(&mut self, steps: u64) -> Result<()> {
+        let bodies = self.masses.len() as u64;
+        let Some(narrow) = &mut self.narrow_tangents else {
+            return Ok(());
+        };
+        narrow.carried = narrow.carried.saturating_add(steps.saturating_mul(bodies));
+        if narrow.carried < WIDEN_AFTER_BODY_STEPS {
+            return Ok(());
+        }
+        let narrow = self.narrow_tangents.take().expect("checked above");
+        let plan = match &self.tangents {
+            Some(tangents) => tangents.plan.clone(),
+            None => return Ok(()),
+        };
+        let columns = self.tangent_columns()?;
+        let widest = (self.options).tangent_block_on(self.ctx.adapter_info().device_type);
+        self.start_tangent_blocks(&plan, &narrow.crowd, narrow.bodies_in_crowd, widest)?;
+        self.set_tangent_columns(&columns)
+    }
+
+    /// [`Self::start_tangents`] in blocks at most `widest` wide.
+    fn start_tangent_blocks(
+        &mut self,
+        plan: &TangentPlan,
+        crowd: &Crowd,
+        bodies_in_crowd: Range<usize>,
+        widest: usize,
+    ) -> Result<()> {
         self.finish()?;
         let bodies = self.bodies()?;
         let validation = self
@@ -585,7 +655,7 @@ impl GpuSimulation {
                 self.options.workgroup_size,
                 (self.options).compiles_trusted(crowd.custom_force.as_ref()),
                 self.options.divides_in_f64(),
-                (self.options).tangent_block_on(self.ctx.adapter_info().device_type),
+                widest,
             ),
             &self.spec,
             (crowd, bodies_in_crowd),
