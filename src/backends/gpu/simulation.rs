@@ -86,8 +86,8 @@ pub struct GpuSimulation {
 
 /// Body-steps a run carries its tangents in blocks of 1 before it widens them (on a CPU
 /// adapter, where no width is asked for). Wider blocks run faster and compile slower: on
-/// lavapipe, `floor.json`'s Jacobian in blocks of 4 repays their extra compile after about
-/// 830 k body-steps in f32 and 580 k in f64 (docs/compiler.md). Widening at this many costs
+/// lavapipe, the Jacobian of `bench`'s `contacts` crowd in blocks of 4 repays their extra
+/// compile after about 830 k body-steps in f32 and 580 k in f64 (docs/compiler.md). Widening at this many costs
 /// at most about twice the better of the two widths, and a short run (one step of a crowd
 /// of thousands) never compiles the wide kernels.
 pub(crate) const WIDEN_AFTER_BODY_STEPS: u64 = 1 << 19;
