@@ -142,7 +142,7 @@ fn specialized_and_general_kernels_agree_on_repeated_and_many_forces() {
 }
 
 /// Crowds of one kind share one pipeline: the second simulation of a kind compiles nothing,
-/// and a crowd of another kind gets its own kernel.
+/// and a crowd of another kind gets its own kernel; none is built before a step runs it.
 #[test]
 fn simulations_of_one_kind_share_a_pipeline() {
     let ctx = rigid_crowd::gpu::GpuContext::new().unwrap();
@@ -150,15 +150,19 @@ fn simulations_of_one_kind_share_a_pipeline() {
     let falling = Crowd::new(bodies.clone(), 1e-3).with_force(Force::on_all(ForceKind::Gravity {
         acceleration: DVec3::NEG_Z,
     }));
+    // The plain kernel is built at the first step that runs it.
+    let stepped = |crowd: &Crowd| Simulation::gpu(crowd, &ctx).unwrap().step(1).unwrap();
     Simulation::gpu(&falling, &ctx).unwrap();
+    assert_eq!(ctx.pipeline_count(), 0, "built at the first step");
+    stepped(&falling);
     assert_eq!(ctx.pipeline_count(), 1);
-    Simulation::gpu(&falling, &ctx).unwrap();
+    stepped(&falling);
     assert_eq!(ctx.pipeline_count(), 1, "the same kind is built once");
     let dragged = Crowd::new(bodies, 1e-3).with_force(Force::on_all(ForceKind::LinearDrag {
         linear: 0.1,
         angular: 0.1,
     }));
-    Simulation::gpu(&dragged, &ctx).unwrap();
+    stepped(&dragged);
     assert_eq!(ctx.pipeline_count(), 2, "another kind gets its own kernel");
 }
 

@@ -12,6 +12,7 @@ use crate::assembly::body_source::{BodySource, SOURCE_CHUNK};
 use crate::assembly::crowd::Crowd;
 use crate::assembly::force_table::ForceTable;
 use crate::backends::gpu::buffers::GpuChunk;
+use crate::backends::gpu::device::bindings::integrate_bind_group_layout;
 use crate::backends::gpu::device::context::GpuContext;
 use crate::backends::gpu::kernel::layout::{DispatchParams, Encode, RecordSizes};
 use crate::model::codes::Coded;
@@ -85,7 +86,6 @@ impl BufferChunk {
     pub fn new(
         device: &wgpu::Device,
         queue: &wgpu::Queue,
-        pipeline: &wgpu::ComputePipeline,
         crowd: &Crowd,
         source: &BodySource,
         table: &ForceTable,
@@ -170,7 +170,7 @@ impl BufferChunk {
             })
         };
         let bound = BoundBuffers {
-            layout: pipeline.get_bind_group_layout(0),
+            layout: integrate_bind_group_layout(device),
             fused_params: params(layout.steps_per_dispatch),
             single_params: params(1),
             constants,

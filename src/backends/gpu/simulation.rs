@@ -49,7 +49,12 @@ const BODY_STEPS_PER_SUBMISSION: u64 = 1 << 28;
 pub struct GpuSimulation {
     ctx: GpuContext,
     options: GpuOptions,
-    pipeline: wgpu::ComputePipeline,
+    /// The plain kernel's pipeline, built at the first step that runs it: a run that carries
+    /// tangents from its start dispatches only the tangent kernels, and on lavapipe building
+    /// a pipeline is a share of a run's first-step latency (`run scenes/floor.json --steps 1
+    /// --jacobian`). A crowd with a custom force builds it at once, so that its WGSL's errors
+    /// are the crowd's.
+    pipeline: Option<wgpu::ComputePipeline>,
     /// What the plain kernel was compiled for; the tangent kernel is built beside it.
     spec: KernelSpec,
     /// The tangents carried, once started.
@@ -153,7 +158,10 @@ impl GpuSimulation {
             options.specialized,
             options.steps_per_dispatch,
         );
-        let pipeline = integrate_pipeline(ctx, &options, &spec, crowd.custom_force.as_ref())?;
+        let pipeline = match &crowd.custom_force {
+            Some(custom) => Some(integrate_pipeline(ctx, &options, &spec, Some(custom))?),
+            None => None,
+        };
         check_scope(validation, "creating the integration pipeline")?;
         let (keyframes, spans) = Encode(options.precision).keyframes(&crowd.keyframes);
         let keyframes = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
@@ -195,7 +203,6 @@ impl GpuSimulation {
             let chunk = BufferChunk::new(
                 device,
                 &ctx.queue,
-                &pipeline,
                 crowd,
                 source,
                 &table,
@@ -752,6 +759,16 @@ impl GpuSimulation {
         )
     }
 
+    /// The plain kernel's pipeline, built the first time a step runs it.
+    fn plain_pipeline(&mut self) -> Result<wgpu::ComputePipeline> {
+        if let Some(pipeline) = &self.pipeline {
+            return Ok(pipeline.clone());
+        }
+        // A crowd with a custom force has its pipeline from `shard`.
+        let pipeline = integrate_pipeline(&self.ctx, &self.options, &self.spec, None)?;
+        Ok(self.pipeline.insert(pipeline).clone())
+    }
+
     /// Encodes and submits `plan` (from [`submission_plan`]).
     fn encode_steps(
         &mut self,
@@ -761,6 +778,10 @@ impl GpuSimulation {
         // In a scope, so a validation error comes back as this call's error instead of going
         // to the device's handler, which is the caller's on a device from
         // `GpuContext::from_device`.
+        let plain = match &self.tangents {
+            Some(_) => None,
+            None => Some(self.plain_pipeline()?),
+        };
         let validation = self
             .ctx
             .device
@@ -778,7 +799,9 @@ impl GpuSimulation {
                     label: Some("integrate"),
                     timestamp_writes,
                 });
-                pass.set_pipeline(&self.pipeline);
+                if let Some(pipeline) = &plain {
+                    pass.set_pipeline(pipeline);
+                }
                 // Each dispatch is one (or K fused) steps; wgpu orders consecutive dispatches
                 // on the same read-write buffer, so step k+1 sees step k's states.
                 for (c, chunk) in self.chunks.iter().enumerate() {

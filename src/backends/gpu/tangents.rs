@@ -18,8 +18,8 @@ use crate::assembly::crowd::Crowd;
 use crate::assembly::force_table::ForceTable;
 use crate::backends::gpu::chunk::{BufferChunk, check_fits, consecutive_runs, dispatch_grid};
 use crate::backends::gpu::device::bindings::{
-    INTEGRATE_BINDINGS, INTEGRATE_STORAGE_BUFFERS, TANGENT_BINDINGS, TANGENT_STORAGE_BUFFERS,
-    bind_group_layout,
+    INTEGRATE_STORAGE_BUFFERS, TANGENT_BINDINGS, TANGENT_STORAGE_BUFFERS, bind_group_layout,
+    integrate_bind_group_layout,
 };
 use crate::backends::gpu::device::context::{GpuContext, one_line};
 use crate::backends::gpu::device::exact_spirv::{self, Checks};
@@ -525,7 +525,7 @@ struct TangentLayout {
 }
 
 fn tangent_layout(device: &wgpu::Device) -> TangentLayout {
-    let plain = bind_group_layout(device, "integrate bindings", &INTEGRATE_BINDINGS);
+    let plain = integrate_bind_group_layout(device);
     let tangents = bind_group_layout(device, "tangent bindings", &TANGENT_BINDINGS);
     let pipeline = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
         label: Some("integrate tangents"),

@@ -48,6 +48,13 @@ const fn storage_buffers(bindings: &[wgpu::BufferBindingType]) -> u32 {
     count
 }
 
+/// The integration kernel's group 0 ([`INTEGRATE_BINDINGS`]): what every chunk's bind groups
+/// are made for, and what the plain and the tangent pipelines declare (wgpu takes layouts of
+/// the same entries as one, so a chunk's bind groups serve both).
+pub(crate) fn integrate_bind_group_layout(device: &wgpu::Device) -> wgpu::BindGroupLayout {
+    bind_group_layout(device, "integrate bindings", &INTEGRATE_BINDINGS)
+}
+
 /// The bind group layout of `bindings`, numbered from 0, seen by compute shaders.
 pub(crate) fn bind_group_layout(
     device: &wgpu::Device,

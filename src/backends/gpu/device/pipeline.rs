@@ -1,7 +1,7 @@
 //! The integration pipeline: the WGSL module for a kernel spec, compiled checked or trusted,
 //! with the workgroup size as an override constant, and shared through the device's cache.
 
-use crate::backends::gpu::device::bindings::{INTEGRATE_BINDINGS, bind_group_layout};
+use crate::backends::gpu::device::bindings::integrate_bind_group_layout;
 use crate::backends::gpu::device::context::{GpuContext, one_line};
 use crate::backends::gpu::device::exact_spirv::{self, Checks};
 use crate::backends::gpu::device::pipeline_cache::PipelineKey;
@@ -166,7 +166,7 @@ fn create_integrate_pipeline(
 /// kernel specialized to a crowd without keyframed forces, say, never reads `keyframes`,
 /// and a derived layout would drop it while every chunk binds all eight.
 fn integrate_layout(device: &wgpu::Device) -> wgpu::PipelineLayout {
-    let bindings = bind_group_layout(device, "integrate bindings", &INTEGRATE_BINDINGS);
+    let bindings = integrate_bind_group_layout(device);
     device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
         label: Some("integrate"),
         bind_group_layouts: &[Some(&bindings)],
