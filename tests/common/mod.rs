@@ -2,19 +2,52 @@
 #![allow(dead_code)]
 
 use std::process::{Command, Output};
-use std::sync::OnceLock;
+use std::sync::{Mutex, PoisonError};
 
 use rigid_crowd::glam::{DQuat, DVec3};
 use rigid_crowd::gpu::GpuContext;
 use rigid_crowd::{Backend, Body, Crowd, MassProperties, Shape, Simulation};
 
-/// One device for every test in a binary. A missing adapter fails the test: in CI the
-/// software driver (Mesa lavapipe) must be there, and a skipped GPU test would hide that.
+/// The device of the test running on this thread: one no other running test holds, taken
+/// from the devices earlier tests gave back (with the kernels they compiled) or made anew.
+/// Lavapipe compiles a kernel at its first dispatch on its device's one queue thread, so
+/// tests sharing one device compiled one at a time: the suite's two test threads kept 1.1 of
+/// its 2 cores busy. A missing adapter fails the test: in CI the software driver (Mesa
+/// lavapipe) must be there, and a skipped GPU test would hide that.
 pub fn gpu() -> &'static GpuContext {
-    static CONTEXT: OnceLock<GpuContext> = OnceLock::new();
-    CONTEXT.get_or_init(|| {
-        GpuContext::new().unwrap_or_else(|e| panic!("GPU tests need an adapter: {e}"))
-    })
+    thread_local! {
+        static LEASE: DeviceLease = DeviceLease::take();
+    }
+    LEASE.with(|lease| lease.0)
+}
+
+/// A device held by one test thread, given back when the thread ends.
+struct DeviceLease(&'static GpuContext);
+
+/// The devices no running test holds.
+static FREE_DEVICES: Mutex<Vec<&'static GpuContext>> = Mutex::new(Vec::new());
+
+impl DeviceLease {
+    fn take() -> Self {
+        let free = FREE_DEVICES
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .pop();
+        Self(free.unwrap_or_else(|| {
+            let ctx =
+                GpuContext::new().unwrap_or_else(|e| panic!("GPU tests need an adapter: {e}"));
+            Box::leak(Box::new(ctx))
+        }))
+    }
+}
+
+impl Drop for DeviceLease {
+    fn drop(&mut self) {
+        FREE_DEVICES
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(self.0);
+    }
 }
 
 /// The larger of `a` and `b`, and NaN if either is, for folding errors: `f64::max` returns
