@@ -40,7 +40,8 @@ pub struct BenchArgs {
     #[arg(long, default_value = "trusted")]
     shader: String,
     /// GPU kernel: `specialized` (compiled for the crowd's integrator, force kinds and
-    /// contacts), `general` (every case; bit-identical results, for comparison), or both.
+    /// contacts), `general` (every force kind and shape, under the crowd's integrator;
+    /// bit-identical results, for comparison), or both.
     #[arg(long, default_value = "specialized")]
     kernel: String,
     /// f32 GPU kernel's divisions and square roots: `native` (the driver's f32 ones) or

@@ -25,7 +25,8 @@ pub struct GpuOptions {
     pub precision: Precision,
     /// Compile the kernel for the crowd: only its integrator, its force kinds, and contacts
     /// only if it has planes, so the driver drops the rest. `false` compiles the general
-    /// kernel (every case), which gives bit-identical results, slower: for comparison.
+    /// kernel (every force kind and shape, contacts, the crowd's integrator), which gives
+    /// bit-identical results, slower: for comparison.
     pub specialized: bool,
     /// f32 kernels only: take each division and square root in f64 and round the result to
     /// f32. That is the correctly rounded f32 result wherever the driver's f64 `/` and `sqrt`
