@@ -8,7 +8,9 @@
 #   scripts/bench-compare.sh 017ff43 2 -- --bodies 100000 --steps 48 --backends cpu,gpu --fuse 1,8
 #
 # The old commit is built in a worktree under target/bench-compare/ (kept, so a second
-# comparison against it does not rebuild). Needs git, cargo and python3.
+# comparison against it does not rebuild), unless OLD_BINARY names a release binary already
+# built from it (for example the one target/release held before the change). Needs git,
+# cargo and python3.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -35,19 +37,28 @@ bench_args=("$@")
 
 work="target/bench-compare"
 mkdir -p "$work"
-old_tree="$work/tree-${old:0:12}"
-if [ ! -d "$old_tree" ]; then
-    git worktree add --detach "$old_tree" "$old" >/dev/null
+if [ -n "${OLD_BINARY:-}" ]; then
+    [ -x "$OLD_BINARY" ] || {
+        echo "bench-compare: OLD_BINARY: '$OLD_BINARY' is not an executable file" >&2
+        exit 2
+    }
+    old_bin=$OLD_BINARY
+    echo "bench-compare: ${old:0:12} (old) is $old_bin; building the working tree (new)" >&2
+else
+    old_tree="$work/tree-${old:0:12}"
+    if [ ! -d "$old_tree" ]; then
+        git worktree add --detach "$old_tree" "$old" >/dev/null
+    fi
+    # The old tree sits under this workspace's target/: a commit without a [workspace] table
+    # of its own must be told it is its own workspace, or cargo refuses to build it.
+    if ! grep -q '^\[workspace\]' "$old_tree/Cargo.toml"; then
+        printf '\n[workspace]\n' >>"$old_tree/Cargo.toml"
+    fi
+    echo "bench-compare: building ${old:0:12} (old) and the working tree (new)" >&2
+    (cd "$old_tree" && CARGO_TARGET_DIR="$PWD/../target-${old:0:12}" cargo build --release --quiet)
+    old_bin="$work/target-${old:0:12}/release/rigid-crowd"
 fi
-# The old tree sits under this workspace's target/: a commit without a [workspace] table of
-# its own must be told it is its own workspace, or cargo refuses to build it.
-if ! grep -q '^\[workspace\]' "$old_tree/Cargo.toml"; then
-    printf '\n[workspace]\n' >>"$old_tree/Cargo.toml"
-fi
-echo "bench-compare: building ${old:0:12} (old) and the working tree (new)" >&2
-(cd "$old_tree" && CARGO_TARGET_DIR="$PWD/../target-${old:0:12}" cargo build --release --quiet)
 cargo build --release --quiet
-old_bin="$work/target-${old:0:12}/release/rigid-crowd"
 new_bin="target/release/rigid-crowd"
 
 out="$work/run-$(date +%Y%m%d-%H%M%S)"

@@ -62,7 +62,7 @@ struct Plane {
 }
 
 /// One force source: 64 bytes in f32, 128 in f64. Its parameters are laid out by
-/// `ForceKind::gpu_parameters` in src/model/force.rs: vectors in `a` then `b` (xyz), scalars in
+/// `ForceKind::gpu_parameters` in core/src/model/force.rs: vectors in `a` then `b` (xyz), scalars in
 /// `c` (x, y, z, w in order), a keyframe table as its first record and count.
 struct Force {
     a: vec4<real>,

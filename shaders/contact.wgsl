@@ -1,6 +1,6 @@
 // Contact of one body with static planes, resolved after each full step. Every formula
 // (the shapes' contact points, the impulses) is generated from the Rust definition
-// (src/physics/contact.rs): `step_acceleration` and `resolve_plane`, which picks the body's
+// (core/src/physics/contact.rs): `step_acceleration` and `resolve_plane`, which picks the body's
 // shape. Reads the module-scope `params` and `planes` bindings declared by the kernel.
 
 /// Resolves `next` (the state after a step that started at `start`) against every plane in

@@ -1,10 +1,10 @@
 // The state derivative's plumbing: which force records a body sees. Every formula
 // (auxiliaries, each force kind, dq/dt) is generated from the Rust definition of the physics
-// (src/physics/). Calls `accumulate_global_forces` and `accumulate_own_forces`, generated
+// (core/src/physics/). Calls `accumulate_global_forces` and `accumulate_own_forces`, generated
 // for the crowd's force kinds; the keyframed and custom kinds' plumbing (keyframes.wgsl,
 // custom_force.wgsl) joins the kernel where its crowd has those kinds.
 
-/// State of one body in registers; twin of `BodyState` in src/model/body.rs.
+/// State of one body in registers; twin of `BodyState` in core/src/model/body.rs.
 struct Motion {
     position: vec3<real>,
     orientation: vec4<real>,
@@ -12,7 +12,7 @@ struct Motion {
     angular_momentum: vec3<real>,
 }
 
-/// dY/dt: (v, dq/dt, F, tau); twin of `Derivative` in src/body_steps/derivative.rs.
+/// dY/dt: (v, dq/dt, F, tau); twin of `Derivative` in core/src/body_steps/derivative.rs.
 struct Derivative {
     velocity: vec3<real>,
     spin: vec4<real>,
@@ -27,7 +27,7 @@ struct Auxiliaries {
 }
 
 /// What the forces on one body see besides its state and the time; twin of `ForceEnv` in
-/// src/body_steps/derivative.rs.
+/// core/src/body_steps/derivative.rs.
 struct ForceEnv {
     /// Crowd index of the body.
     body: u32,
@@ -40,7 +40,7 @@ struct ForceEnv {
 
 // One function per force kind, `force_<scene name>`, each adding the force and torque (about
 // the centre of mass) of force record `f` at time t to the totals; those of the kinds with
-// parameters alone are generated from src/physics/forces.rs. The crate generates the code
+// parameters alone are generated from core/src/physics/forces.rs. The crate generates the code
 // that calls them (src/backends/gpu/kernel/kernel_spec.rs): a kernel pays only for the kinds its crowd has,
 // and the records it calls one by one are read once per dispatch.
 

@@ -1,6 +1,6 @@
 // Stage-level twin test of `derivative` (src/backends/gpu/derivative_probe.rs): one evaluation per
 // body, at the state the kernel would read and the time of its step clock, written out term
-// by term for comparison with `derivative` in src/body_steps/derivative.rs.
+// by term for comparison with `derivative` in core/src/body_steps/derivative.rs.
 // Appended after the integrate module (and the custom force), so it calls the kernel's own
 // functions and reads its bindings exactly as `integrate` does.
 

@@ -1,5 +1,5 @@
 // One body per invocation, one or several (fused) time steps per dispatch. Each integrator's
-// step, `<name>_step`, is generated from src/physics/integrators.rs; the stages live in
+// step, `<name>_step`, is generated from core/src/physics/integrators.rs; the stages live in
 // registers: each body's state is read once and written once per dispatch.
 
 @group(0) @binding(0) var<uniform> params: Params;
@@ -16,7 +16,7 @@
 @group(0) @binding(7) var<storage, read_write> faults: Faults;
 
 /// The time of step `low + STEPS_PER_OVERFLOW high`; twin of `step_time` in
-/// src/physics/clock.rs (the split keeps f32 times as they were when the count lived in
+/// core/src/physics/clock.rs (the split keeps f32 times as they were when the count lived in
 /// f32 lanes; in f64 both products are exact).
 fn step_time(low: u32, high: u32, dt: real) -> real {
     return real(low) * dt + real(high) * (real(STEPS_PER_OVERFLOW) * dt);
@@ -42,7 +42,7 @@ fn motion_is_finite(m: Motion) -> bool {
 }
 
 /// The FAULT_* code of the first rule a body's new state `next` breaks, or HEALTHY_STATUS;
-/// twin of `state_fault` in src/backends/cpu_ref/faults.rs. KERNEL_ENVELOPE is generated: false (no limit
+/// twin of `state_fault` in core/src/backends/cpu_ref/faults.rs. KERNEL_ENVELOPE is generated: false (no limit
 /// set) folds the envelope away.
 fn state_fault(next: Motion, c: BodyConstants) -> u32 {
     if !motion_is_finite(next) {

@@ -1,6 +1,6 @@
 // The integration kernel's steps over dual numbers: one body per invocation, its state and
 // the derivatives of one block of its directions (DUAL_WIDTH of them at most). Every formula
-// is generated from the Rust definition traced over `Dual` (src/physics/dual_wgsl.rs); this
+// is generated from the Rust definition traced over `Dual` (core/src/physics/dual_wgsl.rs); this
 // file reads and writes the storage, visits the force records and the planes, and judges the faults on the
 // values, as `integrate` does, so the values are the plain kernel's bit for bit. A body's
 // directions may take several blocks: each reads the states the step starts from, and the

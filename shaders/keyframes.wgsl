@@ -1,7 +1,7 @@
 // The keyframed force's plumbing: the search of a record's keyframe table, and the window a
 // dispatch interpolates in where the kernel has windows (src/backends/gpu/kernel/kernel_spec.rs).
 // The interpolation (`keyframe_lerp`) and the load at a scale (`add_keyframed`) are generated
-// from src/physics/forces.rs. Part of a kernel only where its crowd has keyframed forces.
+// from core/src/physics/forces.rs. Part of a kernel only where its crowd has keyframed forces.
 
 /// Piecewise-linear interpolation of `keyframes[first .. first + count]` (x = time,
 /// y = value) at t, held constant before the first and after the last.

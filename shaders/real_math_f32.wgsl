@@ -1,5 +1,5 @@
 // The finiteness test for `real = f32`. sin and cos are generated with the physics
-// (src/physics/trig.rs), in f32 as in f64: the built-ins differ from driver to driver.
+// (core/src/physics/trig.rs), in f32 as in f64: the built-ins differ from driver to driver.
 
 /// Whether every component is finite, judged on the bits (an exponent of all ones is NaN or
 /// infinity): WGSL lets compilers assume floats are finite, so `x != x` may fold away.

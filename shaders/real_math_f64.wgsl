@@ -1,5 +1,5 @@
 // The finiteness test for `real = f64`. sin and cos are generated with the physics
-// (src/physics/trig.rs): GLSL.std.450 defines the transcendental built-ins for 16- and 32-bit
+// (core/src/physics/trig.rs): GLSL.std.450 defines the transcendental built-ins for 16- and 32-bit
 // floats only, and naga emits them for f64 without a word, so an f64 kernel must never call
 // them (a test in src/backends/gpu/kernel/builtins.rs fails if it does).
 

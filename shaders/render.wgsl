@@ -111,7 +111,7 @@ fn floor_fragment(in: Shaded) -> @location(0) vec4<f32> {
 }
 
 // Drawing only: where the bodies are comes from the simulation, whose rotations are
-// generated from the Rust definition (src/physics).
+// generated from the Rust definition (core/src/physics).
 
 /// Hamilton product `a b` of quaternions stored as (x, y, z, w).
 fn quat_mul(a: vec4<real>, b: vec4<real>) -> vec4<real> {

@@ -4,21 +4,14 @@
 // The layers, bottom first: each depends only on those declared before it
 // (tests/suite/module_graph.rs checks it).
 
-// What a crowd is made of and how a run is set: bodies, shapes, forces, planes, integrators,
-// fault kinds and rules, errors.
-mod model;
+// The layers below the GPU live in the rigid-crowd-core crate (core/), which names neither
+// wgpu nor naga: what a crowd is made of, the one definition of the physics, a crowd put
+// together, one body's steps, and the CPU backends. Here they keep their paths
+// (`crate::model::...`).
+use rigid_crowd_core::{assembly, body_steps, model, physics};
 
-// The one definition of the physics, generic over the number type, and its number types.
-mod physics;
-
-// A crowd put together: scene files, the generator, body sources, the packed tables.
-mod assembly;
-
-// One body's steps under the crowd's forces, over f64, f32 and dual numbers: the reference's
-// steps and the tangents that cpu-ref and cpu carry.
-mod body_steps;
-
-// The instances of the definition: cpu-ref, cpu, and the GPU with its device plumbing.
+// The instances of the definition: cpu-ref and cpu (from the core crate), and the GPU with its
+// device plumbing.
 mod backends;
 
 // Checkpoint files and the run plan they carry.

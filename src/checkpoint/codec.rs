@@ -354,19 +354,12 @@ fn encode_body(w: &mut ByteWriter, body: &Body) {
     let mass = &body.mass;
     w.f64(mass.mass());
     w.mat3(mass.inertia_body());
-    let parameters = match mass.shape() {
-        None => DVec3::ZERO,
-        Some(Shape::Box { size }) => size,
-        Some(Shape::Sphere { radius }) => DVec3::new(radius, 0.0, 0.0),
-        Some(Shape::Cylinder { radius, height }) => DVec3::new(radius, height, 0.0),
-        Some(Shape::Capsule { radius, length }) => DVec3::new(radius, length, 0.0),
-        Some(Shape::Ellipsoid { semi_axes }) => semi_axes,
-    };
+    let dimensions = mass.shape().map_or([0.0; 3], |shape| shape.dimensions());
     let tag = mass
         .shape()
         .map_or(NO_SHAPE_CODE, |shape| shape.kind().code());
     w.u8(tag as u8);
-    w.vec3(parameters);
+    w.vec3(DVec3::from_array(dimensions));
     let frame = mass.model_frame();
     w.vec3(frame.offset);
     w.quat(frame.rotation);
@@ -453,19 +446,7 @@ fn decode_body(r: &mut ByteReader, field: &str) -> Result<Body> {
                 .ok_or_else(|| Error::invalid(&shape_field, format!("unknown shape tag {tag}")))?,
         ),
     };
-    let shape = kind.map(|kind| match kind {
-        ShapeKind::Box => Shape::Box { size: p },
-        ShapeKind::Sphere => Shape::Sphere { radius: p.x },
-        ShapeKind::Cylinder => Shape::Cylinder {
-            radius: p.x,
-            height: p.y,
-        },
-        ShapeKind::Capsule => Shape::Capsule {
-            radius: p.x,
-            length: p.y,
-        },
-        ShapeKind::Ellipsoid => Shape::Ellipsoid { semi_axes: p },
-    });
+    let shape = kind.map(|kind| Shape::from_dimensions(kind, p.to_array()));
     if let Some(shape) = &shape {
         shape.check(&shape_field)?;
     }

@@ -1,4 +1,4 @@
-//! Lean reads: the states into caller-owned arrays, one per quantity (src/model/states.rs), with
+//! Lean reads: the states into caller-owned arrays, one per quantity (core/src/model/states.rs), with
 //! no per-body objects and no allocation that grows with the crowd.
 
 use super::facade::Simulation;

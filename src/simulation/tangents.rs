@@ -222,7 +222,7 @@ mod tests {
         // The same force written once as a law has them, on every backend: the GPU's
         // (its law traced over duals) are the CPU's of its precision, bit for bit.
         custom.custom_force = Some(crate::CustomForce::from_law(
-            crate::body_steps::tangents::tests::Tether,
+            crate::verify::test_crowds::Tether,
         ));
         let jacobian = |backend| {
             let mut sim = Simulation::new(&custom, backend).unwrap();
@@ -585,5 +585,193 @@ mod tests {
             })
             .collect();
         assert_eq!(moved, [77]);
+    }
+
+    /// The reference simulation's tangents across a crowd, through the facade, against
+    /// Richardson differences of whole runs.
+    #[test]
+    fn a_crowds_tangents_match_differences_of_the_reference_simulation() {
+        use crate::model::tangent::STATE_COMPONENTS;
+        use crate::physics::motion::State;
+        use crate::physics::scalar::Carried;
+        use crate::verify::test_crowds::tumbling_brick;
+
+        let (state, mass) = tumbling_brick();
+        let bodies = (0..3)
+            .map(|i| {
+                let mut body = Body { mass, state };
+                body.state.position.x += i as f64;
+                body.state.linear_momentum.y += 0.3 * i as f64;
+                body
+            })
+            .collect();
+        let mut crowd = Crowd::new(bodies, 0.01);
+        let v = DVec3::new;
+        crowd.forces = vec![
+            Force::on_all(ForceKind::Gravity {
+                acceleration: v(0.1, 0.0, -9.81),
+            }),
+            Force::on_body(
+                1,
+                ForceKind::Spring {
+                    anchor: v(0.0, 1.0, 2.0),
+                    attach: v(0.3, 0.2, -0.5),
+                    stiffness: 5.0,
+                    damping: 0.4,
+                },
+            ),
+            Force::on_all(ForceKind::LinearDrag {
+                linear: 0.4,
+                angular: 0.3,
+            }),
+            Force::on_all(ForceKind::Attractor {
+                centre: v(3.0, 1.0, -1.0),
+                strength: 8.0,
+                softening: 0.5,
+            }),
+        ];
+        let names = [
+            "state",
+            "mass",
+            "forces[1].stiffness",
+            "forces[0].acceleration",
+            "forces[3].centre",
+        ];
+        let steps = 30;
+        let mut sim = Simulation::reference(&crowd).unwrap();
+        sim.start_tangents(&names).unwrap();
+        // Two calls, so that the columns are carried from one to the next.
+        sim.step(12).unwrap();
+        sim.step(steps - 12).unwrap();
+        let plan = sim.tangent_plan().unwrap().clone();
+        let k = plan.width();
+        let mut jacobians = vec![0.0; 3 * STATE_COMPONENTS * k];
+        for name in names {
+            let columns = plan.columns(name).unwrap();
+            let mut read = vec![0.0; 3 * STATE_COMPONENTS * columns.len()];
+            sim.read_tangents(name, &mut read).unwrap();
+            for (row, values) in read.chunks(columns.len()).enumerate() {
+                jacobians[row * k + columns.start..row * k + columns.end].copy_from_slice(values);
+            }
+        }
+        let column = |body: usize, c: usize| -> Vec<f64> {
+            (0..STATE_COMPONENTS)
+                .map(|r| jacobians[(body * STATE_COMPONENTS + r) * k + c])
+                .collect()
+        };
+        let ends = |crowd: &Crowd| -> Vec<Vec<f64>> {
+            let mut sim = Simulation::reference(crowd).unwrap();
+            sim.step(steps).unwrap();
+            let bodies = sim.bodies().unwrap();
+            bodies
+                .iter()
+                .map(|b| State::from(&b.state).to_scalars())
+                .collect()
+        };
+        // Each checked column and how to nudge the crowd along it (the state and the mass of
+        // one body; a force's number, which moves every body it acts on).
+        type Nudge = Box<dyn Fn(&mut Crowd, usize, f64)>;
+        let mut columns: Vec<(usize, bool, Nudge)> = Vec::new();
+        // q too, normalized after the nudge as a scene or set_states would.
+        for c in 0..STATE_COMPONENTS {
+            let nudge = move |crowd: &mut Crowd, body: usize, h: f64| {
+                let mut y = State::from(&crowd.bodies[body].state).to_scalars();
+                y[c] += h;
+                let mut state: BodyState = State::from_scalars(&mut y.into_iter()).into();
+                if (3..7).contains(&c) {
+                    // As a scene or set_states would give it.
+                    state.orientation = state.orientation.normalize();
+                }
+                crowd.bodies[body].state = state;
+            };
+            columns.push((c, true, Box::new(nudge)));
+        }
+        columns.push((
+            13,
+            true,
+            Box::new(|crowd: &mut Crowd, body: usize, h: f64| {
+                let m = crowd.bodies[body].mass;
+                crowd.bodies[body].mass =
+                    MassProperties::new(m.mass() + h, m.inertia_body(), "mass").unwrap();
+            }),
+        ));
+        columns.push((
+            14,
+            false,
+            Box::new(|crowd: &mut Crowd, _, h: f64| {
+                if let ForceKind::Spring { stiffness, .. } = &mut crowd.forces[1].kind {
+                    *stiffness += h;
+                }
+            }),
+        ));
+        for component in 0..3 {
+            columns.push((
+                15 + component,
+                false,
+                Box::new(move |crowd: &mut Crowd, _, h: f64| {
+                    if let ForceKind::Gravity { acceleration } = &mut crowd.forces[0].kind {
+                        acceleration[component] += h;
+                    }
+                }),
+            ));
+            columns.push((
+                18 + component,
+                false,
+                Box::new(move |crowd: &mut Crowd, _, h: f64| {
+                    if let ForceKind::Attractor { centre, .. } = &mut crowd.forces[3].kind {
+                        centre[component] += h;
+                    }
+                }),
+            ));
+        }
+        let h = 1e-4;
+        let mut worst: f64 = 0.0;
+        for (c, per_body, nudge) in &columns {
+            let central = |h: f64, body: usize| -> Vec<Vec<f64>> {
+                let (mut plus, mut minus) = (crowd.clone(), crowd.clone());
+                nudge(&mut plus, body, h);
+                nudge(&mut minus, body, -h);
+                let (p, m) = (ends(&plus), ends(&minus));
+                p.iter()
+                    .zip(&m)
+                    .map(|(p, m)| p.iter().zip(m).map(|(p, m)| (p - m) / (2.0 * h)).collect())
+                    .collect()
+            };
+            for body in 0..3 {
+                let nudged = if *per_body { body } else { 0 };
+                let (coarse, fine) = (central(h, nudged), central(h / 2.0, nudged));
+                let expected: Vec<f64> = (coarse[body].iter().zip(&fine[body]))
+                    .map(|(c, f)| (4.0 * f - c) / 3.0)
+                    .collect();
+                let got = column(body, *c);
+                let scale = expected.iter().fold(1e-300_f64, |m, e| m.max(e.abs()));
+                for r in 0..STATE_COMPONENTS {
+                    let error = (got[r] - expected[r]).abs() / scale;
+                    worst = crate::verify::compare::largest(worst, error);
+                    assert!(
+                        error <= 1e-8 || (got[r] == 0.0 && expected[r].abs() < 1e-12),
+                        "body {body}, column {c}, row {r}: {:e} against {:e}",
+                        got[r],
+                        expected[r]
+                    );
+                }
+            }
+        }
+        // Carrying tangents leaves the states' bits as they are.
+        let mut plain = Simulation::reference(&crowd).unwrap();
+        plain.step(steps).unwrap();
+        assert_eq!(plain.bodies().unwrap(), sim.bodies().unwrap());
+        // The orientation columns are those of the normalized input: along q itself, zero.
+        for body in 0..3 {
+            let q = State::from(&crowd.bodies[body].state).to_scalars();
+            for r in 0..STATE_COMPONENTS {
+                let along_q: f64 = (0..4).map(|c| column(body, 3 + c)[r] * q[3 + c]).sum();
+                assert!(along_q.abs() < 1e-13, "body {body}, row {r}: {along_q:e}");
+            }
+        }
+        // The spring acts on body 1 alone: the other bodies' stiffness column is zero.
+        assert!(column(0, 14).iter().all(|&t| t == 0.0));
+        assert!(column(1, 14).iter().any(|&t| t != 0.0));
+        println!("crowd tangents: worst {worst:.1e} of their column");
     }
 }

@@ -4,11 +4,7 @@ use glam::DVec3;
 
 use crate::model::body::Body;
 
-/// The larger of `a` and `b`, and NaN if either is: a deviation that is NaN must fail every
-/// comparison, where `f64::max` would return the other operand and hide it.
-pub(crate) fn largest(a: f64, b: f64) -> f64 {
-    if a.is_nan() || a >= b { a } else { b }
-}
+pub(crate) use rigid_crowd_core::verify::compare::largest;
 
 /// Largest relative deviation of each quantity between a tested run and a reference run.
 ///

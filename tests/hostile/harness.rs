@@ -112,7 +112,7 @@ pub fn check_message(
     {
         return Err(format!("contains the line-breaking character {c:?}"));
     }
-    // Echoed input is shortened (src/model/error.rs keeps 500 characters of a field or message).
+    // Echoed input is shortened (core/src/model/error.rs keeps 500 characters of a field or message).
     let length = message.chars().count();
     if length > 1200 {
         return Err(format!("is {length} characters long"));

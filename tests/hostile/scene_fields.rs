@@ -1,5 +1,5 @@
 //! Which locations a scene error may name: the fields a scene file can have (see
-//! src/assembly/scene.rs), so an error that names an internal value (`linear_momentum`, a plane's
+//! core/src/assembly/scene.rs), so an error that names an internal value (`linear_momentum`, a plane's
 //! `offset`) instead of what the user wrote is caught.
 
 use std::path::Path;

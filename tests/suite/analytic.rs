@@ -103,7 +103,7 @@ fn baraff_5_4_opposite_forces_give_torque_0_6f_0_and_no_drift() {
         },
     ];
     // At rest in the identity orientation the net force is zero and the net torque (0, 6f, 0)
-    // (Baraff 5-6; checked on the reference's derivative in src/body_steps/derivative.rs).
+    // (Baraff 5-6; checked on the reference's derivative in core/src/body_steps/derivative.rs).
     // The points turn with the block, so it swings about y like a pendulum whose energy
     // integral is 1/2 Iyy w^2 = 2f (3 sin(theta) - 2 cos(theta) + 2).
     let mut crowd = Crowd::new(vec![Body::at_rest(mass)], 1e-3);

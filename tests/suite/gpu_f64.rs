@@ -1,6 +1,6 @@
 //! The GPU kernels against the CPU backends of their precision: `gpu-f64` against the f64
 //! reference and `gpu` against the f32 `cpu` path. Each pair runs one definition of the
-//! physics (src/physics), so on an adapter with IEEE arithmetic (lavapipe) they give the same
+//! physics (core/src/physics), so on an adapter with IEEE arithmetic (lavapipe) they give the same
 //! bits; and the evidence that the tolerance checks left for other adapters are sharp: a
 //! scheme or a force term changed by a part in a million fails the f64 check while the f32
 //! check cannot see it.
@@ -111,7 +111,7 @@ fn raining_onto_planes(integrator: Integrator) -> Crowd {
 
 /// Contacts amplify a last-bit difference tenfold every few dozen steps (a body rocking on
 /// the floor), so only the same bits keep the f64 cross-check: the contact resolution is one
-/// definition (src/physics/contact.rs), and `gpu-f64` computes exactly what `cpu-ref` does,
+/// definition (core/src/physics/contact.rs), and `gpu-f64` computes exactly what `cpu-ref` does,
 /// over 2,000 steps, every integrator, fused and unfused.
 #[test]
 fn bodies_falling_onto_planes_are_bit_identical_to_the_reference() {
@@ -270,7 +270,7 @@ fn assert_both_precisions_match(crowd: &Crowd, steps: u64, configs: &[(u32, bool
     assert_gpu_matches(Precision::F32, crowd, steps, &fast, configs);
 }
 
-/// The physics is one definition (src/physics): `cpu-ref` runs it in f64 and `gpu-f64` runs
+/// The physics is one definition (core/src/physics): `cpu-ref` runs it in f64 and `gpu-f64` runs
 /// the WGSL traced from it, compiled with exact float arithmetic (gpu/exact_spirv.rs), so on
 /// an adapter with IEEE arithmetic (lavapipe) the two give the same bits, not merely close
 /// ones. Every force kind but the custom one (a WGSL string with a Rust twin, two

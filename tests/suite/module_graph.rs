@@ -1,5 +1,8 @@
 //! The crate's dependencies point one way: this test reads the module graph from `src/` and
-//! fails on any cycle, between files and between the folders (layers) of `src/`.
+//! from the core crate's `core/src/` (the layers below the GPU, whose modules `src/` names as
+//! its own: `rigid_crowd_core::` reads as `crate::`) and fails on any cycle, between files and
+//! between the folders (layers) of the two. A folder in both (`backends`, `verify`) is one
+//! layer, at the place `src/lib.rs` declares it.
 //!
 //! A file depends on another when its code (test-only code excepted) names a path in it:
 //! `crate::a::b`, `super::x`, `self::x`, a child module, or a name re-exported by `pub use`,
@@ -216,15 +219,23 @@ fn path_at(chars: &[char], start: usize) -> (Vec<Vec<String>>, usize) {
 }
 
 impl Crate {
-    fn read(src: &Path) -> Crate {
+    /// The modules of the source folders `roots` as one crate: a module in several of them
+    /// (`lib.rs`, a folder both have) holds the code of each.
+    fn read(roots: &[&Path]) -> Crate {
         let mut files = Vec::new();
-        source_files(src, &mut files);
-        let mut modules = BTreeMap::new();
+        for src in roots {
+            source_files(src, &mut files);
+        }
+        let mut modules: BTreeMap<ModulePath, Module> = BTreeMap::new();
         let mut test_only = BTreeSet::new();
         for file in &files {
+            let src = roots
+                .iter()
+                .find(|root| file.starts_with(root))
+                .expect("below a root");
             let relative = file
                 .strip_prefix(src)
-                .expect("below src/")
+                .expect("below its root")
                 .with_extension("");
             let mut path: ModulePath = relative
                 .iter()
@@ -237,21 +248,23 @@ impl Crate {
             if path == ["main"] {
                 continue;
             }
-            let text = std::fs::read_to_string(file).expect("source readable");
+            let text = std::fs::read_to_string(file)
+                .expect("source readable")
+                .replace("rigid_crowd_core::", "crate::");
             let (code, test_children) = without_test_items(&without_comments(&text));
             for child in test_children {
                 let mut child_path = path.clone();
                 child_path.push(child);
                 test_only.insert(child_path);
             }
-            modules.insert(
-                path,
-                Module {
-                    code,
-                    reexports: BTreeMap::new(),
-                    is_folder,
-                },
-            );
+            let module = modules.entry(path).or_insert_with(|| Module {
+                code: String::new(),
+                reexports: BTreeMap::new(),
+                is_folder,
+            });
+            module.code.push_str(&code);
+            module.code.push('\n');
+            module.is_folder |= is_folder;
         }
         modules.retain(|path, _| !test_only.iter().any(|t| path.starts_with(t)));
         let mut krate = Crate { modules };
@@ -450,7 +463,8 @@ fn layers(
 }
 
 fn crate_graph() -> BTreeMap<ModulePath, BTreeSet<ModulePath>> {
-    Crate::read(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src")).dependencies()
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    Crate::read(&[&root.join("core/src"), &root.join("src")]).dependencies()
 }
 
 fn describe(components: &[Vec<String>]) -> String {
@@ -485,12 +499,15 @@ fn the_layers_of_src_point_one_way() {
     );
 }
 
-/// The layers, bottom first, in the order `src/lib.rs` declares them: each may depend only on
-/// those declared before it.
+/// The layers, bottom first, in the order `core/src/lib.rs` and then `src/lib.rs` declare them
+/// (a layer both declare at its place in `src/lib.rs`): each may depend only on those declared
+/// before it.
 #[test]
 fn each_layer_depends_only_on_the_layers_declared_before_it() {
-    let lib = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("src/lib.rs"))
-        .expect("src/lib.rs readable");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let lib = ["core/src/lib.rs", "src/lib.rs"]
+        .map(|file| std::fs::read_to_string(root.join(file)).expect("lib.rs readable"))
+        .join("\n");
     let order: Vec<String> = lib
         .lines()
         .filter_map(|line| {
@@ -498,7 +515,7 @@ fn each_layer_depends_only_on_the_layers_declared_before_it() {
             Some(line.strip_prefix("mod ")?.strip_suffix(';')?.to_string())
         })
         .collect();
-    let position = |layer: &String| order.iter().position(|l| l == layer);
+    let position = |layer: &String| order.iter().rposition(|l| l == layer);
     let mut upward = Vec::new();
     for (from, deps) in layers(&crate_graph()) {
         let at = position(&from).unwrap_or_else(|| panic!("src/{from} is not declared in lib.rs"));
@@ -565,7 +582,7 @@ fn a_deliberate_cycle_is_found() {
         "physics/motion.rs",
         "use crate::model::{body::Body, mass::Mass};\npub struct State;\n",
     );
-    let graph = Crate::read(&dir).dependencies();
+    let graph = Crate::read(&[&dir]).dependencies();
     let clean_files = cycles(&graph);
     let clean_layers = cycles(&layers(&graph));
     let path = |s: &str| s.split('/').map(String::from).collect::<ModulePath>();
@@ -583,7 +600,7 @@ fn a_deliberate_cycle_is_found() {
         "model/mass.rs",
         "pub struct Mass;\nfn f(_: crate::State) {}\n",
     );
-    let graph = Crate::read(&dir).dependencies();
+    let graph = Crate::read(&[&dir]).dependencies();
     assert_eq!(
         cycles(&layers(&graph)),
         vec![vec!["model".to_string(), "physics".to_string()]]

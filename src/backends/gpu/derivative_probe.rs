@@ -1,5 +1,5 @@
 //! Stage-level twin test of the kernel's `derivative` (shaders/derivative.wgsl) against the
-//! f64 reference's (src/body_steps/derivative.rs): one evaluation per body on the device, compared
+//! f64 reference's (core/src/body_steps/derivative.rs): one evaluation per body on the device, compared
 //! term by term (velocity, dq/dt, force, torque and the angular velocity of `auxiliaries`)
 //! in both precisions. The probe entry point (shaders/derivative_probe.wgsl) is appended to
 //! the integrate module, so it calls the very functions and reads the very bindings the

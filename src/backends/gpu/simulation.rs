@@ -1,5 +1,5 @@
 //! The GPU backend's simulation: uploads a crowd once, then encodes many integration
-//! dispatches per submission and reads back only when asked. Twin of src/backends/cpu_ref/simulation.rs.
+//! dispatches per submission and reads back only when asked. Twin of core/src/backends/cpu_ref/simulation.rs.
 
 use std::ops::Range;
 use std::sync::Arc;

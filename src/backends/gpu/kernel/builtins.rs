@@ -127,7 +127,7 @@ mod tests {
             Some(crate::verify::check_crowd::QUADRATIC_DRAG_WGSL),
         );
         // Neither kernel calls the built-in sin or cos any more: both precisions run the
-        // definition's (src/physics/trig.rs). The scan's sharpness is the test above that
+        // definition's (core/src/physics/trig.rs). The scan's sharpness is the test above that
         // finds `sin` in an f64 function.
         let f32_source = source(Precision::F32, None);
         for kernel in [&f64_source, &with_drag, &f32_source] {

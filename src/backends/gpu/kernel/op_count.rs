@@ -519,8 +519,8 @@ mod kernel_tests {
     use super::*;
     use crate::backends::gpu::kernel::kernel_spec::KernelSpec;
     use crate::backends::gpu::{GpuOptions, Precision};
-    use crate::body_steps::tangent_blocks::tests::gravity_drag;
     use crate::model::integrator::Integrator;
+    use crate::verify::test_crowds::gravity_drag;
 
     /// On the real kernels: a crowd using every force kind (with keyframes and a custom force)
     /// runs a longer kernel than gravity and drag, the general kernel a longer one than

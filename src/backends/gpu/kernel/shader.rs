@@ -178,7 +178,7 @@ pub(crate) fn kernel_source(
 }
 
 /// The physics of the kernel of `spec` in `precision`: every formula it computes, generated
-/// from its Rust definition (`src/physics`) for its force kinds and integrators alone.
+/// from its Rust definition (`core/src/physics`) for its force kinds and integrators alone.
 pub(crate) fn physics_source(
     (tracer, precision): (Tracer, Precision),
     spec: &KernelSpec,
@@ -318,7 +318,7 @@ mod tests {
         let documented = format!(
             "// The integration kernel rigid-crowd compiles for a crowd under gravity and linear\n\
              // drag with RK4, in f32, exactly as generated (checked by a test in src/backends/gpu/kernel/shader.rs).\n\
-             // The physics functions are traced from src/physics; the rest is the kernel's plumbing.\n\n{source}\n"
+             // The physics functions are traced from core/src/physics; the rest is the kernel's plumbing.\n\n{source}\n"
         );
         let path =
             std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/kernel-gravity-drag.wgsl");
@@ -421,7 +421,7 @@ mod tests {
     }
 }
 
-/// The f64 sin and cos on the device against their definition (src/physics/trig.rs) on the
+/// The f64 sin and cos on the device against their definition (core/src/physics/trig.rs) on the
 /// CPU, whose accuracy is tested there.
 #[cfg(test)]
 mod f64_math_tests {

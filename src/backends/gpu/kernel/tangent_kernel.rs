@@ -539,7 +539,7 @@ mod tests {
     /// On a floor the blocks of consecutive columns are chosen.
     #[test]
     fn blocks_move_what_the_physics_couples() {
-        use crate::body_steps::tangent_blocks::tests::{gravity_drag, with_spring};
+        use crate::verify::test_crowds::{gravity_drag, with_spring};
         let drag = gravity_drag(8);
         let spring = with_spring(drag.clone());
         let rows = |range: std::ops::Range<usize>| range.fold(0u16, |b, r| b | 1 << r);
@@ -614,7 +614,7 @@ mod tests {
     /// groups under drag) keep their own.
     #[test]
     fn blocks_with_close_closures_share_a_kernel() {
-        use crate::body_steps::tangent_blocks::tests::gravity_drag;
+        use crate::verify::test_crowds::gravity_drag;
         let kernels = |crowd: &Crowd, names: &[&str]| {
             let plan =
                 TangentPlan::parse(names, &crowd.forces, &[], &crowd.keyframes, "t").unwrap();

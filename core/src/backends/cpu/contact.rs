@@ -1,0 +1,93 @@
+//! Contact with static planes on the fast path: the definition (`core/src/physics/contact.rs`) in
+//! f32, one lane at a time. Contacts are per-lane branches, so SIMD would buy little; each
+//! lane computes what the f32 kernel computes for its body.
+
+use crate::backends::cpu::block::StateBlock;
+use crate::model::mass::MassProperties;
+use crate::model::shape::Shape;
+use crate::physics::algebra::{Quat, Vec3};
+use crate::physics::contact::{PlaneConstants, ShapeConstants, resolve_contacts as resolve_body};
+use crate::physics::lanes::LANES;
+use crate::physics::motion::{MassConstants, State};
+
+/// What contact resolution needs of each lane of a block besides its state.
+#[derive(Clone, Copy, Debug)]
+pub struct ContactBlock {
+    pub lanes: [(MassConstants<f32>, ShapeConstants<f32>); LANES],
+}
+
+impl ContactBlock {
+    /// The constants of one lane's body, rounded to f32 as the f32 kernel's are.
+    pub fn lane(mass: &MassProperties, shape: &Shape) -> (MassConstants<f32>, ShapeConstants<f32>) {
+        let m = MassConstants::<f64>::from(mass);
+        let i = m.inv_inertia;
+        let constants = MassConstants {
+            mass: m.mass as f32,
+            inv_mass: m.inv_mass as f32,
+            inv_inertia: crate::physics::algebra::SymMat3 {
+                xx: i.xx as f32,
+                yy: i.yy as f32,
+                zz: i.zz as f32,
+                xy: i.xy as f32,
+                xz: i.xz as f32,
+                yz: i.yz as f32,
+            },
+        };
+        (constants, ShapeConstants::of(shape).to())
+    }
+}
+
+/// Resolves every lane of `next` (the block after a step that started at `start`).
+pub fn resolve_contacts(
+    start: &StateBlock,
+    next: &mut StateBlock,
+    block: &ContactBlock,
+    planes: &[PlaneConstants<f32>],
+    h: f32,
+) {
+    for (lane, (mass, shape)) in block.lanes.iter().enumerate() {
+        let resolved = resolve_body(
+            &lane_state(start, lane),
+            lane_state(next, lane),
+            mass,
+            shape,
+            planes,
+            h,
+        );
+        set_lane(next, lane, &resolved);
+    }
+}
+
+/// Lane `lane` of `block`.
+fn lane_state(block: &StateBlock, lane: usize) -> State<f32> {
+    let q = &block.orientation;
+    let v = |a: &crate::physics::lanes::Vec3Lanes| Vec3::new(a.x.0[lane], a.y.0[lane], a.z.0[lane]);
+    State {
+        position: v(&block.position),
+        orientation: Quat::new(q.w.0[lane], q.x.0[lane], q.y.0[lane], q.z.0[lane]),
+        linear_momentum: v(&block.linear_momentum),
+        angular_momentum: v(&block.angular_momentum),
+    }
+}
+
+/// Writes `state` into lane `lane`.
+fn set_lane(block: &mut StateBlock, lane: usize, state: &State<f32>) {
+    let q = state.orientation;
+    for (lanes, value) in [
+        (&mut block.position.x, state.position.x),
+        (&mut block.position.y, state.position.y),
+        (&mut block.position.z, state.position.z),
+        (&mut block.orientation.w, q.w),
+        (&mut block.orientation.x, q.x),
+        (&mut block.orientation.y, q.y),
+        (&mut block.orientation.z, q.z),
+        (&mut block.linear_momentum.x, state.linear_momentum.x),
+        (&mut block.linear_momentum.y, state.linear_momentum.y),
+        (&mut block.linear_momentum.z, state.linear_momentum.z),
+        (&mut block.angular_momentum.x, state.angular_momentum.x),
+        (&mut block.angular_momentum.y, state.angular_momentum.y),
+        (&mut block.angular_momentum.z, state.angular_momentum.z),
+    ] {
+        lanes.0[lane] = value;
+    }
+}

@@ -1,0 +1,101 @@
+//! The keyframe search on the CPU, in f64 and f32: which segment of a table a time falls
+//! in. The interpolation on the segment is `physics::forces::keyframe_lerp`; the GPU kernel
+//! makes the same comparisons (shaders/derivative.wgsl).
+
+use crate::physics::dual::WIDEST_DUAL;
+use crate::physics::forces::keyframe_lerp;
+use crate::physics::scalar::Scalar;
+
+/// The piecewise-linear interpolation of `keyframes` (`[t, value]`, times strictly
+/// increasing, at least one) at `t`, held constant before the first and after the last.
+pub fn keyframe_scale<R: Scalar + PartialOrd>(keyframes: &[[R; 2]], t: R) -> R {
+    let [first_time, first_value] = keyframes[0];
+    if t <= first_time {
+        return first_value;
+    }
+    for pair in keyframes.windows(2) {
+        let ([t0, v0], [t1, v1]) = (pair[0], pair[1]);
+        if t < t1 {
+            return keyframe_lerp([t0, v0], [t1, v1], t);
+        }
+    }
+    keyframes[keyframes.len() - 1][1]
+}
+
+/// Which number of a keyframe table each column of a block is taken along, for one force
+/// record: `2 i` is keyframe `i`'s time, `2 i + 1` its value.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct KeyframeSeeds([Option<u32>; WIDEST_DUAL]);
+
+impl KeyframeSeeds {
+    /// Takes column `column` along table number `number`.
+    pub fn seed(&mut self, column: usize, number: usize) {
+        self.0[column] = Some(number as u32);
+    }
+
+    /// Whether any column is taken along the table.
+    pub fn any(&self) -> bool {
+        self.0.iter().any(Option::is_some)
+    }
+
+    /// The columns taken along table number `number`, a bit each.
+    #[inline(always)]
+    pub fn columns(&self, number: usize) -> u8 {
+        (self.0.iter().enumerate())
+            .filter(|(_, seed)| **seed == Some(number as u32))
+            .fold(0, |columns, (j, _)| columns | 1 << j)
+    }
+}
+
+/// [`keyframe_scale`] with the table's numbers moving along the columns `seeds` takes
+/// them along: the same comparisons (on the values), the same interpolation, each number
+/// entering as `number(value, its columns)`, a number of `R` whose tangents are 1 in those
+/// columns. `time` is `t` in `R` (it moves along no column).
+#[inline(always)]
+pub fn seeded_keyframe_scale<P: Scalar + PartialOrd, R: Scalar>(
+    keyframes: &[[P; 2]],
+    t: P,
+    time: R,
+    seeds: &KeyframeSeeds,
+    number: impl Fn(P, u8) -> R,
+) -> R {
+    let keyframe = |i: usize| {
+        let [at, value] = keyframes[i];
+        [
+            number(at, seeds.columns(2 * i)),
+            number(value, seeds.columns(2 * i + 1)),
+        ]
+    };
+    if t <= keyframes[0][0] {
+        return keyframe(0)[1];
+    }
+    for (i, [at, _]) in keyframes.iter().enumerate().skip(1) {
+        if t < *at {
+            return keyframe_lerp(keyframe(i - 1), keyframe(i), time);
+        }
+    }
+    keyframe(keyframes.len() - 1)[1]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keyframes_interpolate_and_hold_their_ends() {
+        let ramp = [[1.0, 2.0], [3.0, 6.0], [4.0, 0.0]];
+        for (t, expected) in [
+            (-5.0, 2.0),
+            (1.0, 2.0),
+            (2.0, 4.0),
+            (3.0, 6.0),
+            (3.5, 3.0),
+            (4.0, 0.0),
+            (9.0, 0.0),
+        ] {
+            assert_eq!(keyframe_scale(&ramp, t), expected, "t = {t}");
+        }
+        assert_eq!(keyframe_scale(&[[0.5, 7.0]], 0.0), 7.0);
+        assert_eq!(keyframe_scale(&[[0.5, 7.0]], 2.0), 7.0);
+    }
+}

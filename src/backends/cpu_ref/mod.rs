@@ -1,8 +1,0 @@
-//! The f64 CPU reference (`--backend cpu-ref`): the definition in `src/physics` in f64, one
-//! body at a time (`src/body_steps`), written for clarity; the oracle every other backend is
-//! validated against.
-
-pub(crate) mod faults;
-mod simulation;
-
-pub use simulation::CpuRefSimulation;
