@@ -239,7 +239,7 @@ impl Crowd {
 }
 
 /// At least one keyframe, every number in range, times strictly increasing.
-pub fn validate_keyframes(table: &[[f64; 2]], field: &str) -> Result<()> {
+pub(crate) fn validate_keyframes(table: &[[f64; 2]], field: &str) -> Result<()> {
     if table.is_empty() {
         return Err(Error::invalid(
             field,

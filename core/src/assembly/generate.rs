@@ -201,13 +201,13 @@ impl CrowdSpec {
 
 /// Bodies generated per chunk of a [`GeneratedBodies`] stream: a multiple of every backend's
 /// block, small enough that a chunk of [`Body`] values per thread is a few megabytes.
-pub const GENERATED_CHUNK: usize = 1 << 14;
+pub(crate) const GENERATED_CHUNK: usize = 1 << 14;
 
 /// A recipe's bodies cut into chunks that can be generated independently, in parallel, and
 /// come out exactly as [`CrowdSpec::generate`] would give them. One pass over the random
 /// stream, which draws only each body's shape, finds where each chunk starts in it.
 #[derive(Clone)]
-pub struct GeneratedBodies<'a> {
+pub(crate) struct GeneratedBodies<'a> {
     spec: &'a CrowdSpec,
     /// The random stream's state at the start of each chunk.
     starts: Vec<u64>,

@@ -52,13 +52,13 @@ impl<P: Primal> CarriedTangents<P> {
     }
 
     /// Starts body `i`'s block again from a state of orientation `q`.
-    pub fn restart_body(&mut self, i: usize, q: [f64; 4]) {
+    pub(crate) fn restart_body(&mut self, i: usize, q: [f64; 4]) {
         let block = self.plan.body_len();
         start_block(&self.plan, q, &mut self.columns[i * block..][..block]);
     }
 
     /// Replaces every body's block with `columns` (of the plan's length), rounded to `P`.
-    pub fn set(&mut self, columns: &[f64]) {
+    pub(crate) fn set(&mut self, columns: &[f64]) {
         for (to, &from) in self.columns.iter_mut().zip(columns) {
             *to = P::constant(from);
         }

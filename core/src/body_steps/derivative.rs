@@ -142,14 +142,14 @@ impl<P: Primal, const N: usize> Reference for Dual<P, N> {
 }
 
 /// `v` as fixed numbers of `R` (constants: no tangent).
-pub fn fixed_vector<R: Reference>(v: DVec3) -> Vec3<R> {
+pub(crate) fn fixed_vector<R: Reference>(v: DVec3) -> Vec3<R> {
     Vec3::new(R::constant(v.x), R::constant(v.y), R::constant(v.z))
 }
 
 /// One force on a body as the derivative reads it: its kind and its numeric parameters in
 /// `R` (where tangents are seeded).
 #[derive(Clone, Copy, Debug)]
-pub struct ForceTerm<'a, R> {
+pub(crate) struct ForceTerm<'a, R> {
     pub kind: &'a ForceKind,
     pub parameters: Parameters<R>,
     /// The columns taken along numbers of a keyframed force's table.
@@ -158,7 +158,7 @@ pub struct ForceTerm<'a, R> {
 
 impl<'a, R: Reference> ForceTerm<'a, R> {
     /// `kind` with its parameters as fixed numbers.
-    pub fn of(kind: &'a ForceKind) -> Self {
+    pub(crate) fn of(kind: &'a ForceKind) -> Self {
         let p = kind.parameters();
         Self {
             kind,
@@ -234,7 +234,7 @@ fn accumulate_force<R: Reference>(
 
 /// The state derivative of `state` under `forces` and the external load at time `t`: the
 /// load first, then the forces in order.
-pub fn derivative_of<R: Reference>(
+pub(crate) fn derivative_of<R: Reference>(
     state: &State<R>,
     mass: &MassConstants<R>,
     forces: &[ForceTerm<R>],

@@ -28,7 +28,7 @@ pub struct BodyStepper<'a, R: Reference = f64> {
 
 impl<'a, R: Reference> BodyStepper<'a, R> {
     /// The stepper of a body of `constants` under `forces`, seeing `env`, meeting no plane.
-    pub fn with_constants(
+    pub(crate) fn with_constants(
         integrator: Integrator,
         constants: MassConstants<R>,
         forces: Vec<ForceTerm<'a, R>>,
@@ -52,7 +52,7 @@ impl<'a, R: Reference> BodyStepper<'a, R> {
 
     /// One step of the integrator from `state` at time `t`, before `q` is renormalized: what
     /// the scheme itself makes of `|q|`.
-    pub fn advance_unnormalized(&self, state: &State<R>, t: f64, h: f64) -> State<R> {
+    pub(crate) fn advance_unnormalized(&self, state: &State<R>, t: f64, h: f64) -> State<R> {
         let (constants, env, forces) = (&self.constants, &self.env, &self.forces[..]);
         let mut f = |y: &State<R>, at: R| derivative_of(y, constants, forces, at, env);
         step(
@@ -67,7 +67,7 @@ impl<'a, R: Reference> BodyStepper<'a, R> {
     }
 
     /// One full step: the integrator's, `q` renormalized (Baraff 4), then the contacts.
-    pub fn advance(&self, start: &State<R>, t: f64, h: f64) -> State<R> {
+    pub(crate) fn advance(&self, start: &State<R>, t: f64, h: f64) -> State<R> {
         let next = renormalize(self.advance_unnormalized(start, t, h));
         match &self.contacts {
             Some((shape, planes)) => {
@@ -103,7 +103,7 @@ impl<'a> BodyStepper<'a, f64> {
 }
 
 #[cfg(test)]
-pub mod tests {
+pub(crate) mod tests {
     use glam::{DQuat, DVec3};
 
     use super::*;

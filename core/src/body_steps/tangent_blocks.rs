@@ -27,7 +27,7 @@ pub fn crowd_directions(plan: &TangentPlan, crowd: &Crowd) -> Vec<Option<Directi
 /// Which numbers a direction moves at the start: what its column is seeded with (the rows
 /// `rows` of the state, the mass constants the mass or an inertia entry moves, the numbers
 /// of a force record or a plane).
-pub fn seed(direction: Option<Direction>, rows: u16) -> MovingNumbers {
+pub(crate) fn seed(direction: Option<Direction>, rows: u16) -> MovingNumbers {
     let every = |n: usize| (1u16 << n) - 1;
     let none = MovingNumbers::none(0).and(Structure::Motion, rows);
     match direction {
@@ -56,7 +56,7 @@ fn seeded_constants(direction: Direction) -> u16 {
 /// components (position, orientation, linear and angular momentum), of the mass, of the
 /// inertia, of one force or of one plane tend to move the same numbers through a step, so a
 /// block holds one group's columns only, and its kernel leaves out what they do not move.
-pub fn group(direction: Option<Direction>) -> (u8, usize) {
+pub(crate) fn group(direction: Option<Direction>) -> (u8, usize) {
     match direction {
         None => (0, 0),
         Some(Direction::State(c)) => (1, [3, 7, 10].iter().filter(|&&end| c >= end).count()),
@@ -70,7 +70,7 @@ pub fn group(direction: Option<Direction>) -> (u8, usize) {
 /// The physics the steps of `crowd` run, as the traces over duals see it: its force kinds,
 /// its integrator, every shape kind where it has planes (a trace of more than the steps run
 /// can only find more moving), and its custom force.
-pub fn traced_physics(crowd: &Crowd) -> TracedPhysics<'_> {
+pub(crate) fn traced_physics(crowd: &Crowd) -> TracedPhysics<'_> {
     let present = |kind: &ForceType| crowd.forces.iter().any(|f| f.kind.force_type() == *kind);
     TracedPhysics {
         kinds: ForceType::ALL.iter().copied().filter(present).collect(),
@@ -131,7 +131,7 @@ pub fn seeded_blocks(
 
 /// Whether a step of `physics` can change each of the columns `directions`, seeded in the
 /// state rows `rows`: traced a block of a group's columns at a time ([`seeded_blocks`]).
-pub fn changing_columns(
+pub(crate) fn changing_columns(
     directions: &[Option<Direction>],
     rows: &[u16],
     physics: &TracedPhysics,
@@ -147,7 +147,7 @@ pub fn changing_columns(
 /// dual widths `widths`: the columns a step can change ([`changing_columns`]), in order, in
 /// the blocks [`block_widths_among`] picks for their count. Where no step changes any
 /// column, the first alone, whose block steps the values.
-pub fn cpu_blocks(plan: &TangentPlan, crowd: &Crowd, widths: &[usize]) -> Vec<Block> {
+pub(crate) fn cpu_blocks(plan: &TangentPlan, crowd: &Crowd, widths: &[usize]) -> Vec<Block> {
     let directions = crowd_directions(plan, crowd);
     let changing = changing_columns(&directions, &plan.seeded_rows(), &traced_physics(crowd));
     let mut run: Vec<usize> = (0..directions.len()).filter(|&c| changing[c]).collect();
@@ -165,7 +165,7 @@ pub fn cpu_blocks(plan: &TangentPlan, crowd: &Crowd, widths: &[usize]) -> Vec<Bl
 }
 
 #[cfg(test)]
-pub mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::model::force::Force;
     use crate::model::plane::Plane;

@@ -45,7 +45,7 @@ fn sym_entries(m: DMat3) -> [f64; 6] {
 }
 
 /// What one body's steps start from, at precision `R`.
-pub struct BodyInputs<'a, R> {
+pub(crate) struct BodyInputs<'a, R> {
     pub state: State<R>,
     pub constants: MassConstants<R>,
     pub forces: Vec<ForceTerm<'a, R>>,
@@ -58,7 +58,7 @@ pub struct BodyInputs<'a, R> {
 impl<'a, P: Primal> BodyInputs<'a, P> {
     /// The inputs of a body of `mass` in `state` under `forces`, meeting `planes`, each
     /// number rounded to `P` from the f64 the crowd holds (as every `P` backend rounds it).
-    pub fn of(
+    pub(crate) fn of(
         state: &BodyState,
         mass: &MassProperties,
         forces: &[&'a ForceKind],
@@ -79,7 +79,7 @@ impl<'a, P: Primal> BodyInputs<'a, P> {
 impl<'a> BodyInputs<'a, f64> {
     /// The same inputs with the one `direction` moves changed by `delta`; `mass` is the
     /// body's, whose inertia an inertia direction moves.
-    pub fn nudged(&self, mass: &MassProperties, direction: Direction, delta: f64) -> Self {
+    pub(crate) fn nudged(&self, mass: &MassProperties, direction: Direction, delta: f64) -> Self {
         let mut out = Self {
             forces: self.forces.clone(),
             planes: self.planes.clone(),
@@ -139,7 +139,7 @@ impl<'a, P: Primal> BodyInputs<'a, P> {
     /// being `directions`: a parameter's direction is seeded in the parameter, the state's
     /// tangents are the block's columns of the body's `13 x k` block `columns`, or zero
     /// without it.
-    pub fn seeded_block<const N: usize>(
+    pub(crate) fn seeded_block<const N: usize>(
         &self,
         mass: &MassProperties,
         directions: &[Option<Direction>],
@@ -172,7 +172,7 @@ impl<'a, P: Primal> BodyInputs<'a, P> {
     /// direction; the others stay zero. A seed is the derivative of the input along the
     /// direction: 1 for the number itself, `-1/m^2` for `1/m`, `-I^-1 dI I^-1` (in f64,
     /// rounded to `P`) for the inverse inertia.
-    pub fn seeded_along<const N: usize>(
+    pub(crate) fn seeded_along<const N: usize>(
         &self,
         mass: &MassProperties,
         seeds: impl IntoIterator<Item = (usize, Direction)>,
@@ -297,7 +297,7 @@ fn slot_of<R>(
 #[cfg(test)]
 impl<'a, R: Reference> BodyInputs<'a, R> {
     /// The state after `steps` steps of `dt` from clock step `first_step`.
-    pub fn run(
+    pub(crate) fn run(
         &self,
         integrator: Integrator,
         env: ForceEnv<'a, R::Primal>,
@@ -411,7 +411,7 @@ pub fn directions_of(
 /// derivatives of the state so far along `directions`, and is carried on with the state, in
 /// runs over duals of its `blocks`. The state's values are the steps' in `P`
 /// bit for bit.
-pub struct TangentSteps<'a, P> {
+pub(crate) struct TangentSteps<'a, P> {
     pub base: BodyInputs<'a, P>,
     pub mass: &'a MassProperties,
     pub directions: &'a [Option<Direction>],
@@ -430,7 +430,7 @@ impl<P: Primal> TangentSteps<'_, P> {
     ///
     /// Each block runs all its steps in turn: the values are the same in every block, so the
     /// first judges the steps and the others take as many as it completed.
-    pub fn run<F>(
+    pub(crate) fn run<F>(
         &self,
         state: &mut State<P>,
         columns: &mut [P],
@@ -516,7 +516,7 @@ impl<P: Primal> TangentSteps<'_, P> {
 
 /// Which of a body's columns one dual block carries, in the order of its directions.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Block {
+pub(crate) struct Block {
     /// The width of its duals (one of the widths compiled).
     pub dual_width: usize,
     columns: [usize; WIDEST_DUAL],
@@ -544,7 +544,7 @@ impl Block {
 }
 
 /// The 13 numbers of a state, in the order of `y` (`x, q, P, L`).
-pub fn components<R: Copy>(y: &State<R>) -> [R; STATE_COMPONENTS] {
+pub(crate) fn components<R: Copy>(y: &State<R>) -> [R; STATE_COMPONENTS] {
     let (x, q) = (y.position, y.orientation);
     let (p, l) = (y.linear_momentum, y.angular_momentum);
     [
@@ -553,7 +553,7 @@ pub fn components<R: Copy>(y: &State<R>) -> [R; STATE_COMPONENTS] {
 }
 
 /// The state of 13 numbers in the order of `y`.
-pub fn from_components<R: Scalar>(c: [R; STATE_COMPONENTS]) -> State<R> {
+pub(crate) fn from_components<R: Scalar>(c: [R; STATE_COMPONENTS]) -> State<R> {
     let [x, y, z, qw, qx, qy, qz, px, py, pz, lx, ly, lz] = c;
     State {
         position: Vec3::new(x, y, z),
@@ -564,7 +564,7 @@ pub fn from_components<R: Scalar>(c: [R; STATE_COMPONENTS]) -> State<R> {
 }
 
 #[cfg(test)]
-pub mod tests {
+pub(crate) mod tests {
     use glam::{DQuat, DVec3};
 
     use super::*;

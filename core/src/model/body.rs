@@ -160,7 +160,7 @@ pub fn velocity(mass: &MassProperties, state: &BodyState) -> DVec3 {
 }
 
 /// The pose of the model frame of a body with mass properties `mass` in `state`.
-pub fn model_pose(mass: &MassProperties, state: &BodyState) -> ModelPose {
+pub(crate) fn model_pose(mass: &MassProperties, state: &BodyState) -> ModelPose {
     let frame = mass.model_frame();
     let orientation = (state.orientation.normalize() * frame.rotation.inverse()).normalize();
     ModelPose {

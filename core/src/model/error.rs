@@ -94,7 +94,7 @@ impl Error {
     }
 
     /// A crowd of `count` bodies does not fit in this machine's memory.
-    pub fn too_many_bodies(count: usize) -> Self {
+    pub(crate) fn too_many_bodies(count: usize) -> Self {
         Self::invalid(
             "bodies",
             format!("{count} bodies do not fit in this machine's memory"),

@@ -99,7 +99,7 @@ pub struct FaultRules {
 
 impl FaultRules {
     /// Every limit finite and > 0; `field` names the rules (`fault_rules`).
-    pub fn validate(&self, field: &str) -> Result<()> {
+    pub(crate) fn validate(&self, field: &str) -> Result<()> {
         for (name, limit) in self.envelope.limits() {
             if let Some(limit) = limit {
                 let field = format!("{field}.{name}");

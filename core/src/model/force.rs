@@ -330,7 +330,7 @@ impl ForceKind {
     /// The kind's numeric parameters, each with the name the scene format gives it and the
     /// range it must lie in, in the order of the kind's declaration. The keyframe table's
     /// index is not one: it names a table, and is checked against the crowd.
-    pub fn numeric_fields(&self) -> Vec<NumericField> {
+    pub(crate) fn numeric_fields(&self) -> Vec<NumericField> {
         use NumericField as F;
         match *self {
             ForceKind::Gravity { acceleration } => vec![F::vector("acceleration", acceleration)],
@@ -387,7 +387,7 @@ impl ForceKind {
     /// Checks every numeric parameter against its range; errors name `field.param`. A
     /// keyframed force's table and the custom force are checked against the crowd by
     /// `Crowd::validate`.
-    pub fn validate_parameters(&self, field: &str) -> Result<()> {
+    pub(crate) fn validate_parameters(&self, field: &str) -> Result<()> {
         for parameter in self.numeric_fields() {
             let name = format!("{field}.{}", parameter.name);
             match parameter.value {
@@ -402,7 +402,7 @@ impl ForceKind {
 
 /// One numeric parameter of a force kind.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct NumericField {
+pub(crate) struct NumericField {
     /// Its name in the scene format (`stiffness`, `acceleration`).
     pub name: &'static str,
     pub value: FieldValue,
@@ -412,7 +412,7 @@ pub struct NumericField {
 
 /// A parameter's value: three numbers or one.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub enum FieldValue {
+pub(crate) enum FieldValue {
     Vector(DVec3),
     Number(f64),
 }

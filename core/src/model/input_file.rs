@@ -5,7 +5,7 @@ use std::io;
 use std::path::Path;
 
 /// The text of the regular file at `path` (symbolic links followed).
-pub fn read_regular_file(path: &Path) -> io::Result<String> {
+pub(crate) fn read_regular_file(path: &Path) -> io::Result<String> {
     let kind = std::fs::metadata(path)?.file_type();
     if !kind.is_file() {
         let what = if kind.is_dir() {

@@ -53,7 +53,7 @@ fn check_moments(moments: DVec3, field: impl FnOnce() -> String) -> Result<()> {
 }
 
 /// The mass of `volume` at `density`, named `{field}.density` when it is out of range.
-pub fn mass_from_density(density: f64, volume: f64, field: &str) -> Result<f64> {
+pub(crate) fn mass_from_density(density: f64, volume: f64, field: &str) -> Result<f64> {
     check_density(density, field)?;
     let mass = density * volume;
     if !(MIN_MAGNITUDE..=MAX_MAGNITUDE).contains(&mass) {
@@ -199,7 +199,7 @@ impl MassProperties {
 
     /// What [`Self::from_shape`] gives for a mass and shape it has accepted, without checking
     /// them again: how a crowd's compact store recovers a body's properties bit for bit.
-    pub fn rebuild_from_shape(mass: f64, shape: Shape) -> Self {
+    pub(crate) fn rebuild_from_shape(mass: f64, shape: Shape) -> Self {
         let inertia_body = shape.inertia(mass);
         Self {
             mass,
@@ -308,7 +308,7 @@ impl MassProperties {
 }
 
 /// `{field}.density` must be a finite number > 0.
-pub fn check_density(density: f64, field: &str) -> Result<()> {
+pub(crate) fn check_density(density: f64, field: &str) -> Result<()> {
     if density.is_finite() && density > 0.0 {
         Ok(())
     } else {

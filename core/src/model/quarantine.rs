@@ -9,7 +9,7 @@ use crate::model::fault_rules::{OnFault, QuarantinedBody};
 
 /// A backend's frozen bodies under its policy.
 #[derive(Clone, Debug)]
-pub struct Quarantine {
+pub(crate) struct Quarantine {
     on_fault: OnFault,
     /// Each frozen body: the clock step of its last good state (which the backend keeps)
     /// and the fault that froze it.
@@ -18,7 +18,7 @@ pub struct Quarantine {
 
 impl Quarantine {
     /// No body frozen yet, under `on_fault`.
-    pub fn new(on_fault: OnFault) -> Self {
+    pub(crate) fn new(on_fault: OnFault) -> Self {
         Self {
             on_fault,
             frozen: BTreeMap::new(),
@@ -26,19 +26,19 @@ impl Quarantine {
     }
 
     /// Whether a body that breaks a rule is frozen (rather than stopping the run).
-    pub fn freezes(&self) -> bool {
+    pub(crate) fn freezes(&self) -> bool {
         self.on_fault == OnFault::Freeze
     }
 
     /// Whether body `body` is frozen.
-    pub fn is_frozen(&self, body: usize) -> bool {
+    pub(crate) fn is_frozen(&self, body: usize) -> bool {
         !self.frozen.is_empty() && self.frozen.contains_key(&body)
     }
 
     /// Applies the policy to the faults of one run of steps (body, step of its last good
     /// state, fault): under `stop` the lowest body's, which stops the run; under `freeze`
     /// none, every faulty body frozen.
-    pub fn settle(
+    pub(crate) fn settle(
         &mut self,
         faults: impl IntoIterator<Item = (usize, u64, Fault)>,
     ) -> Option<(usize, u64, Fault)> {
@@ -55,17 +55,17 @@ impl Quarantine {
     }
 
     /// Freezes `q.body` with its step and fault (its state is the backend's to keep).
-    pub fn freeze(&mut self, q: &QuarantinedBody) {
+    pub(crate) fn freeze(&mut self, q: &QuarantinedBody) {
         self.frozen.insert(q.body, (q.step, q.fault));
     }
 
     /// Lets `body` rejoin the integration (it was given a new state).
-    pub fn release(&mut self, body: usize) {
+    pub(crate) fn release(&mut self, body: usize) {
         self.frozen.remove(&body);
     }
 
     /// The frozen bodies in crowd order, each with its last good state from `state_of`.
-    pub fn records(&self, state_of: impl Fn(usize) -> BodyState) -> Vec<QuarantinedBody> {
+    pub(crate) fn records(&self, state_of: impl Fn(usize) -> BodyState) -> Vec<QuarantinedBody> {
         self.frozen
             .iter()
             .map(|(&body, &(step, fault))| QuarantinedBody {

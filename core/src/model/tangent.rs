@@ -129,7 +129,7 @@ impl PlaneNumber {
     }
 
     /// The directions of the field `field` (a name [`Tangent::parse`] accepted).
-    pub fn of_field(field: &str) -> &'static [PlaneNumber] {
+    pub(crate) fn of_field(field: &str) -> &'static [PlaneNumber] {
         let (_, numbers) = Self::FIELDS
             .iter()
             .find(|(name, _)| *name == field)
@@ -387,7 +387,7 @@ impl TangentPlan {
 
 /// The parameter slots of a force's numeric fields, in their order: the `k`-th vector field
 /// is vector parameter `k`, the `j`-th number field scalar parameter `j`.
-pub fn parameter_slots(fields: &[NumericField]) -> Vec<(&'static str, Vec<ParameterSlot>)> {
+pub(crate) fn parameter_slots(fields: &[NumericField]) -> Vec<(&'static str, Vec<ParameterSlot>)> {
     let (mut vectors, mut scalars) = (0, 0);
     fields
         .iter()

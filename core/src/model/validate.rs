@@ -7,7 +7,7 @@ use crate::model::error::{Error, Result};
 pub const MAX_MAGNITUDE: f64 = f32::MAX as f64;
 
 /// A number must be finite and within the f32 range the GPU uses.
-pub fn check_number(field: &str, value: f64) -> Result<()> {
+pub(crate) fn check_number(field: &str, value: f64) -> Result<()> {
     if !value.is_finite() {
         return Err(Error::invalid(
             field,
@@ -24,7 +24,7 @@ pub fn check_number(field: &str, value: f64) -> Result<()> {
 }
 
 /// Finite and within the f32 range.
-pub fn in_range(value: f64) -> bool {
+pub(crate) fn in_range(value: f64) -> bool {
     value.is_finite() && value.abs() <= MAX_MAGNITUDE
 }
 
@@ -37,7 +37,7 @@ pub fn check_vector<const N: usize>(field: &str, values: [f64; N]) -> Result<()>
     Ok(())
 }
 
-pub fn check_non_negative(field: &str, value: f64) -> Result<()> {
+pub(crate) fn check_non_negative(field: &str, value: f64) -> Result<()> {
     check_number(field, value)?;
     if value < 0.0 {
         return Err(Error::invalid(field, format!("must be >= 0 (got {value})")));

@@ -11,12 +11,12 @@ use crate::physics::scalar::{Carried, Scalar};
 /// Eight f32 lanes in an AVX register.
 #[derive(Clone, Copy, Debug)]
 #[repr(transparent)]
-pub struct AvxLanes(__m256);
+pub(crate) struct AvxLanes(__m256);
 
 /// One comparison's outcome per lane: all bits set where it holds.
 #[derive(Clone, Copy, Debug)]
 #[repr(transparent)]
-pub struct AvxMask(__m256);
+pub(crate) struct AvxMask(__m256);
 
 // SAFETY (every `unsafe` block below): the intrinsics need AVX, and an `AvxLanes` exists only
 // inside code compiled for AVX2 on a CPU that has it (see the module comment); the loads and

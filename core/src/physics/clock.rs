@@ -5,7 +5,7 @@
 /// in two exact f32 integers, as the GPU stores it (the kernel's `step_time` in
 /// shaders/integrate.wgsl computes the same).
 #[inline(always)]
-pub fn step_time(step: u64, dt: f32) -> f32 {
+pub(crate) fn step_time(step: u64, dt: f32) -> f32 {
     let low = (step % STEPS_PER_OVERFLOW) as f32;
     let high = (step / STEPS_PER_OVERFLOW) as f32;
     low * dt + high * (STEPS_PER_OVERFLOW as f32 * dt)

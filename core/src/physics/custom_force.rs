@@ -63,7 +63,7 @@ pub struct CustomForce {
 type DualWgsl = dyn Fn(&DualTracer, (Precision, usize)) -> String + Send + Sync;
 
 /// A force law's instance on the number `R`.
-pub type LawOn<R> = dyn Fn(&ForceInput<R>) -> Load<R> + Send + Sync;
+pub(crate) type LawOn<R> = dyn Fn(&ForceInput<R>) -> Load<R> + Send + Sync;
 
 /// `law`'s instances on the `cpu` backend's lanes and on the dual numbers tangents run in.
 fn instances<L: ForceLaw>(law: &Arc<L>) -> HashMap<TypeId, Arc<dyn Any + Send + Sync>> {
@@ -142,7 +142,7 @@ impl CustomForce {
     /// [`DUAL_WIDTHS`] (over lanes, in [`LANE_DUAL_WIDTHS`]); `None` for a WGSL string and
     /// its Rust twin, which the `cpu` backend calls lane by lane and which have no
     /// derivatives.
-    pub fn law_on<R: 'static>(&self) -> Option<&LawOn<R>> {
+    pub(crate) fn law_on<R: 'static>(&self) -> Option<&LawOn<R>> {
         let instance = self.instances.as_ref()?.get(&TypeId::of::<R>())?;
         instance.downcast_ref::<Arc<LawOn<R>>>().map(|law| &**law)
     }
@@ -195,7 +195,7 @@ impl CustomForce {
 
     /// The force and torque on one body, from the Rust twin; an error naming the origin where
     /// there is none.
-    pub fn closure(&self) -> Result<&Arc<CustomForceFn>> {
+    pub(crate) fn closure(&self) -> Result<&Arc<CustomForceFn>> {
         self.closure.as_ref().ok_or_else(|| {
             Error::invalid(
                 self.origin.clone(),
@@ -205,7 +205,7 @@ impl CustomForce {
     }
 
     /// Calls the Rust twin (which [`CustomForce::closure`] has checked is there).
-    pub fn evaluate(&self, input: &CustomForceInput) -> ExternalLoad {
+    pub(crate) fn evaluate(&self, input: &CustomForceInput) -> ExternalLoad {
         match &self.closure {
             Some(f) => f(input),
             None => ExternalLoad::default(),

@@ -23,7 +23,7 @@ use super::scalar::{Carried, FirstSweep, Scalar, sweep_in_turn};
 /// of 4, 4, 4 and 1: one block of 16 (17 f64 a number) measured slower than those four on
 /// `cpu-ref` (17.6 against 14.3 plain runs): the three recomputations of the values it saves
 /// cost less than the memory its wide numbers move.
-pub const DUAL_WIDTHS: [usize; 2] = [1, 4];
+pub(crate) const DUAL_WIDTHS: [usize; 2] = [1, 4];
 
 /// The widths `N` that the `cpu` backend's tangents run in over lanes, `Dual<Lanes, N>`
 /// (a force law has an instance for each). Each such number holds `N + 1` registers for eight
@@ -32,10 +32,10 @@ pub const DUAL_WIDTHS: [usize; 2] = [1, 4];
 /// inertia's six in one run instead of two blocks of 1: 2% to 4% faster for the Jacobian and
 /// 7% for the inertia (`rigid-crowd bench --backends cpu --bodies 1e5 --tangents
 /// none,mass,inertia,state`, 2-core AMD EPYC).
-pub const LANE_DUAL_WIDTHS: [usize; 3] = [1, 2, 4];
+pub(crate) const LANE_DUAL_WIDTHS: [usize; 3] = [1, 2, 4];
 
 /// The widest dual any backend runs its tangents in: no block carries more columns.
-pub const WIDEST_DUAL: usize = 4;
+pub(crate) const WIDEST_DUAL: usize = 4;
 const _: () = assert!(DUAL_WIDTHS[1] <= WIDEST_DUAL && LANE_DUAL_WIDTHS[2] <= WIDEST_DUAL);
 
 /// `value` and its derivative along each of `N` directions.

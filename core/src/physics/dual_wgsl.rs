@@ -186,7 +186,7 @@ impl DualTracer {
 
 /// A function's trace within a pass over duals.
 #[derive(Clone, Copy)]
-pub struct DualTrace<'t> {
+pub(crate) struct DualTrace<'t> {
     trace: &'t Trace,
     pass: &'t DualTracer,
 }
@@ -216,10 +216,10 @@ pub type CustomTrace<'a> = Box<dyn Fn(Precision, usize, &DualTracer) -> Option<S
 
 /// What a block's physics prints: the dual functions, the contact code (`None` without
 /// planes) and the custom force's law (`None` without one, or for one that is not a law).
-pub type BlockSources = (String, Option<String>, Option<String>);
+pub(crate) type BlockSources = (String, Option<String>, Option<String>);
 
 /// How many statements each part of a block's [`BlockSources`] traces, counted on its IR.
-pub type BlockStatements = (usize, Option<usize>, Option<usize>);
+pub(crate) type BlockStatements = (usize, Option<usize>, Option<usize>);
 
 /// The physics over duals in `precision` and `width` (one of [`TRACED_WIDTHS`]) that
 /// `physics` runs, traced in `pass` (which reads as moving what it moves); and the
@@ -360,7 +360,7 @@ pub fn trace_block(
 /// Whether a step of `physics` can change the derivatives of a block seeded `seed`: `true`
 /// where the trace cannot tell (a custom force that is not a law, whose derivatives no trace
 /// sees).
-pub fn changes_columns(physics: &TracedPhysics, seed: MovingNumbers) -> bool {
+pub(crate) fn changes_columns(physics: &TracedPhysics, seed: MovingNumbers) -> bool {
     let width = TRACED_WIDTHS[TRACED_WIDTHS.len() - 1];
     let closure = close_block(Precision::F64, physics, (width, seed));
     let custom_traced = closure.statements.2.is_some();
@@ -816,7 +816,7 @@ pub fn dual_contact_wgsl<F: Scalar + Into<f64>, const W: usize>(
 /// `dual_custom_force`, the custom force's load over duals added to `total`, traced from `law`
 /// in `precision` and width `width` (one of [`TRACED_WIDTHS`]): it sees what the CPU's
 /// dual steps give it, the orientation normalized and the body's index along no direction.
-pub fn dual_custom_force_wgsl<L: ForceLaw>(
+pub(crate) fn dual_custom_force_wgsl<L: ForceLaw>(
     law: &L,
     pass: &DualTracer,
     (precision, width): (Precision, usize),

@@ -10,19 +10,19 @@ use crate::physics::dual::Dual;
 use crate::physics::scalar::{Carried, Scalar};
 
 /// Bodies per block: eight f32 lanes fill two SSE or one AVX register.
-pub const LANES: usize = 8;
+pub(crate) const LANES: usize = 8;
 
 /// One f32 per body of a block, aligned so a block field is one aligned 256-bit load.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 #[repr(align(32))]
-pub struct Lanes(pub [f32; LANES]);
+pub(crate) struct Lanes(pub [f32; LANES]);
 
 /// One comparison's outcome per lane.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct LaneBools(pub [bool; LANES]);
+pub(crate) struct LaneBools(pub [bool; LANES]);
 
 /// A 3-vector per lane.
-pub type Vec3Lanes = Vec3<Lanes>;
+pub(crate) type Vec3Lanes = Vec3<Lanes>;
 
 // NOTE: the indexed loops below are deliberate: LLVM turns them into whole-register
 // operations, while zipped iterators measured about 25% slower.
@@ -65,7 +65,7 @@ impl Lanes {
 /// A number type holding one f32 per lane of a block, which the block loop runs the physics
 /// over: [`Lanes`] everywhere, and on x86-64 an AVX register inside the AVX2 clone. The
 /// blocks are stored as [`Lanes`]; a run converts at its start and end.
-pub trait LaneType: Scalar + From<Lanes> + Into<Lanes> {
+pub(crate) trait LaneType: Scalar + From<Lanes> + Into<Lanes> {
     /// `value` in every lane.
     fn splat(value: f32) -> Self;
     /// `value` in every lane, moving along the columns `columns` (a bit each) with
@@ -151,7 +151,7 @@ impl<L: LaneType, const N: usize> From<Dual<L, N>> for Lanes {
 
 /// [`Scalar::if_then`] on lanes: every lane's `then` is computed where any lane needs it, and
 /// each lane keeps its own outcome.
-pub fn if_any_lane<L: LaneType, V: Carried<L>>(
+pub(crate) fn if_any_lane<L: LaneType, V: Carried<L>>(
     condition: L::Bool,
     value: V,
     then: impl FnOnce(V) -> V,

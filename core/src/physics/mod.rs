@@ -5,7 +5,7 @@
 
 pub mod algebra;
 #[cfg(target_arch = "x86_64")]
-pub mod avx;
+pub(crate) mod avx;
 pub mod clock;
 pub mod contact;
 pub mod custom_force;
@@ -16,13 +16,13 @@ pub mod exp_map;
 pub mod force_law;
 pub mod forces;
 pub mod integrators;
-pub mod lanes;
+pub(crate) mod lanes;
 pub mod motion;
 pub mod principal_axes;
-pub mod profile;
+pub(crate) mod profile;
 pub mod scalar;
 pub mod splitting;
 pub mod trace;
-pub mod traced_dual;
+pub(crate) mod traced_dual;
 pub mod trig;
 pub mod wgsl;

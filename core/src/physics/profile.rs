@@ -8,7 +8,7 @@ use crate::physics::scalar::Scalar;
 
 /// The piecewise-linear interpolation of `keyframes` (`[t, value]`, times strictly
 /// increasing, at least one) at `t`, held constant before the first and after the last.
-pub fn keyframe_scale<R: Scalar + PartialOrd>(keyframes: &[[R; 2]], t: R) -> R {
+pub(crate) fn keyframe_scale<R: Scalar + PartialOrd>(keyframes: &[[R; 2]], t: R) -> R {
     let [first_time, first_value] = keyframes[0];
     if t <= first_time {
         return first_value;
@@ -25,22 +25,22 @@ pub fn keyframe_scale<R: Scalar + PartialOrd>(keyframes: &[[R; 2]], t: R) -> R {
 /// Which number of a keyframe table each column of a block is taken along, for one force
 /// record: `2 i` is keyframe `i`'s time, `2 i + 1` its value.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct KeyframeSeeds([Option<u32>; WIDEST_DUAL]);
+pub(crate) struct KeyframeSeeds([Option<u32>; WIDEST_DUAL]);
 
 impl KeyframeSeeds {
     /// Takes column `column` along table number `number`.
-    pub fn seed(&mut self, column: usize, number: usize) {
+    pub(crate) fn seed(&mut self, column: usize, number: usize) {
         self.0[column] = Some(number as u32);
     }
 
     /// Whether any column is taken along the table.
-    pub fn any(&self) -> bool {
+    pub(crate) fn any(&self) -> bool {
         self.0.iter().any(Option::is_some)
     }
 
     /// The columns taken along table number `number`, a bit each.
     #[inline(always)]
-    pub fn columns(&self, number: usize) -> u8 {
+    pub(crate) fn columns(&self, number: usize) -> u8 {
         (self.0.iter().enumerate())
             .filter(|(_, seed)| **seed == Some(number as u32))
             .fold(0, |columns, (j, _)| columns | 1 << j)
@@ -52,7 +52,7 @@ impl KeyframeSeeds {
 /// entering as `number(value, its columns)`, a number of `R` whose tangents are 1 in those
 /// columns. `time` is `t` in `R` (it moves along no column).
 #[inline(always)]
-pub fn seeded_keyframe_scale<P: Scalar + PartialOrd, R: Scalar>(
+pub(crate) fn seeded_keyframe_scale<P: Scalar + PartialOrd, R: Scalar>(
     keyframes: &[[P; 2]],
     t: P,
     time: R,

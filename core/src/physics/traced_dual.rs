@@ -17,7 +17,7 @@ use super::trace::{Trace, Traced};
 
 /// A [`Dual`] of width `W` over numbers traced in precision `F`.
 #[derive(Clone, Copy, Debug)]
-pub struct TracedDual<'t, F, const W: usize>(pub Dual<Traced<'t, F>, W>);
+pub(crate) struct TracedDual<'t, F, const W: usize>(pub Dual<Traced<'t, F>, W>);
 
 impl<'t, F: Scalar + Into<f64>, const W: usize> TracedDual<'t, F, W> {
     /// The WGSL expression `expression`, read in `trace`, along no direction.

@@ -456,7 +456,7 @@ pub fn contact_wgsl<F: Scalar + Into<f64>>(tracer: Tracer, shapes: &[ShapeKind])
 /// its kinds: one for a body of any of them where there are several; else the one kind's,
 /// and `signature("")` switching on `selector` to the call `call(name)` of its function
 /// (`signature("_<name>")`).
-pub fn resolve_plane_functions(
+pub(crate) fn resolve_plane_functions(
     shapes: &[ShapeKind],
     signature: impl Fn(&str) -> String,
     resolve: impl Fn(String, &[ShapeKind]) -> String,
@@ -475,7 +475,7 @@ pub fn resolve_plane_functions(
 
 /// What a traced contact function reads of its arguments, each read where its printer
 /// reads it (the order of the trace's inputs is its text's).
-pub struct ContactReads<R: Scalar> {
+pub(crate) struct ContactReads<R: Scalar> {
     pub dims: Vec3<R>,
     pub bounding_radius: R,
     pub plane: PlaneConstants<R>,
@@ -489,7 +489,7 @@ pub struct ContactReads<R: Scalar> {
 /// kind's own [`resolve_plane`] where there is one kind, [`resolve_plane_among`] where there
 /// are several (`is_kind` reads whether the body is of a kind, before `read` reads the rest).
 /// `write` gives the returned value's text from the state read and the state resolved.
-pub fn trace_resolve_plane<R: Scalar>(
+pub(crate) fn trace_resolve_plane<R: Scalar>(
     kinds: &[ShapeKind],
     is_kind: impl Fn(ShapeKind) -> R::Bool,
     read: impl FnOnce() -> ContactReads<R>,

@@ -28,7 +28,7 @@ fn custom_force(position: vec3<real>, orientation: vec4<real>, velocity: vec3<re
 ";
 
 /// The Rust twin of [`QUADRATIC_DRAG_WGSL`].
-pub fn quadratic_drag(input: &CustomForceInput) -> ExternalLoad {
+pub(crate) fn quadratic_drag(input: &CustomForceInput) -> ExternalLoad {
     let c = 0.02 * ((input.body % 5) + 1) as f64 * (1.0 + input.time);
     let (v, w) = (input.velocity, input.angular_velocity);
     ExternalLoad {

@@ -10,14 +10,14 @@ use crate::physics::lanes::{LANES, Lanes, Vec3Lanes};
 use crate::physics::motion::{Load, MassConstants, State};
 
 /// The momentum-form state of eight bodies, one lane each.
-pub type StateBlock = State<Lanes>;
+pub(crate) type StateBlock = State<Lanes>;
 
 /// The external loads of eight bodies (world frame, about each centre of mass).
-pub type LoadBlock = Load<Lanes>;
+pub(crate) type LoadBlock = Load<Lanes>;
 
 /// The constants of eight bodies and where their own forces are.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct ConstantBlock {
+pub(crate) struct ConstantBlock {
     /// `M`, `1/M` and `Ibody^-1` of each lane.
     pub mass: MassConstants<Lanes>,
     /// `(first, count)` of this block's per-body forces in the simulation's list.
@@ -28,7 +28,7 @@ pub struct ConstantBlock {
 
 /// A force in f32, its parameters shared by every lane it is applied to.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct ForceF32 {
+pub(crate) struct ForceF32 {
     pub kind: ForceType,
     /// The parameters in `ForceParameters` order, rounded to f32 as the f32 kernel's are.
     pub parameters: Parameters<f32>,
@@ -39,7 +39,7 @@ pub struct ForceF32 {
 
 /// A force acting on one body (one lane) of a block.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct LaneForce {
+pub(crate) struct LaneForce {
     pub lane: usize,
     pub force: ForceF32,
 }
@@ -67,7 +67,7 @@ impl ForceF32 {
 /// Packs up to eight bodies, the crowd's from `first_body` on; a short last block repeats its
 /// first body in the spare lanes, which are integrated and then dropped. The block's own
 /// forces are none until [`ConstantBlock::take_own_forces`] finds them.
-pub fn pack_block(bodies: &[Body], first_body: usize) -> (StateBlock, ConstantBlock) {
+pub(crate) fn pack_block(bodies: &[Body], first_body: usize) -> (StateBlock, ConstantBlock) {
     let body = |lane: usize| &bodies[if lane < bodies.len() { lane } else { 0 }];
     let lanes = |f: &dyn Fn(&Body) -> f64| Lanes(std::array::from_fn(|l| f(body(l)) as f32));
     let vec3 = |f: &dyn Fn(&Body) -> glam::DVec3| {
@@ -107,7 +107,7 @@ pub fn pack_block(bodies: &[Body], first_body: usize) -> (StateBlock, ConstantBl
 }
 
 /// No force, no torque: every block's load until loads are set.
-pub const ZERO_LOAD: LoadBlock = {
+pub(crate) const ZERO_LOAD: LoadBlock = {
     let zero = Vec3 {
         x: Lanes([0.0; LANES]),
         y: Lanes([0.0; LANES]),

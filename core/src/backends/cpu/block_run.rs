@@ -19,7 +19,7 @@ use crate::physics::motion::{Derivative, State};
 
 /// Everything one block's `step(n)` needs besides its state.
 #[derive(Clone, Copy)]
-pub struct BlockRun<'a> {
+pub(crate) struct BlockRun<'a> {
     pub integrator: Integrator,
     pub constants: &'a ConstantBlock,
     pub forces: BlockForces<'a>,
@@ -39,7 +39,7 @@ pub struct BlockRun<'a> {
 
 /// A block's state after a run, its frozen lanes, and the clock step of the last good state
 /// and the fault of each lane that broke a rule in the run.
-pub struct BlockOutcome {
+pub(crate) struct BlockOutcome {
     pub state: StateBlock,
     pub frozen: LaneMask,
     pub faults: [Option<(u64, Fault)>; LANES],
@@ -75,7 +75,7 @@ impl BlockRun<'_> {
     /// their last good state, for the rest of the run. Returns the state the run ended on
     /// and its outcome (the rules judge the values).
     #[inline(always)]
-    pub fn run_from<L: LaneType>(
+    pub(crate) fn run_from<L: LaneType>(
         &self,
         start: State<L>,
         constants: &BlockConstants<L>,
@@ -126,7 +126,7 @@ impl BlockRun<'_> {
     /// How many steps lane `lane` took in the run that ended in `outcome`: none if it was
     /// frozen before; under `stop` as many as the block took (up to its first broken step);
     /// under `freeze` up to its own broken step. (The body-by-body carry reads it.)
-    pub fn steps_taken(&self, outcome: &BlockOutcome, lane: usize) -> u64 {
+    pub(crate) fn steps_taken(&self, outcome: &BlockOutcome, lane: usize) -> u64 {
         let broken_at = |fault: &Option<(u64, Fault)>| fault.map(|(step, _)| step);
         let last = match self.freeze {
             _ if self.frozen & (1 << lane) != 0 => Some(self.first_step),
@@ -166,7 +166,7 @@ fn kept_lanes<L: LaneType>(next: &State<L>, previous: &State<L>, lanes: LaneMask
 }
 
 /// A clone of [`BlockRun::run`] compiled for one instruction set.
-pub type BlockClone = fn(&BlockRun, &StateBlock) -> BlockOutcome;
+pub(crate) type BlockClone = fn(&BlockRun, &StateBlock) -> BlockOutcome;
 
 #[inline(never)]
 fn derivative_baseline(
@@ -178,7 +178,7 @@ fn derivative_baseline(
     derivative(s, c, f, t)
 }
 
-pub fn run_baseline(run: &BlockRun, state: &StateBlock) -> BlockOutcome {
+pub(crate) fn run_baseline(run: &BlockRun, state: &StateBlock) -> BlockOutcome {
     run.run(state, derivative_baseline)
 }
 
@@ -205,7 +205,7 @@ fn run_avx2(run: &BlockRun, state: &StateBlock) -> BlockOutcome {
 }
 
 /// The widest clone this CPU runs; x86-64 without AVX2 gets the baseline (SSE2).
-pub fn widest_clone() -> BlockClone {
+pub(crate) fn widest_clone() -> BlockClone {
     #[cfg(target_arch = "x86_64")]
     if std::is_x86_feature_detected!("avx2") {
         // SAFETY: the CPU has AVX2, checked just above.

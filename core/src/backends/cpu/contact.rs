@@ -12,7 +12,7 @@ use crate::physics::motion::{MassConstants, State};
 
 /// What contact resolution needs of each lane of a block besides its state.
 #[derive(Clone, Copy, Debug)]
-pub struct ContactBlock {
+pub(crate) struct ContactBlock {
     pub lanes: [(MassConstants<f32>, ShapeConstants<f32>); LANES],
 }
 
@@ -38,7 +38,7 @@ impl ContactBlock {
 }
 
 /// Resolves every lane of `next` (the block after a step that started at `start`).
-pub fn resolve_contacts(
+pub(crate) fn resolve_contacts(
     start: &StateBlock,
     next: &mut StateBlock,
     block: &ContactBlock,

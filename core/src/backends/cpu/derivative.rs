@@ -17,7 +17,7 @@ use crate::physics::splitting::SplitAxes;
 
 /// Everything a block's derivative reads besides its state, its constants and the time.
 #[derive(Clone, Copy)]
-pub struct BlockForces<'a> {
+pub(crate) struct BlockForces<'a> {
     /// Forces on every body.
     pub global: &'a [ForceF32],
     /// The block's own per-body forces.
@@ -35,7 +35,7 @@ pub struct BlockForces<'a> {
 
 /// A block's constants and loads in the lane type a run computes in, converted once a run.
 #[derive(Clone, Copy)]
-pub struct BlockConstants<'a, L> {
+pub(crate) struct BlockConstants<'a, L> {
     pub mass: MassConstants<L>,
     /// The lanes' principal axes as the splittings read them, found once a run.
     pub axes: SplitAxes<L>,
@@ -225,7 +225,7 @@ pub type DerivativeFn<L> = fn(&State<L>, &BlockConstants<L>, &BlockForces, L) ->
 /// evaluated across the block and kept in that body's lane only, so each lane adds exactly
 /// what the kernel adds for its body.
 #[inline(always)]
-pub fn derivative<L: LaneType>(
+pub(crate) fn derivative<L: LaneType>(
     s: &State<L>,
     c: &BlockConstants<L>,
     f: &BlockForces,

@@ -9,7 +9,7 @@ use crate::physics::lanes::{LANES, LaneType};
 use crate::physics::motion::{MassConstants, State, auxiliaries};
 
 /// One bit per lane of a block.
-pub type LaneMask = u8;
+pub(crate) type LaneMask = u8;
 const _: () = assert!(LANES <= LaneMask::BITS as usize);
 
 /// The lanes where a component holds a NaN or an infinity: `x * 0` is 0 for a finite `x`
@@ -60,7 +60,7 @@ fn broken_by_rule<L: LaneType>(
 /// The lanes of `next`, a block's new state, that break a rule: non-finite, or outside the
 /// envelope when one is set.
 #[inline(always)]
-pub fn broken_lanes<L: LaneType>(
+pub(crate) fn broken_lanes<L: LaneType>(
     next: &State<L>,
     mass: &MassConstants<L>,
     envelope_squared: Option<&[f32; 3]>,
@@ -80,7 +80,7 @@ pub fn broken_lanes<L: LaneType>(
 }
 
 /// The first rule lane `lane` of `next` breaks (the lane is one [`broken_lanes`] named).
-pub fn lane_fault<L: LaneType>(
+pub(crate) fn lane_fault<L: LaneType>(
     next: &State<L>,
     mass: &MassConstants<L>,
     envelope_squared: Option<&[f32; 3]>,

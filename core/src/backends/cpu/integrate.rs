@@ -10,7 +10,7 @@ use crate::physics::motion::State;
 /// One full step of a block from time `t`, then every q renormalized.
 /// `derivative` is the caller's SIMD clone of [`crate::backends::cpu::derivative::derivative`].
 #[inline(always)]
-pub fn integrate_step<L: LaneType>(
+pub(crate) fn integrate_step<L: LaneType>(
     integrator: Integrator,
     derivative: DerivativeFn<L>,
     s: &State<L>,

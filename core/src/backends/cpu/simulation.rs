@@ -330,8 +330,8 @@ impl CpuSimulation {
     }
 
     /// How the blocks carry the tangents, for the tests that compare the ways.
-    #[cfg(any(test, feature = "test-support"))]
-    pub fn carry_tangents_by(&mut self, by: crate::backends::cpu::tangents::CarryBy) {
+    #[cfg(test)]
+    pub(crate) fn carry_tangents_by(&mut self, by: crate::backends::cpu::tangents::CarryBy) {
         if let Some(tangents) = &mut self.tangents {
             tangents.carry_by = by;
         }
@@ -339,7 +339,7 @@ impl CpuSimulation {
 
     /// The tangents carried, if any.
     #[cfg(test)]
-    pub fn tangents(&self) -> Option<&CpuTangents> {
+    pub(crate) fn tangents(&self) -> Option<&CpuTangents> {
         self.tangents.as_ref()
     }
 

@@ -35,7 +35,7 @@ type LaneDual<const N: usize> = Dual<Lanes, N>;
 /// What a block's dual run starts from: the plain run's own inputs (its values), seeded
 /// along the block's directions lane by lane, as each body's steps seed them
 /// (`BodyInputs::seeded_block`).
-pub struct LaneInputs<'a, const N: usize> {
+pub(crate) struct LaneInputs<'a, const N: usize> {
     /// Each lane's inputs over `Dual<f32, N>`, over which its contacts are resolved: only
     /// when the crowd has planes (a plane's numbers are seeded there alone).
     pub lanes: Vec<BodyInputs<'a, Dual<f32, N>>>,
@@ -49,7 +49,7 @@ pub struct LaneInputs<'a, const N: usize> {
 }
 
 /// What seeds a block of lanes' directions, besides the run's values.
-pub struct LaneSeeds<'b> {
+pub(crate) struct LaneSeeds<'b> {
     /// The directions of each lane's body (a spare lane's are never seeded).
     pub directions: [&'b [Option<Direction>]; LANES],
     /// Each lane's mass properties, which the inertia's seeds are taken from; empty when
@@ -88,7 +88,7 @@ impl<'a, const N: usize> LaneInputs<'a, N> {
     /// `13 x k` each in crowd order; zero in a spare lane), the mass constants and force
     /// parameters are seeded along the block's directions; `lanes` are each lane's own
     /// inputs, for its contacts.
-    pub fn seeded(
+    pub(crate) fn seeded(
         run: &BlockRun,
         start: &StateBlock,
         seeds: &LaneSeeds,
@@ -186,7 +186,7 @@ fn converted<A: Copy + Into<B>, B: Copy, const N: usize>(d: Dual<A, N>) -> Dual<
 
 /// A block's run over lanes of duals: the plain run's steps, contacts and rules.
 #[derive(Clone, Copy)]
-pub struct LaneRun<'a> {
+pub(crate) struct LaneRun<'a> {
     /// The plain run's settings; its forces have no custom force.
     pub block: BlockRun<'a>,
 }
@@ -194,7 +194,7 @@ pub struct LaneRun<'a> {
 impl LaneRun<'_> {
     /// Whether this CPU runs the lanes' clone: on x86-64 the AVX2 clone alone is compiled
     /// (see `CarryBy::Bodies`), elsewhere the one clone every CPU runs.
-    pub fn runs_here() -> bool {
+    pub(crate) fn runs_here() -> bool {
         #[cfg(target_arch = "x86_64")]
         return std::is_x86_feature_detected!("avx2");
         #[cfg(not(target_arch = "x86_64"))]
@@ -282,7 +282,7 @@ impl LaneRun<'_> {
     }
 
     /// [`run`](Self::run) on the clone this CPU runs ([`runs_here`](Self::runs_here)).
-    pub fn carry<const N: usize>(
+    pub(crate) fn carry<const N: usize>(
         &self,
         inputs: &LaneInputs<N>,
     ) -> (State<LaneDual<N>>, BlockOutcome) {

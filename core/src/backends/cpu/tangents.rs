@@ -24,7 +24,7 @@ use crate::physics::scalar::Carried;
 
 /// What the tangents carry and what a body's dual steps read besides its lane.
 #[derive(Clone, Debug)]
-pub struct CpuTangents {
+pub(crate) struct CpuTangents {
     pub carried: CarriedTangents<f32>,
     /// The blocks the columns run in, over lanes or body by body alike.
     blocks: Vec<Block>,
@@ -45,7 +45,7 @@ pub struct CpuTangents {
 
 /// How a block carries its tangents: both give the same bits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CarryBy {
+pub(crate) enum CarryBy {
     /// Eight bodies at a time over lanes of duals (`tangent_lanes`): on x86-64 its AVX2
     /// clone alone.
     Lanes,
@@ -68,7 +68,7 @@ impl CarryBy {
 
 /// What every body of a step call shares.
 #[derive(Clone, Copy)]
-pub struct TangentRun<'a> {
+pub(crate) struct TangentRun<'a> {
     pub masses: &'a BodyMasses,
     /// The crowd's planes.
     pub planes: &'a [Plane],
@@ -77,7 +77,7 @@ pub struct TangentRun<'a> {
 impl CpuTangents {
     /// The tangents of `plan` (checked against `crowd`) started from the states of `blocks`,
     /// which hold `bodies` bodies.
-    pub fn start(
+    pub(crate) fn start(
         plan: &TangentPlan,
         crowd: &Crowd,
         blocks: &[StateBlock],
@@ -110,7 +110,7 @@ impl CpuTangents {
 
     /// Every body's columns, what the bodies read to carry them, and the count of bodies
     /// whose values departed from their lanes'.
-    pub fn split(&mut self) -> (&mut [f32], BlockTangents<'_>, &mut u64) {
+    pub(crate) fn split(&mut self) -> (&mut [f32], BlockTangents<'_>, &mut u64) {
         let body_len = self.carried.plan.body_len();
         let shared = BlockTangents {
             plan: &self.carried.plan,
@@ -128,7 +128,7 @@ impl CpuTangents {
 
 /// What the bodies of every block read to carry their tangents.
 #[derive(Clone, Copy)]
-pub struct BlockTangents<'a> {
+pub(crate) struct BlockTangents<'a> {
     plan: &'a TangentPlan,
     blocks: &'a [Block],
     table: &'a ForceTable,
@@ -146,7 +146,7 @@ impl BlockTangents<'_> {
     /// bodies' dual values departed from the values its outcome holds. Eight bodies at a
     /// time over lanes of duals, whose values are the run's (no plain run is needed), or body
     /// by body after the plain run on `clone`.
-    pub fn step_block(
+    pub(crate) fn step_block(
         &self,
         run: &TangentRun,
         block_run: &BlockRun,

@@ -8,7 +8,7 @@ use crate::physics::envelope::envelope_breaches;
 
 /// The first rule `next`, a body's new state, breaks, given its velocity `v` and angular
 /// velocity `omega` (computed from `next`, only looked at once every number is finite).
-pub fn state_fault(
+pub(crate) fn state_fault(
     envelope_squared: &[f64; 3],
     next: &BodyState,
     motion: impl FnOnce() -> (glam::DVec3, glam::DVec3),
