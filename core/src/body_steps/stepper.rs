@@ -90,13 +90,13 @@ impl<'a> BodyStepper<'a, f64> {
         Self::with_constants(integrator, MassConstants::from(mass), forces, env)
     }
 
-    /// [`advance_unnormalized`](Self::advance_unnormalized) on a body's state.
+    /// `advance_unnormalized` on a body's state.
     #[cfg(any(test, feature = "cli"))]
     pub fn unnormalized(&self, state: &BodyState, t: f64, h: f64) -> BodyState {
         self.advance_unnormalized(&state.into(), t, h).into()
     }
 
-    /// [`advance`](Self::advance) on a body's state.
+    /// `advance` on a body's state.
     pub fn step(&self, state: &BodyState, t: f64, h: f64) -> BodyState {
         self.advance(&state.into(), t, h).into()
     }

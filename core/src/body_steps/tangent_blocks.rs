@@ -95,7 +95,7 @@ pub struct SeededBlock {
 }
 
 /// The blocks of the columns `directions` (as [`crowd_directions`] gives them; `rows` the
-/// state rows each is seeded in): if `grouped`, each group's columns (see [`group`]) apart,
+/// state rows each is seeded in): if `grouped`, each group's columns (see `group`) apart,
 /// else all of them, in blocks of the widths [`block_widths_among`] picks among `widths`,
 /// each with what its columns move at the start.
 pub fn seeded_blocks(
