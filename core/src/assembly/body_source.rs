@@ -60,7 +60,6 @@ impl<'a> BodySource<'a> {
         }
     }
 
-    #[cfg(feature = "cli")]
     /// `bodies`, then the bodies of `spec` (validated here).
     pub fn with_generated(
         bodies: &'a [Body],

@@ -2,9 +2,7 @@
 //! in `core/src/physics` with the crowd's force records, keyframe tables and custom force
 //! (Baraff 2-42, 2-43).
 
-#[cfg(any(test, feature = "test-support"))]
-use glam::DQuat;
-use glam::DVec3;
+use glam::{DQuat, DVec3};
 
 use crate::model::body::BodyState;
 use crate::model::force::ForceKind;
@@ -34,7 +32,7 @@ pub struct ForceEnv<'a, P = f64> {
 }
 
 /// `dY/dt` for one body: `(v, dq/dt, F, tau)`.
-#[cfg(any(test, feature = "test-support"))]
+#[doc(hidden)]
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Derivative {
     /// `dx/dt = v`.
@@ -262,7 +260,7 @@ pub(crate) fn derivative_of<R: Reference>(
 ///
 /// `dq/dt` multiplies the state's own `q` (not its normalized copy), so it stays linear in `q`
 /// inside the RK4 stages; only `R` uses the normalized quaternion.
-#[cfg(any(test, feature = "test-support"))]
+#[doc(hidden)]
 pub fn derivative<'a>(
     state: &BodyState,
     mass: &MassProperties,

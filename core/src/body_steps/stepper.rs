@@ -91,7 +91,6 @@ impl<'a> BodyStepper<'a, f64> {
     }
 
     /// `advance_unnormalized` on a body's state.
-    #[cfg(any(test, feature = "cli"))]
     pub fn unnormalized(&self, state: &BodyState, t: f64, h: f64) -> BodyState {
         self.advance_unnormalized(&state.into(), t, h).into()
     }

@@ -39,7 +39,7 @@ impl Precision {
 /// match its WGSL struct, whose vectors of f64 align to 32 bytes where f32 ones align to 16.
 pub trait Real: Pod + Default + Debug + PartialEq {
     /// The precision of this scalar (for the layout test).
-    #[cfg(any(test, feature = "test-support"))]
+    #[doc(hidden)]
     const PRECISION: Precision;
     /// Four bytes of padding in f64 records, none in f32 ones (after a `u32` that follows a
     /// `vec3<real>`, which fills the vector's fourth lane only in f32).
@@ -54,7 +54,7 @@ pub trait Real: Pod + Default + Debug + PartialEq {
 }
 
 impl Real for f32 {
-    #[cfg(any(test, feature = "test-support"))]
+    #[doc(hidden)]
     const PRECISION: Precision = Precision::F32;
     type Pad4 = ();
     type Pad16 = ();
@@ -69,7 +69,7 @@ impl Real for f32 {
 }
 
 impl Real for f64 {
-    #[cfg(any(test, feature = "test-support"))]
+    #[doc(hidden)]
     const PRECISION: Precision = Precision::F64;
     type Pad4 = u32;
     type Pad16 = [u32; 4];

@@ -106,7 +106,7 @@ impl MovingNumbers {
     }
 
     /// The numbers of `structure` that move, a bit each.
-    #[cfg(any(test, feature = "test-support"))]
+    #[doc(hidden)]
     pub fn of(&self, structure: Structure) -> u16 {
         self.moving[structure as usize]
     }

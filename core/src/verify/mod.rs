@@ -5,6 +5,6 @@
 pub mod analytic;
 pub mod check_crowd;
 pub mod compare;
-#[cfg(any(test, feature = "test-support"))]
+#[doc(hidden)]
 pub mod test_crowds;
 pub mod xorshift;

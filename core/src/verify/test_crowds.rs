@@ -1,5 +1,7 @@
 //! Bodies, crowds and a force law the tests of this crate and of `rigid-crowd` share
-//! (feature `test-support`, which only `rigid-crowd`'s dev-dependency turns on).
+//! (hidden from the docs: not for use). Compiled in every build, with the few items the
+//! command line alone calls: the core has no features, so the tests', Python's, MPI's and
+//! the benches' builds share one compiled core.
 
 use glam::{DQuat, DVec3};
 

@@ -269,7 +269,6 @@ impl CpuSimulation {
     }
 
     /// Body `i`'s mass properties.
-    #[cfg(feature = "cli")]
     pub fn mass(&self, i: usize) -> MassProperties {
         self.masses.get(i)
     }

@@ -203,7 +203,6 @@ impl CpuRefSimulation {
     }
 
     /// Body `i`'s mass properties.
-    #[cfg(feature = "cli")]
     pub fn mass(&self, i: usize) -> MassProperties {
         self.masses.get(i)
     }
