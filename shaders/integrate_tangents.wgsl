@@ -1,7 +1,8 @@
 // The integration kernel's steps over dual numbers: one body per invocation, its state and
 // the derivatives of one block of its directions (DUAL_WIDTH of them at most). Every formula
-// is generated from the Rust definition traced over `Dual` (core/src/physics/dual_wgsl.rs); this
-// file reads and writes the storage, visits the force records and the planes, and judges the faults on the
+// is generated from the Rust definition traced over `Dual` (core/src/physics/dual_wgsl.rs), and
+// the visits of the force records are the plain kernel's over duals (kernel_spec.rs); this
+// file reads and writes the storage, visits the planes, and judges the faults on the
 // values, as `integrate` does, so the values are the plain kernel's bit for bit. A body's
 // directions may take several blocks: each reads the states the step starts from, and the
 // last one writes the new states and reports the faults.
@@ -44,10 +45,10 @@ struct TangentBlock {
 /// `restitution`, `friction`) along it, computed on the host (`PlaneNumber::seeds`).
 @group(1) @binding(5) var<storage, read> plane_seeds: array<real>;
 
-/// The body's external load and the range of its own force records (first, end), read once
-/// a dispatch as the plain kernel reads them, not at every stage.
+/// The body's external load and constants, read once a dispatch as the plain kernel reads
+/// them, not at every stage (with its force records: `dual_records`).
 var<private> dispatch_load: ExternalLoad;
-var<private> dispatch_own: vec2<u32>;
+var<private> dispatch_constants: BodyConstants;
 
 /// `x` along no direction.
 fn dual_fixed(x: real) -> DualReal {
@@ -129,10 +130,8 @@ fn dual_derivative(s: DualMotion, c: DualConstants, t: DualReal, index: u32) -> 
     total[3u * DUAL_STRIDE] = load.torque.x;
     total[4u * DUAL_STRIDE] = load.torque.y;
     total[5u * DUAL_STRIDE] = load.torque.z;
-    total = dual_add_global_forces(s, c, aux, t, total, body);
-    for (var i = dispatch_own.x; i < dispatch_own.y; i++) {
-        total = dual_add_force(i, s, c, aux, t, total, body);
-    }
+    total = dual_accumulate_global_forces(s, c, aux, t, dispatch_constants, body, total);
+    total = dual_accumulate_own_forces(s, c, aux, t, dispatch_constants, body, total);
     return dual_state_derivative(s, aux, total);
 }
 
@@ -187,11 +186,10 @@ fn integrate_tangents(@builtin(global_invocation_id) id: vec3<u32>) {
     // The principal axes are fixed per body: found once a dispatch, by kernels that split.
     let axes = dual_kernel_split_axes(c);
     dispatch_load = external_load(index);
-    dispatch_own = vec2<u32>(plain.force_first, plain.force_first + plain.force_count);
-    // The global records' parameters over duals (generated beside `dual_add_global_forces`).
-    read_dispatch_globals();
+    dispatch_constants = plain;
     var low = stored.step_low;
     var high = stored.step_high;
+    dual_records = dual_load_force_records(plain, params.first_body + index, low, high);
     var status = HEALTHY_STATUS;
     for (var k = 0u; k < params.steps_per_dispatch; k++) {
         let t = step_time(low, high, params.dt);

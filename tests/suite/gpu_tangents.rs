@@ -389,7 +389,7 @@ fn tangents_through_plane_contacts_are_the_cpu_backends_bit_for_bit() {
 }
 
 /// More forces on every body than the kernel calls one by one: it visits them in a loop
-/// over `dual_add_force`, and the tangents are still the CPU's bits.
+/// per kind, and the tangents are still the CPU's bits.
 #[test]
 fn forces_visited_in_a_loop_carry_the_same_tangents() {
     let mut crowd = crowd(Integrator::Rk4);

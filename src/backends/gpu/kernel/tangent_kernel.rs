@@ -1,7 +1,8 @@
 //! The source of the kernel that carries tangents: the integration kernel's source (its
 //! storage, step clock and fault rules), the physics traced over dual numbers of one width
-//! (`physics::dual_wgsl`), the generated visits of the integrators and force kinds, and the
-//! plumbing of `shaders/integrate_tangents.wgsl`, whose entry point is `integrate_tangents`.
+//! (`physics::dual_wgsl`), the generated visits of the integrators and of the force records
+//! (the plain kernel's, over duals: `KernelSpec::dual_visits_wgsl`), and the plumbing of
+//! `shaders/integrate_tangents.wgsl`, whose entry point is `integrate_tangents`.
 
 use crate::assembly::crowd::Crowd;
 use crate::backends::gpu::kernel::kernel_spec::KernelSpec;
@@ -208,7 +209,7 @@ pub(crate) fn tangent_source(
         &contact,
         &block_storage_wgsl(block.0, &closed.moving),
         &scheme_wgsl(spec.integrators()),
-        &force_visit_wgsl(spec, custom.is_some()),
+        &spec.dual_visits_wgsl(custom.is_some()),
         match spec.force_kinds().contains(&ForceType::Keyframed) {
             true => DUAL_KEYFRAMES,
             false => "",
@@ -335,69 +336,6 @@ fn scheme_wgsl(integrators: &[Integrator]) -> String {
     )
 }
 
-/// The call that adds a record of `kind` to `total`, with its `f`, `record` and `p`
-/// (parameters from the plumbing's `dual_parameters`) in scope: a keyframed record's scale
-/// from `dual_keyframe_scale`, a custom force's load from its law's `dual_custom_force` where
-/// `custom_law`. `None` for a kind without code here (a custom force without a law, which
-/// the host refuses).
-fn force_call(kind: ForceType, custom_law: bool) -> Option<String> {
-    Some(match kind {
-        ForceType::Custom if custom_law => "dual_custom_force(s, c, aux, t, body, total)".into(),
-        ForceType::Custom => return None,
-        ForceType::Keyframed => {
-            "dual_add_keyframed(p, dual_keyframe_scale(record, t), total)".into()
-        }
-        _ => format!("dual_force_{}(p, s, c, aux, t, total)", kind.name()),
-    })
-}
-
-/// `dual_add_force`, record `record`'s load added to `total` by the record's kind (a kind
-/// without code is reported as unknown), and `dual_add_global_forces`, every global
-/// record's: called one by one where the plain kernel calls them so (their kinds known when
-/// the kernel is built, so no switch holds every kind's dual code in the loop), else in a
-/// loop over `dual_add_force`.
-fn force_visit_wgsl(spec: &KernelSpec, custom_law: bool) -> String {
-    let mut cases = String::new();
-    for kind in spec.force_kinds() {
-        if let Some(call) = force_call(kind, custom_law) {
-            cases += &format!(
-                "        case {}: {{\n            out = {call};\n        }}\n",
-                kind.wgsl_constant()
-            );
-        }
-    }
-    let globals = match spec.global_calls() {
-        Some(kinds) => kinds
-            .iter()
-            .enumerate()
-            .map(|(i, &kind)| match force_call(kind, custom_law) {
-                Some(call) => format!(
-                    "    {{\n        let record = {i}u;\n        let f = forces[record];\n        \
-                     let p = dispatch_globals[{i}u];\n        \
-                     let total = out;\n        out = {call};\n    }}\n"
-                ),
-                None => "    atomicMin(&faults.first_unknown_code, body);\n".to_string(),
-            })
-            .collect(),
-        None => "    for (var i = 0u; i < params.global_force_count; i++) {\n        \
-                 out = dual_add_force(i, s, c, aux, t, out, body);\n    }\n"
-            .to_string(),
-    };
-    dispatch_globals_wgsl(spec.global_calls().map_or(0, |kinds| kinds.len()))
-        + &format!(
-            "/// Record `record`'s force and torque over duals added to `total`.\n\
-         fn dual_add_force(record: u32, s: DualMotion, c: DualConstants, aux: DualAuxiliaries, \
-         t: DualReal, total: DualLoad, body: u32) -> DualLoad {{\n    let f = forces[record];\n    \
-         let p = dual_parameters(record);\n    var out = total;\n    switch f.kind {{\n{cases}        \
-         default: {{\n            atomicMin(&faults.first_unknown_code, body);\n        }}\n    }}\n    \
-         return out;\n}}\n\n\
-         /// The force and torque over duals of every force acting on all bodies added to `total`.\n\
-         fn dual_add_global_forces(s: DualMotion, c: DualConstants, aux: DualAuxiliaries, \
-         t: DualReal, total: DualLoad, body: u32) -> DualLoad {{\n    var out = total;\n\
-         {globals}    return out;\n}}\n"
-        )
-}
-
 /// `read_block_tangents`, `write_block_tangents` and `read_block_constant_seeds`: the
 /// derivatives of the state rows and of the mass constants that a block of `width` whose
 /// closed moving numbers are `moving` can move, read from and written to storage once a
@@ -445,22 +383,6 @@ fn block_storage_wgsl(width: usize, moving: &MovingNumbers) -> String {
          /// The block's derivatives of the mass constants it moves, from the body's `first`.\n\
          fn read_block_constant_seeds(first: u32) -> DualConstants {{\n{strides}    \
          var c: DualConstants;\n{seeds}    return c;\n}}\n\n"
-    )
-}
-
-/// `dispatch_globals`, the parameters over duals of the `count` global records called one
-/// by one, and `read_dispatch_globals`, which the kernel calls once a dispatch to fill it:
-/// they do not change over its steps, and read at every stage they cost lavapipe a fifth of
-/// the Jacobian's time (the plain kernel reads its records once a dispatch too).
-fn dispatch_globals_wgsl(count: usize) -> String {
-    let reads: String = (0..count)
-        .map(|i| format!("    dispatch_globals[{i}u] = dual_parameters({i}u);\n"))
-        .collect();
-    format!(
-        "/// The global records' parameters over duals, read once a dispatch.\n\
-         var<private> dispatch_globals: array<DualParameters, {}>;\n\n\
-         fn read_dispatch_globals() {{\n{reads}}}\n\n",
-        count.max(1)
     )
 }
 
