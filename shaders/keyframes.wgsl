@@ -3,22 +3,32 @@
 // The interpolation (`keyframe_lerp`) and the load at a scale (`add_keyframed`) are generated
 // from core/src/physics/forces.rs. Part of a kernel only where its crowd has keyframed forces.
 
-/// Piecewise-linear interpolation of `keyframes[first .. first + count]` (x = time,
-/// y = value) at t, held constant before the first and after the last.
+/// Where `t` falls among the times of `keyframes[first .. first + count]` (x = time, y =
+/// value): (i, i) where keyframe i's value holds (at or before the first, past the last),
+/// (i - 1, i) on the segment between them. The one search of a table on the GPU, which the
+/// interpolation, the dispatch's window and the search over duals read; twin of
+/// `keyframe_segment` in core/src/physics/profile.rs.
+fn keyframe_segment(first: u32, count: u32, t: real) -> vec2<u32> {
+    if t <= keyframes[first].x {
+        return vec2<u32>(0u);
+    }
+    for (var i = 1u; i < count; i++) {
+        if t < keyframes[first + i].x {
+            return vec2<u32>(i - 1u, i);
+        }
+    }
+    return vec2<u32>(count - 1u);
+}
+
+/// Piecewise-linear interpolation of `keyframes[first .. first + count]` at t, held
+/// constant before the first and after the last.
 fn keyframe_scale(first: u32, count: u32, t: real) -> real {
-    // Each keyframe is read once: the segment's end becomes the next one's start.
-    var a = keyframes[first];
-    if t <= a.x {
+    let segment = keyframe_segment(first, count, t);
+    let a = keyframes[first + segment.x];
+    if segment.x == segment.y {
         return a.y;
     }
-    for (var i = first + 1u; i < first + count; i++) {
-        let b = keyframes[i];
-        if t < b.x {
-            return keyframe_lerp(a, b, t);
-        }
-        a = b;
-    }
-    return a.y;
+    return keyframe_lerp(a, keyframes[first + segment.y], t);
 }
 
 /// The earliest and the latest time at which a dispatch from step `low + STEPS_PER_OVERFLOW
@@ -66,11 +76,11 @@ fn keyframe_window(f: Force, times: vec2<real>, body: u32) -> KeyframeWindow {
     let end = first + f.keyframe_count;
     var w: KeyframeWindow;
     w.first = keyframes[first];
+    // The keyframe after the one the earliest time's segment starts from (`end` past the
+    // last); the second keyframe where that time is not past the first (or not a number).
     var next = first + 1u;
     if earliest > w.first.x {
-        while next < end && earliest >= keyframes[next].x {
-            next++;
-        }
+        next = first + keyframe_segment(first, f.keyframe_count, earliest).x + 1u;
     }
     w.a = keyframes[next - 1u];
     w.b = vec2<real>(earliest, w.a.y);

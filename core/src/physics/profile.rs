@@ -1,25 +1,35 @@
 //! The keyframe search on the CPU, in f64 and f32: which segment of a table a time falls
-//! in. The interpolation on the segment is `physics::forces::keyframe_lerp`; the GPU kernel
-//! makes the same comparisons (shaders/derivative.wgsl).
+//! in ([`keyframe_segment`], which both interpolations below read). The interpolation on the
+//! segment is `physics::forces::keyframe_lerp`; the GPU kernels make the same comparisons
+//! in `keyframe_segment` (shaders/keyframes.wgsl).
 
 use crate::physics::dual::WIDEST_DUAL;
 use crate::physics::forces::keyframe_lerp;
 use crate::physics::scalar::Scalar;
 
-/// The piecewise-linear interpolation of `keyframes` (`[t, value]`, times strictly
-/// increasing, at least one) at `t`, held constant before the first and after the last.
-pub(crate) fn keyframe_scale<R: Scalar + PartialOrd>(keyframes: &[[R; 2]], t: R) -> R {
-    let [first_time, first_value] = keyframes[0];
-    if t <= first_time {
-        return first_value;
+/// Where `t` falls among the times of `keyframes` (`[t, value]`, times strictly increasing,
+/// at least one): `(i, i)` where keyframe `i`'s value holds (`t` at or before the first, or
+/// past the last), `(i - 1, i)` where `t` lies on the segment between them.
+#[inline(always)]
+pub(crate) fn keyframe_segment<P: PartialOrd + Copy>(keyframes: &[[P; 2]], t: P) -> (usize, usize) {
+    if t <= keyframes[0][0] {
+        return (0, 0);
     }
-    for pair in keyframes.windows(2) {
-        let ([t0, v0], [t1, v1]) = (pair[0], pair[1]);
-        if t < t1 {
-            return keyframe_lerp([t0, v0], [t1, v1], t);
+    for (i, [at, _]) in keyframes.iter().enumerate().skip(1) {
+        if t < *at {
+            return (i - 1, i);
         }
     }
-    keyframes[keyframes.len() - 1][1]
+    (keyframes.len() - 1, keyframes.len() - 1)
+}
+
+/// The piecewise-linear interpolation of `keyframes` at `t`, held constant before the first
+/// and after the last.
+pub(crate) fn keyframe_scale<R: Scalar + PartialOrd>(keyframes: &[[R; 2]], t: R) -> R {
+    match keyframe_segment(keyframes, t) {
+        (a, b) if a == b => keyframes[a][1],
+        (a, b) => keyframe_lerp(keyframes[a], keyframes[b], t),
+    }
 }
 
 /// Which number of a keyframe table each column of a block is taken along, for one force
@@ -66,15 +76,10 @@ pub(crate) fn seeded_keyframe_scale<P: Scalar + PartialOrd, R: Scalar>(
             number(value, seeds.columns(2 * i + 1)),
         ]
     };
-    if t <= keyframes[0][0] {
-        return keyframe(0)[1];
+    match keyframe_segment(keyframes, t) {
+        (a, b) if a == b => keyframe(a)[1],
+        (a, b) => keyframe_lerp(keyframe(a), keyframe(b), time),
     }
-    for (i, [at, _]) in keyframes.iter().enumerate().skip(1) {
-        if t < *at {
-            return keyframe_lerp(keyframe(i - 1), keyframe(i), time);
-        }
-    }
-    keyframe(keyframes.len() - 1)[1]
 }
 
 #[cfg(test)]

@@ -278,18 +278,15 @@ fn dual_keyframe(record: u32, i: u32) -> DualKeyframe {
 }
 
 /// Keyframed record `record`'s scale at `t`, held before its first keyframe and after its
-/// last.
+/// last: the plain kernel's search (`keyframe_segment`) on the values.
 fn dual_keyframe_scale(record: u32, t: DualReal) -> DualReal {
     let f = forces[record];
-    if t[0] <= keyframes[f.keyframe_first].x {
-        return dual_keyframe_value(dual_keyframe(record, 0u));
+    let segment = keyframe_segment(f.keyframe_first, f.keyframe_count, t[0]);
+    let a = dual_keyframe(record, segment.x);
+    if segment.x == segment.y {
+        return dual_keyframe_value(a);
     }
-    for (var i = 1u; i < f.keyframe_count; i++) {
-        if t[0] < keyframes[f.keyframe_first + i].x {
-            return dual_keyframe_lerp(dual_keyframe(record, i - 1u), dual_keyframe(record, i), t);
-        }
-    }
-    return dual_keyframe_value(dual_keyframe(record, f.keyframe_count - 1u));
+    return dual_keyframe_lerp(a, dual_keyframe(record, segment.y), t);
 }
 ";
 
