@@ -12,7 +12,7 @@ use crate::assembly::body_source::{BodySource, SOURCE_CHUNK};
 use crate::assembly::crowd::Crowd;
 use crate::assembly::force_table::ForceTable;
 use crate::backends::gpu::buffers::GpuChunk;
-use crate::backends::gpu::device::bindings::integrate_bind_group_layout;
+use crate::backends::gpu::device::bindings::{bind_buffers, integrate_bind_group_layout};
 use crate::backends::gpu::device::context::GpuContext;
 use crate::backends::gpu::kernel::layout::{DispatchParams, Encode, RecordSizes};
 use crate::model::codes::Coded;
@@ -303,21 +303,19 @@ impl BoundBuffers {
         states: &wgpu::Buffer,
         loads: &wgpu::Buffer,
     ) -> (wgpu::BindGroup, wgpu::BindGroup) {
+        // In the order of INTEGRATE_BINDINGS.
         let bind_group = |params| {
-            device.create_bind_group(&wgpu::BindGroupDescriptor {
-                label: Some("integrate bindings"),
-                layout: &self.layout,
-                entries: &[
-                    entry(0, params),
-                    entry(1, states),
-                    entry(2, &self.constants),
-                    entry(3, &self.forces),
-                    entry(4, &self.keyframes),
-                    entry(5, loads),
-                    entry(6, &self.planes),
-                    entry(7, &self.faults),
-                ],
-            })
+            let buffers = [
+                params,
+                states,
+                &self.constants,
+                &self.forces,
+                &self.keyframes,
+                loads,
+                &self.planes,
+                &self.faults,
+            ];
+            bind_buffers(device, "integrate bindings", &self.layout, &buffers)
         };
         (
             bind_group(&self.fused_params),
@@ -359,13 +357,6 @@ pub(crate) fn check_fits(
             ctx.adapter_info().name
         ),
     })
-}
-
-fn entry(binding: u32, buffer: &wgpu::Buffer) -> wgpu::BindGroupEntry<'_> {
-    wgpu::BindGroupEntry {
-        binding,
-        resource: buffer.as_entire_binding(),
-    }
 }
 
 /// Splits the bodies into runs whose state, constant and force buffers each fit

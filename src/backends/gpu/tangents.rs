@@ -18,10 +18,10 @@ use crate::assembly::crowd::Crowd;
 use crate::assembly::force_table::ForceTable;
 use crate::backends::gpu::chunk::{BufferChunk, check_fits, consecutive_runs, dispatch_grid};
 use crate::backends::gpu::device::bindings::{
-    INTEGRATE_STORAGE_BUFFERS, TANGENT_BINDINGS, TANGENT_STORAGE_BUFFERS, bind_group_layout,
-    integrate_bind_group_layout,
+    INTEGRATE_STORAGE_BUFFERS, TANGENT_BINDINGS, TANGENT_STORAGE_BUFFERS, bind_buffers,
+    bind_group_layout, integrate_bind_group_layout,
 };
-use crate::backends::gpu::device::context::{GpuContext, one_line};
+use crate::backends::gpu::device::context::GpuContext;
 use crate::backends::gpu::device::exact_spirv::{self, Checks};
 use crate::backends::gpu::device::pipeline_cache::PipelineKey;
 use crate::backends::gpu::device::readback::read_buffer;
@@ -225,7 +225,7 @@ impl GpuTangents {
                             &number_seeds,
                             &plane_seeds,
                         ];
-                        bind_group(device, &layout.tangents, &buffers)
+                        bind_buffers(device, "tangent block", &layout.tangents, &buffers)
                     })
                     .collect();
                 pieces.push(PieceTangents {
@@ -363,36 +363,19 @@ fn build_pipeline(
     (spec, custom_force): (&KernelSpec, Option<&CustomForce>),
     block: (usize, MovingNumbers),
 ) -> Result<wgpu::ComputePipeline> {
-    let device = &ctx.device;
     let source = tangent_source((precision, divisions_in_f64), spec, block, custom_force);
     let constants = [("workgroup_size", workgroup_size as f64)];
     let checks = match trusted {
         true => Checks::Trusted,
         false => Checks::Bounded,
     };
-    let words = exact_spirv::compile(&source, ENTRY_POINT, &constants, checks)?;
-    let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
-    // SAFETY: `compile` validated the module. Trusted, its indices are in bounds by
-    // construction: a body's rows and seeds lie within its piece's buffers (sized its
-    // bodies x 13 x k and 8 x k; the piece's bodies within its chunk's), a column within the block's width (the seeds padded by the widest
+    let kernel = (source.as_str(), ENTRY_POINT, &constants[..], checks);
+    // SAFETY: trusted, its indices are in bounds by construction: a body's rows and seeds
+    // lie within its piece's buffers (sized its bodies x 13 x k and 8 x k; the piece's bodies
+    // within its chunk's), a column within the block's width (the seeds padded by the widest
     // block), a record within the force table, and every dual index below its array's
     // numbers times DUAL_STRIDE; else wgpu's bounds checks stay.
-    let module =
-        unsafe { exact_spirv::module(device, "integrate_tangents.spv", ENTRY_POINT, &words) };
-    let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-        label: Some("integrate tangents"),
-        layout: Some(layout),
-        module: &module,
-        entry_point: Some(ENTRY_POINT),
-        compilation_options: Default::default(),
-        cache: None,
-    });
-    if let Some(e) = pollster::block_on(scope.pop()) {
-        return Err(Error::Gpu(one_line(&format!(
-            "compiling the tangent kernel: {e}"
-        ))));
-    }
-    Ok(pipeline)
+    unsafe { exact_spirv::pipeline(&ctx.device, kernel, layout, "the tangent kernel") }
 }
 
 /// The uniform buffer holding `block`.
@@ -401,26 +384,6 @@ fn block_uniform(device: &wgpu::Device, block: &TangentBlock) -> wgpu::Buffer {
         label: Some("tangent block"),
         contents: bytemuck::bytes_of(block),
         usage: wgpu::BufferUsages::UNIFORM,
-    })
-}
-
-/// The bind group (group 1) of `buffers`, bound in order from 0.
-fn bind_group(
-    device: &wgpu::Device,
-    layout: &wgpu::BindGroupLayout,
-    buffers: &[&wgpu::Buffer],
-) -> wgpu::BindGroup {
-    let entries: Vec<_> = (0..)
-        .zip(buffers)
-        .map(|(binding, buffer)| wgpu::BindGroupEntry {
-            binding,
-            resource: buffer.as_entire_binding(),
-        })
-        .collect();
-    device.create_bind_group(&wgpu::BindGroupDescriptor {
-        label: Some("tangent block"),
-        layout,
-        entries: &entries,
     })
 }
 

@@ -55,6 +55,27 @@ pub(crate) fn integrate_bind_group_layout(device: &wgpu::Device) -> wgpu::BindGr
     bind_group_layout(device, "integrate bindings", &INTEGRATE_BINDINGS)
 }
 
+/// The bind group of `buffers` for `layout`, bound in order from 0.
+pub(crate) fn bind_buffers(
+    device: &wgpu::Device,
+    label: &str,
+    layout: &wgpu::BindGroupLayout,
+    buffers: &[&wgpu::Buffer],
+) -> wgpu::BindGroup {
+    let entries: Vec<_> = (0..)
+        .zip(buffers)
+        .map(|(binding, buffer)| wgpu::BindGroupEntry {
+            binding,
+            resource: buffer.as_entire_binding(),
+        })
+        .collect();
+    device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: Some(label),
+        layout,
+        entries: &entries,
+    })
+}
+
 /// The bind group layout of `bindings`, numbered from 0, seen by compute shaders.
 pub(crate) fn bind_group_layout(
     device: &wgpu::Device,

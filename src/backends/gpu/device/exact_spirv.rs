@@ -166,6 +166,39 @@ pub(crate) unsafe fn module(
     unsafe { device.create_shader_module_passthrough(descriptor) }
 }
 
+/// The compute pipeline of `entry_point` in the kernel `wgsl`, its overrides set to
+/// `constants`, compiled to exact SPIR-V with `checks` ([`compile`]) and laid out as
+/// `layout`; `what` names the kernel in an error.
+///
+/// # Safety
+/// With [`Checks::Trusted`], every index the kernel forms must be in range and every loop
+/// bounded by construction, as the caller proves for its kernel.
+pub(crate) unsafe fn pipeline(
+    device: &wgpu::Device,
+    (wgsl, entry_point, constants, checks): (&str, &str, &[(&str, f64)], Checks),
+    layout: &wgpu::PipelineLayout,
+    what: &str,
+) -> Result<wgpu::ComputePipeline> {
+    let words = compile(wgsl, entry_point, constants, checks)?;
+    let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
+    // SAFETY: `compile` validated the module; its indices are the caller's promise, or
+    // checked.
+    let module = unsafe { module(device, &format!("{entry_point}.spv"), entry_point, &words) };
+    let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+        label: Some(entry_point),
+        layout: Some(layout),
+        module: &module,
+        entry_point: Some(entry_point),
+        // The overrides are set in the SPIR-V already.
+        compilation_options: Default::default(),
+        cache: None,
+    });
+    match pollster::block_on(scope.pop()) {
+        Some(e) => Err(Error::Gpu(one_line(&format!("compiling {what}: {e}")))),
+        None => Ok(pipeline),
+    }
+}
+
 /// The variable naming a folder into which every kernel compiled is written, as
 /// `<crc32>-<bytes>.wgsl`: how `scripts/kernels-compare.sh` sees whether a change to the
 /// compiler changed the text of any kernel.

@@ -86,16 +86,11 @@ fn build_integrate_pipeline(
         } else {
             Checks::Bounded
         };
-        let words = exact_spirv::compile(&source, "integrate", &constants, checks)?;
-        let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
-        // SAFETY: `compile` validated the module; its indices and loops are bounded as
-        // above, or checked when not trusted.
-        let module = unsafe { exact_spirv::module(device, "integrate.spv", "integrate", &words) };
-        let pipeline = create_integrate_pipeline(device, &module, &[]);
-        if let Some(e) = pollster::block_on(scope.pop()) {
-            return Err(Error::Gpu(one_line(&format!("compiling the kernel: {e}"))));
-        }
-        return Ok(pipeline);
+        let kernel = (source.as_str(), "integrate", &constants[..], checks);
+        // SAFETY: its indices and loops are bounded as above when trusted.
+        return unsafe {
+            exact_spirv::pipeline(device, kernel, &integrate_layout(device), "the kernel")
+        };
     }
     let descriptor = wgpu::ShaderModuleDescriptor {
         label: Some("integrate.wgsl"),

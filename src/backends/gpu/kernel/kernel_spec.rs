@@ -277,7 +277,9 @@ fn scheme_step(s: Motion, c: BodyConstants, axes: SplitAxes, env: ForceEnv, t: r
             contacts = self.contacts(),
             envelope = self.envelope,
             records = self.records_wgsl(Numbers::Plain),
-            global = self.global_forces.wgsl(Numbers::Plain, self.keyframe_windows),
+            global = self
+                .global_forces
+                .wgsl(Numbers::Plain, self.keyframe_windows),
             own = own_forces_wgsl(&self.own_forces, Numbers::Plain, self.keyframe_windows),
             split_axes = self.split_axes_wgsl(),
         )
@@ -435,7 +437,9 @@ const DUAL_FORCE_PARAMETERS: &str = "s: DualMotion, c: DualConstants, aux: DualA
 enum Numbers {
     Plain,
     /// Duals; a custom force has code only where it is a law (`custom_law`).
-    Dual { custom_law: bool },
+    Dual {
+        custom_law: bool,
+    },
 }
 
 impl Numbers {
@@ -505,7 +509,10 @@ impl Numbers {
                 format!("out = dual_add_keyframed({record}, dual_keyframe_scale({index}, t), out);")
             }
             (Numbers::Dual { .. }, _) => {
-                format!("out = dual_force_{}({record}, s, c, aux, t, out);", kind.name())
+                format!(
+                    "out = dual_force_{}({record}, s, c, aux, t, out);",
+                    kind.name()
+                )
             }
         }
     }
@@ -590,11 +597,17 @@ impl GlobalForces {
                 .iter()
                 .enumerate()
                 .map(|(index, &kind)| {
-                    format!("    {}\n", call_one(n, kind, &format!("global_{index}"), windows))
+                    format!(
+                        "    {}\n",
+                        call_one(n, kind, &format!("global_{index}"), windows)
+                    )
                 })
                 .collect(),
             GlobalForces::Loops(kinds) => {
-                let loops: String = kinds.iter().map(|&kind| kind_loop(n, kind, "    ")).collect();
+                let loops: String = kinds
+                    .iter()
+                    .map(|&kind| kind_loop(n, kind, "    "))
+                    .collect();
                 format!(
                     "    let end = params.global_force_count;\n    var i = 0u;\n{loops}{}",
                     left_over_is_a_fault(n.body().1)
