@@ -10,10 +10,10 @@ use crate::model::mass::MassProperties;
 use crate::physics::algebra::Vec3;
 use crate::physics::custom_force::CustomForce;
 use crate::physics::dual::Dual;
-use crate::physics::force_law::{CustomForceInput, ExternalLoad, ForceInput};
+use crate::physics::force_law::{CustomForceInput, ExternalLoad};
 use crate::physics::forces::{Body, Parameters, add_force, add_scaled};
 use crate::physics::motion::{self, Load, MassConstants, State};
-use crate::physics::profile::{KeyframeSeeds, keyframe_scale, seeded_keyframe_scale};
+use crate::physics::profile::{KeyframeSeeds, record_scale};
 use crate::physics::scalar::Scalar;
 
 /// What the forces on one body see besides its state and the time: which body it is, the
@@ -180,53 +180,51 @@ fn accumulate_force<R: Reference>(
     match *term.kind {
         ForceKind::Keyframed { table, .. } => {
             // Time moves along no direction; the table's numbers move where seeded.
-            let (keyframes, t) = (&env.keyframes[table], body.time.primal());
-            let scale = match term.keyframe_seeds.any() {
-                false => R::constant(keyframe_scale(keyframes, t).into()),
-                true => {
-                    seeded_keyframe_scale(keyframes, t, body.time, &term.keyframe_seeds, R::seeded)
-                }
-            };
-            add_scaled(u, w, scale, total);
+            let table = (env.keyframes[table].as_slice(), body.time.primal());
+            let fixed = |scale: R::Primal| R::constant(scale.into());
+            let seeds = Some(&term.keyframe_seeds);
+            add_scaled(
+                u,
+                w,
+                record_scale(table, body.time, seeds, fixed, R::seeded),
+                total,
+            );
         }
-        ForceKind::Custom if R::TANGENTS => {
-            // Only a force law has derivatives: `Simulation::carry_tangents` refuses others.
-            if let Some(custom) = env.custom_force {
-                let law = custom
-                    .law_on::<R>()
-                    .expect("tangents through a custom force that is a ForceLaw");
-                let load = law(&ForceInput {
-                    position: body.state.position,
-                    orientation: body.state.orientation.normalize(),
-                    velocity: body.aux.velocity,
-                    angular_velocity: body.aux.angular_velocity,
-                    mass: body.mass.mass,
-                    time: body.time,
-                    body: R::constant(env.body as f64),
-                });
-                total.force = total.force + load.force;
-                total.torque = total.torque + load.torque;
-            }
-        }
-        ForceKind::Custom => {
-            if let Some(custom) = env.custom_force {
-                let (state, aux) = (body.state, body.aux);
-                let f64_of = |x: R| -> f64 { x.primal().into() };
-                let f64_vector = |v: Vec3<R>| DVec3::from(v.map(f64_of));
-                let load = custom.evaluate(&CustomForceInput {
-                    position: f64_vector(state.position),
-                    orientation: state.orientation.normalize().map(f64_of).into(),
-                    velocity: f64_vector(aux.velocity),
-                    angular_velocity: f64_vector(aux.angular_velocity),
-                    mass: f64_of(body.mass.mass),
-                    time: f64_of(body.time),
-                    body: env.body,
-                });
-                total.force = total.force + fixed_vector(load.force);
-                total.torque = total.torque + fixed_vector(load.torque);
-            }
-        }
+        ForceKind::Custom => add_custom(env, body, total),
         _ => add_force(term.kind.force_type(), &term.parameters, body, total),
+    }
+}
+
+/// The crowd's custom force on `body` added to `total`: its law's, over `R`, or the user's
+/// Rust twin's on the values in f64.
+fn add_custom<R: Reference>(env: &ForceEnv<R::Primal>, body: &Body<R>, total: &mut Load<R>) {
+    let Some(custom) = env.custom_force else {
+        return;
+    };
+    if R::TANGENTS {
+        // Only a force law has derivatives: `Simulation::carry_tangents` refuses others.
+        let law = custom
+            .law_on::<R>()
+            .expect("tangents through a custom force that is a ForceLaw");
+        let load = law(&body.law_input(R::constant(env.body as f64)));
+        total.force = total.force + load.force;
+        total.torque = total.torque + load.torque;
+    } else {
+        // The user's code sees the values in f64.
+        let input = body
+            .law_input(R::constant(0.0))
+            .map(|x| -> f64 { x.primal().into() });
+        let load = custom.evaluate(&CustomForceInput {
+            position: input.position.into(),
+            orientation: input.orientation.into(),
+            velocity: input.velocity.into(),
+            angular_velocity: input.angular_velocity.into(),
+            mass: input.mass,
+            time: input.time,
+            body: env.body,
+        });
+        total.force = total.force + fixed_vector(load.force);
+        total.torque = total.torque + fixed_vector(load.torque);
     }
 }
 

@@ -71,6 +71,22 @@ pub trait ForceLaw: Send + Sync + 'static {
     fn load<R: Scalar>(&self, body: &ForceInput<R>) -> Load<R>;
 }
 
+impl<R: Copy> ForceInput<R> {
+    /// Every number as `f` makes it.
+    #[inline(always)]
+    pub fn map<S>(&self, f: impl Fn(R) -> S) -> ForceInput<S> {
+        ForceInput {
+            position: self.position.map(&f),
+            orientation: self.orientation.map(&f),
+            velocity: self.velocity.map(&f),
+            angular_velocity: self.angular_velocity.map(&f),
+            mass: f(self.mass),
+            time: f(self.time),
+            body: f(self.body),
+        }
+    }
+}
+
 impl From<&CustomForceInput> for ForceInput<f64> {
     fn from(input: &CustomForceInput) -> Self {
         Self {

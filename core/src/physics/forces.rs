@@ -3,6 +3,7 @@
 //! vectors and four scalars, of which it reads what its arity says.
 
 use super::algebra::Vec3;
+use super::force_law::ForceInput;
 use super::motion::{Auxiliaries, Load, MassConstants, State};
 use super::scalar::Scalar;
 use super::trig::sin_cos;
@@ -15,6 +16,23 @@ pub struct Body<'a, R> {
     pub mass: &'a MassConstants<R>,
     pub aux: &'a Auxiliaries<R>,
     pub time: R,
+}
+
+impl<R: Scalar> Body<'_, R> {
+    /// What a force law sees of this body: its orientation normalized, `index` its crowd
+    /// index as a number.
+    #[inline(always)]
+    pub fn law_input(&self, index: R) -> ForceInput<R> {
+        ForceInput {
+            position: self.state.position,
+            orientation: self.state.orientation.normalize(),
+            velocity: self.aux.velocity,
+            angular_velocity: self.aux.angular_velocity,
+            mass: self.mass.mass,
+            time: self.time,
+            body: index,
+        }
+    }
 }
 
 /// A force's parameters: `vectors` then `scalars`, as `ForceParameters` orders them.

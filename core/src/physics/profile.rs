@@ -82,6 +82,23 @@ pub(crate) fn seeded_keyframe_scale<P: Scalar + PartialOrd, R: Scalar>(
     }
 }
 
+/// A keyframed record's scale at `t` (`time` in `R`, along no column): the interpolation on
+/// the values where no column is taken along its table (`seeds` none or empty), made a
+/// number of `R` by `fixed`; else [`seeded_keyframe_scale`].
+#[inline(always)]
+pub(crate) fn record_scale<P: Scalar + PartialOrd, R: Scalar>(
+    (keyframes, t): (&[[P; 2]], P),
+    time: R,
+    seeds: Option<&KeyframeSeeds>,
+    fixed: impl FnOnce(P) -> R,
+    seeded: impl Fn(P, u8) -> R,
+) -> R {
+    match seeds.filter(|seeds| seeds.any()) {
+        None => fixed(keyframe_scale(keyframes, t)),
+        Some(seeds) => seeded_keyframe_scale(keyframes, t, time, seeds, seeded),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

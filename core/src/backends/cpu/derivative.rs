@@ -12,7 +12,7 @@ use crate::physics::force_law::{CustomForceInput, ForceInput};
 use crate::physics::forces::{Body, Parameters, add_force, add_scaled};
 use crate::physics::lanes::{LANES, LaneType, Lanes};
 use crate::physics::motion::{self, Derivative, Load, MassConstants, State};
-use crate::physics::profile::{KeyframeSeeds, keyframe_scale, seeded_keyframe_scale};
+use crate::physics::profile::{KeyframeSeeds, record_scale};
 use crate::physics::splitting::SplitAxes;
 
 /// Everything a block's derivative reads besides its state, its constants and the time.
@@ -116,18 +116,10 @@ fn add_custom<L: LaneType>(
     total: &mut Load<L>,
 ) {
     let bodies = Lanes(c.block.bodies.map(|b| (first_body + b as usize) as f32));
+    let input = body.law_input(L::from(bodies));
     match custom.law_on::<L::OnLanes>() {
         Some(law) => {
-            let input = ForceInput {
-                position: body.state.position.map(L::to_lanes),
-                orientation: body.state.orientation.normalize().map(L::to_lanes),
-                velocity: body.aux.velocity.map(L::to_lanes),
-                angular_velocity: body.aux.angular_velocity.map(L::to_lanes),
-                mass: c.mass.mass.to_lanes(),
-                time: body.time.to_lanes(),
-                body: L::from(bodies).to_lanes(),
-            };
-            let load = law(&input).map(L::from_lanes);
+            let load = law(&input.map(L::to_lanes)).map(L::from_lanes);
             total.force = total.force + load.force;
             total.torque = total.torque + load.torque;
         }
@@ -138,15 +130,7 @@ fn add_custom<L: LaneType>(
                 "tangents through a custom force that is not a ForceLaw"
             );
             let to_lanes = |v: L| -> Lanes { v.into() };
-            let input = ForceInput {
-                position: body.state.position.map(to_lanes),
-                orientation: body.state.orientation.normalize().map(to_lanes),
-                velocity: body.aux.velocity.map(to_lanes),
-                angular_velocity: body.aux.angular_velocity.map(to_lanes),
-                mass: c.mass.mass.into(),
-                time: body.time.into(),
-                body: bodies,
-            };
+            let input = input.map(to_lanes);
             let mut on_lanes = total.map(to_lanes);
             custom_twin_loads(custom, first_body, c.block, &input, &mut on_lanes);
             *total = on_lanes.map(L::from);
@@ -180,19 +164,17 @@ fn accumulate_force<L: LaneType>(
             }
         }
     };
+    // A match, not a function taking the keyframed and custom cases as closures: those are
+    // not inlined into the SIMD clones, and out of line every lane operation in them is a
+    // call (the every-force crowd ran 3x slower).
     let [u, w] = parameters.vectors;
     match f.kind {
         ForceType::Keyframed => {
             let (first, count) = (f.keyframes.0 as usize, f.keyframes.1 as usize);
             // A block's bodies share the clock: one search serves every lane.
             let time: Lanes = body.time.into();
-            let keyframes = &env.keyframes[first..first + count];
-            let scale = match keyframe_seeds.filter(|seeds| seeds.any()) {
-                None => L::splat(keyframe_scale(keyframes, time.0[0])),
-                Some(seeds) => {
-                    seeded_keyframe_scale(keyframes, time.0[0], body.time, seeds, L::seeded)
-                }
-            };
+            let table = (&env.keyframes[first..first + count], time.0[0]);
+            let scale = record_scale(table, body.time, keyframe_seeds, L::splat, L::seeded);
             add_scaled(u, w, scale, total);
         }
         ForceType::Custom => {
