@@ -10,7 +10,7 @@ use crate::model::mass::MassProperties;
 use crate::physics::algebra::Vec3;
 use crate::physics::custom_force::CustomForce;
 use crate::physics::dual::Dual;
-use crate::physics::force_law::{CustomForceInput, ExternalLoad};
+use crate::physics::force_law::ExternalLoad;
 use crate::physics::forces::{Body, Parameters, add_force, add_scaled};
 use crate::physics::motion::{self, Load, MassConstants, State};
 use crate::physics::profile::{KeyframeSeeds, record_scale};
@@ -211,18 +211,9 @@ fn add_custom<R: Reference>(env: &ForceEnv<R::Primal>, body: &Body<R>, total: &m
         total.torque = total.torque + load.torque;
     } else {
         // The user's code sees the values in f64.
-        let input = body
-            .law_input(R::constant(0.0))
-            .map(|x| -> f64 { x.primal().into() });
-        let load = custom.evaluate(&CustomForceInput {
-            position: input.position.into(),
-            orientation: input.orientation.into(),
-            velocity: input.velocity.into(),
-            angular_velocity: input.angular_velocity.into(),
-            mass: input.mass,
-            time: input.time,
-            body: env.body,
-        });
+        let index = R::constant(env.body as f64);
+        let input = body.law_input(index).map(|x| -> f64 { x.primal().into() });
+        let load = custom.evaluate(&input.for_twin(env.body));
         total.force = total.force + fixed_vector(load.force);
         total.torque = total.torque + fixed_vector(load.torque);
     }

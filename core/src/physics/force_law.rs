@@ -87,6 +87,21 @@ impl<R: Copy> ForceInput<R> {
     }
 }
 
+impl ForceInput<f64> {
+    /// What a custom force's Rust twin sees: these numbers, of body `body` of the crowd.
+    pub fn for_twin(&self, body: usize) -> CustomForceInput {
+        CustomForceInput {
+            position: self.position.into(),
+            orientation: self.orientation.into(),
+            velocity: self.velocity.into(),
+            angular_velocity: self.angular_velocity.into(),
+            mass: self.mass,
+            time: self.time,
+            body,
+        }
+    }
+}
+
 impl From<&CustomForceInput> for ForceInput<f64> {
     fn from(input: &CustomForceInput) -> Self {
         Self {

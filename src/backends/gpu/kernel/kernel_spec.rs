@@ -279,8 +279,12 @@ fn scheme_step(s: Motion, c: BodyConstants, axes: SplitAxes, env: ForceEnv, t: r
             records = self.records_wgsl(Numbers::Plain),
             global = self
                 .global_forces
-                .wgsl(Numbers::Plain, self.keyframe_windows),
-            own = own_forces_wgsl(&self.own_forces, Numbers::Plain, self.keyframe_windows),
+                .wgsl(Numbers::Plain, self.windows(Numbers::Plain)),
+            own = own_forces_wgsl(
+                &self.own_forces,
+                Numbers::Plain,
+                self.windows(Numbers::Plain)
+            ),
             split_axes = self.split_axes_wgsl(),
         )
     }
@@ -290,8 +294,7 @@ impl KernelSpec {
     /// The tangent kernel's visits of the same records over duals: `DualForceRecords`,
     /// `dual_load_force_records` (into the private `dual_records`, once a dispatch),
     /// `dual_accumulate_global_forces` and `dual_accumulate_own_forces`, which add each
-    /// record's load to `total` and return it. Without keyframe windows: the dual search
-    /// seeds each keyframe it reads. A custom force has a case only as a law (`custom_law`);
+    /// record's load to `total` and return it, without keyframe windows. A custom force has a case only as a law (`custom_law`);
     /// else its records are an unknown code, as the host refuses them first.
     pub fn dual_visits_wgsl(&self, custom_law: bool) -> String {
         let n = Numbers::Dual { custom_law };
@@ -312,9 +315,16 @@ fn dual_accumulate_own_forces({DUAL_FORCE_PARAMETERS}) -> DualLoad {{
 }}
 ",
             records = self.records_wgsl(n),
-            global = self.global_forces.wgsl(n, false),
-            own = own_forces_wgsl(&self.own_forces, n, false),
+            global = self.global_forces.wgsl(n, self.windows(n)),
+            own = own_forces_wgsl(&self.own_forces, n, self.windows(n)),
         )
+    }
+
+    /// Whether the visits in `n` interpolate keyframed records in windows: the plain
+    /// kernel's where its spec has them; never over duals, whose search seeds each keyframe
+    /// it reads.
+    fn windows(&self, n: Numbers) -> bool {
+        self.keyframe_windows && n == Numbers::Plain
     }
 
     /// The body of `kernel_split_axes`: the principal axes when one of the kernel's
@@ -387,7 +397,7 @@ fn {load}(c: BodyConstants, body: u32, low: u32, high: u32) -> {records} {{
 ",
             records = n.records_type(),
             load = n.name("load_force_records"),
-            times = if self.keyframe_windows && n == Numbers::Plain {
+            times = if self.windows(n) {
                 "    let times = dispatch_times(low, high);\n"
             } else {
                 ""
@@ -413,7 +423,7 @@ fn {load}(c: BodyConstants, body: u32, low: u32, high: u32) -> {records} {{
             field += &format!("    {name}_index: u32,\n");
             load += &format!("{indent}r.{name}_index = {index};\n");
         }
-        if n == Numbers::Plain && in_window(kind, self.keyframe_windows) {
+        if in_window(kind, self.windows(n)) {
             field += &format!("    {name}_window: KeyframeWindow,\n");
             load += &format!("{indent}r.{name}_window = keyframe_window(r.{name}, times, body);\n");
         }
