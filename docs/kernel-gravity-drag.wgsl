@@ -178,31 +178,44 @@ struct Load {
     torque: vec3<real>,
 }
 
-// Generated from the Rust definition of the physics (core/src/physics/) by tracing it:
-// each `let` is one operation of the definition, in the definition's order.
+fn envelope_breaches(s: Motion, c: BodyConstants, limits_squared: vec3<real>) -> vec3<bool> {
+    return vec3<bool>(false);
+}
 
-/// A body's principal axes as the Lie–Poisson splittings read them (`SplitAxes`).
-alias SplitAxes = array<real, 9>;
+// Generated from the Rust definition of the physics traced over dual numbers of width 0
+// (core/src/physics/dual_wgsl.rs): number i of a dual array is its value at i * DUAL_STRIDE,
+// then its DUAL_WIDTH derivatives.
+const DUAL_WIDTH: u32 = 0u;
+const DUAL_STRIDE: u32 = 1u;
+alias DualReal = array<real, 1>;
+alias DualMotion = array<real, 13>;
+alias DualConstants = array<real, 8>;
+alias DualAuxiliaries = array<real, 15>;
+alias DualLoad = array<real, 6>;
+alias DualParameters = array<real, 10>;
+alias DualVec3 = array<real, 3>;
+alias DualPlane = array<real, 6>;
+alias DualSplitAxes = array<real, 9>;
+alias DualKeyframe = array<real, 2>;
 
-/// v, R and omega of state s (Baraff 2-42).
-fn auxiliaries(s: Motion, c: BodyConstants) -> Auxiliaries {
-    let v3 = s.orientation.w;
-    let v4 = s.orientation.x;
-    let v5 = s.orientation.y;
-    let v6 = s.orientation.z;
-    let v7 = s.linear_momentum.x;
-    let v8 = s.linear_momentum.y;
-    let v9 = s.linear_momentum.z;
-    let v10 = s.angular_momentum.x;
-    let v11 = s.angular_momentum.y;
-    let v12 = s.angular_momentum.z;
-    let v14 = c.inv_mass;
-    let v15 = c.inv_inertia_xx;
-    let v16 = c.inv_inertia_yy;
-    let v17 = c.inv_inertia_zz;
-    let v18 = c.inv_inertia_xy;
-    let v19 = c.inv_inertia_xz;
-    let v20 = c.inv_inertia_yz;
+fn dual_auxiliaries(s: DualMotion, c: DualConstants) -> DualAuxiliaries {
+    let v3 = s[3];
+    let v4 = s[4];
+    let v5 = s[5];
+    let v6 = s[6];
+    let v7 = s[7];
+    let v8 = s[8];
+    let v9 = s[9];
+    let v10 = s[10];
+    let v11 = s[11];
+    let v12 = s[12];
+    let v14 = c[1];
+    let v15 = c[2];
+    let v16 = c[3];
+    let v17 = c[4];
+    let v18 = c[5];
+    let v19 = c[6];
+    let v20 = c[7];
     let v21 = v3 * v3;
     let v22 = v4 * v4;
     let v23 = v21 + v22;
@@ -211,214 +224,208 @@ fn auxiliaries(s: Motion, c: BodyConstants) -> Auxiliaries {
     let v26 = v6 * v6;
     let v27 = v25 + v26;
     let v28 = sqrt(v27);
-    let v29 = real(1e0) / v28;
-    let v30 = v3 * v29;
-    let v31 = v4 * v29;
-    let v32 = v5 * v29;
-    let v33 = v6 * v29;
-    let v34 = v31 + v31;
+    let v30 = real(1e0) / v28;
+    let v31 = v3 * v30;
+    let v32 = v4 * v30;
+    let v33 = v5 * v30;
+    let v34 = v6 * v30;
     let v35 = v32 + v32;
     let v36 = v33 + v33;
-    let v37 = v31 * v34;
-    let v38 = v31 * v35;
-    let v39 = v31 * v36;
-    let v40 = v32 * v35;
-    let v41 = v32 * v36;
-    let v42 = v33 * v36;
-    let v43 = v30 * v34;
-    let v44 = v30 * v35;
-    let v45 = v30 * v36;
-    let v46 = v40 + v42;
-    let v47 = real(1e0) - v46;
-    let v48 = v38 - v45;
-    let v49 = v39 + v44;
-    let v50 = v38 + v45;
-    let v51 = v37 + v42;
-    let v52 = real(1e0) - v51;
-    let v53 = v41 - v43;
-    let v54 = v39 - v44;
-    let v55 = v41 + v43;
-    let v56 = v37 + v40;
-    let v57 = real(1e0) - v56;
-    let v58 = v47 * v10;
-    let v59 = v50 * v11;
-    let v60 = v58 + v59;
-    let v61 = v54 * v12;
-    let v62 = v60 + v61;
-    let v63 = v48 * v10;
-    let v64 = v52 * v11;
-    let v65 = v63 + v64;
-    let v66 = v55 * v12;
-    let v67 = v65 + v66;
-    let v68 = v49 * v10;
-    let v69 = v53 * v11;
-    let v70 = v68 + v69;
-    let v71 = v57 * v12;
-    let v72 = v70 + v71;
-    let v73 = v7 * v14;
-    let v74 = v8 * v14;
-    let v75 = v9 * v14;
-    let v76 = v15 * v62;
-    let v77 = v18 * v67;
-    let v78 = v76 + v77;
-    let v79 = v19 * v72;
-    let v80 = v78 + v79;
-    let v81 = v18 * v62;
-    let v82 = v16 * v67;
-    let v83 = v81 + v82;
-    let v84 = v20 * v72;
-    let v85 = v83 + v84;
-    let v86 = v19 * v62;
-    let v87 = v20 * v67;
-    let v88 = v86 + v87;
-    let v89 = v17 * v72;
-    let v90 = v88 + v89;
-    let v91 = v47 * v80;
-    let v92 = v48 * v85;
-    let v93 = v91 + v92;
-    let v94 = v49 * v90;
-    let v95 = v93 + v94;
-    let v96 = v50 * v80;
-    let v97 = v52 * v85;
-    let v98 = v96 + v97;
-    let v99 = v53 * v90;
-    let v100 = v98 + v99;
-    let v101 = v54 * v80;
-    let v102 = v55 * v85;
-    let v103 = v101 + v102;
-    let v104 = v57 * v90;
-    let v105 = v103 + v104;
-    return Auxiliaries(vec3<real>(v73, v74, v75), mat3x3<real>(vec3<real>(v47, v50, v54), vec3<real>(v48, v52, v55), vec3<real>(v49, v53, v57)), vec3<real>(v95, v100, v105));
+    let v37 = v34 + v34;
+    let v38 = v32 * v35;
+    let v39 = v32 * v36;
+    let v40 = v32 * v37;
+    let v41 = v33 * v36;
+    let v42 = v33 * v37;
+    let v43 = v34 * v37;
+    let v44 = v31 * v35;
+    let v45 = v31 * v36;
+    let v46 = v31 * v37;
+    let v47 = v41 + v43;
+    let v48 = real(1e0) - v47;
+    let v49 = v39 - v46;
+    let v50 = v40 + v45;
+    let v51 = v39 + v46;
+    let v52 = v38 + v43;
+    let v53 = real(1e0) - v52;
+    let v54 = v42 - v44;
+    let v55 = v40 - v45;
+    let v56 = v42 + v44;
+    let v57 = v38 + v41;
+    let v58 = real(1e0) - v57;
+    let v59 = v48 * v10;
+    let v60 = v51 * v11;
+    let v61 = v59 + v60;
+    let v62 = v55 * v12;
+    let v63 = v61 + v62;
+    let v64 = v49 * v10;
+    let v65 = v53 * v11;
+    let v66 = v64 + v65;
+    let v67 = v56 * v12;
+    let v68 = v66 + v67;
+    let v69 = v50 * v10;
+    let v70 = v54 * v11;
+    let v71 = v69 + v70;
+    let v72 = v58 * v12;
+    let v73 = v71 + v72;
+    let v74 = v7 * v14;
+    let v75 = v8 * v14;
+    let v76 = v9 * v14;
+    let v77 = v15 * v63;
+    let v78 = v18 * v68;
+    let v79 = v77 + v78;
+    let v80 = v19 * v73;
+    let v81 = v79 + v80;
+    let v82 = v18 * v63;
+    let v83 = v16 * v68;
+    let v84 = v82 + v83;
+    let v85 = v20 * v73;
+    let v86 = v84 + v85;
+    let v87 = v19 * v63;
+    let v88 = v20 * v68;
+    let v89 = v87 + v88;
+    let v90 = v17 * v73;
+    let v91 = v89 + v90;
+    let v92 = v48 * v81;
+    let v93 = v49 * v86;
+    let v94 = v92 + v93;
+    let v95 = v50 * v91;
+    let v96 = v94 + v95;
+    let v97 = v51 * v81;
+    let v98 = v53 * v86;
+    let v99 = v97 + v98;
+    let v100 = v54 * v91;
+    let v101 = v99 + v100;
+    let v102 = v55 * v81;
+    let v103 = v56 * v86;
+    let v104 = v102 + v103;
+    let v105 = v58 * v91;
+    let v106 = v104 + v105;
+    return array<real, 15>(v74, v75, v76, v48, v49, v50, v51, v53, v54, v55, v56, v58, v96, v101, v106);
 }
-/// dY/dt of state s with auxiliaries aux, on which the forces sum to (force, torque).
-fn state_derivative(s: Motion, aux: Auxiliaries, force: vec3<real>, torque: vec3<real>) -> Derivative {
-    let v0 = force.x;
-    let v1 = force.y;
-    let v2 = force.z;
-    let v3 = torque.x;
-    let v4 = torque.y;
-    let v5 = torque.z;
-    let v9 = s.orientation.w;
-    let v10 = s.orientation.x;
-    let v11 = s.orientation.y;
-    let v12 = s.orientation.z;
-    let v19 = aux.velocity.x;
-    let v20 = aux.velocity.y;
-    let v21 = aux.velocity.z;
-    let v31 = aux.angular_velocity.x;
-    let v32 = aux.angular_velocity.y;
-    let v33 = aux.angular_velocity.z;
-    let v34 = v31 * v10;
+fn dual_state_derivative(s: DualMotion, aux: DualAuxiliaries, total: DualLoad) -> DualMotion {
+    let v3 = s[3];
+    let v4 = s[4];
+    let v5 = s[5];
+    let v6 = s[6];
+    let v13 = aux[0];
+    let v14 = aux[1];
+    let v15 = aux[2];
+    let v25 = aux[12];
+    let v26 = aux[13];
+    let v27 = aux[14];
+    let v28 = total[0];
+    let v29 = total[1];
+    let v30 = total[2];
+    let v31 = total[3];
+    let v32 = total[4];
+    let v33 = total[5];
+    let v34 = v25 * v4;
     let v35 = -v34;
-    let v36 = v32 * v11;
+    let v36 = v26 * v5;
     let v37 = v35 - v36;
-    let v38 = v33 * v12;
+    let v38 = v27 * v6;
     let v39 = v37 - v38;
-    let v40 = v31 * v9;
-    let v41 = v32 * v12;
+    let v40 = v25 * v3;
+    let v41 = v26 * v6;
     let v42 = v40 + v41;
-    let v43 = v33 * v11;
+    let v43 = v27 * v5;
     let v44 = v42 - v43;
-    let v45 = v32 * v9;
-    let v46 = v31 * v12;
+    let v45 = v26 * v3;
+    let v46 = v25 * v6;
     let v47 = v45 - v46;
-    let v48 = v33 * v10;
+    let v48 = v27 * v4;
     let v49 = v47 + v48;
-    let v50 = v31 * v11;
-    let v51 = v32 * v10;
+    let v50 = v25 * v5;
+    let v51 = v26 * v4;
     let v52 = v50 - v51;
-    let v53 = v33 * v9;
+    let v53 = v27 * v3;
     let v54 = v52 + v53;
     let v55 = v39 * real(5e-1);
     let v56 = v44 * real(5e-1);
     let v57 = v49 * real(5e-1);
     let v58 = v54 * real(5e-1);
-    return Derivative(vec3<real>(v19, v20, v21), vec4<real>(v56, v57, v58, v55), vec3<real>(v0, v1, v2), vec3<real>(v3, v4, v5));
+    return array<real, 13>(v13, v14, v15, v55, v56, v57, v58, v28, v29, v30, v31, v32, v33);
 }
-fn force_gravity(f: Force, s: Motion, c: BodyConstants, aux: Auxiliaries, t: real, env: ForceEnv,
-    force: ptr<function, vec3<real>>, torque: ptr<function, vec3<real>>) {
-    let v13 = c.mass;
-    let v36 = f.a.x;
-    let v37 = f.a.y;
-    let v38 = f.a.z;
-    let v47 = (*force).x;
-    let v48 = (*force).y;
-    let v49 = (*force).z;
-    let v50 = (*torque).x;
-    let v51 = (*torque).y;
-    let v52 = (*torque).z;
-    let v53 = v36 * v13;
-    let v54 = v37 * v13;
-    let v55 = v38 * v13;
-    let v56 = v47 + v53;
-    let v57 = v48 + v54;
-    let v58 = v49 + v55;
-    *force = vec3<real>(v56, v57, v58);
-    *torque = vec3<real>(v50, v51, v52);
+fn dual_force_gravity(p: DualParameters, s: DualMotion, c: DualConstants, aux: DualAuxiliaries, t: DualReal, total: DualLoad) -> DualLoad {
+    let v13 = c[0];
+    let v37 = total[0];
+    let v38 = total[1];
+    let v39 = total[2];
+    let v40 = total[3];
+    let v41 = total[4];
+    let v42 = total[5];
+    let v43 = p[0];
+    let v44 = p[1];
+    let v45 = p[2];
+    let v53 = v43 * v13;
+    let v54 = v44 * v13;
+    let v55 = v45 * v13;
+    let v56 = v37 + v53;
+    let v57 = v38 + v54;
+    let v58 = v39 + v55;
+    return array<real, 6>(v56, v57, v58, v40, v41, v42);
 }
-fn force_linear_drag(f: Force, s: Motion, c: BodyConstants, aux: Auxiliaries, t: real, env: ForceEnv,
-    force: ptr<function, vec3<real>>, torque: ptr<function, vec3<real>>) {
-    let v21 = aux.velocity.x;
-    let v22 = aux.velocity.y;
-    let v23 = aux.velocity.z;
-    let v33 = aux.angular_velocity.x;
-    let v34 = aux.angular_velocity.y;
-    let v35 = aux.angular_velocity.z;
-    let v42 = f.c.x;
-    let v43 = f.c.y;
-    let v47 = (*force).x;
-    let v48 = (*force).y;
-    let v49 = (*force).z;
-    let v50 = (*torque).x;
-    let v51 = (*torque).y;
-    let v52 = (*torque).z;
-    let v53 = v21 * v42;
-    let v54 = v22 * v42;
-    let v55 = v23 * v42;
-    let v56 = v47 - v53;
-    let v57 = v48 - v54;
-    let v58 = v49 - v55;
-    let v59 = v33 * v43;
-    let v60 = v34 * v43;
-    let v61 = v35 * v43;
-    let v62 = v50 - v59;
-    let v63 = v51 - v60;
-    let v64 = v52 - v61;
-    *force = vec3<real>(v56, v57, v58);
-    *torque = vec3<real>(v62, v63, v64);
+fn dual_force_linear_drag(p: DualParameters, s: DualMotion, c: DualConstants, aux: DualAuxiliaries, t: DualReal, total: DualLoad) -> DualLoad {
+    let v21 = aux[0];
+    let v22 = aux[1];
+    let v23 = aux[2];
+    let v33 = aux[12];
+    let v34 = aux[13];
+    let v35 = aux[14];
+    let v37 = total[0];
+    let v38 = total[1];
+    let v39 = total[2];
+    let v40 = total[3];
+    let v41 = total[4];
+    let v42 = total[5];
+    let v49 = p[6];
+    let v50 = p[7];
+    let v53 = v21 * v49;
+    let v54 = v22 * v49;
+    let v55 = v23 * v49;
+    let v56 = v37 - v53;
+    let v57 = v38 - v54;
+    let v58 = v39 - v55;
+    let v59 = v33 * v50;
+    let v60 = v34 * v50;
+    let v61 = v35 * v50;
+    let v62 = v40 - v59;
+    let v63 = v41 - v60;
+    let v64 = v42 - v61;
+    return array<real, 6>(v56, v57, v58, v62, v63, v64);
 }
-/// One rk4 step of state s from time t, before q is renormalized.
-fn rk4_step(s: Motion, c: BodyConstants, axes: SplitAxes, env: ForceEnv, t: real, h: real) -> Motion {
-    let v0 = s.position.x;
-    let v1 = s.position.y;
-    let v2 = s.position.z;
-    let v3 = s.orientation.w;
-    let v4 = s.orientation.x;
-    let v5 = s.orientation.y;
-    let v6 = s.orientation.z;
-    let v7 = s.linear_momentum.x;
-    let v8 = s.linear_momentum.y;
-    let v9 = s.linear_momentum.z;
-    let v10 = s.angular_momentum.x;
-    let v11 = s.angular_momentum.y;
-    let v12 = s.angular_momentum.z;
+fn dual_rk4_step(s: DualMotion, c: DualConstants, axes: DualSplitAxes, t: real, h: real, index: u32) -> DualMotion {
+    let v0 = s[0];
+    let v1 = s[1];
+    let v2 = s[2];
+    let v3 = s[3];
+    let v4 = s[4];
+    let v5 = s[5];
+    let v6 = s[6];
+    let v7 = s[7];
+    let v8 = s[8];
+    let v9 = s[9];
+    let v10 = s[10];
+    let v11 = s[11];
+    let v12 = s[12];
     let v30 = t;
     let v31 = h;
     let v32 = real(5e-1) * v31;
-    let c33 = derivative(Motion(vec3<real>(v0, v1, v2), vec4<real>(v4, v5, v6, v3), vec3<real>(v7, v8, v9), vec3<real>(v10, v11, v12)), c, v30, env);
-    let v34 = c33.velocity.x;
-    let v35 = c33.velocity.y;
-    let v36 = c33.velocity.z;
-    let v37 = c33.spin.w;
-    let v38 = c33.spin.x;
-    let v39 = c33.spin.y;
-    let v40 = c33.spin.z;
-    let v41 = c33.force.x;
-    let v42 = c33.force.y;
-    let v43 = c33.force.z;
-    let v44 = c33.torque.x;
-    let v45 = c33.torque.y;
-    let v46 = c33.torque.z;
+    let c33 = dual_derivative(array<real, 13>(v0, v1, v2, v3, v4, v5, v6, v7, v8, v9, v10, v11, v12), c, array<real, 1>(v30), index);
+    let v34 = c33[0];
+    let v35 = c33[1];
+    let v36 = c33[2];
+    let v37 = c33[3];
+    let v38 = c33[4];
+    let v39 = c33[5];
+    let v40 = c33[6];
+    let v41 = c33[7];
+    let v42 = c33[8];
+    let v43 = c33[9];
+    let v44 = c33[10];
+    let v45 = c33[11];
+    let v46 = c33[12];
     let v47 = v34 * v32;
     let v48 = v35 * v32;
     let v49 = v36 * v32;
@@ -446,20 +453,20 @@ fn rk4_step(s: Motion, c: BodyConstants, axes: SplitAxes, env: ForceEnv, t: real
     let v71 = v11 + v68;
     let v72 = v12 + v69;
     let v73 = v30 + v32;
-    let c74 = derivative(Motion(vec3<real>(v50, v51, v52), vec4<real>(v58, v59, v60, v57), vec3<real>(v64, v65, v66), vec3<real>(v70, v71, v72)), c, v73, env);
-    let v75 = c74.velocity.x;
-    let v76 = c74.velocity.y;
-    let v77 = c74.velocity.z;
-    let v78 = c74.spin.w;
-    let v79 = c74.spin.x;
-    let v80 = c74.spin.y;
-    let v81 = c74.spin.z;
-    let v82 = c74.force.x;
-    let v83 = c74.force.y;
-    let v84 = c74.force.z;
-    let v85 = c74.torque.x;
-    let v86 = c74.torque.y;
-    let v87 = c74.torque.z;
+    let c74 = dual_derivative(array<real, 13>(v50, v51, v52, v57, v58, v59, v60, v64, v65, v66, v70, v71, v72), c, array<real, 1>(v73), index);
+    let v75 = c74[0];
+    let v76 = c74[1];
+    let v77 = c74[2];
+    let v78 = c74[3];
+    let v79 = c74[4];
+    let v80 = c74[5];
+    let v81 = c74[6];
+    let v82 = c74[7];
+    let v83 = c74[8];
+    let v84 = c74[9];
+    let v85 = c74[10];
+    let v86 = c74[11];
+    let v87 = c74[12];
     let v88 = v75 * v32;
     let v89 = v76 * v32;
     let v90 = v77 * v32;
@@ -486,20 +493,20 @@ fn rk4_step(s: Motion, c: BodyConstants, axes: SplitAxes, env: ForceEnv, t: real
     let v111 = v10 + v108;
     let v112 = v11 + v109;
     let v113 = v12 + v110;
-    let c115 = derivative(Motion(vec3<real>(v91, v92, v93), vec4<real>(v99, v100, v101, v98), vec3<real>(v105, v106, v107), vec3<real>(v111, v112, v113)), c, v73, env);
-    let v116 = c115.velocity.x;
-    let v117 = c115.velocity.y;
-    let v118 = c115.velocity.z;
-    let v119 = c115.spin.w;
-    let v120 = c115.spin.x;
-    let v121 = c115.spin.y;
-    let v122 = c115.spin.z;
-    let v123 = c115.force.x;
-    let v124 = c115.force.y;
-    let v125 = c115.force.z;
-    let v126 = c115.torque.x;
-    let v127 = c115.torque.y;
-    let v128 = c115.torque.z;
+    let c115 = dual_derivative(array<real, 13>(v91, v92, v93, v98, v99, v100, v101, v105, v106, v107, v111, v112, v113), c, array<real, 1>(v73), index);
+    let v116 = c115[0];
+    let v117 = c115[1];
+    let v118 = c115[2];
+    let v119 = c115[3];
+    let v120 = c115[4];
+    let v121 = c115[5];
+    let v122 = c115[6];
+    let v123 = c115[7];
+    let v124 = c115[8];
+    let v125 = c115[9];
+    let v126 = c115[10];
+    let v127 = c115[11];
+    let v128 = c115[12];
     let v129 = v116 * v31;
     let v130 = v117 * v31;
     let v131 = v118 * v31;
@@ -527,20 +534,20 @@ fn rk4_step(s: Motion, c: BodyConstants, axes: SplitAxes, env: ForceEnv, t: real
     let v153 = v11 + v150;
     let v154 = v12 + v151;
     let v155 = v30 + v31;
-    let c156 = derivative(Motion(vec3<real>(v132, v133, v134), vec4<real>(v140, v141, v142, v139), vec3<real>(v146, v147, v148), vec3<real>(v152, v153, v154)), c, v155, env);
-    let v157 = c156.velocity.x;
-    let v158 = c156.velocity.y;
-    let v159 = c156.velocity.z;
-    let v160 = c156.spin.w;
-    let v161 = c156.spin.x;
-    let v162 = c156.spin.y;
-    let v163 = c156.spin.z;
-    let v164 = c156.force.x;
-    let v165 = c156.force.y;
-    let v166 = c156.force.z;
-    let v167 = c156.torque.x;
-    let v168 = c156.torque.y;
-    let v169 = c156.torque.z;
+    let c156 = dual_derivative(array<real, 13>(v132, v133, v134, v139, v140, v141, v142, v146, v147, v148, v152, v153, v154), c, array<real, 1>(v155), index);
+    let v157 = c156[0];
+    let v158 = c156[1];
+    let v159 = c156[2];
+    let v160 = c156[3];
+    let v161 = c156[4];
+    let v162 = c156[5];
+    let v163 = c156[6];
+    let v164 = c156[7];
+    let v165 = c156[8];
+    let v166 = c156[9];
+    let v167 = c156[10];
+    let v168 = c156[11];
+    let v169 = c156[12];
     let v170 = v75 + v116;
     let v171 = v76 + v117;
     let v172 = v77 + v118;
@@ -620,25 +627,22 @@ fn rk4_step(s: Motion, c: BodyConstants, axes: SplitAxes, env: ForceEnv, t: real
     let v246 = v10 + v243;
     let v247 = v11 + v244;
     let v248 = v12 + v245;
-    return Motion(vec3<real>(v226, v227, v228), vec4<real>(v234, v235, v236, v233), vec3<real>(v240, v241, v242), vec3<real>(v246, v247, v248));
+    return array<real, 13>(v226, v227, v228, v233, v234, v235, v236, v240, v241, v242, v246, v247, v248);
 }
-fn envelope_breaches(s: Motion, c: BodyConstants, limits_squared: vec3<real>) -> vec3<bool> {
-    return vec3<bool>(false);
-}
-fn renormalize(m: Motion) -> Motion {
-    let v0 = m.position.x;
-    let v1 = m.position.y;
-    let v2 = m.position.z;
-    let v3 = m.orientation.w;
-    let v4 = m.orientation.x;
-    let v5 = m.orientation.y;
-    let v6 = m.orientation.z;
-    let v7 = m.linear_momentum.x;
-    let v8 = m.linear_momentum.y;
-    let v9 = m.linear_momentum.z;
-    let v10 = m.angular_momentum.x;
-    let v11 = m.angular_momentum.y;
-    let v12 = m.angular_momentum.z;
+fn dual_renormalize(s: DualMotion) -> DualMotion {
+    let v0 = s[0];
+    let v1 = s[1];
+    let v2 = s[2];
+    let v3 = s[3];
+    let v4 = s[4];
+    let v5 = s[5];
+    let v6 = s[6];
+    let v7 = s[7];
+    let v8 = s[8];
+    let v9 = s[9];
+    let v10 = s[10];
+    let v11 = s[11];
+    let v12 = s[12];
     let v13 = v3 * v3;
     let v14 = v4 * v4;
     let v15 = v13 + v14;
@@ -647,21 +651,23 @@ fn renormalize(m: Motion) -> Motion {
     let v18 = v6 * v6;
     let v19 = v17 + v18;
     let v20 = sqrt(v19);
-    let v21 = real(1e0) / v20;
-    let v22 = v3 * v21;
-    let v23 = v4 * v21;
-    let v24 = v5 * v21;
-    let v25 = v6 * v21;
-    return Motion(vec3<real>(v0, v1, v2), vec4<real>(v23, v24, v25, v22), vec3<real>(v7, v8, v9), vec3<real>(v10, v11, v12));
+    let v22 = real(1e0) / v20;
+    let v23 = v3 * v22;
+    let v24 = v4 * v22;
+    let v25 = v5 * v22;
+    let v26 = v6 * v22;
+    return array<real, 13>(v0, v1, v2, v23, v24, v25, v26, v7, v8, v9, v10, v11, v12);
 }
 
-// The state derivative's plumbing: which force records a body sees. Every formula
+// The state derivative's plumbing over duals: which force records a body sees. Every formula
 // (auxiliaries, each force kind, dq/dt) is generated from the Rust definition of the physics
-// (core/src/physics/). Calls `accumulate_global_forces` and `accumulate_own_forces`, generated
-// for the crowd's force kinds; the keyframed and custom kinds' plumbing (keyframes.wgsl,
-// custom_force.wgsl) joins the kernel where its crowd has those kinds.
+// (core/src/physics/). Calls `dual_accumulate_global_forces` and `dual_accumulate_own_forces`,
+// generated for the crowd's force kinds (src/backends/gpu/kernel/kernel_spec.rs); the keyframed
+// and custom kinds' plumbing (keyframes.wgsl, custom_force.wgsl) joins the kernel where its
+// crowd has those kinds.
 
-/// State of one body in registers; twin of `BodyState` in core/src/model/body.rs.
+/// A state's values in registers, as the faults and the envelope judge them; twin of
+/// `BodyState` in core/src/model/body.rs.
 struct Motion {
     position: vec3<real>,
     orientation: vec4<real>,
@@ -669,56 +675,164 @@ struct Motion {
     angular_momentum: vec3<real>,
 }
 
-/// dY/dt: (v, dq/dt, F, tau); twin of `Derivative` in core/src/body_steps/derivative.rs.
-struct Derivative {
-    velocity: vec3<real>,
-    spin: vec4<real>,
-    force: vec3<real>,
-    torque: vec3<real>,
+/// The body's external load and constants, read once a dispatch (with its force records:
+/// `dual_records`), not at every stage.
+var<private> dispatch_load: ExternalLoad;
+var<private> dispatch_constants: BodyConstants;
+
+/// `x` along no direction.
+fn dual_fixed(x: real) -> DualReal {
+    var d: DualReal;
+    d[0] = x;
+    return d;
 }
 
-struct Auxiliaries {
-    velocity: vec3<real>,
-    rotation: mat3x3<real>,
-    angular_velocity: vec3<real>,
+/// Force record `record`'s parameters over duals (`block_parameters`).
+fn dual_parameters(record: u32) -> DualParameters {
+    let f = forces[record];
+    return block_parameters(record,
+        array<real, 10>(f.a.x, f.a.y, f.a.z, f.b.x, f.b.y, f.b.z, f.c.x, f.c.y, f.c.z, f.c.w));
 }
 
-/// What the forces on one body see besides its state and the time; twin of `ForceEnv` in
-/// core/src/body_steps/derivative.rs.
-struct ForceEnv {
-    /// Crowd index of the body.
-    body: u32,
-    /// The external load held on the body.
-    load: ExternalLoad,
-    /// The force records the kernel calls one by one, read once per dispatch rather than at
-    /// every stage of every step (`ForceRecords` is generated for the crowd).
-    records: ForceRecords,
+/// dY/dt of body `index` at time t: its external load, then the forces on every body, then
+/// its own, in record order (as `derivative` in core/src/body_steps/derivative.rs sums them).
+/// dq/dt multiplies the state's own q (not its normalized copy), as on the CPU.
+fn dual_derivative(s: DualMotion, c: DualConstants, t: DualReal, index: u32) -> DualMotion {
+    let aux = dual_auxiliaries(s, c);
+    let body = params.first_body + index;
+    let load = dispatch_load;
+    var total = fixed_load(array<real, 6>(load.force.x, load.force.y, load.force.z,
+        load.torque.x, load.torque.y, load.torque.z));
+    total = dual_accumulate_global_forces(s, c, aux, t, dispatch_constants, body, total);
+    total = dual_accumulate_own_forces(s, c, aux, t, dispatch_constants, body, total);
+    return dual_state_derivative(s, aux, total);
 }
 
-// One function per force kind, `force_<scene name>`, each adding the force and torque (about
-// the centre of mass) of force record `f` at time t to the totals; those of the kinds with
-// parameters alone are generated from core/src/physics/forces.rs. The crate generates the code
-// that calls them (src/backends/gpu/kernel/kernel_spec.rs): a kernel pays only for the kinds its crowd has,
-// and the records it calls one by one are read once per dispatch.
-
-/// dY/dt of one body at time t under its external load, the forces acting on every body
-/// and its own. dq/dt multiplies the state's own q (not its normalized copy), as on the CPU.
-fn derivative(s: Motion, c: BodyConstants, t: real, env: ForceEnv) -> Derivative {
-    let aux = auxiliaries(s, c);
-    var force = env.load.force.xyz;
-    var torque = env.load.torque.xyz;
-    accumulate_global_forces(s, c, aux, t, env, &force, &torque);
-    accumulate_own_forces(s, c, aux, t, env, &force, &torque);
-    return state_derivative(s, aux, force, torque);
+/// The values of a dual state.
+fn motion_value(s: DualMotion) -> Motion {
+    return Motion(
+        vec3<real>(s[0], s[DUAL_STRIDE], s[2u * DUAL_STRIDE]),
+        vec4<real>(s[4u * DUAL_STRIDE], s[5u * DUAL_STRIDE], s[6u * DUAL_STRIDE], s[3u * DUAL_STRIDE]),
+        vec3<real>(s[7u * DUAL_STRIDE], s[8u * DUAL_STRIDE], s[9u * DUAL_STRIDE]),
+        vec3<real>(s[10u * DUAL_STRIDE], s[11u * DUAL_STRIDE], s[12u * DUAL_STRIDE]),
+    );
 }
 
-fn resolve_contacts(start: Motion, next: Motion, c: BodyConstants, h: real) -> Motion {
+fn dual_resolve_contacts(start: DualMotion, next: DualMotion, c: DualConstants, plain: BodyConstants, h: real) -> DualMotion {
     return next;
 }
 
-// One body per invocation, one or several (fused) time steps per dispatch. Each integrator's
-// step, `<name>_step`, is generated from core/src/physics/integrators.rs; the stages live in
-// registers: each body's state is read once and written once per dispatch.
+// Generated by src/backends/gpu/kernel/kernel_spec.rs for this kernel's crowd.
+const KERNEL_CONTACTS: bool = false;
+const KERNEL_ENVELOPE: bool = false;
+
+/// The force records this kernel calls one by one, read once per dispatch.
+struct DualForceRecords {
+    global_0: DualParameters,
+    global_1: DualParameters,
+    /// A member even when every record is visited in a loop.
+    none: u32,
+}
+
+fn dual_load_force_records(c: BodyConstants, body: u32, low: u32, high: u32) -> DualForceRecords {
+    var r: DualForceRecords;
+    r.global_0 = dual_parameters(0u);
+    r.global_1 = dual_parameters(1u);
+    let end = c.force_first + c.force_count;
+    var i = c.force_first;
+    if i < end {
+        atomicMin(&faults.first_unknown_code, body);
+    }
+    return r;
+}
+var<private> dual_records: DualForceRecords;
+
+/// The forces acting on all bodies, added to `total`.
+fn dual_accumulate_global_forces(s: DualMotion, c: DualConstants, aux: DualAuxiliaries, t: DualReal,
+        plain: BodyConstants, body: u32, total: DualLoad) -> DualLoad {
+    var out = total;
+    out = dual_force_gravity(dual_records.global_0, s, c, aux, t, out);
+    out = dual_force_linear_drag(dual_records.global_1, s, c, aux, t, out);
+    return out;
+}
+
+/// The body's own forces, added to `total`.
+fn dual_accumulate_own_forces(s: DualMotion, c: DualConstants, aux: DualAuxiliaries, t: DualReal,
+        plain: BodyConstants, body: u32, total: DualLoad) -> DualLoad {
+    var out = total;
+    return out;
+}
+
+/// The body's principal axes when a splitting integrator can run here, else never read.
+fn dual_kernel_split_axes(c: DualConstants) -> DualSplitAxes {
+    var unread: DualSplitAxes;
+    return unread;
+}
+
+/// One step of the crowd's integrator, before q is renormalized.
+fn dual_scheme_step(s: DualMotion, c: DualConstants, axes: DualSplitAxes, t: real, h: real,
+    index: u32) -> DualMotion {
+    var next = s;
+    switch params.integrator {
+        case INTEGRATOR_RK4: {
+            next = dual_rk4_step(s, c, axes, t, h, index);
+        }
+        default: {
+            atomicMin(&faults.first_unknown_code, params.first_body + index);
+        }
+    }
+    return next;
+}
+
+/// The chunk's index of the body invocation `id` carries, NO_BODY past the chunk.
+fn block_body(id: vec3<u32>) -> u32 {
+    let index = id.y * params.row_width + id.x;
+    if index >= params.body_count {
+        return NO_BODY;
+    }
+    return index;
+}
+
+fn block_writes_state() -> bool {
+    return true;
+}
+
+fn write_block_tangents(index: u32, s: DualMotion) {}
+
+fn block_state(index: u32, values: array<real, 13>) -> DualMotion {
+    return values;
+}
+
+fn block_constants(index: u32, values: array<real, 8>) -> DualConstants {
+    return values;
+}
+
+fn block_parameters(record: u32, values: array<real, 10>) -> DualParameters {
+    return values;
+}
+
+fn block_plane(i: u32, values: array<real, 6>) -> DualPlane {
+    return values;
+}
+
+fn block_keyframe(record: u32, i: u32, values: array<real, 2>) -> DualKeyframe {
+    return values;
+}
+
+fn fixed_load(values: array<real, 6>) -> DualLoad {
+    return values;
+}
+
+// One body per invocation, one or several (fused) time steps per dispatch, over dual numbers
+// of the kernel's width: DUAL_WIDTH derivatives beside each number, none in the plain kernel
+// (width 0), a block of a body's tangent columns in a tangent kernel. Every formula is
+// generated from the Rust definition traced over `Dual` (core/src/physics/dual_wgsl.rs); the
+// stages live in registers: each body's state is read once and written once per dispatch.
+// What a block reads and writes besides the values (its bodies, its tangents, its seeds) comes
+// from the kernel's block hooks: `block_body`, `block_writes_state`, `write_block_tangents`,
+// and `block_state`, `block_constants`, `block_parameters`, `block_plane`, `block_keyframe`
+// and `fixed_load`, which make a structure's values duals (the plain kernel's: the values
+// themselves, src/backends/gpu/kernel/shader.rs; a tangent kernel's: tangent_block.wgsl).
 
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read_write> states: array<BodyState>;
@@ -733,6 +847,9 @@ fn resolve_contacts(start: Motion, next: Motion, c: BodyConstants, h: real) -> M
 /// What went wrong, if anything (see `Faults` in common.wgsl).
 @group(0) @binding(7) var<storage, read_write> faults: Faults;
 
+/// What `block_body` gives an invocation past the bodies it covers.
+const NO_BODY: u32 = 0xffffffffu;
+
 /// The time of step `low + STEPS_PER_OVERFLOW high`; twin of `step_time` in
 /// core/src/physics/clock.rs (the split keeps f32 times as they were when the count lived in
 /// f32 lanes; in f64 both products are exact).
@@ -741,14 +858,6 @@ fn step_time(low: u32, high: u32, dt: real) -> real {
 }
 
 override workgroup_size: u32 = 64u;
-
-/// One full step of one body from time t, then q renormalized (Baraff 4). `scheme_step`,
-/// generated with a case for the crowd's integrator (src/backends/gpu/kernel/kernel_spec.rs), calls
-/// `<integrator name>_step` and reports an unknown code.
-fn integrate_step(s: Motion, c: BodyConstants, axes: SplitAxes, env: ForceEnv, t: real,
-    h: real) -> Motion {
-    return renormalize(scheme_step(s, c, axes, env, t, h));
-}
 
 /// Whether every component is finite (`all_finite` comes with the precision's math, see
 /// src/backends/gpu/kernel/shader.rs).
@@ -814,13 +923,6 @@ fn advance_clock(low: ptr<function, u32>, high: ptr<function, u32>) {
     }
 }
 
-/// What the forces on body `index` of this chunk, whose constants are `c` and whose clock
-/// stands at step `low + STEPS_PER_OVERFLOW high`, see besides its state and the time.
-fn force_env(index: u32, c: BodyConstants, low: u32, high: u32) -> ForceEnv {
-    let body = params.first_body + index;
-    return ForceEnv(body, external_load(index), load_force_records(c, body, low, high));
-}
-
 /// The external load on body `index` of this chunk.
 fn external_load(index: u32) -> ExternalLoad {
     // Until loads are set, the buffer holds one zero record and no body reads it (a crowd
@@ -832,26 +934,45 @@ fn external_load(index: u32) -> ExternalLoad {
     return load;
 }
 
-/// The state of a stored record, without its clock.
-fn motion_of(stored: BodyState) -> Motion {
-    return Motion(
-        stored.position,
-        stored.orientation,
-        stored.linear_momentum,
-        stored.angular_momentum,
-    );
+/// Body `index`'s stored state and constants over duals (the derivatives its block carries
+/// beside the values: `block_state`, `block_constants`), and what its forces read once a
+/// dispatch: its external load, its constants and its records.
+fn start_body(index: u32, stored: BodyState, plain: BodyConstants) -> DualBody {
+    let s = block_state(index, array<real, 13>(
+        stored.position.x, stored.position.y, stored.position.z,
+        stored.orientation.w, stored.orientation.x, stored.orientation.y, stored.orientation.z,
+        stored.linear_momentum.x, stored.linear_momentum.y, stored.linear_momentum.z,
+        stored.angular_momentum.x, stored.angular_momentum.y, stored.angular_momentum.z,
+    ));
+    let c = block_constants(index, array<real, 8>(
+        plain.mass, plain.inv_mass,
+        plain.inv_inertia_xx, plain.inv_inertia_yy, plain.inv_inertia_zz,
+        plain.inv_inertia_xy, plain.inv_inertia_xz, plain.inv_inertia_yz,
+    ));
+    dispatch_load = external_load(index);
+    dispatch_constants = plain;
+    dual_records = dual_load_force_records(plain, params.first_body + index, stored.step_low,
+        stored.step_high);
+    return DualBody(s, c);
 }
 
-/// `params.steps_per_dispatch` steps of one body. Every force depends only on the body's
-/// own state, so K steps can run back to back in registers: the state is read once and
-/// written once per K steps instead of per step.
-/// A 2D grid covers crowds beyond 65,535 workgroups in one dimension.
+/// A body's state and mass constants over duals.
+struct DualBody {
+    s: DualMotion,
+    c: DualConstants,
+}
+
+/// `params.steps_per_dispatch` steps of one body (and one block of its tangents, in a
+/// tangent kernel): each step its integrator's (`dual_scheme_step`, generated for the
+/// crowd's), q renormalized (Baraff 4), the planes' contacts resolved, the faults judged on
+/// the values. Every force depends only on the body's own state, so K steps run back to back
+/// in registers. A 2D grid covers crowds beyond 65,535 workgroups in one dimension.
 @compute @workgroup_size(workgroup_size)
 fn integrate(@builtin(global_invocation_id) id: vec3<u32>) {
-    let index = id.y * params.row_width + id.x;
+    let index = block_body(id);
     // Under ON_FAULT_STOP, after a fault every dispatch is a no-op: the crowd stops within
     // one dispatch of it, and the offending body keeps its last good state.
-    if index >= params.body_count || atomicLoad(&faults.first_fault) != HEALTHY
+    if index == NO_BODY || atomicLoad(&faults.first_fault) != HEALTHY
         || atomicLoad(&faults.first_unknown_code) != HEALTHY {
         return;
     }
@@ -860,95 +981,44 @@ fn integrate(@builtin(global_invocation_id) id: vec3<u32>) {
     if stored.status != HEALTHY_STATUS {
         return;
     }
-    let c = constants[index];
-    let env = force_env(index, c, stored.step_low, stored.step_high);
+    let plain = constants[index];
+    let body = start_body(index, stored, plain);
+    var s = body.s;
+    let c = body.c;
     // The principal axes are fixed per body: found once a dispatch, by kernels that split.
-    let axes = kernel_split_axes(c);
-    var s = motion_of(stored);
+    let axes = dual_kernel_split_axes(c);
     var low = stored.step_low;
     var high = stored.step_high;
     var status = HEALTHY_STATUS;
     for (var k = 0u; k < params.steps_per_dispatch; k++) {
-        let stepped = integrate_step(s, c, axes, env, step_time(low, high, params.dt),
-            params.dt);
-        var next = stepped;
+        let t = step_time(low, high, params.dt);
+        var next = dual_renormalize(dual_scheme_step(s, c, axes, t, params.dt, index));
         // KERNEL_CONTACTS is generated: false folds the contact code away.
         if KERNEL_CONTACTS && params.plane_count > 0u {
-            next = resolve_contacts(s, stepped, c, params.dt);
+            next = dual_resolve_contacts(s, next, c, plain, params.dt);
         }
-        status = state_fault(next, c);
+        status = state_fault(motion_value(next), plain);
         if status != HEALTHY_STATUS {
-            report_fault(index);
+            if block_writes_state() {
+                report_fault(index);
+            }
             break;
         }
         s = next;
         advance_clock(&low, &high);
     }
-    states[index] = BodyState(
-        s.position,
-        low,
-        s.orientation,
-        s.linear_momentum,
-        high,
-        s.angular_momentum,
-        status,
-    );
-}
-
-// Generated by src/backends/gpu/kernel/kernel_spec.rs for this kernel's crowd.
-const KERNEL_CONTACTS: bool = false;
-const KERNEL_ENVELOPE: bool = false;
-
-/// The force records this kernel calls one by one, read once per dispatch.
-struct ForceRecords {
-    global_0: Force,
-    global_1: Force,
-    /// A member even when every record is visited in a loop.
-    none: u32,
-}
-
-fn load_force_records(c: BodyConstants, body: u32, low: u32, high: u32) -> ForceRecords {
-    var r: ForceRecords;
-    r.global_0 = forces[0u];
-    r.global_1 = forces[1u];
-    let end = c.force_first + c.force_count;
-    var i = c.force_first;
-    if i < end {
-        atomicMin(&faults.first_unknown_code, body);
+    write_block_tangents(index, s);
+    if block_writes_state() {
+        let v = motion_value(s);
+        states[index] = BodyState(
+            v.position,
+            low,
+            v.orientation,
+            v.linear_momentum,
+            high,
+            v.angular_momentum,
+            status,
+        );
     }
-    return r;
-}
-
-/// Adds the force and torque of every force acting on all bodies to the totals.
-fn accumulate_global_forces(s: Motion, c: BodyConstants, aux: Auxiliaries, t: real, env: ForceEnv,
-        force: ptr<function, vec3<real>>, torque: ptr<function, vec3<real>>) {
-    force_gravity(env.records.global_0, s, c, aux, t, env, force, torque);
-    force_linear_drag(env.records.global_1, s, c, aux, t, env, force, torque);
-}
-
-/// Adds the force and torque of the body's own forces to the totals.
-fn accumulate_own_forces(s: Motion, c: BodyConstants, aux: Auxiliaries, t: real, env: ForceEnv,
-        force: ptr<function, vec3<real>>, torque: ptr<function, vec3<real>>) {
-}
-
-/// The body's principal axes when a splitting integrator can run here, else never read.
-fn kernel_split_axes(c: BodyConstants) -> SplitAxes {
-    var unread: SplitAxes;
-    return unread;
-}
-
-/// One step of the crowd's integrator, before q is renormalized.
-fn scheme_step(s: Motion, c: BodyConstants, axes: SplitAxes, env: ForceEnv, t: real, h: real)
-    -> Motion {
-    var next = s;
-    switch params.integrator {
-        case INTEGRATOR_RK4: {
-            next = rk4_step(s, c, axes, env, t, h);
-        }
-        default: {
-            atomicMin(&faults.first_unknown_code, env.body);
-        }
-    }
-    return next;
 }
 

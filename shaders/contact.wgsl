@@ -1,15 +1,23 @@
 // Contact of one body with static planes, resolved after each full step. Every formula
 // (the shapes' contact points, the impulses) is generated from the Rust definition
-// (core/src/physics/contact.rs): `step_acceleration` and `resolve_plane`, which picks the body's
-// shape. Reads the module-scope `params` and `planes` bindings declared by the kernel.
+// (core/src/physics/contact.rs): `dual_step_acceleration` and `dual_resolve_plane`, which
+// picks the body's shape. Reads the module-scope `params` and `planes` bindings.
+
+/// Plane `i` (`normal`, `offset`, `restitution`, `friction`) over duals (`block_plane`).
+fn dual_plane(i: u32) -> DualPlane {
+    let p = planes[i];
+    return block_plane(i, array<real, 6>(p.surface.x, p.surface.y, p.surface.z, p.surface.w,
+        p.restitution, p.friction));
+}
 
 /// Resolves `next` (the state after a step that started at `start`) against every plane in
 /// turn, as `physics::contact::resolve_contacts` does.
-fn resolve_contacts(start: Motion, next: Motion, c: BodyConstants, h: real) -> Motion {
-    let acceleration = step_acceleration(start, next, c, h);
+fn dual_resolve_contacts(start: DualMotion, next: DualMotion, c: DualConstants,
+    plain: BodyConstants, h: real) -> DualMotion {
+    let acceleration = dual_step_acceleration(start, next, c, h);
     var s = next;
     for (var i = 0u; i < params.plane_count; i++) {
-        s = resolve_plane(s, c, planes[i], acceleration, h);
+        s = dual_resolve_plane(s, c, plain.shape_kind, plain.shape, dual_plane(i), acceleration, h);
     }
     return s;
 }

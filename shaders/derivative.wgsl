@@ -1,10 +1,12 @@
-// The state derivative's plumbing: which force records a body sees. Every formula
+// The state derivative's plumbing over duals: which force records a body sees. Every formula
 // (auxiliaries, each force kind, dq/dt) is generated from the Rust definition of the physics
-// (core/src/physics/). Calls `accumulate_global_forces` and `accumulate_own_forces`, generated
-// for the crowd's force kinds; the keyframed and custom kinds' plumbing (keyframes.wgsl,
-// custom_force.wgsl) joins the kernel where its crowd has those kinds.
+// (core/src/physics/). Calls `dual_accumulate_global_forces` and `dual_accumulate_own_forces`,
+// generated for the crowd's force kinds (src/backends/gpu/kernel/kernel_spec.rs); the keyframed
+// and custom kinds' plumbing (keyframes.wgsl, custom_force.wgsl) joins the kernel where its
+// crowd has those kinds.
 
-/// State of one body in registers; twin of `BodyState` in core/src/model/body.rs.
+/// A state's values in registers, as the faults and the envelope judge them; twin of
+/// `BodyState` in core/src/model/body.rs.
 struct Motion {
     position: vec3<real>,
     orientation: vec4<real>,
@@ -12,45 +14,45 @@ struct Motion {
     angular_momentum: vec3<real>,
 }
 
-/// dY/dt: (v, dq/dt, F, tau); twin of `Derivative` in core/src/body_steps/derivative.rs.
-struct Derivative {
-    velocity: vec3<real>,
-    spin: vec4<real>,
-    force: vec3<real>,
-    torque: vec3<real>,
+/// The body's external load and constants, read once a dispatch (with its force records:
+/// `dual_records`), not at every stage.
+var<private> dispatch_load: ExternalLoad;
+var<private> dispatch_constants: BodyConstants;
+
+/// `x` along no direction.
+fn dual_fixed(x: real) -> DualReal {
+    var d: DualReal;
+    d[0] = x;
+    return d;
 }
 
-struct Auxiliaries {
-    velocity: vec3<real>,
-    rotation: mat3x3<real>,
-    angular_velocity: vec3<real>,
+/// Force record `record`'s parameters over duals (`block_parameters`).
+fn dual_parameters(record: u32) -> DualParameters {
+    let f = forces[record];
+    return block_parameters(record,
+        array<real, 10>(f.a.x, f.a.y, f.a.z, f.b.x, f.b.y, f.b.z, f.c.x, f.c.y, f.c.z, f.c.w));
 }
 
-/// What the forces on one body see besides its state and the time; twin of `ForceEnv` in
-/// core/src/body_steps/derivative.rs.
-struct ForceEnv {
-    /// Crowd index of the body.
-    body: u32,
-    /// The external load held on the body.
-    load: ExternalLoad,
-    /// The force records the kernel calls one by one, read once per dispatch rather than at
-    /// every stage of every step (`ForceRecords` is generated for the crowd).
-    records: ForceRecords,
+/// dY/dt of body `index` at time t: its external load, then the forces on every body, then
+/// its own, in record order (as `derivative` in core/src/body_steps/derivative.rs sums them).
+/// dq/dt multiplies the state's own q (not its normalized copy), as on the CPU.
+fn dual_derivative(s: DualMotion, c: DualConstants, t: DualReal, index: u32) -> DualMotion {
+    let aux = dual_auxiliaries(s, c);
+    let body = params.first_body + index;
+    let load = dispatch_load;
+    var total = fixed_load(array<real, 6>(load.force.x, load.force.y, load.force.z,
+        load.torque.x, load.torque.y, load.torque.z));
+    total = dual_accumulate_global_forces(s, c, aux, t, dispatch_constants, body, total);
+    total = dual_accumulate_own_forces(s, c, aux, t, dispatch_constants, body, total);
+    return dual_state_derivative(s, aux, total);
 }
 
-// One function per force kind, `force_<scene name>`, each adding the force and torque (about
-// the centre of mass) of force record `f` at time t to the totals; those of the kinds with
-// parameters alone are generated from core/src/physics/forces.rs. The crate generates the code
-// that calls them (src/backends/gpu/kernel/kernel_spec.rs): a kernel pays only for the kinds its crowd has,
-// and the records it calls one by one are read once per dispatch.
-
-/// dY/dt of one body at time t under its external load, the forces acting on every body
-/// and its own. dq/dt multiplies the state's own q (not its normalized copy), as on the CPU.
-fn derivative(s: Motion, c: BodyConstants, t: real, env: ForceEnv) -> Derivative {
-    let aux = auxiliaries(s, c);
-    var force = env.load.force.xyz;
-    var torque = env.load.torque.xyz;
-    accumulate_global_forces(s, c, aux, t, env, &force, &torque);
-    accumulate_own_forces(s, c, aux, t, env, &force, &torque);
-    return state_derivative(s, aux, force, torque);
+/// The values of a dual state.
+fn motion_value(s: DualMotion) -> Motion {
+    return Motion(
+        vec3<real>(s[0], s[DUAL_STRIDE], s[2u * DUAL_STRIDE]),
+        vec4<real>(s[4u * DUAL_STRIDE], s[5u * DUAL_STRIDE], s[6u * DUAL_STRIDE], s[3u * DUAL_STRIDE]),
+        vec3<real>(s[7u * DUAL_STRIDE], s[8u * DUAL_STRIDE], s[9u * DUAL_STRIDE]),
+        vec3<real>(s[10u * DUAL_STRIDE], s[11u * DUAL_STRIDE], s[12u * DUAL_STRIDE]),
+    );
 }

@@ -1,6 +1,13 @@
-// One body per invocation, one or several (fused) time steps per dispatch. Each integrator's
-// step, `<name>_step`, is generated from core/src/physics/integrators.rs; the stages live in
-// registers: each body's state is read once and written once per dispatch.
+// One body per invocation, one or several (fused) time steps per dispatch, over dual numbers
+// of the kernel's width: DUAL_WIDTH derivatives beside each number, none in the plain kernel
+// (width 0), a block of a body's tangent columns in a tangent kernel. Every formula is
+// generated from the Rust definition traced over `Dual` (core/src/physics/dual_wgsl.rs); the
+// stages live in registers: each body's state is read once and written once per dispatch.
+// What a block reads and writes besides the values (its bodies, its tangents, its seeds) comes
+// from the kernel's block hooks: `block_body`, `block_writes_state`, `write_block_tangents`,
+// and `block_state`, `block_constants`, `block_parameters`, `block_plane`, `block_keyframe`
+// and `fixed_load`, which make a structure's values duals (the plain kernel's: the values
+// themselves, src/backends/gpu/kernel/shader.rs; a tangent kernel's: tangent_block.wgsl).
 
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read_write> states: array<BodyState>;
@@ -15,6 +22,9 @@
 /// What went wrong, if anything (see `Faults` in common.wgsl).
 @group(0) @binding(7) var<storage, read_write> faults: Faults;
 
+/// What `block_body` gives an invocation past the bodies it covers.
+const NO_BODY: u32 = 0xffffffffu;
+
 /// The time of step `low + STEPS_PER_OVERFLOW high`; twin of `step_time` in
 /// core/src/physics/clock.rs (the split keeps f32 times as they were when the count lived in
 /// f32 lanes; in f64 both products are exact).
@@ -23,14 +33,6 @@ fn step_time(low: u32, high: u32, dt: real) -> real {
 }
 
 override workgroup_size: u32 = 64u;
-
-/// One full step of one body from time t, then q renormalized (Baraff 4). `scheme_step`,
-/// generated with a case for the crowd's integrator (src/backends/gpu/kernel/kernel_spec.rs), calls
-/// `<integrator name>_step` and reports an unknown code.
-fn integrate_step(s: Motion, c: BodyConstants, axes: SplitAxes, env: ForceEnv, t: real,
-    h: real) -> Motion {
-    return renormalize(scheme_step(s, c, axes, env, t, h));
-}
 
 /// Whether every component is finite (`all_finite` comes with the precision's math, see
 /// src/backends/gpu/kernel/shader.rs).
@@ -96,13 +98,6 @@ fn advance_clock(low: ptr<function, u32>, high: ptr<function, u32>) {
     }
 }
 
-/// What the forces on body `index` of this chunk, whose constants are `c` and whose clock
-/// stands at step `low + STEPS_PER_OVERFLOW high`, see besides its state and the time.
-fn force_env(index: u32, c: BodyConstants, low: u32, high: u32) -> ForceEnv {
-    let body = params.first_body + index;
-    return ForceEnv(body, external_load(index), load_force_records(c, body, low, high));
-}
-
 /// The external load on body `index` of this chunk.
 fn external_load(index: u32) -> ExternalLoad {
     // Until loads are set, the buffer holds one zero record and no body reads it (a crowd
@@ -114,26 +109,45 @@ fn external_load(index: u32) -> ExternalLoad {
     return load;
 }
 
-/// The state of a stored record, without its clock.
-fn motion_of(stored: BodyState) -> Motion {
-    return Motion(
-        stored.position,
-        stored.orientation,
-        stored.linear_momentum,
-        stored.angular_momentum,
-    );
+/// Body `index`'s stored state and constants over duals (the derivatives its block carries
+/// beside the values: `block_state`, `block_constants`), and what its forces read once a
+/// dispatch: its external load, its constants and its records.
+fn start_body(index: u32, stored: BodyState, plain: BodyConstants) -> DualBody {
+    let s = block_state(index, array<real, 13>(
+        stored.position.x, stored.position.y, stored.position.z,
+        stored.orientation.w, stored.orientation.x, stored.orientation.y, stored.orientation.z,
+        stored.linear_momentum.x, stored.linear_momentum.y, stored.linear_momentum.z,
+        stored.angular_momentum.x, stored.angular_momentum.y, stored.angular_momentum.z,
+    ));
+    let c = block_constants(index, array<real, 8>(
+        plain.mass, plain.inv_mass,
+        plain.inv_inertia_xx, plain.inv_inertia_yy, plain.inv_inertia_zz,
+        plain.inv_inertia_xy, plain.inv_inertia_xz, plain.inv_inertia_yz,
+    ));
+    dispatch_load = external_load(index);
+    dispatch_constants = plain;
+    dual_records = dual_load_force_records(plain, params.first_body + index, stored.step_low,
+        stored.step_high);
+    return DualBody(s, c);
 }
 
-/// `params.steps_per_dispatch` steps of one body. Every force depends only on the body's
-/// own state, so K steps can run back to back in registers: the state is read once and
-/// written once per K steps instead of per step.
-/// A 2D grid covers crowds beyond 65,535 workgroups in one dimension.
+/// A body's state and mass constants over duals.
+struct DualBody {
+    s: DualMotion,
+    c: DualConstants,
+}
+
+/// `params.steps_per_dispatch` steps of one body (and one block of its tangents, in a
+/// tangent kernel): each step its integrator's (`dual_scheme_step`, generated for the
+/// crowd's), q renormalized (Baraff 4), the planes' contacts resolved, the faults judged on
+/// the values. Every force depends only on the body's own state, so K steps run back to back
+/// in registers. A 2D grid covers crowds beyond 65,535 workgroups in one dimension.
 @compute @workgroup_size(workgroup_size)
 fn integrate(@builtin(global_invocation_id) id: vec3<u32>) {
-    let index = id.y * params.row_width + id.x;
+    let index = block_body(id);
     // Under ON_FAULT_STOP, after a fault every dispatch is a no-op: the crowd stops within
     // one dispatch of it, and the offending body keeps its last good state.
-    if index >= params.body_count || atomicLoad(&faults.first_fault) != HEALTHY
+    if index == NO_BODY || atomicLoad(&faults.first_fault) != HEALTHY
         || atomicLoad(&faults.first_unknown_code) != HEALTHY {
         return;
     }
@@ -142,37 +156,43 @@ fn integrate(@builtin(global_invocation_id) id: vec3<u32>) {
     if stored.status != HEALTHY_STATUS {
         return;
     }
-    let c = constants[index];
-    let env = force_env(index, c, stored.step_low, stored.step_high);
+    let plain = constants[index];
+    let body = start_body(index, stored, plain);
+    var s = body.s;
+    let c = body.c;
     // The principal axes are fixed per body: found once a dispatch, by kernels that split.
-    let axes = kernel_split_axes(c);
-    var s = motion_of(stored);
+    let axes = dual_kernel_split_axes(c);
     var low = stored.step_low;
     var high = stored.step_high;
     var status = HEALTHY_STATUS;
     for (var k = 0u; k < params.steps_per_dispatch; k++) {
-        let stepped = integrate_step(s, c, axes, env, step_time(low, high, params.dt),
-            params.dt);
-        var next = stepped;
+        let t = step_time(low, high, params.dt);
+        var next = dual_renormalize(dual_scheme_step(s, c, axes, t, params.dt, index));
         // KERNEL_CONTACTS is generated: false folds the contact code away.
         if KERNEL_CONTACTS && params.plane_count > 0u {
-            next = resolve_contacts(s, stepped, c, params.dt);
+            next = dual_resolve_contacts(s, next, c, plain, params.dt);
         }
-        status = state_fault(next, c);
+        status = state_fault(motion_value(next), plain);
         if status != HEALTHY_STATUS {
-            report_fault(index);
+            if block_writes_state() {
+                report_fault(index);
+            }
             break;
         }
         s = next;
         advance_clock(&low, &high);
     }
-    states[index] = BodyState(
-        s.position,
-        low,
-        s.orientation,
-        s.linear_momentum,
-        high,
-        s.angular_momentum,
-        status,
-    );
+    write_block_tangents(index, s);
+    if block_writes_state() {
+        let v = motion_value(s);
+        states[index] = BodyState(
+            v.position,
+            low,
+            v.orientation,
+            v.linear_momentum,
+            high,
+            v.angular_momentum,
+            status,
+        );
+    }
 }

@@ -1,7 +1,8 @@
 // The keyframed force's plumbing: the search of a record's keyframe table, and the window a
 // dispatch interpolates in where the kernel has windows (src/backends/gpu/kernel/kernel_spec.rs).
-// The interpolation (`keyframe_lerp`) and the load at a scale (`add_keyframed`) are generated
-// from core/src/physics/forces.rs. Part of a kernel only where its crowd has keyframed forces.
+// The interpolation (`dual_keyframe_lerp`) and the load at a scale (`dual_add_keyframed`) are
+// generated from core/src/physics/forces.rs. Part of a kernel only where its crowd has
+// keyframed forces.
 
 /// Where `t` falls among the times of `keyframes[first .. first + count]` (x = time, y =
 /// value): (i, i) where keyframe i's value holds (at or before the first, past the last),
@@ -20,15 +21,22 @@ fn keyframe_segment(first: u32, count: u32, t: real) -> vec2<u32> {
     return vec2<u32>(count - 1u);
 }
 
-/// Piecewise-linear interpolation of `keyframes[first .. first + count]` at t, held
-/// constant before the first and after the last.
-fn keyframe_scale(first: u32, count: u32, t: real) -> real {
-    let segment = keyframe_segment(first, count, t);
-    let a = keyframes[first + segment.x];
+/// Keyframe `i` of record `record`'s table over duals (`block_keyframe`).
+fn dual_keyframe(record: u32, i: u32) -> DualKeyframe {
+    let k = keyframes[forces[record].keyframe_first + i];
+    return block_keyframe(record, i, array<real, 2>(k.x, k.y));
+}
+
+/// Keyframed record `record`'s scale at `t`: piecewise-linear between its keyframes, held
+/// constant before the first and after the last; its table searched on the values.
+fn dual_keyframe_scale(record: u32, t: DualReal) -> DualReal {
+    let f = forces[record];
+    let segment = keyframe_segment(f.keyframe_first, f.keyframe_count, t[0]);
+    let a = dual_keyframe(record, segment.x);
     if segment.x == segment.y {
-        return a.y;
+        return dual_keyframe_value(a);
     }
-    return keyframe_lerp(a, keyframes[first + segment.y], t);
+    return dual_keyframe_lerp(a, dual_keyframe(record, segment.y), t);
 }
 
 /// The earliest and the latest time at which a dispatch from step `low + STEPS_PER_OVERFLOW
@@ -61,7 +69,7 @@ struct KeyframeWindow {
 }
 
 /// The window of keyframed record `f` for a dispatch whose forces are evaluated at times in
-/// `times` (earliest, latest): `a` is the keyframe the search of `keyframe_scale` starts the
+/// `times` (earliest, latest): `a` is the keyframe the search of `dual_keyframe_scale` starts the
 /// earliest time's segment from, `b` and `c` the next two; one past the table's end gets the
 /// earliest time, so no stage selects it. It covers every time before `c`, which a
 /// dispatch cannot reach where the kernel has windows: every keyframe segment is over twice
@@ -97,22 +105,25 @@ fn keyframe_window(f: Force, times: vec2<real>, body: u32) -> KeyframeWindow {
     return w;
 }
 
-/// `keyframe_scale` at a time t of the dispatch `w` was found for: the same comparisons and
-/// the same `keyframe_lerp` on the same keyframes, so the same value bit for bit.
-fn keyframe_window_scale(w: KeyframeWindow, t: real) -> real {
-    if t <= w.first.x {
-        return w.first.y;
-    }
-    if t < w.b.x {
-        return keyframe_lerp(w.a, w.b, t);
-    }
-    if t < w.c.x {
-        return keyframe_lerp(w.b, w.c, t);
-    }
-    return w.c.y;
+/// A keyframe of a window along no direction: only the plain kernel (width 0) has windows.
+fn dual_window_keyframe(k: vec2<real>) -> DualKeyframe {
+    var d: DualKeyframe;
+    d[0] = k.x;
+    d[DUAL_STRIDE] = k.y;
+    return d;
 }
 
-fn force_keyframed(f: Force, s: Motion, c: BodyConstants, aux: Auxiliaries, t: real, env: ForceEnv,
-                   force: ptr<function, vec3<real>>, torque: ptr<function, vec3<real>>) {
-    add_keyframed(f, keyframe_scale(f.keyframe_first, f.keyframe_count, t), force, torque);
+/// `dual_keyframe_scale` at a time t of the dispatch `w` was found for: the same comparisons
+/// and the same `dual_keyframe_lerp` on the same keyframes, so the same value bit for bit.
+fn dual_keyframe_window_scale(w: KeyframeWindow, t: DualReal) -> DualReal {
+    if t[0] <= w.first.x {
+        return dual_keyframe_value(dual_window_keyframe(w.first));
+    }
+    if t[0] < w.b.x {
+        return dual_keyframe_lerp(dual_window_keyframe(w.a), dual_window_keyframe(w.b), t);
+    }
+    if t[0] < w.c.x {
+        return dual_keyframe_lerp(dual_window_keyframe(w.b), dual_window_keyframe(w.c), t);
+    }
+    return dual_keyframe_value(dual_window_keyframe(w.c));
 }

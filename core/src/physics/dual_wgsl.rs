@@ -1,11 +1,12 @@
-//! The WGSL of the physics over dual numbers of width `W`: the same definitions as
-//! [`super::wgsl`] prints, traced over `Dual<Traced<F>, W>`, so the kernel that carries
-//! tangents computes each value and each derivative with the operations the CPU's
-//! `Dual<F, W>` takes, in the same order.
+//! The WGSL of the physics over dual numbers of width `W`, which every integration kernel
+//! runs: the plain kernel at width 0 (numbers without derivatives), a tangent kernel at its
+//! block's width. Traced over `Dual<Traced<F>, W>`, each value and each derivative is the
+//! operation the CPU's `Dual<F, W>` takes, in the same order, and each value the plain
+//! physics' own.
 //!
 //! A dual structure is one flat `array<real, n (W + 1)>`: number `i` is its value at
-//! `i (W + 1)` followed by its `W` derivatives. The kernel's plumbing
-//! (`shaders/integrate_tangents.wgsl`) reads and writes them in that layout.
+//! `i (W + 1)` followed by its `W` derivatives. The kernel's plumbing (`shaders/`) reads and
+//! writes them in that layout.
 
 use super::algebra::{Mat3, SymMat3, Vec3};
 use super::contact::{PlaneConstants, step_acceleration};
@@ -37,9 +38,10 @@ const LOAD_NUMBERS: usize = 6;
 pub const PARAMETER_NUMBERS: usize = 10;
 const VECTOR_NUMBERS: usize = 3;
 
-/// The widths the physics over duals is traced in: a GPU driver inlines it at every stage of
-/// the step, and a block of 16 (17 numbers each) made lavapipe's compile of the cross-check
-/// crowd's kernel run for minutes; blocks of 4 compile in seconds.
+/// The widths a block of tangent columns is traced in: a GPU driver inlines the physics at
+/// every stage of the step, and a block of 16 (17 numbers each) made lavapipe's compile of
+/// the cross-check crowd's kernel run for minutes; blocks of 4 compile in seconds. The plain
+/// kernel is the physics over duals of width 0 (numbers without derivatives).
 pub const TRACED_WIDTHS: [usize; 2] = [1, 4];
 const _: () = assert!(TRACED_WIDTHS[1] <= super::dual::WIDEST_DUAL);
 
@@ -233,11 +235,15 @@ fn trace_physics(
     type Physics = fn(&DualTracer, &[ForceType], &[Integrator]) -> String;
     type Contact = fn(&DualTracer, &[ShapeKind]) -> String;
     let (dual, contact): (Physics, Contact) = match (precision, width) {
+        (Precision::F32, 0) => (dual_physics_wgsl::<f32, 0>, dual_contact_wgsl::<f32, 0>),
+        (Precision::F64, 0) => (dual_physics_wgsl::<f64, 0>, dual_contact_wgsl::<f64, 0>),
         (Precision::F32, 1) => (dual_physics_wgsl::<f32, 1>, dual_contact_wgsl::<f32, 1>),
         (Precision::F32, 4) => (dual_physics_wgsl::<f32, 4>, dual_contact_wgsl::<f32, 4>),
         (Precision::F64, 1) => (dual_physics_wgsl::<f64, 1>, dual_contact_wgsl::<f64, 1>),
         (Precision::F64, 4) => (dual_physics_wgsl::<f64, 4>, dual_contact_wgsl::<f64, 4>),
-        _ => panic!("the physics over duals is traced in widths {TRACED_WIDTHS:?}, not {width}"),
+        _ => panic!(
+            "the physics over duals is traced in widths 0 and {TRACED_WIDTHS:?}, not {width}"
+        ),
     };
     // Every traced function in one pass: what one hands out moving, the others read so.
     let counted = || pass.statements.get();
@@ -351,7 +357,14 @@ pub fn trace_block(
     physics: &TracedPhysics,
     (width, seed): (usize, MovingNumbers),
 ) -> (BlockSources, Closed) {
-    let closed = close_block(precision, physics, (width, seed)).closed;
+    // Without derivatives nothing moves and no step changes a column: no trace to close.
+    let closed = match width {
+        0 => Closed {
+            moving: seed,
+            changes_columns: false,
+        },
+        _ => close_block(precision, physics, (width, seed)).closed,
+    };
     let pass = DualTracer::new(tracer, closed.moving);
     let (sources, _) = trace_physics(&pass, precision, physics, width);
     (sources, closed)
@@ -822,11 +835,13 @@ pub(crate) fn dual_custom_force_wgsl<L: ForceLaw>(
     (precision, width): (Precision, usize),
 ) -> String {
     match (precision, width) {
+        (Precision::F32, 0) => custom_force_over::<f32, 0, L>(law, pass),
+        (Precision::F64, 0) => custom_force_over::<f64, 0, L>(law, pass),
         (Precision::F32, 1) => custom_force_over::<f32, 1, L>(law, pass),
         (Precision::F32, 4) => custom_force_over::<f32, 4, L>(law, pass),
         (Precision::F64, 1) => custom_force_over::<f64, 1, L>(law, pass),
         (Precision::F64, 4) => custom_force_over::<f64, 4, L>(law, pass),
-        _ => panic!("the dual WGSL is traced in widths {TRACED_WIDTHS:?}, not {width}"),
+        _ => panic!("the dual WGSL is traced in widths 0 and {TRACED_WIDTHS:?}, not {width}"),
     }
 }
 

@@ -1,4 +1,4 @@
-//! Stage-level twin test of the kernel's `derivative` (shaders/derivative.wgsl) against the
+//! Stage-level twin test of the kernel's `dual_derivative` (shaders/derivative.wgsl) against the
 //! f64 reference's (core/src/body_steps/derivative.rs): one evaluation per body on the device, compared
 //! term by term (velocity, dq/dt, force, torque and the angular velocity of `auxiliaries`)
 //! in both precisions. The probe entry point (shaders/derivative_probe.wgsl) is appended to
@@ -29,7 +29,7 @@ use crate::backends::gpu::device::probe;
 use crate::backends::gpu::device::readback::read_buffer;
 use crate::backends::gpu::kernel::kernel_spec::KernelSpec;
 use crate::backends::gpu::kernel::layout::{DispatchParams, Encode, decode_states};
-use crate::backends::gpu::kernel::shader::{NO_FAULTS, integrate_source};
+use crate::backends::gpu::kernel::shader::{NO_FAULTS, PLAIN, PLAIN_BLOCK, integrate_source};
 use crate::body_steps::derivative::{ForceEnv, auxiliaries, derivative};
 use crate::model::body::BodyState;
 use crate::model::codes::Coded;
@@ -96,7 +96,7 @@ fn kernel_step_time(precision: Precision, step: u64, dt: f64) -> f64 {
     }
 }
 
-/// Runs the probe on every body of `crowd`: one `derivative` evaluation each.
+/// Runs the probe on every body of `crowd`: one `dual_derivative` evaluation each.
 fn on_device(ctx: &GpuContext, crowd: &Crowd, precision: Precision) -> DeviceRun {
     let device = &ctx.device;
     let encode = Encode(precision);
@@ -121,10 +121,8 @@ fn on_device(ctx: &GpuContext, crowd: &Crowd, precision: Precision) -> DeviceRun
     let (kernel, _) = integrate_source(
         (Tracer::NATIVE, precision),
         &KernelSpec::general(),
-        crowd
-            .custom_force
-            .as_ref()
-            .map(|custom| custom.wgsl_for(precision, false)),
+        (PLAIN, PLAIN_BLOCK),
+        crowd.custom_force.as_ref(),
     );
     let source = [kernel.as_str(), PROBE].join("\n");
     let init = |label, contents: &[u8], usage| {

@@ -388,7 +388,7 @@ fn block_uniform(device: &wgpu::Device, block: &TangentBlock) -> wgpu::Buffer {
 }
 
 /// A block's place among a body's columns; twin of `TangentBlock` in
-/// shaders/integrate_tangents.wgsl.
+/// shaders/tangent_block.wgsl.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable)]
 struct TangentBlock {
@@ -403,7 +403,7 @@ struct TangentBlock {
 }
 
 /// Per column (padded by the widest block), as `number_seeds` in
-/// shaders/integrate_tangents.wgsl and the kernel's `dual_keyframe` read them: the crowd
+/// shaders/tangent_block.wgsl and the kernel's `dual_keyframe` read them: the crowd
 /// force whose number it is taken along, plus one, and the number's place among a record's
 /// parameters (past them for a number of its keyframe table); the plane whose number it is,
 /// plus one; the number of the force's keyframe table, plus one; zeros for the others.
@@ -425,7 +425,7 @@ fn number_seeds(plan: &TangentPlan, crowd: &Crowd) -> Vec<[u32; 4]> {
 }
 
 /// Per column (padded by the widest block), as `plane_seeds` in
-/// shaders/integrate_tangents.wgsl reads them: the derivatives of the numbers the steps
+/// shaders/tangent_block.wgsl reads them: the derivatives of the numbers the steps
 /// hold of the plane whose number the column is taken along (`PlaneNumber::seeds`), in
 /// precision `P`; zeros for the other columns.
 fn plane_seeds<P: Primal + Pod>(plan: &TangentPlan, crowd: &Crowd) -> Vec<u8> {

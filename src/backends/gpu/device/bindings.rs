@@ -18,7 +18,7 @@ pub(crate) const INTEGRATE_BINDINGS: [wgpu::BufferBindingType; 8] = [
     READ_WRITE,
 ];
 
-/// The tangent kernel's own bindings, its group 1 (integrate_tangents.wgsl): the block,
+/// The tangent kernel's own bindings, its group 1 (tangent_block.wgsl): the block,
 /// tangents, constant seeds, force origins, number seeds, plane seeds.
 pub(crate) const TANGENT_BINDINGS: [wgpu::BufferBindingType; 6] = [
     wgpu::BufferBindingType::Uniform,

@@ -19,7 +19,7 @@ pub(crate) struct PipelineKey {
     pub trusted: bool,
     /// The custom force's WGSL, which is part of the module.
     pub custom_force: Option<String>,
-    /// A tangent kernel's (`integrate_tangents`) dual width and the inputs its block moves
+    /// A tangent kernel's dual width and the inputs its block moves
     /// over the run (closed over the physics, so blocks that move the same share a kernel);
     /// `None` for the plain kernel.
     pub tangent_block: Option<(usize, crate::physics::dual_wgsl::MovingNumbers)>,

@@ -90,8 +90,9 @@ pub(crate) fn f32_only_builtins_on_f64(source: &str) -> Result<Vec<String>, Stri
 mod tests {
     use super::*;
     use crate::backends::gpu::kernel::kernel_spec::KernelSpec;
-    use crate::backends::gpu::kernel::shader::integrate_source;
+    use crate::backends::gpu::kernel::shader::{PLAIN, PLAIN_BLOCK, integrate_source};
     use crate::model::precision::Precision;
+    use crate::physics::custom_force::CustomForce;
     use crate::physics::trace::Tracer;
 
     #[test]
@@ -113,11 +114,14 @@ mod tests {
 
     #[test]
     fn the_f64_kernel_calls_no_32_bit_only_built_in() {
-        let source = |precision, custom_force| {
+        let source = |precision, custom_force: Option<&str>| {
+            let custom = custom_force.map(|wgsl| CustomForce::gpu_only(wgsl, "custom_force"));
+            let plain = (PLAIN, PLAIN_BLOCK);
             integrate_source(
                 (Tracer::NATIVE, precision),
                 &KernelSpec::general(),
-                custom_force,
+                plain,
+                custom.as_ref(),
             )
             .0
         };

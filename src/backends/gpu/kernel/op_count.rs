@@ -6,7 +6,7 @@
 //! The count follows the longest path: a call counts its callee's operations, a loop as many
 //! iterations as it runs where the code says how many (`for (var i = 0u; i < 8u; i++)`, as
 //! the tracer prints a loop over a contact's points) and one otherwise (the step loop of
-//! `integrate`, or of `integrate_tangents` for each block of a body's tangent directions, is
+//! `integrate`, in the plain kernel and in each block of a body's tangent directions, is
 //! the per-step part: one of its iterations), an `if` its longer branch,
 //! except where the condition is a constant the driver folds (`KERNEL_CONTACTS`,
 //! `KERNEL_ENVELOPE` false), whose dead branch counts nothing. An operation is one IR

@@ -14,8 +14,9 @@ use crate::model::integrator::Integrator;
 use crate::model::precision::Precision;
 use crate::model::shape::{NO_SHAPE_CODE, ShapeKind};
 use crate::physics::custom_force::CustomForce;
+use crate::physics::dual_wgsl::{CustomTrace, MovingNumbers, TracedPhysics, trace_block};
 use crate::physics::trace::Tracer;
-use crate::physics::wgsl::{contact_wgsl, math_wgsl, physics_wgsl};
+use crate::physics::wgsl::plain_wgsl;
 
 /// Shared structs and quaternion helpers.
 pub(crate) const COMMON: &str = include_str!("../../../../shaders/common.wgsl");
@@ -29,9 +30,8 @@ const KEYFRAMES: &str = include_str!("../../../../shaders/keyframes.wgsl");
 const CUSTOM_FORCE: &str = include_str!("../../../../shaders/custom_force.wgsl");
 /// The integration kernel.
 const INTEGRATE: &str = include_str!("../../../../shaders/integrate.wgsl");
-/// The tangent kernel's plumbing (`tangent_kernel.rs` assembles it).
-pub(crate) const INTEGRATE_TANGENTS: &str =
-    include_str!("../../../../shaders/integrate_tangents.wgsl");
+/// A tangent kernel's block hooks and bindings (`tangent_kernel.rs` adds them).
+pub(crate) const TANGENT_BLOCK: &str = include_str!("../../../../shaders/tangent_block.wgsl");
 /// sin, cos and the finiteness test in each precision.
 const MATH_F32: &str = include_str!("../../../../shaders/real_math_f32.wgsl");
 const MATH_F64: &str = include_str!("../../../../shaders/real_math_f64.wgsl");
@@ -102,49 +102,113 @@ pub(crate) fn layout_constants() -> String {
 }
 
 /// What a kernel without planes calls behind `KERNEL_CONTACTS = false`.
-const NO_CONTACTS: &str = "fn resolve_contacts(start: Motion, next: Motion, c: BodyConstants, \
-h: real) -> Motion {
+const NO_CONTACTS: &str = "fn dual_resolve_contacts(start: DualMotion, next: DualMotion, \
+c: DualConstants, plain: BodyConstants, h: real) -> DualMotion {
     return next;
 }
 ";
 
-/// The integration kernel's source, and the line on which the custom force's source starts
-/// (1-based), so compiler messages can point into the user's own text. WGSL declarations may
-/// come in any order, so the user's code goes last and keeps its own line numbers + offset.
-/// `spec` says which integrators, force kinds and contact code the kernel is compiled for,
-/// and the source holds those alone: no other integrator's step, force kind or shape.
+/// What the dual numbers of a kernel carry: its width (0 for the plain kernel) and what its
+/// block moves ([`MovingNumbers`]).
+pub(crate) type Block = (usize, MovingNumbers);
+
+/// The plain kernel's block: numbers without derivatives.
+pub(crate) const PLAIN: Block = (0, MovingNumbers::none(0));
+
+/// The plain kernel's block hooks (integrate.wgsl): every body of the chunk, its state
+/// written, a structure's values its duals (of width 0).
+pub(crate) const PLAIN_BLOCK: &str =
+    "/// The chunk's index of the body invocation `id` carries, NO_BODY past the chunk.
+fn block_body(id: vec3<u32>) -> u32 {
+    let index = id.y * params.row_width + id.x;
+    if index >= params.body_count {
+        return NO_BODY;
+    }
+    return index;
+}
+
+fn block_writes_state() -> bool {
+    return true;
+}
+
+fn write_block_tangents(index: u32, s: DualMotion) {}
+
+fn block_state(index: u32, values: array<real, 13>) -> DualMotion {
+    return values;
+}
+
+fn block_constants(index: u32, values: array<real, 8>) -> DualConstants {
+    return values;
+}
+
+fn block_parameters(record: u32, values: array<real, 10>) -> DualParameters {
+    return values;
+}
+
+fn block_plane(i: u32, values: array<real, 6>) -> DualPlane {
+    return values;
+}
+
+fn block_keyframe(record: u32, i: u32, values: array<real, 2>) -> DualKeyframe {
+    return values;
+}
+
+fn fixed_load(values: array<real, 6>) -> DualLoad {
+    return values;
+}
+";
+
+/// The integration kernel's source over duals of `block`'s width (the plain kernel: width
+/// 0; a tangent kernel: a block of a body's columns, its hooks `block_wgsl`), and the line on
+/// which a custom force's WGSL starts (1-based), so compiler messages can point into the
+/// user's own text. WGSL declarations may come in any order, so the user's code goes last
+/// and keeps its own line numbers + offset. `spec` says which integrators, force kinds and
+/// contact code the kernel is compiled for, and the source holds those alone: no other
+/// integrator's step, force kind or shape. A custom force that is a law is traced over the
+/// duals with the physics; one written in WGSL (or none, where the kernel has the kind:
+/// a force of zero) is called with the numbers' values, in the plain kernel alone (a tangent
+/// kernel has no case for it: the host refuses it first).
 pub(crate) fn integrate_source(
     (tracer, precision): (Tracer, Precision),
     spec: &KernelSpec,
-    custom_force: Option<&str>,
+    (block, block_wgsl): (Block, &str),
+    custom_force: Option<&CustomForce>,
 ) -> (String, u32) {
-    let generated = spec.wgsl();
     let kinds = spec.force_kinds();
     let has = |kind| kinds.contains(&kind);
-    let contact = match (spec.contacts(), precision) {
-        (false, _) => NO_CONTACTS.to_string(),
-        (true, Precision::F32) => [CONTACT, &contact_wgsl::<f32>(tracer, spec.shapes())].join("\n"),
-        (true, Precision::F64) => [CONTACT, &contact_wgsl::<f64>(tracer, spec.shapes())].join("\n"),
+    let physics = kernel_physics(spec, custom_force);
+    let ((dual, contact, law), _) = trace_block((tracer, precision), &physics, block);
+    // A custom force written in WGSL, called with the values: it may call the kernel's
+    // `sin_real` and `cos_real`.
+    let written = match custom_force {
+        _ if !has(ForceType::Custom) || law.is_some() || block.0 > 0 => None,
+        Some(custom) if !custom.is_law() => Some(custom.wgsl_for(precision, false)),
+        Some(_) => None,
+        None => Some(NO_CUSTOM_FORCE),
     };
-    // A custom force written in WGSL may call the kernel's `sin_real` and `cos_real`.
-    let custom = custom_force.or(has(ForceType::Custom).then_some(NO_CUSTOM_FORCE));
-    let math = match (custom.is_some(), precision) {
-        (false, _) => String::new(),
-        (true, Precision::F32) => math_wgsl::<f32>(tracer),
-        (true, Precision::F64) => math_wgsl::<f64>(tracer),
+    let plain = match precision {
+        Precision::F32 => plain_wgsl::<f32>(tracer, spec.envelope(), written.is_some()),
+        Precision::F64 => plain_wgsl::<f64>(tracer, spec.envelope(), written.is_some()),
     };
-    let plumbing = |kind, source| if has(kind) { source } else { "" };
+    let contact = match contact {
+        Some(contact) => [CONTACT, &contact].join("\n"),
+        None => NO_CONTACTS.to_string(),
+    };
+    let custom_code = written.is_some() || law.is_some();
+    let plumbing = |present, source| if present { source } else { "" };
     let joined = [
         prelude(precision).as_str(),
         COMMON,
-        &math,
-        &physics_source((tracer, precision), spec),
+        &plain,
+        &dual,
         DERIVATIVE,
-        plumbing(ForceType::Keyframed, KEYFRAMES),
-        plumbing(ForceType::Custom, CUSTOM_FORCE),
+        plumbing(has(ForceType::Keyframed), KEYFRAMES),
+        plumbing(written.is_some(), CUSTOM_FORCE),
+        &law.unwrap_or_default(),
         &contact,
+        &spec.wgsl(block.0, custom_code),
+        block_wgsl,
         INTEGRATE,
-        &generated,
     ]
     .into_iter()
     .filter(|part| !part.is_empty())
@@ -152,42 +216,42 @@ pub(crate) fn integrate_source(
     .join("\n");
     let kernel = joined.trim_end();
     let first_custom_line = kernel.lines().count() as u32 + 2;
-    match custom {
+    match written {
         Some(custom) => (format!("{kernel}\n\n{custom}"), first_custom_line),
         None => (format!("{kernel}\n"), first_custom_line),
     }
 }
 
-/// The source the integration pipeline compiles (and `bench` counts): the kernel of `spec` in the options'
-/// precision, its f32 divisions and square roots in f64 if they ask, and the line its custom
-/// force starts on.
+/// The physics a kernel of `spec` (with the custom force `custom_force`, where it has the
+/// kind) traces over duals.
+pub(crate) fn kernel_physics<'a>(
+    spec: &KernelSpec,
+    custom_force: Option<&'a CustomForce>,
+) -> TracedPhysics<'a> {
+    TracedPhysics {
+        kinds: spec.force_kinds(),
+        integrators: spec.integrators().to_vec(),
+        contact_shapes: spec.contacts().then(|| spec.shapes().to_vec()),
+        custom_force: (custom_force.filter(|_| spec.force_kinds().contains(&ForceType::Custom)))
+            .map(|custom| -> CustomTrace {
+                Box::new(|precision, width, pass| custom.dual_wgsl(pass, (precision, width)))
+            }),
+    }
+}
+
+/// The source the integration pipeline compiles (and `bench` counts): the plain kernel of
+/// `spec` in the options' precision, its f32 divisions and square roots in f64 if they ask,
+/// and the line its custom force starts on.
 pub(crate) fn kernel_source(
     options: &GpuOptions,
     spec: &KernelSpec,
     custom_force: Option<&CustomForce>,
 ) -> (String, u32) {
-    let divisions_in_f64 = options.divides_in_f64();
     let tracer = Tracer {
-        f32_divisions_in_f64: divisions_in_f64,
+        f32_divisions_in_f64: options.divides_in_f64(),
     };
-    integrate_source(
-        (tracer, options.precision),
-        spec,
-        custom_force.map(|custom| custom.wgsl_for(options.precision, divisions_in_f64)),
-    )
-}
-
-/// The physics of the kernel of `spec` in `precision`: every formula it computes, generated
-/// from its Rust definition (`core/src/physics`) for its force kinds and integrators alone.
-pub(crate) fn physics_source(
-    (tracer, precision): (Tracer, Precision),
-    spec: &KernelSpec,
-) -> String {
-    let (kinds, integrators) = (spec.force_kinds(), spec.integrators());
-    match precision {
-        Precision::F32 => physics_wgsl::<f32>(tracer, &kinds, integrators, spec.envelope()),
-        Precision::F64 => physics_wgsl::<f64>(tracer, &kinds, integrators, spec.envelope()),
-    }
+    let plain = (PLAIN, PLAIN_BLOCK);
+    integrate_source((tracer, options.precision), spec, plain, custom_force)
 }
 
 /// The shared declarations in `precision`, for modules of other kinds (the renderer).
@@ -216,7 +280,7 @@ pub(crate) const SHADER_FILES: [(&str, &str); 9] = [
     ("integrate.wgsl", INTEGRATE),
     ("real_math_f32.wgsl", MATH_F32),
     ("real_math_f64.wgsl", MATH_F64),
-    ("integrate_tangents.wgsl", INTEGRATE_TANGENTS),
+    ("tangent_block.wgsl", TANGENT_BLOCK),
 ];
 
 #[cfg(test)]
@@ -230,10 +294,12 @@ mod tests {
     #[test]
     fn the_custom_force_starts_on_the_line_reported() {
         for precision in [Precision::F32, Precision::F64] {
+            let custom = CustomForce::gpu_only("// first custom line\nfn x() {}", "custom_force");
             let (source, first) = integrate_source(
                 (Tracer::NATIVE, precision),
                 &KernelSpec::general(),
-                Some("// first custom line\nfn x() {}"),
+                (PLAIN, PLAIN_BLOCK),
+                Some(&custom),
             );
             let line = source.lines().nth(first as usize - 1);
             assert_eq!(line, Some("// first custom line"));
@@ -314,7 +380,12 @@ mod tests {
             }));
         let table = ForceTable::new(&crowd, crowd.bodies.len());
         let spec = KernelSpec::of(&crowd, &table, 8);
-        let (source, _) = integrate_source((Tracer::NATIVE, Precision::F32), &spec, None);
+        let (source, _) = integrate_source(
+            (Tracer::NATIVE, Precision::F32),
+            &spec,
+            (PLAIN, PLAIN_BLOCK),
+            None,
+        );
         let documented = format!(
             "// The integration kernel rigid-crowd compiles for a crowd under gravity and linear\n\
              // drag with RK4, in f32, exactly as generated (checked by a test in src/backends/gpu/kernel/shader.rs).\n\
@@ -333,40 +404,56 @@ mod tests {
     }
 
     /// A kind the kernel does not handle would only be caught at run time (as an unknown
-    /// code); this catches it when the variant is added: each force kind has its
-    /// `force_<name>` function, each integrator its `<name>_step`, each shape its case.
+    /// code); this catches it when the variant is added: each force kind has its function
+    /// (`dual_force_<name>`, or the keyframed and custom kinds' plumbing), each integrator
+    /// its `dual_<name>_step`, each shape its case.
     #[test]
     fn every_kind_has_its_code_in_the_kernel() {
+        use crate::physics::dual_wgsl::{DualTracer, dual_contact_wgsl};
         let defines = |text: &str, function: &str| {
             text.lines()
                 .any(|l| l.starts_with(&format!("fn {function}(")))
         };
-        let physics = physics_source((Tracer::NATIVE, Precision::F64), &KernelSpec::general());
+        let general = (Tracer::NATIVE, Precision::F64);
+        let (kernel, _) =
+            integrate_source(general, &KernelSpec::general(), (PLAIN, PLAIN_BLOCK), None);
         for &force in ForceType::ALL {
-            let function = format!("force_{}", force.name());
+            let function = match force {
+                ForceType::Keyframed => "dual_add_keyframed".to_string(),
+                ForceType::Custom => "dual_custom_force".to_string(),
+                _ => format!("dual_force_{}", force.name()),
+            };
             assert!(
-                [KEYFRAMES, CUSTOM_FORCE, &physics]
-                    .iter()
-                    .any(|text| defines(text, &function)),
-                "neither the plumbing nor the physics defines `fn {function}`"
+                defines(&kernel, &function),
+                "the kernel lacks `fn {function}`"
             );
         }
         for &integrator in Integrator::ALL.iter() {
-            let function = format!("{}_step", integrator.name());
+            let function = format!("dual_{}_step", integrator.name());
+            let (kernel, _) = integrate_source(
+                general,
+                &KernelSpec::general_for(integrator),
+                (PLAIN, PLAIN_BLOCK),
+                None,
+            );
             assert!(
-                defines(&physics, &function),
-                "the physics lacks `fn {function}`"
+                defines(&kernel, &function),
+                "the kernel lacks `fn {function}`"
             );
         }
-        let contact = contact_wgsl::<f64>(Tracer::NATIVE, ShapeKind::ALL);
+        let contact = |shapes: &[ShapeKind]| {
+            let pass = DualTracer::new(Tracer::NATIVE, MovingNumbers::none(0));
+            dual_contact_wgsl::<f64, 0>(&pass, shapes)
+        };
+        let every = contact(ShapeKind::ALL);
         for &shape in ShapeKind::ALL {
             let constant = shape.wgsl_constant();
             assert!(
-                contact.contains(&format!("c.shape_kind == {constant}")),
+                every.contains(&format!("shape_kind == {constant}")),
                 "the contact code for every shape does not tell `{constant}` apart"
             );
-            let alone = contact_wgsl::<f64>(Tracer::NATIVE, &[shape]);
-            let function = format!("resolve_plane_{}", shape.name());
+            let alone = contact(&[shape]);
+            let function = format!("dual_resolve_plane_{}", shape.name());
             assert!(
                 defines(&alone, &function),
                 "the contact code lacks `fn {function}`"

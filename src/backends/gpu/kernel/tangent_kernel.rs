@@ -1,22 +1,18 @@
-//! The source of the kernel that carries tangents: the integration kernel's source (its
-//! storage, step clock and fault rules), the physics traced over dual numbers of one width
-//! (`physics::dual_wgsl`), the generated visits of the integrators and of the force records
-//! (the plain kernel's, over duals: `KernelSpec::dual_visits_wgsl`), and the plumbing of
-//! `shaders/integrate_tangents.wgsl`, whose entry point is `integrate_tangents`.
+//! The kernels that carry tangents: the plain kernel over dual numbers of a block's width
+//! (`shader::integrate_source`), with the block's bindings and hooks
+//! (`shaders/tangent_block.wgsl` and the reads and writes of its tangents generated here);
+//! and which blocks a crowd's columns take, and which of them share a kernel.
 
 use crate::assembly::crowd::Crowd;
 use crate::backends::gpu::kernel::kernel_spec::KernelSpec;
-use crate::backends::gpu::kernel::shader::{INTEGRATE_TANGENTS, integrate_source};
+use crate::backends::gpu::kernel::shader::{TANGENT_BLOCK, integrate_source, kernel_physics};
 use crate::body_steps::tangent_blocks::{SeededBlock, crowd_directions, seeded_blocks};
-use crate::model::codes::Coded;
-use crate::model::force::ForceType;
-use crate::model::integrator::Integrator;
 use crate::model::precision::Precision;
 use crate::model::tangent::{Direction, TangentPlan};
 use crate::physics::custom_force::CustomForce;
 use crate::physics::dual_wgsl::{
-    BlockClosure, CONSTANT_NUMBERS, Closed, CustomTrace, MOTION_NUMBERS, MovingNumbers, Structure,
-    TRACED_WIDTHS, TracedPhysics, close_block, trace_block,
+    BlockClosure, CONSTANT_NUMBERS, MOTION_NUMBERS, MovingNumbers, Structure, TRACED_WIDTHS,
+    close_block,
 };
 use crate::physics::trace::Tracer;
 
@@ -179,15 +175,14 @@ fn running(
     running
 }
 
-/// The entry point of the tangent kernel.
-pub(crate) const ENTRY_POINT: &str = "integrate_tangents";
+/// The entry point of the tangent kernel: the plain kernel's.
+pub(crate) const ENTRY_POINT: &str = "integrate";
 
 /// The tangent kernel's source in `precision` for blocks of `width` directions (one of
-/// [`GPU_WIDTHS`]), beside the plain kernel of `spec`: with the cases of `spec`'s
-/// integrators and force kinds only, as the plain kernel has (a driver inlines every call,
-/// and each case is the physics over duals at every stage). A crowd's custom force comes in
-/// as its law traced over duals; one that is not a law has no case (the host refuses it).
-/// Its f32 divisions and square roots are taken in f64 if `divisions_in_f64`
+/// [`GPU_WIDTHS`]): the plain kernel of `spec` over duals of that width, with the block's
+/// bindings and hooks (tangent_block.wgsl, [`block_storage_wgsl`]). A crowd's custom force
+/// comes in as its law traced over duals; one that is not a law has no case (the host
+/// refuses it). Its f32 divisions and square roots are taken in f64 if `divisions_in_f64`
 /// (`GpuOptions::f32_divisions_in_f64`); the inputs its block does not move are read as
 /// fixed (`moving`).
 pub(crate) fn tangent_source(
@@ -199,138 +194,12 @@ pub(crate) fn tangent_source(
     let tracer = Tracer {
         f32_divisions_in_f64: divisions_in_f64,
     };
-    let block = (width, moving);
-    let (plain, _) = integrate_source((tracer, precision), spec, None);
-    let ((dual, contact, custom), closed) =
-        dual_functions((tracer, precision), spec, block, custom_force);
-    [
-        plain.as_str(),
-        &dual,
-        &contact,
-        &block_storage_wgsl(block.0, &closed.moving),
-        &scheme_wgsl(spec.integrators()),
-        &spec.dual_visits_wgsl(custom.is_some()),
-        match spec.force_kinds().contains(&ForceType::Keyframed) {
-            true => DUAL_KEYFRAMES,
-            false => "",
-        },
-        &custom.unwrap_or_default(),
-        INTEGRATE_TANGENTS,
-    ]
-    .join("\n")
-}
-
-/// The physics over duals that the tangent kernel of `spec` calls (the dual functions, the
-/// contact code and the custom force's law), traced for a block of `width` whose columns
-/// move `moving` at the start; and what its functions read as moving, that closed over them.
-fn dual_functions(
-    (tracer, precision): (Tracer, Precision),
-    spec: &KernelSpec,
-    (width, moving): (usize, MovingNumbers),
-    custom_force: Option<&CustomForce>,
-) -> ((String, String, Option<String>), Closed) {
     let physics = kernel_physics(spec, custom_force);
-    let ((dual, contact, custom), closed) =
-        trace_block((tracer, precision), &physics, (width, moving));
-    let contact = contact.unwrap_or_else(|| NO_DUAL_CONTACTS.to_string());
-    ((dual, contact, custom), closed)
-}
-
-/// The physics the tangent kernel of `spec` (with the custom force `custom_force`) traces
-/// over duals.
-fn kernel_physics<'a>(
-    spec: &KernelSpec,
-    custom_force: Option<&'a CustomForce>,
-) -> TracedPhysics<'a> {
-    TracedPhysics {
-        kinds: spec.force_kinds(),
-        integrators: spec.integrators().to_vec(),
-        contact_shapes: spec.contacts().then(|| spec.shapes().to_vec()),
-        custom_force: custom_force.map(|custom| -> CustomTrace {
-            Box::new(|precision, width, pass| custom.dual_wgsl(pass, (precision, width)))
-        }),
-    }
-}
-
-/// `keyframe_scale` over duals: the same search on the values, the interpolation traced
-/// (`dual_keyframe_lerp`); each keyframe's time and value seeded with 1 in the block's
-/// columns taken along them (`number_seeds`: `x` the force plus one, `w` the table number
-/// plus one).
-const DUAL_KEYFRAMES: &str = "/// Keyframe `i` of record `record`'s table over duals.
-fn dual_keyframe(record: u32, i: u32) -> DualKeyframe {
-    let k = keyframes[forces[record].keyframe_first + i];
-    var d: DualKeyframe;
-    d[0] = k.x;
-    d[DUAL_STRIDE] = k.y;
-    let origin = force_origins[record] + 1u;
-    for (var j = 0u; j < DUAL_WIDTH; j++) {
-        if j < block.width {
-            let seed = number_seeds[block.first_column + j];
-            if seed.x == origin && seed.w == 2u * i + 1u {
-                d[1u + j] = real(1.0);
-            }
-            if seed.x == origin && seed.w == 2u * i + 2u {
-                d[DUAL_STRIDE + 1u + j] = real(1.0);
-            }
-        }
-    }
-    return d;
-}
-
-/// Keyframed record `record`'s scale at `t`, held before its first keyframe and after its
-/// last: the plain kernel's search (`keyframe_segment`) on the values.
-fn dual_keyframe_scale(record: u32, t: DualReal) -> DualReal {
-    let f = forces[record];
-    let segment = keyframe_segment(f.keyframe_first, f.keyframe_count, t[0]);
-    let a = dual_keyframe(record, segment.x);
-    if segment.x == segment.y {
-        return dual_keyframe_value(a);
-    }
-    return dual_keyframe_lerp(a, dual_keyframe(record, segment.y), t);
-}
-";
-
-/// What a kernel without planes calls in the contact code it folds away.
-const NO_DUAL_CONTACTS: &str = "fn dual_step_acceleration(start: DualMotion, next: DualMotion, \
-c: DualConstants, h: real) -> DualVec3 {
-    var zero: DualVec3;
-    return zero;
-}
-fn dual_resolve_plane(s: DualMotion, c: DualConstants, shape_kind: u32, shape: vec4<real>, \
-plane: DualPlane, acceleration: DualVec3, h: real) -> DualMotion {
-    return s;
-}
-";
-
-/// `dual_kernel_split_axes` (the principal axes, where an integrator splits) and
-/// `dual_scheme_step`: the step of the crowd's integrator (`params.integrator`); an unknown
-/// code is reported as the plain kernel reports it.
-fn scheme_wgsl(integrators: &[Integrator]) -> String {
-    let cases: String = integrators
-        .iter()
-        .map(|integrator| {
-            format!(
-                "        case {}: {{\n            next = dual_{}_step(s, c, axes, t, h, index);\n        }}\n",
-                integrator.wgsl_constant(),
-                integrator.name()
-            )
-        })
-        .collect();
-    let split_axes = if integrators.iter().any(|i| i.splits_the_rotation()) {
-        "    return dual_split_axes(c);\n"
-    } else {
-        "    var unread: DualSplitAxes;\n    return unread;\n"
-    };
-    format!(
-        "/// The body's principal axes when a splitting integrator can run here, else never read.\n\
-         fn dual_kernel_split_axes(c: DualConstants) -> DualSplitAxes {{\n{split_axes}}}\n\n\
-         /// One step of the crowd's integrator over duals, before q is renormalized.\n\
-         fn dual_scheme_step(s: DualMotion, c: DualConstants, axes: DualSplitAxes, t: real, \
-         h: real, index: u32) \
-         -> DualMotion {{\n    var next = s;\n    switch params.integrator {{\n{cases}        \
-         default: {{\n            atomicMin(&faults.first_unknown_code, params.first_body + index);\n        \
-         }}\n    }}\n    return next;\n}}\n"
-    )
+    let closed = close_block(precision, &physics, (width, moving)).closed;
+    let hooks = [TANGENT_BLOCK, &block_storage_wgsl(width, &closed.moving)].join("\n");
+    let block = ((width, moving), hooks.as_str());
+    let custom_law = custom_force.filter(|custom| custom.is_law());
+    integrate_source((tracer, precision), spec, block, custom_law).0
 }
 
 /// `read_block_tangents`, `write_block_tangents` and `read_block_constant_seeds`: the
@@ -370,15 +239,15 @@ fn block_storage_wgsl(width: usize, moving: &MovingNumbers) -> String {
     });
     // `first`: the block's first column's first number of the body; `row`, `n`: the
     // strides of a row and of a column.
-    let strides = "    let n = block.body_count;\n    let row = block.columns * n;\n";
+    let strides = "    let first = block_first(index);\n    let n = block.body_count;\n    let row = block.columns * n;\n";
     format!(
         "/// The block's derivatives of the state rows it can move, from the body's `first`.\n\
-         fn read_block_tangents(first: u32) -> DualMotion {{\n{strides}    var s: DualMotion;\n\
+         fn read_block_tangents(index: u32) -> DualMotion {{\n{strides}    var s: DualMotion;\n\
          {reads}    return s;\n}}\n\n\
          /// The block's derivatives of the state rows it can move, to the body's `first`.\n\
-         fn write_block_tangents(first: u32, s: DualMotion) {{\n{strides}{writes}}}\n\n\
+         fn write_block_tangents(index: u32, s: DualMotion) {{\n{strides}{writes}}}\n\n\
          /// The block's derivatives of the mass constants it moves, from the body's `first`.\n\
-         fn read_block_constant_seeds(first: u32) -> DualConstants {{\n{strides}    \
+         fn read_block_constant_seeds(index: u32) -> DualConstants {{\n{strides}    \
          var c: DualConstants;\n{seeds}    return c;\n}}\n\n"
     )
 }
@@ -474,10 +343,11 @@ mod tests {
                 widest,
                 true,
             );
-            let closed: Vec<Closed> = (blocks.iter())
+            let physics = kernel_physics(&spec, None);
+            let closed: Vec<_> = (blocks.iter())
                 .map(|block| {
                     let block = (block.width, block.moving);
-                    dual_functions((Tracer::NATIVE, Precision::F32), &spec, block, None).1
+                    close_block(Precision::F32, &physics, block).closed
                 })
                 .collect();
             let chosen = crowd_blocks(&plan, crowd, widest, (Precision::F32, &spec, None));
@@ -588,7 +458,9 @@ mod tests {
         // The cross-check crowd (its custom force left out) along the state, the mass, the
         // inertia and every number of the first force of each kind: four closures, three
         // kernels.
-        let mut every_kind = crate::cross_check_crowd(45, 11, Integrator::Rk4, 1e-2).unwrap();
+        let mut every_kind =
+            crate::cross_check_crowd(45, 11, crate::model::integrator::Integrator::Rk4, 1e-2)
+                .unwrap();
         every_kind
             .forces
             .retain(|f| f.kind != crate::ForceKind::Custom);
