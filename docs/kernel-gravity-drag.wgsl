@@ -680,13 +680,6 @@ struct Motion {
 var<private> dispatch_load: ExternalLoad;
 var<private> dispatch_constants: BodyConstants;
 
-/// `x` along no direction.
-fn dual_fixed(x: real) -> DualReal {
-    var d: DualReal;
-    d[0] = x;
-    return d;
-}
-
 /// Force record `record`'s parameters over duals (`block_parameters`).
 fn dual_parameters(record: u32) -> DualParameters {
     let f = forces[record];
@@ -808,14 +801,6 @@ fn block_constants(index: u32, values: array<real, 8>) -> DualConstants {
 }
 
 fn block_parameters(record: u32, values: array<real, 10>) -> DualParameters {
-    return values;
-}
-
-fn block_plane(i: u32, values: array<real, 6>) -> DualPlane {
-    return values;
-}
-
-fn block_keyframe(record: u32, i: u32, values: array<real, 2>) -> DualKeyframe {
     return values;
 }
 

@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Runs every scene in scenes/ on every backend with two builds and compares every file they
 # write: final states (.csv, .npy), a recorded trajectory (.npz), checkpoints, the list of
-# frozen bodies, the Jacobian archive (.npz with every tangent column) and the exit code. For
-# changes that must not change a byte (a refactor).
+# frozen bodies, the Jacobian archive (.npz with every tangent column), the sensitivities'
+# archive and the exit code. For changes that must not change a byte (a refactor).
 #
 #   scripts/outputs-compare.sh OLD_BINARY NEW_BINARY
 #
 # Each case runs 120 steps with a recording and checkpoints, then 60 steps under
-# `--on-fault freeze --max-speed 3`, then 4 steps carrying the whole Jacobian (`--jacobian`).
+# `--on-fault freeze --max-speed 3`, then 4 steps carrying the whole Jacobian (`--jacobian`),
+# then 4 steps carrying the sensitivities along the mass, the inertia and every number of
+# every force and plane of the scene (`--sensitivity`, the names read from the scene).
 # Both builds write to the same paths (moved aside after
 # each run), since checkpoints record their paths.
 set -u
@@ -24,6 +26,16 @@ failed=0
 pairs=0
 for scene in scenes/*.json; do
     name=$(basename "$scene" .json)
+    directions=$(python3 -c '
+import json, sys
+scene = json.load(open(sys.argv[1]))
+names = ["mass", "inertia"]
+for i, force in enumerate(scene.get("forces", [])):
+    names += [f"forces[{i}].{key}" for key, value in force.items()
+              if key not in ("type", "body", "bodies") and not isinstance(value, (str, bool))]
+for i, plane in enumerate(scene.get("planes", [])):
+    names += [f"planes[{i}].{key}" for key in plane]
+print(",".join(names))' "$scene")
     for backend in cpu-ref cpu gpu gpu-f64; do
         for side in old new; do
             binary=$old
@@ -40,6 +52,9 @@ for scene in scenes/*.json; do
             echo $? >>"$work/exit-code"
             "$binary" run "$scene" --backend "$backend" --steps 4 --jacobian \
                 --out "$work/jacobian.npz" --quiet >/dev/null 2>&1
+            echo $? >>"$work/exit-code"
+            "$binary" run "$scene" --backend "$backend" --steps 4 --sensitivity "$directions" \
+                --out "$work/sensitivities.npz" --quiet >/dev/null 2>&1
             echo $? >>"$work/exit-code"
             mv "$work" "$dir/$side/$name-$backend"
         done

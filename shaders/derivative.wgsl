@@ -19,13 +19,6 @@ struct Motion {
 var<private> dispatch_load: ExternalLoad;
 var<private> dispatch_constants: BodyConstants;
 
-/// `x` along no direction.
-fn dual_fixed(x: real) -> DualReal {
-    var d: DualReal;
-    d[0] = x;
-    return d;
-}
-
 /// Force record `record`'s parameters over duals (`block_parameters`).
 fn dual_parameters(record: u32) -> DualParameters {
     let f = forces[record];

@@ -17,7 +17,9 @@ fn derivative_probe(@builtin(global_invocation_id) id: vec3<u32>) {
     let stored = states[index];
     let body = start_body(index, stored, constants[index]);
     let t = step_time(stored.step_low, stored.step_high, params.dt);
-    let k = dual_derivative(body.s, body.c, dual_fixed(t), index);
+    var at: DualReal;
+    at[0] = t;
+    let k = dual_derivative(body.s, body.c, at, index);
     let aux = dual_auxiliaries(body.s, body.c);
     let zero = real(0.0);
     let base = 5u * index;

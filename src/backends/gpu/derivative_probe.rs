@@ -29,7 +29,7 @@ use crate::backends::gpu::device::probe;
 use crate::backends::gpu::device::readback::read_buffer;
 use crate::backends::gpu::kernel::kernel_spec::KernelSpec;
 use crate::backends::gpu::kernel::layout::{DispatchParams, Encode, decode_states};
-use crate::backends::gpu::kernel::shader::{NO_FAULTS, PLAIN, PLAIN_BLOCK, integrate_source};
+use crate::backends::gpu::kernel::shader::{NO_FAULTS, plain_source};
 use crate::body_steps::derivative::{ForceEnv, auxiliaries, derivative};
 use crate::model::body::BodyState;
 use crate::model::codes::Coded;
@@ -118,10 +118,9 @@ fn on_device(ctx: &GpuContext, crowd: &Crowd, precision: Precision) -> DeviceRun
         fault_rules: crowd.fault_rules,
     });
 
-    let (kernel, _) = integrate_source(
+    let (kernel, _) = plain_source(
         (Tracer::NATIVE, precision),
         &KernelSpec::general(),
-        (PLAIN, PLAIN_BLOCK),
         crowd.custom_force.as_ref(),
     );
     let source = [kernel.as_str(), PROBE].join("\n");

@@ -90,7 +90,7 @@ pub(crate) fn f32_only_builtins_on_f64(source: &str) -> Result<Vec<String>, Stri
 mod tests {
     use super::*;
     use crate::backends::gpu::kernel::kernel_spec::KernelSpec;
-    use crate::backends::gpu::kernel::shader::{PLAIN, PLAIN_BLOCK, integrate_source};
+    use crate::backends::gpu::kernel::shader::plain_source;
     use crate::model::precision::Precision;
     use crate::physics::custom_force::CustomForce;
     use crate::physics::trace::Tracer;
@@ -116,11 +116,9 @@ mod tests {
     fn the_f64_kernel_calls_no_32_bit_only_built_in() {
         let source = |precision, custom_force: Option<&str>| {
             let custom = custom_force.map(|wgsl| CustomForce::gpu_only(wgsl, "custom_force"));
-            let plain = (PLAIN, PLAIN_BLOCK);
-            integrate_source(
+            plain_source(
                 (Tracer::NATIVE, precision),
                 &KernelSpec::general(),
-                plain,
                 custom.as_ref(),
             )
             .0

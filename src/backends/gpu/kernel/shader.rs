@@ -113,12 +113,14 @@ c: DualConstants, plain: BodyConstants, h: real) -> DualMotion {
 pub(crate) type Block = (usize, MovingNumbers);
 
 /// The plain kernel's block: numbers without derivatives.
-pub(crate) const PLAIN: Block = (0, MovingNumbers::none(0));
+const PLAIN: Block = (0, MovingNumbers::none(0));
 
-/// The plain kernel's block hooks (integrate.wgsl): every body of the chunk, its state
-/// written, a structure's values its duals (of width 0).
-pub(crate) const PLAIN_BLOCK: &str =
-    "/// The chunk's index of the body invocation `id` carries, NO_BODY past the chunk.
+/// The plain kernel's block hooks (integrate.wgsl) for a kernel of `spec`: every body of the
+/// chunk, its state written, a structure's values its duals (of width 0); a plane's and a
+/// keyframe's where the kernel reads them.
+fn plain_block(spec: &KernelSpec) -> String {
+    let mut out = String::from(
+        "/// The chunk's index of the body invocation `id` carries, NO_BODY past the chunk.
 fn block_body(id: vec3<u32>) -> u32 {
     let index = id.y * params.row_width + id.x;
     if index >= params.body_count {
@@ -145,18 +147,27 @@ fn block_parameters(record: u32, values: array<real, 10>) -> DualParameters {
     return values;
 }
 
-fn block_plane(i: u32, values: array<real, 6>) -> DualPlane {
-    return values;
-}
-
-fn block_keyframe(record: u32, i: u32, values: array<real, 2>) -> DualKeyframe {
-    return values;
-}
-
 fn fixed_load(values: array<real, 6>) -> DualLoad {
     return values;
 }
+",
+    );
+    if spec.contacts() {
+        out += "
+fn block_plane(i: u32, values: array<real, 6>) -> DualPlane {
+    return values;
+}
 ";
+    }
+    if spec.force_kinds().contains(&ForceType::Keyframed) {
+        out += "
+fn block_keyframe(record: u32, i: u32, values: array<real, 2>) -> DualKeyframe {
+    return values;
+}
+";
+    }
+    out
+}
 
 /// The integration kernel's source over duals of `block`'s width (the plain kernel: width
 /// 0; a tangent kernel: a block of a body's columns, its hooks `block_wgsl`), and the line on
@@ -250,8 +261,17 @@ pub(crate) fn kernel_source(
     let tracer = Tracer {
         f32_divisions_in_f64: options.divides_in_f64(),
     };
-    let plain = (PLAIN, PLAIN_BLOCK);
-    integrate_source((tracer, options.precision), spec, plain, custom_force)
+    plain_source((tracer, options.precision), spec, custom_force)
+}
+
+/// The plain kernel's source: [`integrate_source`] at width 0 with its block hooks.
+pub(crate) fn plain_source(
+    arithmetic: (Tracer, Precision),
+    spec: &KernelSpec,
+    custom_force: Option<&CustomForce>,
+) -> (String, u32) {
+    let hooks = plain_block(spec);
+    integrate_source(arithmetic, spec, (PLAIN, &hooks), custom_force)
 }
 
 /// The shared declarations in `precision`, for modules of other kinds (the renderer).
@@ -295,10 +315,9 @@ mod tests {
     fn the_custom_force_starts_on_the_line_reported() {
         for precision in [Precision::F32, Precision::F64] {
             let custom = CustomForce::gpu_only("// first custom line\nfn x() {}", "custom_force");
-            let (source, first) = integrate_source(
+            let (source, first) = plain_source(
                 (Tracer::NATIVE, precision),
                 &KernelSpec::general(),
-                (PLAIN, PLAIN_BLOCK),
                 Some(&custom),
             );
             let line = source.lines().nth(first as usize - 1);
@@ -380,12 +399,7 @@ mod tests {
             }));
         let table = ForceTable::new(&crowd, crowd.bodies.len());
         let spec = KernelSpec::of(&crowd, &table, 8);
-        let (source, _) = integrate_source(
-            (Tracer::NATIVE, Precision::F32),
-            &spec,
-            (PLAIN, PLAIN_BLOCK),
-            None,
-        );
+        let (source, _) = plain_source((Tracer::NATIVE, Precision::F32), &spec, None);
         let documented = format!(
             "// The integration kernel rigid-crowd compiles for a crowd under gravity and linear\n\
              // drag with RK4, in f32, exactly as generated (checked by a test in src/backends/gpu/kernel/shader.rs).\n\
@@ -415,8 +429,7 @@ mod tests {
                 .any(|l| l.starts_with(&format!("fn {function}(")))
         };
         let general = (Tracer::NATIVE, Precision::F64);
-        let (kernel, _) =
-            integrate_source(general, &KernelSpec::general(), (PLAIN, PLAIN_BLOCK), None);
+        let (kernel, _) = plain_source(general, &KernelSpec::general(), None);
         for &force in ForceType::ALL {
             let function = match force {
                 ForceType::Keyframed => "dual_add_keyframed".to_string(),
@@ -430,12 +443,7 @@ mod tests {
         }
         for &integrator in Integrator::ALL.iter() {
             let function = format!("dual_{}_step", integrator.name());
-            let (kernel, _) = integrate_source(
-                general,
-                &KernelSpec::general_for(integrator),
-                (PLAIN, PLAIN_BLOCK),
-                None,
-            );
+            let (kernel, _) = plain_source(general, &KernelSpec::general_for(integrator), None);
             assert!(
                 defines(&kernel, &function),
                 "the kernel lacks `fn {function}`"
