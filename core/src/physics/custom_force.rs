@@ -9,11 +9,12 @@ use std::sync::Arc;
 use crate::model::error::{Error, Result};
 use crate::model::precision::Precision;
 use crate::physics::dual::{DUAL_WIDTHS, Dual, LANE_DUAL_WIDTHS};
-use crate::physics::dual_wgsl::{DualTracer, MovingNumbers, dual_custom_force_wgsl};
+use crate::physics::dual_wgsl::{DualTracer, dual_custom_force_wgsl};
 use crate::physics::force_law::{CustomForceInput, ExternalLoad, ForceInput, ForceLaw};
 use crate::physics::lanes::Lanes;
 use crate::physics::motion::Load;
 use crate::physics::trace::Tracer;
+use crate::physics::wgsl::custom_force_wgsl;
 
 /// The Rust twin of a custom force.
 pub type CustomForceFn = dyn Fn(&CustomForceInput) -> ExternalLoad + Send + Sync;
@@ -46,8 +47,9 @@ pub struct CustomForce {
     wgsl: String,
     closure: Option<Arc<CustomForceFn>>,
     origin: String,
-    /// A [`ForceLaw`]'s WGSL in the plain kernel (`dual_custom_force` over duals of width
-    /// 0), traced in f32, in f64, and in f32 with its divisions and square roots in f64.
+    /// A [`ForceLaw`]'s WGSL as a custom force written in WGSL takes the values (what a
+    /// checkpoint stores; kernels trace the law over duals), traced in f32, in f64, and in
+    /// f32 with its divisions and square roots in f64.
     traced: Option<Arc<[String; 3]>>,
     /// A [`ForceLaw`]'s instances on the CPU's number types besides f64: eight f32 lanes
     /// (the `cpu` backend), and for tangents dual numbers (f64 and f32, each width of
@@ -111,14 +113,10 @@ impl CustomForce {
         let divisions_in_f64 = Tracer {
             f32_divisions_in_f64: true,
         };
-        let plain = |tracer, precision| {
-            let pass = DualTracer::new(tracer, MovingNumbers::none(0));
-            dual_custom_force_wgsl(&*law, &pass, (precision, 0))
-        };
         let traced = [
-            plain(Tracer::NATIVE, Precision::F32),
-            plain(Tracer::NATIVE, Precision::F64),
-            plain(divisions_in_f64, Precision::F32),
+            custom_force_wgsl::<f32, _>(Tracer::NATIVE, &*law),
+            custom_force_wgsl::<f64, _>(Tracer::NATIVE, &*law),
+            custom_force_wgsl::<f32, _>(divisions_in_f64, &*law),
         ];
         let instances = instances(&law);
         let traced_law = Arc::clone(&law);

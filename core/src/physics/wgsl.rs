@@ -1,6 +1,6 @@
 //! The WGSL that the kernels over duals keep over plain numbers: the envelope's checks and a
-//! custom force's inputs, which read a state's values, and the sinusoids a custom force
-//! written in WGSL may call; and the contact functions' printing, which the kernels' contact
+//! custom force's inputs, which read a state's values, the sinusoids a custom force written
+//! in WGSL may call, and a law's custom force as such WGSL (what checkpoints store); and the contact functions' printing, which the kernels' contact
 //! code ([`super::dual_wgsl`]) shares.
 
 use super::algebra::{Quat, SymMat3, Vec3};
@@ -14,6 +14,7 @@ use super::trace::{Trace, Traced, Tracer, Wgsl, wgsl};
 use super::trig::sin_cos;
 use crate::model::codes::Coded;
 use crate::model::shape::ShapeKind;
+use crate::physics::force_law::{ForceInput, ForceLaw};
 
 /// What a kernel over duals computes on plain numbers, in precision `F`: `envelope_breaches`,
 /// the envelope's checks, where `envelope` (a kernel without one gets an
@@ -106,6 +107,38 @@ pub fn math_wgsl<F: Scalar + Into<f64>>(tracer: Tracer) -> String {
         wgsl!("    return {};\n", sin_cos(T::<F>::input(t, "x")).1)
     });
     sin + &cos
+}
+
+/// `custom_force`, a law's custom force as WGSL that takes the values, traced from `law` in
+/// precision `F`: what a checkpoint stores of the law and a crowd resumed without its Rust
+/// twin calls (a kernel with the law itself traces it over duals instead).
+pub fn custom_force_wgsl<F: Scalar + Into<f64>, L: ForceLaw>(tracer: Tracer, law: &L) -> String {
+    tracer.function(
+        "/// Generated from the custom force's law (written in Rust, traced).\n\
+         fn custom_force(position: vec3<real>, orientation: vec4<real>, velocity: vec3<real>,\n    \
+         angular_velocity: vec3<real>, mass: real, time: real, body: u32) -> Load",
+        |t| {
+            let input = ForceInput {
+                position: read_vec3::<F>(t, "position"),
+                orientation: read_quat(t, "orientation"),
+                velocity: read_vec3(t, "velocity"),
+                angular_velocity: read_vec3(t, "angular_velocity"),
+                mass: T::input(t, "mass"),
+                time: T::input(t, "time"),
+                body: T::input(t, "real(body)"),
+            };
+            let load = law.load(&input);
+            wgsl!(
+                "    return Load({}, {});\n",
+                vec3(load.force),
+                vec3(load.torque)
+            )
+        },
+    )
+}
+
+fn vec3<F>(v: Vec3<T<'_, F>>) -> Wgsl {
+    wgsl!("vec3<real>({}, {}, {})", v.x, v.y, v.z)
 }
 
 /// `envelope_breaches`: the envelope's rules a state breaks (speed, angular speed, distance).

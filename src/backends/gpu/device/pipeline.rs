@@ -56,6 +56,8 @@ pub(crate) fn integrate_pipeline(
 /// - `keyframes[i]`: `first <= i < first + count` for a keyframed force's `(first, count)`,
 ///   which `flatten_keyframes` takes from the buffer it builds (and `count >= 1`, checked by
 ///   `Crowd::validate`);
+/// - a dual structure's numbers (`s[4u * DUAL_STRIDE]`, the traced physics' `s[7]`): constant
+///   indices below the array's length, which naga checks when it lowers them;
 /// - every loop is bounded by those counts, by `steps_per_dispatch`, or by a constant (the
 ///   contact sweeps the physics' `repeat` prints).
 ///

@@ -699,32 +699,19 @@ mod tests {
             spec.global_forces,
             GlobalForces::Calls(vec![ForceType::Gravity])
         );
-        assert!(
-            spec.wgsl(0, true)
-                .contains("dual_force_gravity(dual_records.global_0,")
-        );
-        assert!(
-            spec.wgsl(0, true)
-                .contains("r.global_0 = dual_parameters(0u);")
-        );
-        assert!(
-            spec.wgsl(0, true)
-                .contains("dual_force_thrust(dual_records.own_thrust,")
-        );
+        let wgsl = spec.wgsl(0, true);
+        assert!(wgsl.contains("dual_force_gravity(dual_records.global_0,"));
+        assert!(wgsl.contains("r.global_0 = dual_parameters(0u);"));
+        assert!(wgsl.contains("dual_force_thrust(dual_records.own_thrust,"));
         let once = OwnForces {
             kind: ForceType::Thrust,
             repeated: false,
         };
         assert_eq!(spec.own_forces, [once]);
-        assert!(
-            !spec
-                .wgsl(0, true)
-                .contains("forces[i].kind == FORCE_THRUST")
-        );
+        assert!(!wgsl.contains("forces[i].kind == FORCE_THRUST"));
 
         // Single calls only: the records are walked and checked once per dispatch, in
-        // `load_force_records`, and the stages keep no index.
-        let wgsl = spec.wgsl(0, true);
+        // `dual_load_force_records`, and the stages keep no index.
         let (records, own) = split_at_own_forces(&wgsl);
         assert!(records.contains("atomicMin(&faults.first_unknown_code, body);"));
         assert!(!own.contains("first_unknown_code") && !own.contains("i++"));
@@ -732,11 +719,8 @@ mod tests {
         crowd.forces.push(Force::on_body(1, thrust));
         let spec = KernelSpec::of(&crowd, &ForceTable::new(&crowd, crowd.bodies.len()), 8);
         assert!(spec.own_forces[0].repeated, "body 1 has two thrusts");
-        assert!(
-            spec.wgsl(0, true)
-                .contains("forces[i].kind == FORCE_THRUST")
-        );
         let wgsl = spec.wgsl(0, true);
+        assert!(wgsl.contains("forces[i].kind == FORCE_THRUST"));
         let (records, own) = split_at_own_forces(&wgsl);
         assert!(!records.contains("first_unknown_code"));
         assert!(own.contains("atomicMin(&faults.first_unknown_code, body);"));
