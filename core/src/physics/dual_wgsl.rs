@@ -9,7 +9,10 @@
 //! writes them in that layout.
 
 use super::algebra::{Mat3, SymMat3, Vec3};
-use super::contact::{PlaneConstants, step_acceleration};
+use super::contact::{
+    PlaneConstants, ShapeAmong, ShapeConstants, resolve_plane, resolve_plane_among,
+    step_acceleration,
+};
 use super::dual::Dual;
 use super::force_law::{ForceInput, ForceLaw};
 use super::forces::{Body, Parameters, add_force, add_scaled, keyframe_lerp};
@@ -19,7 +22,6 @@ use super::scalar::{Carried, Scalar};
 use super::splitting::{SPLIT_AXES_NUMBERS, SplitAxes};
 use super::trace::{Trace, Traced, TracedBool, Tracer, Wgsl, wgsl};
 use super::traced_dual::TracedDual;
-use super::wgsl::{ContactReads, resolve_plane_functions, trace_resolve_plane};
 use crate::model::codes::Coded;
 use crate::model::force::ForceType;
 use crate::model::integrator::Integrator;
@@ -795,35 +797,85 @@ pub fn dual_contact_wgsl<F: Scalar + Into<f64>, const W: usize>(
             }
         )
     };
-    let resolve = |header: String, kinds: &[ShapeKind]| {
-        pass.function(&header, |d| {
-            let fixed = |expression| TracedDual::<F, W>::fixed(d.trace, expression);
-            trace_resolve_plane(
-                kinds,
-                |kind| {
-                    TracedBool::input(d.trace, format!("shape_kind == {}", kind.wgsl_constant()))
-                },
-                || ContactReads {
-                    dims: Vec3::new(fixed("shape.x"), fixed("shape.y"), fixed("shape.z")),
-                    bounding_radius: fixed("shape.w"),
-                    state: motion_of::<F, W>(d, "s"),
-                    mass: constants_of(d, "c"),
-                    plane: plane_of(d, "plane"),
-                    acceleration: vector_of(d, "acceleration"),
-                    h: fixed("h"),
-                },
-                |s, next| state_from(d, s, next),
-            )
-        })
-    };
-    out + &resolve_plane_functions(
-        shapes,
-        signature,
-        resolve,
-        ("shape_kind", |name| {
-            format!("dual_resolve_plane_{name}(s, c, shape, plane, acceleration, h)")
-        }),
+    // One function for a body of any of the shapes where there are several; else the one
+    // kind's, and `dual_resolve_plane` calling it for a body of that kind.
+    if shapes.len() > 1 {
+        let header = format!(
+            "/// State s moved out of `plane` and its contact impulses applied, one code for the \
+             body's shape among the kernel's.\n{}",
+            signature("")
+        );
+        return out + &resolve_plane_wgsl::<F, W>(pass, &header, shapes);
+    }
+    let mut out = out;
+    let mut cases = String::new();
+    for &kind in shapes {
+        let name = kind.name();
+        let header = format!(
+            "/// State s of a {name} moved out of `plane`, the contact impulses applied.\n{}",
+            signature(&format!("_{name}"))
+        );
+        out += &resolve_plane_wgsl::<F, W>(pass, &header, &[kind]);
+        cases += &format!(
+            "        case {}: {{\n            return dual_resolve_plane_{name}(s, c, shape, \
+             plane, acceleration, h);\n        }}\n",
+            kind.wgsl_constant()
+        );
+    }
+    out + &format!(
+        "/// State s moved out of `plane` and its contact impulses applied, by the body's shape.\n\
+         {} {{\n    switch shape_kind {{\n{cases}        default: {{\n            \
+         return s;\n        }}\n    }}\n}}\n",
+        signature("")
     )
+}
+
+/// The contact function `header` for a body of one of `kinds`: the kind's own
+/// [`resolve_plane`] where there is one kind, [`resolve_plane_among`] where there are
+/// several (whether the body is of each kind read first).
+fn resolve_plane_wgsl<F: Scalar + Into<f64>, const W: usize>(
+    pass: &DualTracer,
+    header: &str,
+    kinds: &[ShapeKind],
+) -> String {
+    pass.function(header, |d| {
+        let among: Vec<_> = match kinds {
+            [_] => Vec::new(),
+            _ => (kinds.iter())
+                .map(|&kind| {
+                    let is = format!("shape_kind == {}", kind.wgsl_constant());
+                    (kind, TracedBool::input(d.trace, is))
+                })
+                .collect(),
+        };
+        let fixed = |expression| TracedDual::<F, W>::fixed(d.trace, expression);
+        let dims = Vec3::new(fixed("shape.x"), fixed("shape.y"), fixed("shape.z"));
+        let bounding_radius = fixed("shape.w");
+        let state = motion_of::<F, W>(d, "s");
+        let mass = constants_of(d, "c");
+        let plane = plane_of(d, "plane");
+        let acceleration = vector_of(d, "acceleration");
+        let h = fixed("h");
+        let next = match *kinds {
+            [kind] => {
+                let shape = ShapeConstants {
+                    kind,
+                    dims,
+                    bounding_radius,
+                };
+                resolve_plane(state, &mass, &shape, &plane, acceleration, h)
+            }
+            _ => {
+                let shape = ShapeAmong {
+                    kinds: &among,
+                    dims,
+                    bounding_radius,
+                };
+                resolve_plane_among(state, &mass, &shape, &plane, acceleration, h)
+            }
+        };
+        wgsl!("    return {};\n", state_from(d, &state, &next))
+    })
 }
 
 /// `dual_custom_force`, the custom force's load over duals added to `total`, traced from `law`

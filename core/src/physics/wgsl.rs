@@ -1,19 +1,13 @@
 //! The WGSL that the kernels over duals keep over plain numbers: the envelope's checks and a
 //! custom force's inputs, which read a state's values, the sinusoids a custom force written
-//! in WGSL may call, and a law's custom force as such WGSL (what checkpoints store); and the contact functions' printing, which the kernels' contact
-//! code ([`super::dual_wgsl`]) shares.
+//! in WGSL may call, and a law's custom force as such WGSL (what checkpoints store).
 
 use super::algebra::{Quat, SymMat3, Vec3};
-use super::contact::{
-    PlaneConstants, ShapeAmong, ShapeConstants, resolve_plane, resolve_plane_among,
-};
 use super::envelope::envelope_breaches;
 use super::motion::{MassConstants, State, auxiliaries};
 use super::scalar::Scalar;
 use super::trace::{Trace, Traced, Tracer, Wgsl, wgsl};
 use super::trig::sin_cos;
-use crate::model::codes::Coded;
-use crate::model::shape::ShapeKind;
 use crate::physics::force_law::{ForceInput, ForceLaw};
 
 /// What a kernel over duals computes on plain numbers, in precision `F`: `envelope_breaches`,
@@ -154,124 +148,5 @@ fn envelope_wgsl<F: Scalar + Into<f64>>(tracer: Tracer) -> String {
                 envelope_breaches(state.position, aux.velocity, aux.angular_velocity, limits);
             wgsl!("    return vec3<bool>({}, {}, {});\n", a, b, c)
         },
-    )
-}
-
-/// The contact functions of a kernel's `shapes`, each traced by `resolve` from its header and
-/// its kinds: one for a body of any of them where there are several; else the one kind's,
-/// and `signature("")` switching on `selector` to the call `call(name)` of its function
-/// (`signature("_<name>")`).
-pub(crate) fn resolve_plane_functions(
-    shapes: &[ShapeKind],
-    signature: impl Fn(&str) -> String,
-    resolve: impl Fn(String, &[ShapeKind]) -> String,
-    (selector, call): (&str, impl Fn(&str) -> String),
-) -> String {
-    if shapes.len() > 1 {
-        return resolve(among_header(&signature("")), shapes);
-    }
-    let mut out = String::new();
-    for &kind in shapes {
-        let header = one_kind_header(kind, &signature(&format!("_{}", kind.name())));
-        out += &resolve(header, &[kind]);
-    }
-    out + &shape_switch(&signature(""), selector, shapes, call)
-}
-
-/// What a traced contact function reads of its arguments, each read where its printer
-/// reads it (the order of the trace's inputs is its text's).
-pub(crate) struct ContactReads<R: Scalar> {
-    pub dims: Vec3<R>,
-    pub bounding_radius: R,
-    pub plane: PlaneConstants<R>,
-    pub state: State<R>,
-    pub mass: MassConstants<R>,
-    pub acceleration: Vec3<R>,
-    pub h: R,
-}
-
-/// The tail of the contact function for a body of one of `kinds`, traced in its trace: the
-/// kind's own [`resolve_plane`] where there is one kind, [`resolve_plane_among`] where there
-/// are several (`is_kind` reads whether the body is of a kind, before `read` reads the rest).
-/// `write` gives the returned value's text from the state read and the state resolved.
-pub(crate) fn trace_resolve_plane<R: Scalar>(
-    kinds: &[ShapeKind],
-    is_kind: impl Fn(ShapeKind) -> R::Bool,
-    read: impl FnOnce() -> ContactReads<R>,
-    write: impl FnOnce(&State<R>, &State<R>) -> Wgsl,
-) -> Wgsl {
-    let among: Vec<_> = match kinds {
-        [_] => Vec::new(),
-        _ => kinds.iter().map(|&kind| (kind, is_kind(kind))).collect(),
-    };
-    let ContactReads {
-        dims,
-        bounding_radius,
-        plane,
-        state,
-        mass,
-        acceleration,
-        h,
-    } = read();
-    let next = match *kinds {
-        [kind] => {
-            let shape = ShapeConstants {
-                kind,
-                dims,
-                bounding_radius,
-            };
-            resolve_plane(state, &mass, &shape, &plane, acceleration, h)
-        }
-        _ => {
-            let shape = ShapeAmong {
-                kinds: &among,
-                dims,
-                bounding_radius,
-            };
-            resolve_plane_among(state, &mass, &shape, &plane, acceleration, h)
-        }
-    };
-    wgsl!("    return {};\n", write(&state, &next))
-}
-
-/// The doc line and `signature` of the contact function for a body of any of a kernel's shapes.
-fn among_header(signature: &str) -> String {
-    format!(
-        "/// State s moved out of `plane` and its contact impulses applied, one code for the \
-         body's shape among the kernel's.\n{signature}"
-    )
-}
-
-/// The doc line and `signature` of the contact function for a body of shape `kind`.
-fn one_kind_header(kind: ShapeKind, signature: &str) -> String {
-    format!(
-        "/// State s of a {} moved out of `plane`, the contact impulses applied.\n{signature}",
-        kind.name()
-    )
-}
-
-/// The function `signature` that moves state `s` out of a plane by the body's shape: on
-/// `selector`, the call `call(name)` of each kind of `shapes` (its `resolve_plane_` function
-/// on the arguments), and `s` unmoved for any other kind.
-fn shape_switch(
-    signature: &str,
-    selector: &str,
-    shapes: &[ShapeKind],
-    call: impl Fn(&str) -> String,
-) -> String {
-    let cases: String = shapes
-        .iter()
-        .map(|kind| {
-            format!(
-                "        case {}: {{\n            return {};\n        }}\n",
-                kind.wgsl_constant(),
-                call(kind.name())
-            )
-        })
-        .collect();
-    format!(
-        "/// State s moved out of `plane` and its contact impulses applied, by the body's shape.\n\
-         {signature} {{\n    switch {selector} {{\n{cases}        default: {{\n            \
-         return s;\n        }}\n    }}\n}}\n"
     )
 }

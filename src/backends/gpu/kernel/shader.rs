@@ -170,7 +170,8 @@ fn block_keyframe(record: u32, i: u32, values: array<real, 2>) -> DualKeyframe {
 }
 
 /// The integration kernel's source over duals of `block`'s width (the plain kernel: width
-/// 0; a tangent kernel: a block of a body's columns, its hooks `block_wgsl`), and the line on
+/// 0; a tangent kernel: a block of a body's columns), with the block hooks `hooks` gives for
+/// the numbers its closure over the physics moves, and the line on
 /// which a custom force's WGSL starts (1-based), so compiler messages can point into the
 /// user's own text. WGSL declarations may come in any order, so the user's code goes last
 /// and keeps its own line numbers + offset. `spec` says which integrators, force kinds and
@@ -182,13 +183,13 @@ fn block_keyframe(record: u32, i: u32, values: array<real, 2>) -> DualKeyframe {
 pub(crate) fn integrate_source(
     (tracer, precision): (Tracer, Precision),
     spec: &KernelSpec,
-    (block, block_wgsl): (Block, &str),
+    (block, hooks): (Block, impl FnOnce(&MovingNumbers) -> String),
     custom_force: Option<&CustomForce>,
 ) -> (String, u32) {
     let kinds = spec.force_kinds();
     let has = |kind| kinds.contains(&kind);
     let physics = kernel_physics(spec, custom_force);
-    let ((dual, contact, law), _) = trace_block((tracer, precision), &physics, block);
+    let ((dual, contact, law), closed) = trace_block((tracer, precision), &physics, block);
     // A custom force written in WGSL, called with the values: it may call the kernel's
     // `sin_real` and `cos_real`.
     let written = match custom_force {
@@ -218,7 +219,7 @@ pub(crate) fn integrate_source(
         &law.unwrap_or_default(),
         &contact,
         &spec.wgsl(block.0, custom_code),
-        block_wgsl,
+        &hooks(&closed.moving),
         INTEGRATE,
     ]
     .into_iter()
@@ -270,8 +271,12 @@ pub(crate) fn plain_source(
     spec: &KernelSpec,
     custom_force: Option<&CustomForce>,
 ) -> (String, u32) {
-    let hooks = plain_block(spec);
-    integrate_source(arithmetic, spec, (PLAIN, &hooks), custom_force)
+    integrate_source(
+        arithmetic,
+        spec,
+        (PLAIN, |_| plain_block(spec)),
+        custom_force,
+    )
 }
 
 /// The shared declarations in `precision`, for modules of other kinds (the renderer).

@@ -194,10 +194,10 @@ pub(crate) fn tangent_source(
     let tracer = Tracer {
         f32_divisions_in_f64: divisions_in_f64,
     };
-    let physics = kernel_physics(spec, custom_force);
-    let closed = close_block(precision, &physics, (width, moving)).closed;
-    let hooks = [TANGENT_BLOCK, &block_storage_wgsl(width, &closed.moving)].join("\n");
-    let block = ((width, moving), hooks.as_str());
+    // The block's reads and writes of its tangents, for what its closure moves.
+    let hooks =
+        |moving: &MovingNumbers| [TANGENT_BLOCK, &block_storage_wgsl(width, moving)].join("\n");
+    let block = ((width, moving), hooks);
     let custom_law = custom_force.filter(|custom| custom.is_law());
     integrate_source((tracer, precision), spec, block, custom_law).0
 }
