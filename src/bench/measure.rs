@@ -98,8 +98,8 @@ pub struct Measurement {
     pub gflop_per_second: Option<f64>,
     /// GPU only: the kernel's [`arithmetic_intensity`] (gravity-drag workload).
     pub flop_per_byte: Option<f64>,
-    /// GPU only: operations per body-step of the kernel built for this crowd, counted in its
-    /// generated source along the longest path (src/backends/gpu/kernel/op_count.rs), at this row's fusion.
+    /// GPU only: operations per body-step of the kernel built for this crowd, read off the IR
+    /// its physics is traced into (src/backends/gpu/kernel/op_count.rs), at this row's fusion.
     pub ops_per_body_step: Option<f64>,
     /// Body-steps per second over the `cpu-ref` row of the same size (best thread count).
     pub speedup_over_cpu_ref: Option<f64>,
@@ -380,21 +380,21 @@ impl BenchPlan {
         row.compile_seconds = (!warm.is_empty()).then(|| (cold - median(&warm)).max(0.0));
         row.tangents = tangents.map(str::to_string);
         row.tangent_bytes_per_body = tangent_bytes;
-        row.ops_per_body_step =
+        row.ops_per_body_step = Some(
             crate::backends::gpu::kernel::op_count::crowd_kernel_ops(crowd, &options)
-                .ok()
-                .map(|ops| ops.per_body_step(options.steps_per_dispatch));
+                .per_body_step(options.steps_per_dispatch),
+        );
         row.fraction_of_copy_bandwidth =
             Some(moved * row.body_steps_per_second / copy_bytes_per_second);
         // The bytes moved are the plain kernel's; the operations, the tangent blocks'.
         if let Some(plan) = tangents.and(sim.tangent_plan()) {
             let widest = options.tangent_block_on(devices[0].adapter_info().device_type);
-            row.ops_per_body_step = crate::backends::gpu::kernel::op_count::crowd_tangent_ops(
-                crowd,
-                &options,
-                (plan, widest),
-            )
-            .ok();
+            row.ops_per_body_step =
+                Some(crate::backends::gpu::kernel::op_count::crowd_tangent_ops(
+                    crowd,
+                    &options,
+                    (plan, widest),
+                ));
             row.fraction_of_copy_bandwidth = None;
             return Ok(row);
         }

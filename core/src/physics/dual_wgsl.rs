@@ -20,7 +20,7 @@ use super::integrators::{renormalize, step};
 use super::motion::{Auxiliaries, Derivative, Load, MassConstants, State, auxiliaries, derivative};
 use super::scalar::{Carried, Scalar};
 use super::splitting::{SPLIT_AXES_NUMBERS, SplitAxes};
-use super::trace::{Trace, Traced, TracedBool, Tracer, Wgsl, wgsl};
+use super::trace::{Trace, TraceSize, Traced, TracedBool, Tracer, Wgsl, wgsl};
 use super::traced_dual::TracedDual;
 use crate::model::codes::Coded;
 use crate::model::force::ForceType;
@@ -139,6 +139,36 @@ impl MovingNumbers {
     }
 }
 
+/// A traced function of the physics, as the kernel's plumbing calls it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TracedFunction {
+    /// `dual_auxiliaries`.
+    Auxiliaries,
+    /// `dual_state_derivative`.
+    StateDerivative,
+    /// `dual_force_<kind>`, one record's load.
+    Force(ForceType),
+    /// `dual_keyframe_lerp`, a keyframed record's scale within its table.
+    KeyframeLerp,
+    /// `dual_keyframe_value`, its scale before the first keyframe or after the last.
+    KeyframeValue,
+    /// `dual_add_keyframed`, its load at that scale.
+    AddKeyframed,
+    /// `dual_custom_force`, the custom force's law.
+    CustomForce,
+    /// `dual_split_axes`, once a dispatch.
+    SplitAxes,
+    /// `dual_<integrator>_step`, whose calls are the stages' derivatives.
+    Step(Integrator),
+    /// `dual_renormalize`.
+    Renormalize,
+    /// `dual_step_acceleration`, once a step where there are planes.
+    StepAcceleration,
+    /// `dual_resolve_plane_<shape>` for a body of one shape kind, or (`None`) the one for a
+    /// body of any of several.
+    ResolvePlane(Option<ShapeKind>),
+}
+
 /// One pass of the physics over duals: how its traces print (or that they are only counted),
 /// what they read as moving, and what its traced functions hand out. Every generator of the
 /// pass takes it.
@@ -148,6 +178,8 @@ pub struct DualTracer {
     moving: MovingNumbers,
     /// The statements the pass's traces recorded so far.
     statements: std::cell::Cell<usize>,
+    /// Each traced function's size, in the order traced.
+    sizes: std::cell::RefCell<Vec<(TracedFunction, TraceSize)>>,
     /// The numbers of each structure that the traced functions handed out moving.
     moved: std::cell::Cell<[u16; STRUCTURES]>,
     /// Whether a traced function handed out a state whose derivatives are not those it took.
@@ -161,6 +193,7 @@ impl DualTracer {
             tracer: Some(tracer),
             moving,
             statements: Default::default(),
+            sizes: Default::default(),
             moved: Default::default(),
             changed: Default::default(),
         }
@@ -176,16 +209,36 @@ impl DualTracer {
     }
 
     /// The WGSL function `signature`, traced by `body` in a new trace of this pass (empty
-    /// where the pass only counts); its statements are counted.
-    fn function(&self, signature: &str, body: impl FnOnce(DualTrace<'_>) -> Wgsl) -> String {
+    /// where the pass only counts); its size is kept as `function`'s.
+    fn function(
+        &self,
+        function: TracedFunction,
+        signature: &str,
+        body: impl FnOnce(DualTrace<'_>) -> Wgsl,
+    ) -> String {
         let body = |trace: &Trace| body(DualTrace { trace, pass: self });
-        let (text, statements) = match self.tracer {
+        let (text, size) = match self.tracer {
             Some(tracer) => tracer.counted_function(signature, body),
-            None => (String::new(), Tracer::NATIVE.statements(body)),
+            None => (String::new(), Tracer::NATIVE.size(body)),
         };
-        self.statements.set(self.statements.get() + statements);
+        self.statements.set(self.statements.get() + size.statements);
+        self.sizes.borrow_mut().push((function, size));
         text
     }
+}
+
+/// The size of each function of the physics over duals in `precision` and `width` that
+/// `physics` runs, traced for a block reading as moving what `moving` moves (closed over the
+/// physics, as a tangent kernel's block is; any for width 0): recorded and measured on the
+/// IR, not printed. What counting a kernel's operations reads.
+pub fn physics_sizes(
+    precision: Precision,
+    physics: &TracedPhysics,
+    (width, moving): (usize, MovingNumbers),
+) -> Vec<(TracedFunction, TraceSize)> {
+    let pass = DualTracer::counting(moving);
+    trace_physics(&pass, precision, physics, width);
+    pass.sizes.into_inner()
 }
 
 /// A function's trace within a pass over duals.
@@ -634,6 +687,7 @@ pub fn dual_physics_wgsl<F: Scalar + Into<f64>, const W: usize>(
         2 * stride,
     );
     out += &pass.function(
+        TracedFunction::Auxiliaries,
         "fn dual_auxiliaries(s: DualMotion, c: DualConstants) -> DualAuxiliaries",
         |d| {
             let aux = auxiliaries(&motion_of::<F, W>(d, "s"), &constants_of(d, "c"));
@@ -644,6 +698,7 @@ pub fn dual_physics_wgsl<F: Scalar + Into<f64>, const W: usize>(
         },
     );
     out += &pass.function(
+        TracedFunction::StateDerivative,
         "fn dual_state_derivative(s: DualMotion, aux: DualAuxiliaries, total: DualLoad) \
          -> DualMotion",
         |d| {
@@ -667,7 +722,7 @@ pub fn dual_physics_wgsl<F: Scalar + Into<f64>, const W: usize>(
              aux: DualAuxiliaries, t: DualReal, total: DualLoad) -> DualLoad",
             kind.name()
         );
-        out += &pass.function(&signature, |d| {
+        out += &pass.function(TracedFunction::Force(kind), &signature, |d| {
             let (state, mass, aux) = (
                 motion_of::<F, W>(d, "s"),
                 constants_of(d, "c"),
@@ -696,7 +751,8 @@ pub fn dual_physics_wgsl<F: Scalar + Into<f64>, const W: usize>(
     for &integrator in integrators {
         out += &step_wgsl::<F, W>(pass, integrator);
     }
-    out += &pass.function("fn dual_renormalize(s: DualMotion) -> DualMotion", |d| {
+    let renormalize_signature = "fn dual_renormalize(s: DualMotion) -> DualMotion";
+    out += &pass.function(TracedFunction::Renormalize, renormalize_signature, |d| {
         let s = motion_of::<F, W>(d, "s");
         wgsl!("    return {};\n", state_from(d, &s, &renormalize(s)))
     });
@@ -715,6 +771,7 @@ fn keyframed_wgsl<F: Scalar + Into<f64>, const W: usize>(pass: &DualTracer) -> S
         [0, 1].map(|i| read::<F, W>(d, Structure::Keyframe, &array, i))
     }
     let mut out = pass.function(
+        TracedFunction::KeyframeLerp,
         "/// The scale at `t` on the segment from keyframe `a` to keyframe `b`.\n\
          fn dual_keyframe_lerp(a: DualKeyframe, b: DualKeyframe, t: DualReal) -> DualReal",
         |d| {
@@ -724,6 +781,7 @@ fn keyframed_wgsl<F: Scalar + Into<f64>, const W: usize>(pass: &DualTracer) -> S
         },
     );
     out += &pass.function(
+        TracedFunction::KeyframeValue,
         "/// The scale held before the first keyframe or after the last: keyframe `k`'s value.\n\
          fn dual_keyframe_value(k: DualKeyframe) -> DualReal",
         |d| {
@@ -732,6 +790,7 @@ fn keyframed_wgsl<F: Scalar + Into<f64>, const W: usize>(pass: &DualTracer) -> S
         },
     );
     out += &pass.function(
+        TracedFunction::AddKeyframed,
         "/// A keyframed record's load at `scale`.\n\
          fn dual_add_keyframed(p: DualParameters, scale: DualReal, total: DualLoad) -> DualLoad",
         |d| {
@@ -750,6 +809,7 @@ fn keyframed_wgsl<F: Scalar + Into<f64>, const W: usize>(pass: &DualTracer) -> S
 
 fn split_axes_wgsl<F: Scalar + Into<f64>, const W: usize>(pass: &DualTracer) -> String {
     pass.function(
+        TracedFunction::SplitAxes,
         "fn dual_split_axes(c: DualConstants) -> DualSplitAxes",
         |d| {
             let axes = SplitAxes::of(&constants_of::<F, W>(d, "c").inv_inertia);
@@ -770,6 +830,7 @@ pub fn dual_contact_wgsl<F: Scalar + Into<f64>, const W: usize>(
     shapes: &[ShapeKind],
 ) -> String {
     let out = pass.function(
+        TracedFunction::StepAcceleration,
         "/// The body's acceleration over the step from `start` to `next` from the forces alone.\n\
          fn dual_step_acceleration(start: DualMotion, next: DualMotion, c: DualConstants, \
          h: real) -> DualVec3",
@@ -838,7 +899,11 @@ fn resolve_plane_wgsl<F: Scalar + Into<f64>, const W: usize>(
     header: &str,
     kinds: &[ShapeKind],
 ) -> String {
-    pass.function(header, |d| {
+    let function = TracedFunction::ResolvePlane(match *kinds {
+        [kind] => Some(kind),
+        _ => None,
+    });
+    pass.function(function, header, |d| {
         let among: Vec<_> = match kinds {
             [_] => Vec::new(),
             _ => (kinds.iter())
@@ -902,6 +967,7 @@ fn custom_force_over<F: Scalar + Into<f64>, const W: usize, L: ForceLaw>(
     pass: &DualTracer,
 ) -> String {
     pass.function(
+        TracedFunction::CustomForce,
         "/// Generated from the custom force's law (written in Rust, traced over duals).\n\
          fn dual_custom_force(s: DualMotion, c: DualConstants, aux: DualAuxiliaries, \
          t: DualReal, body: u32, total: DualLoad) -> DualLoad",
@@ -942,7 +1008,7 @@ fn step_wgsl<F: Scalar + Into<f64>, const W: usize>(
          h: real, index: u32) -> DualMotion",
         integrator.name()
     );
-    pass.function(&signature, |d| {
+    pass.function(TracedFunction::Step(integrator), &signature, |d| {
         let y = motion_of::<F, W>(d, "s");
         let mass = constants_of(d, "c");
         let axes = SplitAxes::from_scalars(
@@ -968,6 +1034,64 @@ fn step_wgsl<F: Scalar + Into<f64>, const W: usize>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Each integrator's traced step calls the plumbing's derivative as often as the CPU's
+    /// step calls its derivative (counted here on f64, the scheme run in Rust): the count a
+    /// kernel's operations multiply the derivative's by. And each function the kernel calls
+    /// is measured once, under its name.
+    #[test]
+    fn a_traced_step_calls_the_derivative_as_often_as_the_cpus_step() {
+        let mass = MassConstants {
+            mass: 2.0,
+            inv_mass: 0.5,
+            inv_inertia: SymMat3::from_entries([1.0, 0.5, 0.25, 0.0, 0.0, 0.0]),
+        };
+        let numbers = [
+            0.1, 0.2, 0.3, 1.0, 0.0, 0.0, 0.0, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9,
+        ];
+        let state = State::<f64>::from_scalars(&mut numbers.into_iter());
+        for integrator in Integrator::ALL {
+            let mut calls = 0;
+            let mut f = |y: &State<f64>, _t: f64| {
+                calls += 1;
+                let zero = Vec3::new(0.0, 0.0, 0.0);
+                let load = Load {
+                    force: zero,
+                    torque: zero,
+                };
+                derivative(y, &auxiliaries(y, &mass), load)
+            };
+            let axes = SplitAxes::for_integrator(integrator, &mass.inv_inertia);
+            step(integrator, &state, &mass, &axes, 0.0, 0.01, &mut f);
+            let physics = TracedPhysics {
+                kinds: vec![ForceType::Gravity],
+                integrators: vec![integrator],
+                contact_shapes: None,
+                custom_force: None,
+            };
+            for width in [0, 4] {
+                let moving = MovingNumbers::ALL;
+                let sizes = physics_sizes(Precision::F64, &physics, (width, moving));
+                let named = |function| sizes.iter().filter(|(f, _)| *f == function).count();
+                assert_eq!(named(TracedFunction::Step(integrator)), 1, "{integrator:?}");
+                let calls_traced = sizes
+                    .iter()
+                    .find(|(f, _)| *f == TracedFunction::Step(integrator))
+                    .map(|(_, size)| size.calls);
+                assert_eq!(calls_traced, Some(calls), "{integrator:?}, width {width}");
+                for function in [
+                    TracedFunction::Auxiliaries,
+                    TracedFunction::StateDerivative,
+                    TracedFunction::Force(ForceType::Gravity),
+                    TracedFunction::Renormalize,
+                ] {
+                    assert_eq!(named(function), 1, "{function:?}");
+                }
+                let splits = usize::from(integrator.splits_the_rotation());
+                assert_eq!(named(TracedFunction::SplitAxes), splits);
+            }
+        }
+    }
 
     /// A pass that only counts prints no function and records what a printing pass prints,
     /// statement for statement:

@@ -36,21 +36,20 @@ impl Tracer {
         self.counted_function(signature, body).0
     }
 
-    /// [`Tracer::function`], and how many statements its trace recorded.
+    /// [`Tracer::function`], and the size of its trace.
     pub fn counted_function(
         self,
         signature: &str,
         body: impl FnOnce(&Trace) -> Wgsl,
-    ) -> (String, usize) {
+    ) -> (String, TraceSize) {
         let (trace, tail) = self.trace(body);
         let text = format!("{signature} {{\n{}{tail}}}\n", trace.print());
-        (text, trace.statements.into_inner().len())
+        (text, trace.size())
     }
 
-    /// How many statements `body` records in a new trace: the function's size, read off the
-    /// IR without printing it.
-    pub fn statements(self, body: impl FnOnce(&Trace) -> Wgsl) -> usize {
-        self.trace(body).0.statements.into_inner().len()
+    /// The size of what `body` records in a new trace, read off the IR without printing it.
+    pub fn size(self, body: impl FnOnce(&Trace) -> Wgsl) -> TraceSize {
+        self.trace(body).0.size()
     }
 
     /// A new trace with what `body` records in it, and the tail `body` returns.
@@ -65,6 +64,20 @@ impl Tracer {
         trace.remove_dead_code(&tail);
         (trace, tail)
     }
+}
+
+/// A traced function's size, read off its IR once the passes have run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct TraceSize {
+    /// The statements recorded: one line of the printed function each.
+    pub statements: usize,
+    /// The arithmetic along the longest path: each `+ - * /`, negation, square root, floor,
+    /// comparison, select and `!`, a loop's body as often as it runs and an `if`'s body as
+    /// if taken. A division or root taken through f64 counts one.
+    pub arithmetic: u64,
+    /// The calls into the kernel's plumbing whose results are bound ([`Trace::bind_value`])
+    /// along the same path, counted the same way.
+    pub calls: u64,
 }
 
 /// The operations of one traced function, recorded in order: the IR the WGSL is printed from.
@@ -330,6 +343,12 @@ impl Statement {
 }
 
 impl Expression {
+    /// Whether evaluating the expression is an operation: not a read of the kernel's own
+    /// expressions (a parameter's field, a call's result) nor a copy.
+    fn is_arithmetic(&self) -> bool {
+        !matches!(self, Expression::Input(_) | Expression::Copy(_))
+    }
+
     /// `visit` of each name the expression reads.
     fn reads_mut(&mut self, visit: &mut impl FnMut(&mut u32)) {
         match self {
@@ -404,6 +423,33 @@ impl fmt::Display for Expression {
 }
 
 impl Trace {
+    /// The function's size: [`TraceSize`].
+    fn size(&self) -> TraceSize {
+        let statements = self.statements.borrow();
+        let mut times = vec![1u64];
+        let (mut arithmetic, mut calls) = (0, 0);
+        for statement in statements.iter() {
+            let repeat = *times.last().expect("the function's own scope");
+            match statement {
+                Statement::Let('c', ..) => calls += repeat,
+                Statement::Let(_, _, expression) if expression.is_arithmetic() => {
+                    arithmetic += repeat;
+                }
+                Statement::If(_) => times.push(repeat),
+                Statement::For { times: n, .. } => times.push(repeat * u64::from(*n)),
+                Statement::End => {
+                    times.pop();
+                }
+                _ => {}
+            }
+        }
+        TraceSize {
+            statements: statements.len(),
+            arithmetic,
+            calls,
+        }
+    }
+
     /// A new name's number.
     fn name(&self) -> u32 {
         let n = self.names.get();
@@ -1111,6 +1157,24 @@ mod tests {
 }
 "
         );
+        // Read off the IR: the thirteen statements above (the lines between the signature and
+        // the `return`, closing braces included), and along the longest path three turns of
+        // the loop, each a comparison and, its `if` taken, a product; the reads of `a` and
+        // the copies into `var`s are not arithmetic.
+        let size = Tracer::NATIVE.size(|t| {
+            wgsl!(
+                "    return {};\n",
+                halve_while_large(Traced::<f64>::input(t, "a"))
+            )
+        });
+        assert_eq!(
+            size,
+            TraceSize {
+                statements: 13,
+                arithmetic: 3 * 2,
+                calls: 0,
+            }
+        );
     }
 
     /// Operations on literals alone are folded in the trace's precision, as the CPU computes
@@ -1157,7 +1221,7 @@ mod tests {
     /// one whose first is in a block that has ended.
     #[test]
     fn passes_drop_dead_lets_and_compute_each_operation_once() {
-        let source = Tracer::NATIVE.function("fn f(a: real, b: real) -> real", |t| {
+        fn body(t: &Trace) -> Wgsl {
             let a = Traced::<f64>::input(t, "a");
             let b = Traced::<f64>::input(t, "b");
             let _unread = (b * b).sqrt();
@@ -1167,7 +1231,8 @@ mod tests {
             let looped = Traced::repeat(2, twice, |x| x * x - x * x + a * a);
             let inner = Traced::if_then(a.less(twice), zeros, |z| z + a / b);
             wgsl!("    return {};\n", looped + inner + a / b)
-        });
+        }
+        let source = Tracer::NATIVE.function("fn f(a: real, b: real) -> real", body);
         assert_eq!(
             source,
             "fn f(a: real, b: real) -> real {
@@ -1202,6 +1267,17 @@ mod tests {
     return v26;
 }
 "
+        );
+        // Its size, read off the IR after the passes: the 28 lines above between the
+        // signature and the `return`; five operations before the loop, four in each of its
+        // two turns, the comparison, the two in the `if` and the three after it; one call.
+        assert_eq!(
+            Tracer::NATIVE.size(body),
+            TraceSize {
+                statements: 28,
+                arithmetic: 5 + 2 * 4 + 1 + 2 + 3,
+                calls: 1,
+            }
         );
     }
 
