@@ -4,7 +4,7 @@
 
 use std::ops::{Add, Mul, Neg, Sub};
 
-use super::scalar::{Carried, Scalar};
+use super::scalar::{Carried, Scalar, carried_struct};
 
 /// A 3-vector.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -352,6 +352,16 @@ impl<R: Scalar> Carried<R> for Vec3<R> {
         Self::new(x, y, z)
     }
 }
+
+carried_struct!(Mat3 { rows });
+carried_struct!(SymMat3 {
+    xx,
+    yy,
+    zz,
+    xy,
+    xz,
+    yz
+});
 
 impl<R: Scalar> Carried<R> for Quat<R> {
     #[inline(always)]

@@ -15,7 +15,7 @@ use glam::DVec3;
 
 use super::algebra::{Mat3, Vec3};
 use super::motion::{MassConstants, State};
-use super::scalar::Scalar;
+use super::scalar::{Scalar, carried_struct};
 use crate::model::plane::Plane;
 use crate::model::shape::{Shape, ShapeKind};
 
@@ -51,6 +51,13 @@ pub struct PlaneConstants<R> {
     pub restitution: R,
     pub friction: R,
 }
+
+carried_struct!(PlaneConstants {
+    normal,
+    offset,
+    restitution,
+    friction
+});
 
 impl ShapeConstants<f64> {
     /// The constants of `shape`, as every backend reads them.

@@ -8,10 +8,9 @@
 //! `i (W + 1)` followed by its `W` derivatives. The kernel's plumbing (`shaders/`) reads and
 //! writes them in that layout.
 
-use super::algebra::{Mat3, SymMat3, Vec3};
+use super::algebra::Vec3;
 use super::contact::{
-    PlaneConstants, ShapeAmong, ShapeConstants, resolve_plane, resolve_plane_among,
-    step_acceleration,
+    ShapeAmong, ShapeConstants, resolve_plane, resolve_plane_among, step_acceleration,
 };
 use super::dual::Dual;
 use super::force_law::{ForceInput, ForceLaw};
@@ -533,119 +532,19 @@ fn state_from<F: Scalar + Into<f64>, const W: usize>(
     array_of(d, Structure::Motion, &to)
 }
 
-fn motion_of<'t, F: Scalar + Into<f64>, const W: usize>(
+/// Structure `structure` from the dual array `array`, as a value of its Rust type `T`: as
+/// many numbers as `T` carries, in `T`'s order (`Carried`), which is the array's layout.
+fn structure_of<'t, T, F, const W: usize>(
     d: DualTrace<'t>,
+    structure: Structure,
     array: impl Into<Wgsl>,
-) -> State<D<'t, F, W>> {
-    State::from_scalars(&mut read_all(d, Structure::Motion, array, MOTION_NUMBERS).into_iter())
-}
-
-fn constants_of<'t, F: Scalar + Into<f64>, const W: usize>(
-    d: DualTrace<'t>,
-    array: impl Into<Wgsl>,
-) -> MassConstants<D<'t, F, W>> {
-    let n = read_all(d, Structure::Constants, array, CONSTANT_NUMBERS);
-    MassConstants {
-        mass: n[0],
-        inv_mass: n[1],
-        inv_inertia: SymMat3::from_entries([n[2], n[3], n[4], n[5], n[6], n[7]]),
-    }
-}
-
-fn auxiliaries_of<'t, F: Scalar + Into<f64>, const W: usize>(
-    d: DualTrace<'t>,
-    array: impl Into<Wgsl>,
-) -> Auxiliaries<D<'t, F, W>> {
-    let n = read_all(d, Structure::Auxiliaries, array, AUXILIARY_NUMBERS);
-    let v = |i: usize| Vec3::new(n[i], n[i + 1], n[i + 2]);
-    Auxiliaries {
-        velocity: v(0),
-        rotation: Mat3 {
-            rows: [v(3), v(6), v(9)],
-        },
-        angular_velocity: v(12),
-    }
-}
-
-fn auxiliary_numbers<R: Copy>(aux: &Auxiliaries<R>) -> Vec<R> {
-    let [a, b, c] = aux.rotation.rows;
-    [aux.velocity, a, b, c, aux.angular_velocity]
-        .iter()
-        .flat_map(|v| [v.x, v.y, v.z])
-        .collect()
-}
-
-fn load_of<'t, F: Scalar + Into<f64>, const W: usize>(
-    d: DualTrace<'t>,
-    array: impl Into<Wgsl>,
-) -> Load<D<'t, F, W>> {
-    let n = read_all(d, Structure::Load, array, LOAD_NUMBERS);
-    Load {
-        force: Vec3::new(n[0], n[1], n[2]),
-        torque: Vec3::new(n[3], n[4], n[5]),
-    }
-}
-
-fn load_numbers<R: Copy>(load: &Load<R>) -> Vec<R> {
-    let (f, t) = (load.force, load.torque);
-    vec![f.x, f.y, f.z, t.x, t.y, t.z]
-}
-
-fn parameters_of<'t, F: Scalar + Into<f64>, const W: usize>(
-    d: DualTrace<'t>,
-    array: impl Into<Wgsl>,
-) -> Parameters<D<'t, F, W>> {
-    let n = read_all(d, Structure::Parameters, array, PARAMETER_NUMBERS);
-    Parameters {
-        vectors: [Vec3::new(n[0], n[1], n[2]), Vec3::new(n[3], n[4], n[5])],
-        scalars: [n[6], n[7], n[8], n[9]],
-    }
-}
-
-fn vector_of<'t, F: Scalar + Into<f64>, const W: usize>(
-    d: DualTrace<'t>,
-    array: impl Into<Wgsl>,
-) -> Vec3<D<'t, F, W>> {
-    let n = read_all(d, Structure::Vector, array, VECTOR_NUMBERS);
-    Vec3::new(n[0], n[1], n[2])
-}
-
-fn plane_of<'t, F: Scalar + Into<f64>, const W: usize>(
-    d: DualTrace<'t>,
-    array: impl Into<Wgsl>,
-) -> PlaneConstants<D<'t, F, W>> {
-    let n = read_all(d, Structure::Plane, array, PLANE_NUMBERS);
-    PlaneConstants {
-        normal: Vec3::new(n[0], n[1], n[2]),
-        offset: n[3],
-        restitution: n[4],
-        friction: n[5],
-    }
-}
-
-/// A derivative `(v, dq/dt, F, tau)` in the state's layout.
-fn derivative_of<'t, F: Scalar + Into<f64>, const W: usize>(
-    d: DualTrace<'t>,
-    array: impl Into<Wgsl>,
-) -> Derivative<D<'t, F, W>> {
-    let numbers = read_all(d, Structure::Derivative, array, MOTION_NUMBERS);
-    let y = State::from_scalars(&mut numbers.into_iter());
-    Derivative {
-        velocity: y.position,
-        spin: y.orientation,
-        force: y.linear_momentum,
-        torque: y.angular_momentum,
-    }
-}
-
-fn derivative_numbers<R: Scalar>(k: &Derivative<R>) -> Vec<R> {
-    State {
-        position: k.velocity,
-        orientation: k.spin,
-        linear_momentum: k.force,
-        angular_momentum: k.torque,
-    }
-    .to_scalars()
+) -> T
+where
+    T: Carried<D<'t, F, W>>,
+    F: Scalar + Into<f64>,
+{
+    let array = array.into();
+    T::from_scalars(&mut (0..).map(|i| read(d, structure, &array, i)))
 }
 
 /// The dual functions of the physics in precision `F` and width `W` that a kernel of the
@@ -690,10 +589,13 @@ pub fn dual_physics_wgsl<F: Scalar + Into<f64>, const W: usize>(
         TracedFunction::Auxiliaries,
         "fn dual_auxiliaries(s: DualMotion, c: DualConstants) -> DualAuxiliaries",
         |d| {
-            let aux = auxiliaries(&motion_of::<F, W>(d, "s"), &constants_of(d, "c"));
+            let aux = auxiliaries(
+                &structure_of::<State<_>, F, W>(d, Structure::Motion, "s"),
+                &structure_of(d, Structure::Constants, "c"),
+            );
             wgsl!(
                 "    return {};\n",
-                array_of(d, Structure::Auxiliaries, &auxiliary_numbers(&aux))
+                array_of(d, Structure::Auxiliaries, &aux.to_scalars())
             )
         },
     );
@@ -703,13 +605,13 @@ pub fn dual_physics_wgsl<F: Scalar + Into<f64>, const W: usize>(
          -> DualMotion",
         |d| {
             let k = derivative(
-                &motion_of::<F, W>(d, "s"),
-                &auxiliaries_of(d, "aux"),
-                load_of(d, "total"),
+                &structure_of::<State<_>, F, W>(d, Structure::Motion, "s"),
+                &structure_of(d, Structure::Auxiliaries, "aux"),
+                structure_of(d, Structure::Load, "total"),
             );
             wgsl!(
                 "    return {};\n",
-                array_of(d, Structure::Derivative, &derivative_numbers(&k))
+                array_of(d, Structure::Derivative, &k.to_scalars())
             )
         },
     );
@@ -724,9 +626,9 @@ pub fn dual_physics_wgsl<F: Scalar + Into<f64>, const W: usize>(
         );
         out += &pass.function(TracedFunction::Force(kind), &signature, |d| {
             let (state, mass, aux) = (
-                motion_of::<F, W>(d, "s"),
-                constants_of(d, "c"),
-                auxiliaries_of(d, "aux"),
+                structure_of::<State<_>, F, W>(d, Structure::Motion, "s"),
+                structure_of(d, Structure::Constants, "c"),
+                structure_of(d, Structure::Auxiliaries, "aux"),
             );
             let body = Body {
                 state: &state,
@@ -734,11 +636,16 @@ pub fn dual_physics_wgsl<F: Scalar + Into<f64>, const W: usize>(
                 aux: &aux,
                 time: read(d, Structure::Real, &"t".into(), 0),
             };
-            let mut total = load_of(d, "total");
-            add_force(kind, &parameters_of(d, "p"), &body, &mut total);
+            let mut total = structure_of(d, Structure::Load, "total");
+            add_force(
+                kind,
+                &structure_of(d, Structure::Parameters, "p"),
+                &body,
+                &mut total,
+            );
             wgsl!(
                 "    return {};\n",
-                array_of(d, Structure::Load, &load_numbers(&total))
+                array_of(d, Structure::Load, &total.to_scalars())
             )
         });
     }
@@ -753,7 +660,7 @@ pub fn dual_physics_wgsl<F: Scalar + Into<f64>, const W: usize>(
     }
     let renormalize_signature = "fn dual_renormalize(s: DualMotion) -> DualMotion";
     out += &pass.function(TracedFunction::Renormalize, renormalize_signature, |d| {
-        let s = motion_of::<F, W>(d, "s");
+        let s = structure_of::<State<_>, F, W>(d, Structure::Motion, "s");
         wgsl!("    return {};\n", state_from(d, &s, &renormalize(s)))
     });
     out
@@ -794,13 +701,13 @@ fn keyframed_wgsl<F: Scalar + Into<f64>, const W: usize>(pass: &DualTracer) -> S
         "/// A keyframed record's load at `scale`.\n\
          fn dual_add_keyframed(p: DualParameters, scale: DualReal, total: DualLoad) -> DualLoad",
         |d| {
-            let p = parameters_of::<F, W>(d, "p");
-            let mut total = load_of(d, "total");
+            let p = structure_of::<Parameters<_>, F, W>(d, Structure::Parameters, "p");
+            let mut total = structure_of(d, Structure::Load, "total");
             let scale = read(d, Structure::Scale, &"scale".into(), 0);
             add_scaled(p.vectors[0], p.vectors[1], scale, &mut total);
             wgsl!(
                 "    return {};\n",
-                array_of(d, Structure::Load, &load_numbers(&total))
+                array_of(d, Structure::Load, &total.to_scalars())
             )
         },
     );
@@ -812,7 +719,9 @@ fn split_axes_wgsl<F: Scalar + Into<f64>, const W: usize>(pass: &DualTracer) -> 
         TracedFunction::SplitAxes,
         "fn dual_split_axes(c: DualConstants) -> DualSplitAxes",
         |d| {
-            let axes = SplitAxes::of(&constants_of::<F, W>(d, "c").inv_inertia);
+            let axes = SplitAxes::of(
+                &structure_of::<MassConstants<_>, F, W>(d, Structure::Constants, "c").inv_inertia,
+            );
             wgsl!(
                 "    return {};\n",
                 array_of(d, Structure::SplitAxes, &axes.to_scalars())
@@ -836,9 +745,9 @@ pub fn dual_contact_wgsl<F: Scalar + Into<f64>, const W: usize>(
          h: real) -> DualVec3",
         |d| {
             let a = step_acceleration(
-                &motion_of::<F, W>(d, "start"),
-                &motion_of(d, "next"),
-                &constants_of(d, "c"),
+                &structure_of::<State<_>, F, W>(d, Structure::Motion, "start"),
+                &structure_of(d, Structure::Motion, "next"),
+                &structure_of(d, Structure::Constants, "c"),
                 TracedDual::fixed(d.trace, "h"),
             );
             wgsl!(
@@ -916,10 +825,10 @@ fn resolve_plane_wgsl<F: Scalar + Into<f64>, const W: usize>(
         let fixed = |expression| TracedDual::<F, W>::fixed(d.trace, expression);
         let dims = Vec3::new(fixed("shape.x"), fixed("shape.y"), fixed("shape.z"));
         let bounding_radius = fixed("shape.w");
-        let state = motion_of::<F, W>(d, "s");
-        let mass = constants_of(d, "c");
-        let plane = plane_of(d, "plane");
-        let acceleration = vector_of(d, "acceleration");
+        let state = structure_of::<State<_>, F, W>(d, Structure::Motion, "s");
+        let mass = structure_of(d, Structure::Constants, "c");
+        let plane = structure_of(d, Structure::Plane, "plane");
+        let acceleration = structure_of(d, Structure::Vector, "acceleration");
         let h = fixed("h");
         let next = match *kinds {
             [kind] => {
@@ -972,10 +881,10 @@ fn custom_force_over<F: Scalar + Into<f64>, const W: usize, L: ForceLaw>(
          fn dual_custom_force(s: DualMotion, c: DualConstants, aux: DualAuxiliaries, \
          t: DualReal, body: u32, total: DualLoad) -> DualLoad",
         |d| {
-            let (state, mass, aux) = (
-                motion_of::<F, W>(d, "s"),
-                constants_of(d, "c"),
-                auxiliaries_of(d, "aux"),
+            let (state, mass, aux): (State<_>, MassConstants<_>, Auxiliaries<_>) = (
+                structure_of::<_, F, W>(d, Structure::Motion, "s"),
+                structure_of(d, Structure::Constants, "c"),
+                structure_of(d, Structure::Auxiliaries, "aux"),
             );
             let load = law.load(&ForceInput {
                 position: state.position,
@@ -986,12 +895,12 @@ fn custom_force_over<F: Scalar + Into<f64>, const W: usize, L: ForceLaw>(
                 time: read(d, Structure::Real, &"t".into(), 0),
                 body: TracedDual::fixed(d.trace, "real(body)"),
             });
-            let mut total = load_of(d, "total");
+            let mut total: Load<_> = structure_of(d, Structure::Load, "total");
             total.force = total.force + load.force;
             total.torque = total.torque + load.torque;
             wgsl!(
                 "    return {};\n",
-                array_of(d, Structure::Load, &load_numbers(&total))
+                array_of(d, Structure::Load, &total.to_scalars())
             )
         },
     )
@@ -1009,8 +918,8 @@ fn step_wgsl<F: Scalar + Into<f64>, const W: usize>(
         integrator.name()
     );
     pass.function(TracedFunction::Step(integrator), &signature, |d| {
-        let y = motion_of::<F, W>(d, "s");
-        let mass = constants_of(d, "c");
+        let y = structure_of::<State<_>, F, W>(d, Structure::Motion, "s");
+        let mass = structure_of(d, Structure::Constants, "c");
         let axes = SplitAxes::from_scalars(
             &mut read_all(d, Structure::SplitAxes, "axes", SPLIT_AXES_NUMBERS).into_iter(),
         );
@@ -1020,7 +929,7 @@ fn step_wgsl<F: Scalar + Into<f64>, const W: usize>(
                 array_of(d, Structure::Motion, &stage.to_scalars()),
                 array_of(d, Structure::Real, &[at])
             ));
-            derivative_of::<F, W>(d, k)
+            structure_of::<Derivative<_>, F, W>(d, Structure::Derivative, k)
         };
         let (t, h) = (
             TracedDual::fixed(d.trace, "t"),
@@ -1041,6 +950,7 @@ mod tests {
     /// is measured once, under its name.
     #[test]
     fn a_traced_step_calls_the_derivative_as_often_as_the_cpus_step() {
+        use super::super::algebra::SymMat3;
         let mass = MassConstants {
             mass: 2.0,
             inv_mass: 0.5,

@@ -5,7 +5,7 @@
 use super::algebra::Vec3;
 use super::force_law::ForceInput;
 use super::motion::{Auxiliaries, Load, MassConstants, State};
-use super::scalar::Scalar;
+use super::scalar::{Scalar, carried_struct};
 use super::trig::sin_cos;
 use crate::model::force::ForceType;
 
@@ -41,6 +41,8 @@ pub struct Parameters<R> {
     pub vectors: [Vec3<R>; 2],
     pub scalars: [R; 4],
 }
+
+carried_struct!(Parameters { vectors, scalars });
 
 /// `offset + amplitude sin(2 pi frequency t + phase)`.
 #[inline(always)]

@@ -2,7 +2,7 @@
 //! (Baraff 2-42, 2-43, 4-2).
 
 use super::algebra::{Mat3, Quat, SymMat3, Vec3};
-use super::scalar::{Carried, Scalar};
+use super::scalar::{Carried, Scalar, carried_struct};
 
 /// Momentum-form state `Y = (x, q, P, L)`.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -35,6 +35,24 @@ impl<R: Scalar> Carried<R> for State<R> {
         }
     }
 }
+
+carried_struct!(MassConstants {
+    mass,
+    inv_mass,
+    inv_inertia
+});
+carried_struct!(Auxiliaries {
+    velocity,
+    rotation,
+    angular_velocity
+});
+carried_struct!(Derivative {
+    velocity,
+    spin,
+    force,
+    torque
+});
+carried_struct!(Load { force, torque });
 
 /// The constants of one body the physics reads.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]

@@ -169,6 +169,22 @@ macro_rules! carried_tuple {
         }
     };
 }
+/// [`Carried`] for a struct over `R` whose fields are carried: their scalars in the order
+/// the fields are listed (a struct expression evaluates its fields in the order written).
+macro_rules! carried_struct {
+    ($name:ident { $($field:ident),+ $(,)? }) => {
+        impl<R: $crate::physics::scalar::Scalar> $crate::physics::scalar::Carried<R> for $name<R> {
+            fn push_scalars(&self, out: &mut Vec<R>) {
+                $($crate::physics::scalar::Carried::push_scalars(&self.$field, out);)+
+            }
+            fn from_scalars(scalars: &mut impl Iterator<Item = R>) -> Self {
+                Self { $($field: $crate::physics::scalar::Carried::from_scalars(scalars),)+ }
+            }
+        }
+    };
+}
+pub(crate) use carried_struct;
+
 carried_tuple!(A, B);
 carried_tuple!(A, B, C);
 carried_tuple!(A, B, C, D);
