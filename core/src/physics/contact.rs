@@ -224,124 +224,105 @@ type PointConstants<R> = (Vec3<R>, R);
 /// target normal speed and effective inverse mass along the normal (found in the first sweep).
 type PointImpulses<R> = (R, Vec3<R>, R, R);
 
-/// Moves a body in state `state` out of `plane` and applies the contact impulses;
-/// `acceleration` is [`step_acceleration`] of the step that ended in `state`.
-pub fn resolve_plane<R: Scalar>(
-    state: State<R>,
-    mass: &MassConstants<R>,
-    shape: &ShapeConstants<R>,
-    plane: &PlaneConstants<R>,
-    acceleration: Vec3<R>,
-    h: R,
-) -> State<R> {
-    let count = candidate_count(shape.kind);
-    resolve_plane_by(
-        state,
-        mass,
-        shape.bounding_radius,
-        plane,
-        acceleration,
-        h,
-        count,
-        |position, rotation| candidates_and_depths(shape, plane, position, rotation),
-    )
+/// What the contact code reads of a body's shape: its bounding radius, how many candidate
+/// points it has at most, and its candidates at a position and rotation with their depths
+/// below a plane (the first [`ContactShape::candidate_count`] of each; the rest at the
+/// position with depth zero, not touching).
+pub trait ContactShape<R: Scalar> {
+    fn bounding_radius(&self) -> R;
+    fn candidate_count(&self) -> usize;
+    fn candidates_and_depths(
+        &self,
+        plane: &PlaneConstants<R>,
+        position: Vec3<R>,
+        rotation: &Mat3<R>,
+    ) -> ([Vec3<R>; MAX_CONTACT_POINTS], [R; MAX_CONTACT_POINTS]);
+}
+
+impl<R: Scalar> ContactShape<R> for ShapeConstants<R> {
+    fn bounding_radius(&self) -> R {
+        self.bounding_radius
+    }
+    fn candidate_count(&self) -> usize {
+        candidate_count(self.kind)
+    }
+    fn candidates_and_depths(
+        &self,
+        plane: &PlaneConstants<R>,
+        position: Vec3<R>,
+        rotation: &Mat3<R>,
+    ) -> ([Vec3<R>; MAX_CONTACT_POINTS], [R; MAX_CONTACT_POINTS]) {
+        let points = contact_candidates(self, position, rotation, plane.normal);
+        let mut depths = [R::constant(0.0); MAX_CONTACT_POINTS];
+        for k in 0..candidate_count(self.kind) {
+            depths[k] = plane.depth(points[k]);
+        }
+        (points, depths)
+    }
 }
 
 /// A body's shape as one contact code for several kinds reads it: one of `kinds`, each with
 /// the condition that the body is of that kind (at most one holds; a body of none is moved
-/// by no plane), and the dimensions and bounding radius [`ShapeConstants`] holds.
+/// by no plane), and the dimensions and bounding radius [`ShapeConstants`] holds. Each kind's
+/// candidates and depths are found in a branch of its own, then one impulse code runs over
+/// as many points as the kind with the most has, the points a body's kind lacks not
+/// touching. A body's points take the same operations as for its kind's [`ShapeConstants`],
+/// in the same order, and a point that does not touch takes none: the same bits. A kernel
+/// for a crowd of several shapes then holds one copy of the impulses instead of one per
+/// shape.
 pub struct ShapeAmong<'a, R: Scalar> {
     pub kinds: &'a [(ShapeKind, R::Bool)],
     pub dims: Vec3<R>,
     pub bounding_radius: R,
 }
 
-/// [`resolve_plane`] for a body of any of `shape`'s kinds, told apart where it runs: each
-/// kind's candidates and depths in a branch of its own, then one impulse code over as many
-/// points as the kind with the most has, the points a body's kind lacks not touching. A
-/// body's points take the same operations as in [`resolve_plane`] for its kind, in the same
-/// order, and a point that does not touch takes none: the same bits. A kernel for a crowd
-/// of several shapes then holds one copy of the impulses instead of one per shape.
-pub fn resolve_plane_among<R: Scalar>(
-    state: State<R>,
-    mass: &MassConstants<R>,
-    shape: &ShapeAmong<R>,
-    plane: &PlaneConstants<R>,
-    acceleration: Vec3<R>,
-    h: R,
-) -> State<R> {
-    let count = shape
-        .kinds
-        .iter()
-        .map(|&(kind, _)| candidate_count(kind))
-        .max()
-        .expect("at least one kind");
-    resolve_plane_by(
-        state,
-        mass,
-        shape.bounding_radius,
-        plane,
-        acceleration,
-        h,
-        count,
-        |position, rotation| {
-            let none = (
-                [position; MAX_CONTACT_POINTS],
-                [R::constant(0.0); MAX_CONTACT_POINTS],
-            );
-            shape.kinds.iter().fold(none, |found, &(kind, is_kind)| {
-                R::if_then(is_kind, found, |_| {
-                    let one = ShapeConstants {
-                        kind,
-                        dims: shape.dims,
-                        bounding_radius: shape.bounding_radius,
-                    };
-                    candidates_and_depths(&one, plane, position, rotation)
-                })
-            })
-        },
-    )
-}
-
-/// The candidates of `shape` at `position` turned by `rotation` that may touch `plane`, and
-/// their depths below it: the first [`candidate_count`] of each, the rest at `position` with
-/// depth zero (not touching).
-fn candidates_and_depths<R: Scalar>(
-    shape: &ShapeConstants<R>,
-    plane: &PlaneConstants<R>,
-    position: Vec3<R>,
-    rotation: &Mat3<R>,
-) -> ([Vec3<R>; MAX_CONTACT_POINTS], [R; MAX_CONTACT_POINTS]) {
-    let count = candidate_count(shape.kind);
-    let points = contact_candidates(shape, position, rotation, plane.normal);
-    let mut depths = [R::constant(0.0); MAX_CONTACT_POINTS];
-    for k in 0..count {
-        depths[k] = plane.depth(points[k]);
+impl<R: Scalar> ContactShape<R> for ShapeAmong<'_, R> {
+    fn bounding_radius(&self) -> R {
+        self.bounding_radius
     }
-    (points, depths)
+    fn candidate_count(&self) -> usize {
+        let counts = self.kinds.iter().map(|&(kind, _)| candidate_count(kind));
+        counts.max().expect("at least one kind")
+    }
+    fn candidates_and_depths(
+        &self,
+        plane: &PlaneConstants<R>,
+        position: Vec3<R>,
+        rotation: &Mat3<R>,
+    ) -> ([Vec3<R>; MAX_CONTACT_POINTS], [R; MAX_CONTACT_POINTS]) {
+        let none = (
+            [position; MAX_CONTACT_POINTS],
+            [R::constant(0.0); MAX_CONTACT_POINTS],
+        );
+        self.kinds.iter().fold(none, |found, &(kind, is_kind)| {
+            R::if_then(is_kind, found, |_| {
+                let one = ShapeConstants {
+                    kind,
+                    dims: self.dims,
+                    bounding_radius: self.bounding_radius,
+                };
+                one.candidates_and_depths(plane, position, rotation)
+            })
+        })
+    }
 }
 
-/// [`resolve_plane`] with the body's first `count` candidates and their depths found by
-/// `candidates` (from the position and rotation; the depths of the others zero).
-#[allow(clippy::too_many_arguments)]
-fn resolve_plane_by<R: Scalar>(
+/// Moves a body in state `state` out of `plane` and applies the contact impulses;
+/// `acceleration` is [`step_acceleration`] of the step that ended in `state`.
+pub fn resolve_plane<R: Scalar>(
     state: State<R>,
     mass: &MassConstants<R>,
-    bounding_radius: R,
+    shape: &impl ContactShape<R>,
     plane: &PlaneConstants<R>,
     acceleration: Vec3<R>,
     h: R,
-    count: usize,
-    candidates: impl FnOnce(
-        Vec3<R>,
-        &Mat3<R>,
-    ) -> ([Vec3<R>; MAX_CONTACT_POINTS], [R; MAX_CONTACT_POINTS]),
 ) -> State<R> {
     let zero = R::constant(0.0);
-    let far = far_from(bounding_radius, plane, state.position);
+    let count = shape.candidate_count();
+    let far = far_from(shape.bounding_radius(), plane, state.position);
     R::if_then(R::not(far), state, |state| {
         let rotation = state.orientation.normalize().to_rotation();
-        let (points, depths) = candidates(state.position, &rotation);
+        let (points, depths) = shape.candidates_and_depths(plane, state.position, &rotation);
         let deepest = depths[..count].iter().fold(zero, |d, &depth| max(d, depth));
         R::if_then(zero.less(deepest), state, |state| {
             impulses(

@@ -9,9 +9,7 @@
 //! writes them in that layout.
 
 use super::algebra::Vec3;
-use super::contact::{
-    ShapeAmong, ShapeConstants, resolve_plane, resolve_plane_among, step_acceleration,
-};
+use super::contact::{ShapeAmong, ShapeConstants, resolve_plane, step_acceleration};
 use super::dual::Dual;
 use super::force_law::{ForceInput, ForceLaw};
 use super::forces::{Body, Parameters, add_force, add_scaled, keyframe_lerp};
@@ -800,9 +798,9 @@ pub fn dual_contact_wgsl<F: Scalar + Into<f64>, const W: usize>(
     )
 }
 
-/// The contact function `header` for a body of one of `kinds`: the kind's own
-/// [`resolve_plane`] where there is one kind, [`resolve_plane_among`] where there are
-/// several (whether the body is of each kind read first).
+/// The contact function `header` for a body of one of `kinds`: [`resolve_plane`] of the
+/// kind's [`ShapeConstants`] where there is one kind, of a [`ShapeAmong`] them where there
+/// are several (whether the body is of each kind read first).
 fn resolve_plane_wgsl<F: Scalar + Into<f64>, const W: usize>(
     pass: &DualTracer,
     header: &str,
@@ -845,7 +843,7 @@ fn resolve_plane_wgsl<F: Scalar + Into<f64>, const W: usize>(
                     dims,
                     bounding_radius,
                 };
-                resolve_plane_among(state, &mass, &shape, &plane, acceleration, h)
+                resolve_plane(state, &mass, &shape, &plane, acceleration, h)
             }
         };
         wgsl!("    return {};\n", state_from(d, &state, &next))
