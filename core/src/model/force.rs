@@ -192,6 +192,20 @@ pub struct ForceParameters {
 }
 
 impl ForceType {
+    /// Every kind in the order the docs' table and the scene format's messages list them.
+    pub const LISTED: [ForceType; 10] = [
+        ForceType::Gravity,
+        ForceType::LinearDrag,
+        ForceType::QuadraticDrag,
+        ForceType::PointForce,
+        ForceType::Spring,
+        ForceType::Attractor,
+        ForceType::Thrust,
+        ForceType::Sinusoidal,
+        ForceType::Keyframed,
+        ForceType::Custom,
+    ];
+
     /// The type's bit in a body's GPU `own_kinds` mask: which kinds its own forces are.
     pub fn bit(self) -> u32 {
         const { assert!(ForceType::ALL.len() <= 32, "own_kinds is a u32") };
@@ -199,19 +213,134 @@ impl ForceType {
     }
 
     /// How many vectors and scalars, and whether a keyframe table, the type's parameters
-    /// hold (in [`ForceParameters`]).
+    /// hold (in [`ForceParameters`]): what it declares ([`ForceType::declared_parameters`]),
+    /// and a table for the keyframed kind.
     pub fn arity(self) -> (usize, usize, bool) {
+        let declared = self.declared_parameters();
+        let vectors = (declared.iter())
+            .filter(|p| p.shape == ParameterShape::Vector)
+            .count();
+        let table = self == ForceType::Keyframed;
+        (vectors, declared.len() - vectors, table)
+    }
+
+    /// The kind's numeric parameters, declared once: each one's name in the scene format
+    /// (and in `--sensitivity forces[i].<name>`), shape, unit, range and whether a scene must
+    /// give it. Vectors come first, in [`ForceParameters`]' vector lanes in this order, then
+    /// numbers, in its scalar lanes. A keyframed force's table and the custom force's WGSL
+    /// are not numbers: the scene format reads them apart.
+    pub fn declared_parameters(self) -> &'static [ParameterDeclaration] {
+        use ParameterDeclaration as P;
         match self {
-            ForceType::Gravity => (1, 0, false),
-            ForceType::LinearDrag => (0, 2, false),
-            ForceType::PointForce => (2, 0, false),
-            ForceType::Spring => (2, 2, false),
-            ForceType::Attractor => (1, 2, false),
-            ForceType::Thrust => (2, 0, false),
-            ForceType::Sinusoidal => (2, 4, false),
-            ForceType::Keyframed => (2, 0, true),
-            ForceType::Custom => (0, 0, false),
-            ForceType::QuadraticDrag => (0, 2, false),
+            ForceType::Gravity => const { &[P::vector("acceleration", "m/s^2").required()] },
+            ForceType::LinearDrag => {
+                const {
+                    &[
+                        P::number("linear", "N s/m").non_negative(),
+                        P::number("angular", "N m s").non_negative(),
+                    ]
+                }
+            }
+            ForceType::PointForce => {
+                const { &[P::vector("force", "N").required(), P::vector("point", "m")] }
+            }
+            ForceType::Spring => {
+                const {
+                    &[
+                        P::vector("anchor", "m").required(),
+                        P::vector("attach", "m"),
+                        P::number("stiffness", "N/m").non_negative().required(),
+                        P::number("damping", "N s/m").non_negative(),
+                    ]
+                }
+            }
+            ForceType::Attractor => {
+                const {
+                    &[
+                        P::vector("centre", "m").required(),
+                        P::number("strength", "m^3/s^2").required(),
+                        P::number("softening", "m").non_negative(),
+                    ]
+                }
+            }
+            ForceType::Thrust | ForceType::Keyframed => {
+                const { &[P::vector("force", "N"), P::vector("torque", "N m")] }
+            }
+            ForceType::Sinusoidal => {
+                const {
+                    &[
+                        P::vector("force", "N"),
+                        P::vector("torque", "N m"),
+                        P::number("offset", "1"),
+                        P::number("amplitude", "1").required(),
+                        P::number("frequency", "Hz").non_negative().required(),
+                        P::number("phase", "rad"),
+                    ]
+                }
+            }
+            ForceType::Custom => &[],
+            ForceType::QuadraticDrag => {
+                const {
+                    &[
+                        P::number("linear", "N s^2/m^2").non_negative(),
+                        P::number("angular", "N m s^2").non_negative(),
+                    ]
+                }
+            }
+        }
+    }
+}
+
+/// How a force parameter is written: three numbers or one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ParameterShape {
+    Vector,
+    Number,
+}
+
+/// One numeric parameter of a force kind, as the kind declares it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ParameterDeclaration {
+    /// Its name in the scene format, `--sensitivity` and the docs (`stiffness`).
+    pub name: &'static str,
+    pub shape: ParameterShape,
+    /// Its unit, as the docs write it (`N/m`; `1` for a pure number).
+    pub unit: &'static str,
+    /// Whether it must be `>= 0` (every number must be finite).
+    pub non_negative: bool,
+    /// Whether a scene must give it; if not, it is zero where left out.
+    pub required: bool,
+}
+
+impl ParameterDeclaration {
+    const fn vector(name: &'static str, unit: &'static str) -> Self {
+        Self {
+            name,
+            shape: ParameterShape::Vector,
+            unit,
+            non_negative: false,
+            required: false,
+        }
+    }
+
+    const fn number(name: &'static str, unit: &'static str) -> Self {
+        Self {
+            shape: ParameterShape::Number,
+            ..Self::vector(name, unit)
+        }
+    }
+
+    const fn non_negative(self) -> Self {
+        Self {
+            non_negative: true,
+            ..self
+        }
+    }
+
+    const fn required(self) -> Self {
+        Self {
+            required: true,
+            ..self
         }
     }
 }
@@ -328,60 +457,23 @@ impl ForceKind {
     }
 
     /// The kind's numeric parameters, each with the name the scene format gives it and the
-    /// range it must lie in, in the order of the kind's declaration. The keyframe table's
-    /// index is not one: it names a table, and is checked against the crowd.
+    /// range it must lie in, in the order of the kind's declaration
+    /// ([`ForceType::declared_parameters`]). The keyframe table's index is not one: it names
+    /// a table, and is checked against the crowd.
     pub(crate) fn numeric_fields(&self) -> Vec<NumericField> {
-        use NumericField as F;
-        match *self {
-            ForceKind::Gravity { acceleration } => vec![F::vector("acceleration", acceleration)],
-            ForceKind::LinearDrag { linear, angular }
-            | ForceKind::QuadraticDrag { linear, angular } => vec![
-                F::non_negative("linear", linear),
-                F::non_negative("angular", angular),
-            ],
-            ForceKind::PointForce { force, point } => {
-                vec![F::vector("force", force), F::vector("point", point)]
-            }
-            ForceKind::Spring {
-                anchor,
-                attach,
-                stiffness,
-                damping,
-            } => vec![
-                F::vector("anchor", anchor),
-                F::vector("attach", attach),
-                F::non_negative("stiffness", stiffness),
-                F::non_negative("damping", damping),
-            ],
-            ForceKind::Attractor {
-                centre,
-                strength,
-                softening,
-            } => vec![
-                F::vector("centre", centre),
-                F::number("strength", strength),
-                F::non_negative("softening", softening),
-            ],
-            ForceKind::Thrust { force, torque } | ForceKind::Keyframed { force, torque, .. } => {
-                vec![F::vector("force", force), F::vector("torque", torque)]
-            }
-            ForceKind::Sinusoidal {
-                force,
-                torque,
-                offset,
-                amplitude,
-                frequency,
-                phase,
-            } => vec![
-                F::vector("force", force),
-                F::vector("torque", torque),
-                F::number("offset", offset),
-                F::number("amplitude", amplitude),
-                F::non_negative("frequency", frequency),
-                F::number("phase", phase),
-            ],
-            ForceKind::Custom => Vec::new(),
-        }
+        let p = self.parameters();
+        let (mut vectors, mut scalars) = (p.vectors.into_iter(), p.scalars.into_iter());
+        let declared = self.force_type().declared_parameters();
+        (declared.iter())
+            .map(|declared| NumericField {
+                name: declared.name,
+                value: match declared.shape {
+                    ParameterShape::Vector => FieldValue::Vector(vectors.next().expect("a lane")),
+                    ParameterShape::Number => FieldValue::Number(scalars.next().expect("a lane")),
+                },
+                non_negative: declared.non_negative,
+            })
+            .collect()
     }
 
     /// Checks every numeric parameter against its range; errors name `field.param`. A
@@ -415,31 +507,6 @@ pub(crate) struct NumericField {
 pub(crate) enum FieldValue {
     Vector(DVec3),
     Number(f64),
-}
-
-impl NumericField {
-    fn vector(name: &'static str, value: DVec3) -> Self {
-        Self {
-            name,
-            value: FieldValue::Vector(value),
-            non_negative: false,
-        }
-    }
-
-    fn number(name: &'static str, value: f64) -> Self {
-        Self {
-            name,
-            value: FieldValue::Number(value),
-            non_negative: false,
-        }
-    }
-
-    fn non_negative(name: &'static str, value: f64) -> Self {
-        Self {
-            non_negative: true,
-            ..Self::number(name, value)
-        }
-    }
 }
 
 #[cfg(test)]
@@ -536,6 +603,53 @@ mod tests {
                     Ok(_) => assert!(!field.non_negative, "{name} accepted a negative value"),
                 }
             }
+        }
+    }
+
+    /// The listed order holds every kind once.
+    #[test]
+    fn every_kind_is_listed_once() {
+        let mut listed = ForceType::LISTED.to_vec();
+        listed.sort_by_key(|kind| kind.code());
+        assert_eq!(listed, ForceType::ALL);
+    }
+
+    /// docs/forces.md's table of parameters is the kinds' declarations, in the listed order
+    /// (`RIGID_CROWD_WRITE_DOCS=1` writes it).
+    #[test]
+    fn the_docs_parameter_table_is_the_declarations() {
+        let mut table = String::from(
+            "| scene `type` | parameter | given as | unit | range | left out |\n\
+             |---|---|---|---|---|---|\n",
+        );
+        for kind in ForceType::LISTED {
+            for p in kind.declared_parameters() {
+                let shape = match p.shape {
+                    ParameterShape::Vector => "3 numbers",
+                    ParameterShape::Number => "number",
+                };
+                let range = if p.non_negative { ">= 0" } else { "any" };
+                let left_out = if p.required { "required" } else { "0" };
+                table += &format!(
+                    "| `{}` | `{}` | {shape} | {} | {range} | {left_out} |\n",
+                    kind.name(),
+                    p.name,
+                    p.unit
+                );
+            }
+        }
+        let (start, end) = ("<!-- parameters: -->\n", "<!-- :parameters -->\n");
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/forces.md");
+        let doc = std::fs::read_to_string(path).unwrap();
+        let at = doc
+            .find(start)
+            .expect("docs/forces.md marks its parameter table")
+            + start.len();
+        let until = at + doc[at..].find(end).expect("the table's end");
+        if std::env::var_os("RIGID_CROWD_WRITE_DOCS").is_some() {
+            std::fs::write(path, format!("{}{table}{}", &doc[..at], &doc[until..])).unwrap();
+        } else {
+            assert_eq!(doc[at..until], table, "docs/forces.md's parameter table");
         }
     }
 
