@@ -2,6 +2,7 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::LazyLock;
 
 use glam::{DMat3, DQuat, DVec3};
 use serde::Deserialize;
@@ -9,9 +10,10 @@ use serde::Deserialize;
 use crate::assembly::crowd::Crowd;
 use crate::assembly::generate::CrowdSpec;
 use crate::model::body::Body;
+use crate::model::codes::Coded;
 use crate::model::error::{Error, Result};
 use crate::model::fault_rules::{Envelope, FaultRules, OnFault};
-use crate::model::force::{Force, ForceKind};
+use crate::model::force::{Force, ForceKind, ForceParameters, ForceType, ParameterShape};
 use crate::model::integrator::Integrator;
 use crate::model::mass::{MassProperties, mass_from_density};
 use crate::model::mesh::{MeshIntegrals, TriangleMesh};
@@ -125,94 +127,6 @@ impl PlaneSpec {
         }
         Ok(plane)
     }
-}
-
-/// A force entry `{"type": "gravity", ...}`, read as `{"gravity": {...}}` (see [`parse_force`]).
-#[derive(Deserialize)]
-#[serde(rename_all = "snake_case", deny_unknown_fields)]
-enum ForceSpec {
-    Gravity {
-        #[serde(default)]
-        body: Option<usize>,
-        acceleration: [f64; 3],
-    },
-    LinearDrag {
-        #[serde(default)]
-        body: Option<usize>,
-        #[serde(default)]
-        linear: f64,
-        #[serde(default)]
-        angular: f64,
-    },
-    QuadraticDrag {
-        #[serde(default)]
-        body: Option<usize>,
-        #[serde(default)]
-        linear: f64,
-        #[serde(default)]
-        angular: f64,
-    },
-    PointForce {
-        #[serde(default)]
-        body: Option<usize>,
-        force: [f64; 3],
-        #[serde(default)]
-        point: [f64; 3],
-    },
-    Spring {
-        #[serde(default)]
-        body: Option<usize>,
-        anchor: [f64; 3],
-        #[serde(default)]
-        attach: [f64; 3],
-        stiffness: f64,
-        #[serde(default)]
-        damping: f64,
-    },
-    Attractor {
-        #[serde(default)]
-        body: Option<usize>,
-        centre: [f64; 3],
-        strength: f64,
-        #[serde(default)]
-        softening: f64,
-    },
-    Thrust {
-        #[serde(default)]
-        body: Option<usize>,
-        #[serde(default)]
-        force: [f64; 3],
-        #[serde(default)]
-        torque: [f64; 3],
-    },
-    Sinusoidal {
-        #[serde(default)]
-        body: Option<usize>,
-        #[serde(default)]
-        force: [f64; 3],
-        #[serde(default)]
-        torque: [f64; 3],
-        #[serde(default)]
-        offset: f64,
-        amplitude: f64,
-        frequency: f64,
-        #[serde(default)]
-        phase: f64,
-    },
-    Keyframed {
-        #[serde(default)]
-        body: Option<usize>,
-        #[serde(default)]
-        force: [f64; 3],
-        #[serde(default)]
-        torque: [f64; 3],
-        keyframes: Vec<[f64; 2]>,
-    },
-    Custom {
-        #[serde(default)]
-        body: Option<usize>,
-        wgsl_file: PathBuf,
-    },
 }
 
 #[derive(Deserialize)]
@@ -366,7 +280,7 @@ impl SceneFile {
             .collect::<Result<_>>()?;
         for (i, entry) in self.forces.into_iter().enumerate() {
             let field = format!("forces[{i}]");
-            let force = parse_force(entry, &field)?.to_force(&mut crowd, &field, base_dir)?;
+            let force = parse_force(entry, &field)?.into_force(&mut crowd, &field, base_dir)?;
             crowd.forces.push(force);
         }
         crowd.validate_settings(crowd.bodies.len() + recipe_count)?;
@@ -378,139 +292,39 @@ impl SceneFile {
     }
 }
 
-impl ForceSpec {
+impl ForceEntry {
     /// The force, its keyframes and custom force added to `crowd`; `field` is its path.
-    fn to_force(&self, crowd: &mut Crowd, field: &str, base: &Path) -> Result<Force> {
-        let v = DVec3::from;
-        let (body, kind) = match *self {
-            ForceSpec::Gravity { body, acceleration } => (
-                body,
-                ForceKind::Gravity {
-                    acceleration: v(acceleration),
-                },
-            ),
-            ForceSpec::LinearDrag {
-                body,
-                linear,
-                angular,
-            } => (body, ForceKind::LinearDrag { linear, angular }),
-            ForceSpec::QuadraticDrag {
-                body,
-                linear,
-                angular,
-            } => (body, ForceKind::QuadraticDrag { linear, angular }),
-            ForceSpec::PointForce { body, force, point } => (
-                body,
-                ForceKind::PointForce {
-                    force: v(force),
-                    point: v(point),
-                },
-            ),
-            ForceSpec::Spring {
-                body,
-                anchor,
-                attach,
-                stiffness,
-                damping,
-            } => (
-                body,
-                ForceKind::Spring {
-                    anchor: v(anchor),
-                    attach: v(attach),
-                    stiffness,
-                    damping,
-                },
-            ),
-            ForceSpec::Attractor {
-                body,
-                centre,
-                strength,
-                softening,
-            } => (
-                body,
-                ForceKind::Attractor {
-                    centre: v(centre),
-                    strength,
-                    softening,
-                },
-            ),
-            ForceSpec::Thrust {
-                body,
-                force,
-                torque,
-            } => (
-                body,
-                ForceKind::Thrust {
-                    force: v(force),
-                    torque: v(torque),
-                },
-            ),
-            ForceSpec::Sinusoidal {
-                body,
-                force,
-                torque,
-                offset,
-                amplitude,
-                frequency,
-                phase,
-            } => (
-                body,
-                ForceKind::Sinusoidal {
-                    force: v(force),
-                    torque: v(torque),
-                    offset,
-                    amplitude,
-                    frequency,
-                    phase,
-                },
-            ),
-            ForceSpec::Keyframed {
-                body,
-                force,
-                torque,
-                ref keyframes,
-            } => {
-                // Checked here, so the error names the scene's field and not the table.
-                crate::assembly::crowd::validate_keyframes(
-                    keyframes,
-                    &format!("{field}.keyframes"),
-                )?;
-                let table = crowd.add_keyframes(keyframes.clone());
-                (
-                    body,
-                    ForceKind::Keyframed {
-                        force: v(force),
-                        torque: v(torque),
-                        table,
-                    },
-                )
-            }
-            ForceSpec::Custom {
-                body,
-                ref wgsl_file,
-            } => {
-                let field = format!("{field}.wgsl_file");
-                let path = base.join(wgsl_file);
-                let wgsl = crate::model::input_file::read_regular_file(&path).map_err(|e| {
-                    Error::invalid(&field, format!("cannot read {}: {e}", path.display()))
-                })?;
-                match &crowd.custom_force {
-                    Some(custom) if custom.wgsl() != wgsl => {
-                        return Err(Error::invalid(
-                            field,
-                            format!(
-                                "a crowd has one custom force, and {} already names another WGSL file",
-                                custom.origin()
-                            ),
-                        ));
-                    }
-                    Some(_) => {}
-                    None => crowd.custom_force = Some(CustomForce::gpu_only(wgsl, field)),
+    fn into_force(self, crowd: &mut Crowd, field: &str, base: &Path) -> Result<Force> {
+        let mut parameters = self.parameters;
+        if let Some(keyframes) = self.keyframes {
+            // Checked here, so the error names the scene's field and not the table.
+            crate::assembly::crowd::validate_keyframes(&keyframes, &format!("{field}.keyframes"))?;
+            parameters.table = Some(crowd.add_keyframes(keyframes));
+        }
+        if let Some(wgsl_file) = self.wgsl_file {
+            let field = format!("{field}.wgsl_file");
+            let path = base.join(wgsl_file);
+            let wgsl = crate::model::input_file::read_regular_file(&path).map_err(|e| {
+                Error::invalid(&field, format!("cannot read {}: {e}", path.display()))
+            })?;
+            match &crowd.custom_force {
+                Some(custom) if custom.wgsl() != wgsl => {
+                    return Err(Error::invalid(
+                        field,
+                        format!(
+                            "a crowd has one custom force, and {} already names another WGSL file",
+                            custom.origin()
+                        ),
+                    ));
                 }
-                (body, ForceKind::Custom)
+                Some(_) => {}
+                None => crowd.custom_force = Some(CustomForce::gpu_only(wgsl, field)),
             }
-        };
-        Ok(Force { kind, body })
+        }
+        Ok(Force {
+            kind: ForceKind::from_parameters(self.kind, &parameters),
+            body: self.body,
+        })
     }
 }
 
@@ -659,21 +473,59 @@ impl MeshCache<'_> {
     }
 }
 
-/// One entry of `forces`, `{"type": KIND, ...fields}`; `field` is its path (`forces[2]`).
-///
-/// NOTE: serde reads an internally tagged enum (`#[serde(tag = "type")]`) by buffering the
-/// whole entry first, and an error inside it loses its path (it would name `forces[2]`, not
-/// `forces[2].stiffness`). So the tag is made the key of an externally tagged enum,
-/// `{KIND: {...fields}}`, whose fields serde reads in place and the error path can name.
-fn parse_force(entry: serde_json::Value, field: &str) -> Result<ForceSpec> {
+/// A force entry as read: its kind, its body, its numbers in the lanes of
+/// [`ForceParameters`], and what the keyframed and custom kinds read besides.
+struct ForceEntry {
+    kind: ForceType,
+    body: Option<usize>,
+    parameters: ForceParameters,
+    keyframes: Option<Vec<[f64; 2]>>,
+    wgsl_file: Option<PathBuf>,
+}
+
+/// The field a force entry of `kind` reads besides `body` and its numbers: the keyframed
+/// kind's `keyframes` (its table), the custom kind's `wgsl_file`. Each is required.
+fn further_field(kind: ForceType) -> Option<&'static str> {
+    match kind {
+        ForceType::Keyframed => Some("keyframes"),
+        ForceType::Custom => Some("wgsl_file"),
+        _ => None,
+    }
+}
+
+/// The fields of a force entry of `kind`, in the order it declares them: `body`, its numbers
+/// ([`ForceType::declared_parameters`]), then its [`further_field`].
+fn entry_fields(kind: ForceType) -> &'static [&'static str] {
+    static FIELDS: LazyLock<Vec<Vec<&'static str>>> = LazyLock::new(|| {
+        (ForceType::ALL.iter())
+            .map(|&kind| {
+                let numbers = kind.declared_parameters().iter().map(|p| p.name);
+                let further = further_field(kind);
+                std::iter::once("body")
+                    .chain(numbers)
+                    .chain(further)
+                    .collect()
+            })
+            .collect()
+    });
+    &FIELDS[(kind.code() - ForceType::FIRST_CODE) as usize]
+}
+
+/// One entry of `forces`, `{"type": KIND, ...fields}`; `field` is its path (`forces[2]`). The
+/// kind's declaration says which fields it has and which it needs; each field's value is read
+/// with serde, so its errors name the field inside the entry (`forces[2].stiffness`). The
+/// messages are serde's own, as a derived reader of the same fields gives them: an unknown
+/// kind or field lists the known ones, a missing field is reported after the others are read.
+fn parse_force(entry: serde_json::Value, field: &str) -> Result<ForceEntry> {
+    use serde::de::Error as _;
     let serde_json::Value::Object(mut fields) = entry else {
         return Err(Error::invalid(
             field,
             r#"expected a force object {"type": "gravity", ...}"#,
         ));
     };
-    let kind = match fields.remove("type") {
-        Some(serde_json::Value::String(kind)) => kind,
+    let name = match fields.remove("type") {
+        Some(serde_json::Value::String(name)) => name,
         Some(_) => {
             return Err(Error::invalid(
                 format!("{field}.type"),
@@ -687,17 +539,72 @@ fn parse_force(entry: serde_json::Value, field: &str) -> Result<ForceSpec> {
             ));
         }
     };
-    let tagged = serde_json::Value::Object(serde_json::Map::from_iter([(
+    static NAMES: LazyLock<Vec<&'static str>> =
+        LazyLock::new(|| ForceType::LISTED.iter().map(|kind| kind.name()).collect());
+    let Some(&kind) = ForceType::LISTED.iter().find(|kind| kind.name() == name) else {
+        let message = serde_json::Error::unknown_variant(&name, &NAMES);
+        return Err(Error::invalid(format!("{field}.type"), message.to_string()));
+    };
+    let names = entry_fields(kind);
+    let declared = kind.declared_parameters();
+    let mut entry = ForceEntry {
         kind,
-        serde_json::Value::Object(fields),
-    )]));
-    serde_path_to_error::deserialize(tagged).map_err(|e| {
-        let mut segments = e.path().iter();
-        // The first segment is the kind; none means the kind itself is unknown.
-        let path = match segments.next() {
-            None => format!("{field}.type"),
-            Some(_) => field_path(field.to_string(), segments),
+        body: None,
+        parameters: ForceParameters::default(),
+        keyframes: None,
+        wgsl_file: None,
+    };
+    let mut given = vec![false; names.len()];
+    for (key, value) in fields {
+        let path = format!("{field}.{}", key_in_path(&key));
+        let Some(at) = names.iter().position(|name| *name == key) else {
+            let message = serde_json::Error::unknown_field(&key, names);
+            return Err(Error::invalid(path, message.to_string()));
         };
+        given[at] = true;
+        match at
+            .checked_sub(1)
+            .and_then(|number| declared.get(number).map(|d| (number, d)))
+        {
+            None if at == 0 => entry.body = read_field(value, path)?,
+            None if kind == ForceType::Keyframed => {
+                entry.keyframes = Some(read_field(value, path)?)
+            }
+            None => entry.wgsl_file = Some(read_field(value, path)?),
+            Some((number, declared_here)) => {
+                let lane = (declared[..number].iter())
+                    .filter(|d| d.shape == declared_here.shape)
+                    .count();
+                match declared_here.shape {
+                    ParameterShape::Vector => {
+                        let vector: [f64; 3] = read_field(value, path)?;
+                        entry.parameters.vectors[lane] = DVec3::from(vector);
+                    }
+                    ParameterShape::Number => {
+                        entry.parameters.scalars[lane] = read_field(value, path)?
+                    }
+                }
+            }
+        }
+    }
+    let required = |at: usize| match at.checked_sub(1) {
+        None => false,
+        Some(number) => declared.get(number).is_none_or(|d| d.required),
+    };
+    match (0..names.len()).find(|&at| !given[at] && required(at)) {
+        Some(at) => {
+            let message = serde_json::Error::missing_field(names[at]);
+            Err(Error::invalid(field, message.to_string()))
+        }
+        None => Ok(entry),
+    }
+}
+
+/// The value of the field at `path`, read as a `T` with serde; an error names the field and
+/// where inside it the value is wrong.
+fn read_field<T: serde::de::DeserializeOwned>(value: serde_json::Value, path: String) -> Result<T> {
+    serde_path_to_error::deserialize(value).map_err(|e| {
+        let path = field_path(path, e.path().iter());
         Error::invalid(path, e.into_inner().to_string())
     })
 }
