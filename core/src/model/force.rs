@@ -4,103 +4,102 @@ use glam::DVec3;
 
 use crate::model::codes::Coded;
 use crate::model::error::Result;
+use crate::model::force_declaration::force_kinds;
+pub use crate::model::force_declaration::{ParameterDeclaration, ParameterShape};
 use crate::model::validate::{check_non_negative, check_number, check_vector};
 
-/// What a force source does to a body (Baraff 2.8: forces and torques about the centre of mass).
-#[derive(Clone, Copy, Debug, PartialEq)]
-#[non_exhaustive]
-pub enum ForceKind {
+// Every force kind, each written once, in the order of their codes: a new kind goes last.
+force_kinds! {
     /// Uniform acceleration field: `F = M g`, no torque (Baraff 5.2).
-    Gravity {
+    Gravity "gravity" {
         /// Acceleration `g`.
-        acceleration: DVec3,
-    },
+        acceleration: vector "m/s^2" required,
+    }
     /// Viscous drag: `F = -linear v`, `tau = -angular omega`.
-    LinearDrag {
+    LinearDrag "linear_drag" {
         /// Linear coefficient (N s / m).
-        linear: f64,
+        linear: number "N s/m" non_negative,
         /// Angular coefficient (N m s).
-        angular: f64,
-    },
+        angular: number "N m s" non_negative,
+    }
     /// A world-frame force applied at a body-space point: torque `(R p) x F`.
-    PointForce {
+    PointForce "point_force" {
         /// World-frame force.
-        force: DVec3,
+        force: vector "N" required,
         /// Body-space point of application (relative to the centre of mass).
-        point: DVec3,
-    },
+        point: vector "m",
+    }
     /// A spring-damper from a fixed world anchor to a body-space attach point:
     /// `F = -stiffness (x + R p - anchor) - damping (v + omega x R p)`, applied at `R p`.
-    Spring {
+    Spring "spring" {
         /// World-frame anchor.
-        anchor: DVec3,
+        anchor: vector "m" required,
         /// Body-space attach point.
-        attach: DVec3,
+        attach: vector "m",
         /// Stiffness (N/m).
-        stiffness: f64,
+        stiffness: number "N/m" non_negative required,
         /// Damping on the attach point's velocity (N s / m).
-        damping: f64,
-    },
+        damping: number "N s/m" non_negative,
+    }
     /// Inverse-square attraction to a fixed point with Plummer softening:
     /// `F = -M mu r / (|r|^2 + eps^2)^(3/2)`, `r = x - centre`, no torque. Its potential
     /// energy is `-M mu / sqrt(|r|^2 + eps^2)`.
-    Attractor {
+    Attractor "attractor" {
         /// World-frame centre of attraction.
-        centre: DVec3,
+        centre: vector "m" required,
         /// Gravitational parameter `mu` (m^3 / s^2): `G` times the attracting mass.
-        strength: f64,
+        strength: number "m^3/s^2" required,
         /// Softening length `eps >= 0`; keeps the force finite at the centre.
-        softening: f64,
-    },
+        softening: number "m" non_negative,
+    }
     /// A constant force and torque fixed in the body frame: `F = R f_body`, `tau = R tau_body`
     /// (a rocket motor and a reaction wheel turning with the body).
-    Thrust {
+    Thrust "thrust" {
         /// Body-frame force `f_body`, acting through the centre of mass.
-        force: DVec3,
+        force: vector "N",
         /// Body-frame torque `tau_body`.
-        torque: DVec3,
-    },
+        torque: vector "N m",
+    }
     /// A world-frame force and torque scaled by a sinusoid:
     /// `s(t) = offset + amplitude sin(2 pi frequency t + phase)`, `F = s(t) force`,
     /// `tau = s(t) torque`.
-    Sinusoidal {
+    Sinusoidal "sinusoidal" {
         /// World-frame force at `s = 1`.
-        force: DVec3,
+        force: vector "N",
         /// World-frame torque at `s = 1`.
-        torque: DVec3,
+        torque: vector "N m",
         /// Constant part of `s`.
-        offset: f64,
+        offset: number "1",
         /// Amplitude of the oscillating part of `s`.
-        amplitude: f64,
+        amplitude: number "1" required,
         /// Frequency (Hz).
-        frequency: f64,
+        frequency: number "Hz" non_negative required,
         /// Phase (radians).
-        phase: f64,
-    },
+        phase: number "rad",
+    }
     /// A world-frame force and torque scaled by a piecewise-linear profile:
     /// `F = s(t) force`, `tau = s(t) torque`, `s` interpolated linearly between the keyframes
     /// `(t_i, s_i)` of `Crowd::keyframes[table]` and held constant before the first and
     /// after the last.
-    Keyframed {
+    Keyframed "keyframed" {
         /// World-frame force at `s = 1`.
-        force: DVec3,
+        force: vector "N",
         /// World-frame torque at `s = 1`.
-        torque: DVec3,
-        /// Index of the keyframe table in `Crowd::keyframes`.
-        table: usize,
-    },
+        torque: vector "N m";
+        table
+    }
+    /// The crowd's [`CustomForce`](crate::physics::custom_force::CustomForce): a WGSL function
+    /// on the GPU, its Rust closure on the CPU backends. It returns a world force and the
+    /// torque about the centre of mass.
+    Custom "custom"
     /// Quadratic (turbulent) drag in the world frame: `F = -linear |v| v`,
     /// `tau = -angular |omega| omega`.
-    QuadraticDrag {
+    QuadraticDrag "quadratic_drag" {
         /// Linear coefficient (N s^2 / m^2).
-        linear: f64,
+        linear: number "N s^2/m^2" non_negative,
         /// Angular coefficient (N m s^2).
-        angular: f64,
-    },
-    /// The crowd's [`CustomForce`](crate::physics::custom_force::CustomForce): a WGSL function on the GPU, its Rust
-    /// closure on the CPU backends. It returns a world force and the torque about the centre
-    /// of mass.
-    Custom,
+        angular: number "N m s^2" non_negative,
+    }
 }
 
 /// A force source and the body it targets (`None`: every body).
@@ -129,55 +128,6 @@ impl Force {
     /// The scene-file name of the force type.
     pub fn type_name(&self) -> &'static str {
         self.kind.force_type().name()
-    }
-}
-
-/// The type of a force without its parameters: what the scene format's `type` names, what
-/// the GPU record's `kind` and the checkpoint's tag number (its position in
-/// [`ForceType::ALL`]), and what the kernel's generated `FORCE_*` constants stand for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum ForceType {
-    Gravity,
-    LinearDrag,
-    PointForce,
-    Spring,
-    Attractor,
-    Thrust,
-    Sinusoidal,
-    Keyframed,
-    Custom,
-    QuadraticDrag,
-}
-
-impl Coded for ForceType {
-    const ALL: &'static [Self] = &[
-        ForceType::Gravity,
-        ForceType::LinearDrag,
-        ForceType::PointForce,
-        ForceType::Spring,
-        ForceType::Attractor,
-        ForceType::Thrust,
-        ForceType::Sinusoidal,
-        ForceType::Keyframed,
-        ForceType::Custom,
-        // New kinds go last: a kind's position is its code in kernels and checkpoints.
-        ForceType::QuadraticDrag,
-    ];
-    const WGSL_PREFIX: &'static str = "FORCE";
-
-    fn name(self) -> &'static str {
-        match self {
-            ForceType::Gravity => "gravity",
-            ForceType::LinearDrag => "linear_drag",
-            ForceType::PointForce => "point_force",
-            ForceType::Spring => "spring",
-            ForceType::Attractor => "attractor",
-            ForceType::Thrust => "thrust",
-            ForceType::Sinusoidal => "sinusoidal",
-            ForceType::Keyframed => "keyframed",
-            ForceType::Custom => "custom",
-            ForceType::QuadraticDrag => "quadratic_drag",
-        }
     }
 }
 
@@ -213,249 +163,18 @@ impl ForceType {
     }
 
     /// How many vectors and scalars, and whether a keyframe table, the type's parameters
-    /// hold (in [`ForceParameters`]): what it declares ([`ForceType::declared_parameters`]),
-    /// and a table for the keyframed kind.
+    /// hold (in [`ForceParameters`]): what it declares ([`ForceType::declared_parameters`],
+    /// [`ForceType::reads_a_table`]).
     pub fn arity(self) -> (usize, usize, bool) {
         let declared = self.declared_parameters();
         let vectors = (declared.iter())
             .filter(|p| p.shape == ParameterShape::Vector)
             .count();
-        let table = self == ForceType::Keyframed;
-        (vectors, declared.len() - vectors, table)
-    }
-
-    /// The kind's numeric parameters, declared once: each one's name in the scene format
-    /// (and in `--sensitivity forces[i].<name>`), shape, unit, range and whether a scene must
-    /// give it. Vectors come first, in [`ForceParameters`]' vector lanes in this order, then
-    /// numbers, in its scalar lanes. A keyframed force's table and the custom force's WGSL
-    /// are not numbers: the scene format reads them apart.
-    pub fn declared_parameters(self) -> &'static [ParameterDeclaration] {
-        use ParameterDeclaration as P;
-        match self {
-            ForceType::Gravity => const { &[P::vector("acceleration", "m/s^2").required()] },
-            ForceType::LinearDrag => {
-                const {
-                    &[
-                        P::number("linear", "N s/m").non_negative(),
-                        P::number("angular", "N m s").non_negative(),
-                    ]
-                }
-            }
-            ForceType::PointForce => {
-                const { &[P::vector("force", "N").required(), P::vector("point", "m")] }
-            }
-            ForceType::Spring => {
-                const {
-                    &[
-                        P::vector("anchor", "m").required(),
-                        P::vector("attach", "m"),
-                        P::number("stiffness", "N/m").non_negative().required(),
-                        P::number("damping", "N s/m").non_negative(),
-                    ]
-                }
-            }
-            ForceType::Attractor => {
-                const {
-                    &[
-                        P::vector("centre", "m").required(),
-                        P::number("strength", "m^3/s^2").required(),
-                        P::number("softening", "m").non_negative(),
-                    ]
-                }
-            }
-            ForceType::Thrust | ForceType::Keyframed => {
-                const { &[P::vector("force", "N"), P::vector("torque", "N m")] }
-            }
-            ForceType::Sinusoidal => {
-                const {
-                    &[
-                        P::vector("force", "N"),
-                        P::vector("torque", "N m"),
-                        P::number("offset", "1"),
-                        P::number("amplitude", "1").required(),
-                        P::number("frequency", "Hz").non_negative().required(),
-                        P::number("phase", "rad"),
-                    ]
-                }
-            }
-            ForceType::Custom => &[],
-            ForceType::QuadraticDrag => {
-                const {
-                    &[
-                        P::number("linear", "N s^2/m^2").non_negative(),
-                        P::number("angular", "N m s^2").non_negative(),
-                    ]
-                }
-            }
-        }
-    }
-}
-
-/// How a force parameter is written: three numbers or one.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ParameterShape {
-    Vector,
-    Number,
-}
-
-/// One numeric parameter of a force kind, as the kind declares it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ParameterDeclaration {
-    /// Its name in the scene format, `--sensitivity` and the docs (`stiffness`).
-    pub name: &'static str,
-    pub shape: ParameterShape,
-    /// Its unit, as the docs write it (`N/m`; `1` for a pure number).
-    pub unit: &'static str,
-    /// Whether it must be `>= 0` (every number must be finite).
-    pub non_negative: bool,
-    /// Whether a scene must give it; if not, it is zero where left out.
-    pub required: bool,
-}
-
-impl ParameterDeclaration {
-    const fn vector(name: &'static str, unit: &'static str) -> Self {
-        Self {
-            name,
-            shape: ParameterShape::Vector,
-            unit,
-            non_negative: false,
-            required: false,
-        }
-    }
-
-    const fn number(name: &'static str, unit: &'static str) -> Self {
-        Self {
-            shape: ParameterShape::Number,
-            ..Self::vector(name, unit)
-        }
-    }
-
-    const fn non_negative(self) -> Self {
-        Self {
-            non_negative: true,
-            ..self
-        }
-    }
-
-    const fn required(self) -> Self {
-        Self {
-            required: true,
-            ..self
-        }
+        (vectors, declared.len() - vectors, self.reads_a_table())
     }
 }
 
 impl ForceKind {
-    /// The type of this force.
-    pub fn force_type(&self) -> ForceType {
-        match self {
-            ForceKind::Gravity { .. } => ForceType::Gravity,
-            ForceKind::LinearDrag { .. } => ForceType::LinearDrag,
-            ForceKind::PointForce { .. } => ForceType::PointForce,
-            ForceKind::Spring { .. } => ForceType::Spring,
-            ForceKind::Attractor { .. } => ForceType::Attractor,
-            ForceKind::Thrust { .. } => ForceType::Thrust,
-            ForceKind::Sinusoidal { .. } => ForceType::Sinusoidal,
-            ForceKind::Keyframed { .. } => ForceType::Keyframed,
-            ForceKind::Custom => ForceType::Custom,
-            ForceKind::QuadraticDrag { .. } => ForceType::QuadraticDrag,
-        }
-    }
-
-    /// The parameters, in the order of [`ForceParameters`]: what the GPU record and the
-    /// checkpoint hold.
-    pub fn parameters(&self) -> ForceParameters {
-        let z = DVec3::ZERO;
-        let (vectors, scalars, table) = match *self {
-            ForceKind::Gravity { acceleration } => ([acceleration, z], [0.0; 4], None),
-            ForceKind::LinearDrag { linear, angular } => {
-                ([z, z], [linear, angular, 0.0, 0.0], None)
-            }
-            ForceKind::PointForce { force, point } => ([force, point], [0.0; 4], None),
-            ForceKind::Spring {
-                anchor,
-                attach,
-                stiffness,
-                damping,
-            } => ([anchor, attach], [stiffness, damping, 0.0, 0.0], None),
-            ForceKind::Attractor {
-                centre,
-                strength,
-                softening,
-            } => ([centre, z], [strength, softening, 0.0, 0.0], None),
-            ForceKind::Thrust { force, torque } => ([force, torque], [0.0; 4], None),
-            ForceKind::Sinusoidal {
-                force,
-                torque,
-                offset,
-                amplitude,
-                frequency,
-                phase,
-            } => ([force, torque], [offset, amplitude, frequency, phase], None),
-            ForceKind::Keyframed {
-                force,
-                torque,
-                table,
-            } => ([force, torque], [0.0; 4], Some(table)),
-            ForceKind::Custom => ([z, z], [0.0; 4], None),
-            ForceKind::QuadraticDrag { linear, angular } => {
-                ([z, z], [linear, angular, 0.0, 0.0], None)
-            }
-        };
-        ForceParameters {
-            vectors,
-            scalars,
-            table,
-        }
-    }
-
-    /// The force of type `kind` with parameters `p` (the inverse of [`ForceKind::parameters`]).
-    pub fn from_parameters(kind: ForceType, p: &ForceParameters) -> Self {
-        let [u, w] = p.vectors;
-        let [s0, s1, s2, s3] = p.scalars;
-        match kind {
-            ForceType::Gravity => ForceKind::Gravity { acceleration: u },
-            ForceType::LinearDrag => ForceKind::LinearDrag {
-                linear: s0,
-                angular: s1,
-            },
-            ForceType::PointForce => ForceKind::PointForce { force: u, point: w },
-            ForceType::Spring => ForceKind::Spring {
-                anchor: u,
-                attach: w,
-                stiffness: s0,
-                damping: s1,
-            },
-            ForceType::Attractor => ForceKind::Attractor {
-                centre: u,
-                strength: s0,
-                softening: s1,
-            },
-            ForceType::Thrust => ForceKind::Thrust {
-                force: u,
-                torque: w,
-            },
-            ForceType::Sinusoidal => ForceKind::Sinusoidal {
-                force: u,
-                torque: w,
-                offset: s0,
-                amplitude: s1,
-                frequency: s2,
-                phase: s3,
-            },
-            ForceType::Keyframed => ForceKind::Keyframed {
-                force: u,
-                torque: w,
-                table: p.table.unwrap_or(0),
-            },
-            ForceType::Custom => ForceKind::Custom,
-            ForceType::QuadraticDrag => ForceKind::QuadraticDrag {
-                linear: s0,
-                angular: s1,
-            },
-        }
-    }
-
     /// The kind's numeric parameters, each with the name the scene format gives it and the
     /// range it must lie in, in the order of the kind's declaration
     /// ([`ForceType::declared_parameters`]). The keyframe table's index is not one: it names

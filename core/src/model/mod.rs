@@ -10,6 +10,7 @@ pub mod error;
 pub mod fault;
 pub mod fault_rules;
 pub mod force;
+pub mod force_declaration;
 pub(crate) mod input_file;
 pub mod integrator;
 pub mod mass;

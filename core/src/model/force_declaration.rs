@@ -1,0 +1,233 @@
+//! How a force kind is declared: its numbers ([`ParameterDeclaration`]) and the macro that
+//! turns the list of kinds (`model/force.rs`) into [`ForceKind`](super::force::ForceKind),
+//! [`ForceType`](super::force::ForceType) and the conversions between a force and the lanes
+//! of [`ForceParameters`](super::force::ForceParameters), so that a kind is written once.
+
+/// How a force parameter is written: three numbers or one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ParameterShape {
+    Vector,
+    Number,
+}
+
+/// One numeric parameter of a force kind, as the kind declares it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ParameterDeclaration {
+    /// Its name in the scene format, `--sensitivity` and the docs (`stiffness`).
+    pub name: &'static str,
+    pub shape: ParameterShape,
+    /// Its unit, as the docs write it (`N/m`; `1` for a pure number).
+    pub unit: &'static str,
+    /// Whether it must be `>= 0` (every number must be finite).
+    pub non_negative: bool,
+    /// Whether a scene must give it; if not, it is zero where left out.
+    pub required: bool,
+}
+
+impl ParameterDeclaration {
+    /// A parameter of `shape` named `name` in `unit`, of any value, zero where left out.
+    pub const fn new(name: &'static str, shape: ParameterShape, unit: &'static str) -> Self {
+        Self {
+            name,
+            shape,
+            unit,
+            non_negative: false,
+            required: false,
+        }
+    }
+
+    /// The same, which must be `>= 0`.
+    pub const fn non_negative(self) -> Self {
+        Self {
+            non_negative: true,
+            ..self
+        }
+    }
+
+    /// The same, which a scene must give.
+    pub const fn required(self) -> Self {
+        Self {
+            required: true,
+            ..self
+        }
+    }
+}
+
+/// The field type of a parameter of shape `vector` or `number`.
+macro_rules! parameter_type {
+    (vector) => {
+        glam::DVec3
+    };
+    (number) => {
+        f64
+    };
+}
+
+/// The [`ParameterShape`] written `vector` or `number`.
+macro_rules! parameter_shape {
+    (vector) => {
+        $crate::model::force_declaration::ParameterShape::Vector
+    };
+    (number) => {
+        $crate::model::force_declaration::ParameterShape::Number
+    };
+}
+
+/// Puts `value`, a parameter of shape `vector` or `number`, in the next lane of its shape of
+/// the `ForceParameters` `p` (`vectors` and `scalars` count the lanes taken).
+macro_rules! put_in_lane {
+    ($p:ident, $vectors:ident, $scalars:ident, vector, $value:expr) => {{
+        $p.vectors[$vectors] = $value;
+        $vectors += 1;
+    }};
+    ($p:ident, $vectors:ident, $scalars:ident, number, $value:expr) => {{
+        $p.scalars[$scalars] = $value;
+        $scalars += 1;
+    }};
+}
+
+/// The next lane of shape `vector` or `number` of the lanes `vectors` and `scalars`.
+macro_rules! take_lane {
+    ($vectors:ident, $scalars:ident, vector) => {
+        $vectors.next().expect("a vector lane")
+    };
+    ($vectors:ident, $scalars:ident, number) => {
+        $scalars.next().expect("a scalar lane")
+    };
+}
+
+/// The list of force kinds, in the order of their codes (a kind's position is its code in
+/// kernels and checkpoints: new kinds go last). Each entry is a kind's variant of `ForceKind`
+/// (its docs, the Rust API), its scene name and its numbers, each `name: shape "unit"` with
+/// `non_negative` and `required` where they hold, vectors before numbers (they take the
+/// lanes of `ForceParameters` in order); `; table` for a kind that reads a keyframe table,
+/// and no braces for one without numbers. It defines `ForceKind`, `ForceType` with its
+/// codes and names, and `ForceType::declared_parameters`, `ForceKind::force_type`,
+/// `ForceKind::parameters` and `ForceKind::from_parameters`.
+macro_rules! force_kinds {
+    ($(
+        $(#[$kind_meta:meta])*
+        $kind:ident $name:literal $({
+            $(
+                $(#[$field_meta:meta])*
+                $field:ident : $shape:ident $unit:literal $($flag:ident)*
+            ),* $(,)?
+            $(; $table:ident)?
+        })?
+    )*) => {
+        /// What a force source does to a body (Baraff 2.8: forces and torques about the
+        /// centre of mass).
+        #[derive(Clone, Copy, Debug, PartialEq)]
+        #[non_exhaustive]
+        pub enum ForceKind {
+            $(
+                $(#[$kind_meta])*
+                $kind $({
+                    $(
+                        $(#[$field_meta])*
+                        $field: $crate::model::force_declaration::parameter_type!($shape),
+                    )*
+                    $(
+                        /// Index of the keyframe table in `Crowd::keyframes`.
+                        $table: usize,
+                    )?
+                })?,
+            )*
+        }
+
+        /// The type of a force without its parameters: what the scene format's `type`
+        /// names, what the GPU record's `kind` and the checkpoint's tag number (its position
+        /// in [`ForceType::ALL`]), and what the kernel's generated `FORCE_*` constants stand
+        /// for.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum ForceType {
+            $($kind,)*
+        }
+
+        impl $crate::model::codes::Coded for ForceType {
+            const ALL: &'static [Self] = &[$(ForceType::$kind,)*];
+            const WGSL_PREFIX: &'static str = "FORCE";
+
+            fn name(self) -> &'static str {
+                match self {
+                    $(ForceType::$kind => $name,)*
+                }
+            }
+        }
+
+        impl ForceType {
+            /// Whether the kind reads a keyframe table (`ForceParameters::table`).
+            pub fn reads_a_table(self) -> bool {
+                match self {
+                    $(ForceType::$kind => false $($(|| stringify!($table) != "")?)?,)*
+                }
+            }
+
+            /// The kind's numeric parameters, declared once: each one's name in the scene
+            /// format (and in `--sensitivity forces[i].<name>`), shape, unit, range and
+            /// whether a scene must give it. Vectors come first, in [`ForceParameters`]'
+            /// vector lanes in this order, then numbers, in its scalar lanes. A keyframed
+            /// force's table and the custom force's WGSL are not numbers: the scene format
+            /// reads them apart.
+            pub fn declared_parameters(self) -> &'static [ParameterDeclaration] {
+                match self {
+                    $(ForceType::$kind => const {
+                        &[$($(
+                            ParameterDeclaration::new(
+                                stringify!($field),
+                                $crate::model::force_declaration::parameter_shape!($shape),
+                                $unit,
+                            )$(.$flag())*,
+                        )*)?]
+                    },)*
+                }
+            }
+        }
+
+        impl ForceKind {
+            /// The type of this force.
+            pub fn force_type(&self) -> ForceType {
+                match self {
+                    $(ForceKind::$kind $({ $($field: _,)* $($table: _)? })? => ForceType::$kind,)*
+                }
+            }
+
+            /// The parameters, in the order of [`ForceParameters`]: what the GPU record and
+            /// the checkpoint hold.
+            #[allow(unused_assignments, unused_mut, unused_variables)]
+            pub fn parameters(&self) -> ForceParameters {
+                let mut p = ForceParameters::default();
+                let (mut vectors, mut scalars) = (0, 0);
+                match *self {
+                    $(ForceKind::$kind $({ $($field,)* $($table)? })? => {
+                        $(
+                            $($crate::model::force_declaration::put_in_lane!(
+                                p, vectors, scalars, $shape, $field
+                            );)*
+                            $(p.table = Some($table);)?
+                        )?
+                    })*
+                }
+                p
+            }
+
+            /// The force of type `kind` with parameters `p` (the inverse of
+            /// [`ForceKind::parameters`]).
+            #[allow(unused_mut, unused_variables)]
+            pub fn from_parameters(kind: ForceType, p: &ForceParameters) -> Self {
+                let mut vectors = p.vectors.into_iter();
+                let mut scalars = p.scalars.into_iter();
+                match kind {
+                    $(ForceType::$kind => ForceKind::$kind $({
+                        $($field: $crate::model::force_declaration::take_lane!(
+                            vectors, scalars, $shape
+                        ),)*
+                        $($table: p.table.unwrap_or(0),)?
+                    })?,)*
+                }
+            }
+        }
+    };
+}
+
+pub(crate) use {force_kinds, parameter_shape, parameter_type, put_in_lane, take_lane};
