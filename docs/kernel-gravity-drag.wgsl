@@ -14,6 +14,7 @@ const FORCE_SINUSOIDAL: u32 = 6u;
 const FORCE_KEYFRAMED: u32 = 7u;
 const FORCE_CUSTOM: u32 = 8u;
 const FORCE_QUADRATIC_DRAG: u32 = 9u;
+const FORCE_LAW: u32 = 10u;
 const SHAPE_NONE: u32 = 0u;
 const SHAPE_BOX: u32 = 1u;
 const SHAPE_SPHERE: u32 = 2u;

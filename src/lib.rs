@@ -42,6 +42,7 @@ pub use backends::gpu;
 pub use verify::analytic;
 
 pub use assembly::crowd::Crowd;
+pub use assembly::force_laws::ForceLaws;
 pub use assembly::generate::CrowdSpec;
 pub use assembly::scene::{SCENE_VERSION, Scene};
 pub use checkpoint::{CHECKPOINT_VERSION, Checkpoint, RecordingPlan, RunPlan};
@@ -50,7 +51,9 @@ pub use model::body::{Body, BodyState, ModelPose};
 pub use model::error::{Error, Result};
 pub use model::fault::Fault;
 pub use model::fault_rules::{Envelope, FaultRules, OnFault, QuarantinedBody};
-pub use model::force::{Force, ForceKind};
+pub use model::force::{
+    Force, ForceKind, ForceParameters, LawDeclaration, ParameterDeclaration, ParameterShape,
+};
 pub use model::integrator::Integrator;
 pub use model::mass::{MassProperties, ModelFrame};
 pub use model::mesh::{MeshIntegrals, TriangleMesh};
@@ -59,7 +62,7 @@ pub use model::shape::{Shape, ShapeKind};
 pub use model::states::{Scalar, StateArrays, StatesMut};
 pub use model::tangent::{STATE_COMPONENTS, Tangent, TangentPlan};
 pub use physics::custom_force::{CustomForce, CustomForceFn};
-pub use physics::force_law::{CustomForceInput, ExternalLoad, ForceInput, ForceLaw};
+pub use physics::force_law::{CustomForceInput, ExternalLoad, ForceInput, ForceLaw, Parameters};
 /// The physics' number type and the types a [`ForceLaw`] is written with.
 pub use physics::{
     algebra::{Quat, Vec3},

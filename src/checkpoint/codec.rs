@@ -287,7 +287,7 @@ pub(crate) fn decode(bytes: &[u8], version: u32) -> Result<Checkpoint> {
         start_step: step,
         fault_rules,
     };
-    crowd.validate()?;
+    crowd.validate_read_back()?;
     let tangents = match version {
         ..=3 => None,
         _ => decode_tangents(&mut r, &crowd)?,

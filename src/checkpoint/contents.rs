@@ -4,6 +4,7 @@ use crate::assembly::crowd::Crowd;
 use crate::checkpoint::run_plan::RunPlan;
 use crate::model::backend::Backend;
 use crate::model::fault_rules::QuarantinedBody;
+use crate::model::force::{ForceKind, LawDeclaration};
 use crate::physics::custom_force::CustomForce;
 use crate::physics::force_law::ExternalLoad;
 
@@ -53,8 +54,19 @@ impl Checkpoint {
     }
 
     /// The crowd with `custom` attached as its custom force: for resuming a crowd whose
-    /// custom force had a Rust twin, which a file cannot hold.
+    /// custom force had a Rust twin, which a file cannot hold. A registered law
+    /// ([`CustomForce::from_named_law`], [`ForceLaws`](crate::ForceLaws)) gives its forces,
+    /// read back with their numbers alone, its name and declaration again.
     pub fn with_custom_force(mut self, custom: CustomForce) -> Self {
+        if let Some(declaration) = custom.law_declaration() {
+            for force in &mut self.crowd.forces {
+                if let ForceKind::Law { law, .. } = &mut force.kind {
+                    if *law == LawDeclaration::UNATTACHED {
+                        *law = declaration;
+                    }
+                }
+            }
+        }
         self.crowd.custom_force = Some(custom);
         self
     }

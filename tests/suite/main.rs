@@ -21,6 +21,7 @@ mod examples;
 mod fast_paths_match_reference;
 mod fault_cli;
 mod faults;
+mod force_laws;
 mod forces;
 mod full_disk;
 mod gpu_f64;

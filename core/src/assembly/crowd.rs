@@ -3,7 +3,7 @@
 use crate::model::body::{Body, BodyState};
 use crate::model::error::{Error, Result};
 use crate::model::fault_rules::FaultRules;
-use crate::model::force::{Force, ForceKind};
+use crate::model::force::{Force, ForceKind, LawDeclaration};
 use crate::model::integrator::Integrator;
 use crate::model::plane::Plane;
 use crate::model::validate::{check_number, check_vector, in_range};
@@ -138,6 +138,17 @@ impl Crowd {
     /// Everything [`Self::validate`] checks but the bodies themselves, for a crowd of
     /// `body_count` bodies (its own and any generated after them).
     pub fn validate_settings(&self, body_count: usize) -> Result<()> {
+        self.validate_settings_of(body_count, true)
+    }
+
+    /// [`Self::validate`] of a crowd read back from a checkpoint, whose laws' forces wait
+    /// for their law (`Checkpoint::with_custom_force`): a simulation of it checks them.
+    pub fn validate_read_back(&self) -> Result<()> {
+        self.validate_settings_of(self.bodies.len(), false)?;
+        self.validate_bodies(0, &self.bodies)
+    }
+
+    fn validate_settings_of(&self, body_count: usize, laws_attached: bool) -> Result<()> {
         check_number("dt", self.dt)?;
         if self.dt <= 0.0 {
             return Err(Error::invalid(
@@ -155,7 +166,7 @@ impl Crowd {
                     ));
                 }
             }
-            self.validate_force_kind(&force.kind, &field)?;
+            self.validate_force_kind(&force.kind, &field, laws_attached)?;
         }
         for (i, table) in self.keyframes.iter().enumerate() {
             validate_keyframes(table, &format!("keyframes[{i}]"))?;
@@ -214,7 +225,12 @@ pub fn check_state(s: &BodyState, field: &str) -> Result<()> {
 
 impl Crowd {
     /// Checks one force's parameters, and what it refers to in the crowd.
-    fn validate_force_kind(&self, kind: &ForceKind, field: &str) -> Result<()> {
+    fn validate_force_kind(
+        &self,
+        kind: &ForceKind,
+        field: &str,
+        laws_attached: bool,
+    ) -> Result<()> {
         match *kind {
             ForceKind::Keyframed { table, .. } => {
                 kind.validate_parameters(field)?;
@@ -233,6 +249,27 @@ impl Crowd {
                 field,
                 "a custom force needs the crowd's custom_force (Crowd::with_custom_force)",
             )),
+            ForceKind::Law { law, .. } => {
+                let attached = (self.custom_force.as_ref()).and_then(|c| c.law_declaration());
+                let waiting = !laws_attached && law == LawDeclaration::UNATTACHED;
+                if attached != Some(law) && !waiting {
+                    return Err(Error::invalid(
+                        format!("{field}.type"),
+                        match attached {
+                            Some(other) => format!(
+                                "the force law {:?} is not the crowd's custom force ({:?} is): a crowd runs one force law",
+                                law.name, other.name
+                            ),
+                            None if law == LawDeclaration::UNATTACHED => "a force of a registered law, read back from a checkpoint without it: attach the law (Checkpoint::with_custom_force)".to_string(),
+                            None => format!(
+                                "the force law {:?} needs the crowd's custom force to be that law (Crowd::with_custom_force)",
+                                law.name
+                            ),
+                        },
+                    ));
+                }
+                kind.validate_parameters(field)
+            }
             _ => kind.validate_parameters(field),
         }
     }

@@ -4,6 +4,7 @@
 pub mod body_masses;
 pub mod body_source;
 pub mod crowd;
+pub mod force_laws;
 pub mod force_table;
 pub mod generate;
 pub mod scene;

@@ -8,6 +8,7 @@ use glam::{DMat3, DQuat, DVec3};
 use serde::Deserialize;
 
 use crate::assembly::crowd::Crowd;
+use crate::assembly::force_laws::ForceLaws;
 use crate::assembly::generate::CrowdSpec;
 use crate::model::body::Body;
 use crate::model::codes::Coded;
@@ -178,7 +179,22 @@ impl Scene {
     /// Parses and validates a scene from JSON text whose relative file paths (meshes, custom
     /// WGSL) are relative to `base_dir` (the scene file's directory, for [`Scene::load`]).
     pub fn from_json_in(text: &str, base_dir: &Path) -> Result<Self> {
-        Self::parse(text, base_dir, Vec::new())
+        Self::parse(text, base_dir, Vec::new(), &ForceLaws::new())
+    }
+
+    /// Parses and validates a scene whose forces may name the laws `laws` registers, each
+    /// read, checked and differentiated as a built-in kind is; relative file paths are
+    /// relative to `base_dir`. A crowd runs one force law: a scene naming two is refused.
+    pub fn from_json_with_laws(text: &str, base_dir: &Path, laws: &ForceLaws) -> Result<Self> {
+        Self::parse(text, base_dir, Vec::new(), laws)
+    }
+
+    /// Reads a scene file as [`Scene::load`] does, its forces possibly naming the laws
+    /// `laws` registers ([`Scene::from_json_with_laws`]).
+    pub fn load_with_laws(path: impl AsRef<Path>, laws: &ForceLaws) -> Result<Self> {
+        let path = path.as_ref();
+        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        Self::from_json_with_laws(&text, path.parent().unwrap_or(Path::new("")), laws)
     }
 
     /// A scene of `bodies` (built from arrays, say) whose settings come from JSON text in the
@@ -187,7 +203,7 @@ impl Scene {
     /// counts the given bodies first). Relative file paths are relative to the current
     /// directory.
     pub fn from_json_with_bodies(text: &str, bodies: Vec<Body>) -> Result<Self> {
-        Self::parse(text, Path::new(""), bodies)
+        Self::parse(text, Path::new(""), bodies, &ForceLaws::new())
     }
 
     /// Reads a scene file as [`Scene::load`] does, but leaves a `crowd` recipe unexpanded:
@@ -197,12 +213,13 @@ impl Scene {
         let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
         let file = Self::parse_file(&text)?;
         let recipe = file.crowd.clone();
-        let scene = file.into_scene(path.parent().unwrap_or(Path::new("")), Vec::new(), false)?;
+        let base_dir = path.parent().unwrap_or(Path::new(""));
+        let scene = file.into_scene((base_dir, &ForceLaws::new()), Vec::new(), false)?;
         Ok((scene, recipe))
     }
 
-    fn parse(text: &str, base_dir: &Path, given: Vec<Body>) -> Result<Self> {
-        Self::parse_file(text)?.into_scene(base_dir, given, true)
+    fn parse(text: &str, base_dir: &Path, given: Vec<Body>, laws: &ForceLaws) -> Result<Self> {
+        Self::parse_file(text)?.into_scene((base_dir, laws), given, true)
     }
 
     fn parse_file(text: &str) -> Result<SceneFile> {
@@ -233,7 +250,12 @@ impl Scene {
 impl SceneFile {
     /// The scene, after `bodies`, with the recipe's bodies generated if `expand` (else the
     /// recipe is only checked, and the crowd checked as if its bodies followed).
-    fn into_scene(self, base_dir: &Path, mut bodies: Vec<Body>, expand: bool) -> Result<Scene> {
+    fn into_scene(
+        self,
+        (base_dir, laws): (&Path, &ForceLaws),
+        mut bodies: Vec<Body>,
+        expand: bool,
+    ) -> Result<Scene> {
         if let Some(version) = self.version {
             if version != SCENE_VERSION {
                 return Err(Error::invalid(
@@ -280,7 +302,8 @@ impl SceneFile {
             .collect::<Result<_>>()?;
         for (i, entry) in self.forces.into_iter().enumerate() {
             let field = format!("forces[{i}]");
-            let force = parse_force(entry, &field)?.into_force(&mut crowd, &field, base_dir)?;
+            let force =
+                parse_force(entry, &field, laws)?.into_force(&mut crowd, &field, base_dir)?;
             crowd.forces.push(force);
         }
         crowd.validate_settings(crowd.bodies.len() + recipe_count)?;
@@ -321,8 +344,31 @@ impl ForceEntry {
                 None => crowd.custom_force = Some(CustomForce::gpu_only(wgsl, field)),
             }
         }
+        let kind = match self.law {
+            None => ForceKind::from_parameters(self.kind, &parameters),
+            Some(law) => {
+                let declaration = law.law_declaration().expect("a registered law");
+                match &crowd.custom_force {
+                    Some(custom) if custom.law_declaration() != Some(declaration) => {
+                        return Err(Error::invalid(
+                            format!("{field}.type"),
+                            format!(
+                                "a crowd has one custom force or force law, and {} already names another",
+                                custom.origin()
+                            ),
+                        ));
+                    }
+                    Some(_) => {}
+                    None => crowd.custom_force = Some(law.named_at(format!("{field}.type"))),
+                }
+                ForceKind::Law {
+                    law: declaration,
+                    parameters,
+                }
+            }
+        };
         Ok(Force {
-            kind: ForceKind::from_parameters(self.kind, &parameters),
+            kind,
             body: self.body,
         })
     }
@@ -481,6 +527,8 @@ struct ForceEntry {
     parameters: ForceParameters,
     keyframes: Option<Vec<[f64; 2]>>,
     wgsl_file: Option<PathBuf>,
+    /// The registered law a law's force names.
+    law: Option<CustomForce>,
 }
 
 /// The field a force entry of `kind` reads besides `body` and its numbers: the keyframed
@@ -516,7 +564,8 @@ fn entry_fields(kind: ForceType) -> &'static [&'static str] {
 /// with serde, so its errors name the field inside the entry (`forces[2].stiffness`). The
 /// messages are serde's own, as a derived reader of the same fields gives them: an unknown
 /// kind or field lists the known ones, a missing field is reported after the others are read.
-fn parse_force(entry: serde_json::Value, field: &str) -> Result<ForceEntry> {
+/// A kind `laws` registers is read by its law's declaration, as a built-in kind by its own.
+fn parse_force(entry: serde_json::Value, field: &str, laws: &ForceLaws) -> Result<ForceEntry> {
     use serde::de::Error as _;
     let serde_json::Value::Object(mut fields) = entry else {
         return Err(Error::invalid(
@@ -539,20 +588,26 @@ fn parse_force(entry: serde_json::Value, field: &str) -> Result<ForceEntry> {
             ));
         }
     };
-    static NAMES: LazyLock<Vec<&'static str>> =
-        LazyLock::new(|| ForceType::LISTED.iter().map(|kind| kind.name()).collect());
-    let Some(&kind) = ForceType::LISTED.iter().find(|kind| kind.name() == name) else {
-        let message = serde_json::Error::unknown_variant(&name, &NAMES);
-        return Err(Error::invalid(format!("{field}.type"), message.to_string()));
+    let built_in = ForceType::LISTED.iter().find(|kind| kind.name() == name);
+    let (kind, law) = match (built_in, laws.entry(&name)) {
+        (Some(&kind), _) => (kind, None),
+        (None, Some(law)) => (ForceType::Law, Some(law)),
+        (None, None) => {
+            let message = serde_json::Error::unknown_variant(&name, laws.names());
+            return Err(Error::invalid(format!("{field}.type"), message.to_string()));
+        }
     };
-    let names = entry_fields(kind);
-    let declared = kind.declared_parameters();
+    let (names, declared) = match law {
+        None => (entry_fields(kind), kind.declared_parameters()),
+        Some((law, fields)) => (fields, law.law_declaration().expect("a law").parameters),
+    };
     let mut entry = ForceEntry {
         kind,
         body: None,
         parameters: ForceParameters::default(),
         keyframes: None,
         wgsl_file: None,
+        law: law.map(|(law, _)| law.clone()),
     };
     let mut given = vec![false; names.len()];
     for (key, value) in fields {

@@ -11,7 +11,8 @@ use crate::physics::algebra::Vec3;
 use crate::physics::custom_force::CustomForce;
 use crate::physics::dual::Dual;
 use crate::physics::force_law::ExternalLoad;
-use crate::physics::forces::{Body, Parameters, add_force, add_scaled};
+use crate::physics::force_law::Parameters;
+use crate::physics::forces::{Body, add_force, add_scaled};
 use crate::physics::motion::{self, Load, MassConstants, State};
 use crate::physics::profile::{KeyframeSeeds, record_scale};
 use crate::physics::scalar::Scalar;
@@ -191,6 +192,7 @@ fn accumulate_force<R: Reference>(
             );
         }
         ForceKind::Custom => add_custom(env, body, total),
+        ForceKind::Law { .. } => add_law(env, body, term.parameters, total),
         _ => add_force(term.kind.force_type(), &term.parameters, body, total),
     }
 }
@@ -206,17 +208,35 @@ fn add_custom<R: Reference>(env: &ForceEnv<R::Primal>, body: &Body<R>, total: &m
         let law = custom
             .law_on::<R>()
             .expect("tangents through a custom force that is a ForceLaw");
-        let load = law(&body.law_input(R::constant(env.body as f64)));
+        let index = R::constant(env.body as f64);
+        let load = law(&body.law_input(index, Parameters::zero()));
         total.force = total.force + load.force;
         total.torque = total.torque + load.torque;
     } else {
         // The user's code sees the values in f64.
         let index = R::constant(env.body as f64);
-        let input = body.law_input(index).map(|x| -> f64 { x.primal().into() });
+        let input =
+            (body.law_input(index, Parameters::zero())).map(|x| -> f64 { x.primal().into() });
         let load = custom.evaluate(&input.for_twin(env.body));
         total.force = total.force + fixed_vector(load.force);
         total.torque = total.torque + fixed_vector(load.torque);
     }
+}
+
+/// A law's force on `body` with the numbers `parameters` added to `total`: the crowd's
+/// law over `R` (`Crowd::validate` has checked it is the law the force names).
+fn add_law<R: Reference>(
+    env: &ForceEnv<R::Primal>,
+    body: &Body<R>,
+    parameters: Parameters<R>,
+    total: &mut Load<R>,
+) {
+    let law = (env.custom_force)
+        .and_then(|custom| custom.law_on::<R>())
+        .expect("a law's force runs in a crowd whose custom force is that law");
+    let load = law(&body.law_input(R::constant(env.body as f64), parameters));
+    total.force = total.force + load.force;
+    total.torque = total.torque + load.torque;
 }
 
 /// The state derivative of `state` under `forces` and the external load at time `t`: the

@@ -77,7 +77,9 @@ pub(crate) fn traced_physics(crowd: &Crowd) -> TracedPhysics<'_> {
         integrators: vec![crowd.integrator],
         contact_shapes: (!crowd.planes.is_empty()).then(|| ShapeKind::EVERY.to_vec()),
         custom_force: (crowd.custom_force.as_ref()).map(|custom| -> CustomTrace {
-            Box::new(|precision, width, pass| custom.dual_wgsl(pass, (precision, width)))
+            Box::new(|precision, width, pass, kinds| {
+                custom.dual_wgsl(pass, (precision, width), kinds)
+            })
         }),
     }
 }

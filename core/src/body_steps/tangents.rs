@@ -187,7 +187,7 @@ impl<'a, P: Primal> BodyInputs<'a, P> {
                 .map(|term| ForceTerm {
                     kind: term.kind,
                     keyframe_seeds: term.keyframe_seeds,
-                    parameters: crate::physics::forces::Parameters {
+                    parameters: crate::physics::force_law::Parameters {
                         vectors: term.parameters.vectors.map(|v| v.map(fixed)),
                         scalars: term.parameters.scalars.map(fixed),
                     },
@@ -279,7 +279,7 @@ pub fn constant_seeds<P: Primal>(
 
 /// The number `slot` names among `parameters`.
 fn slot_of<R>(
-    parameters: &mut crate::physics::forces::Parameters<R>,
+    parameters: &mut crate::physics::force_law::Parameters<R>,
     slot: ParameterSlot,
 ) -> &mut R {
     match slot {

@@ -5,7 +5,7 @@ use glam::DVec3;
 use crate::model::codes::Coded;
 use crate::model::error::Result;
 use crate::model::force_declaration::force_kinds;
-pub use crate::model::force_declaration::{ParameterDeclaration, ParameterShape};
+pub use crate::model::force_declaration::{LawDeclaration, ParameterDeclaration, ParameterShape};
 use crate::model::validate::{check_non_negative, check_number, check_vector};
 
 // Every force kind, each written once, in the order of their codes: a new kind goes last.
@@ -100,6 +100,11 @@ force_kinds! {
         /// Angular coefficient (N m s^2).
         angular: number "N m s^2" non_negative,
     }
+    ;
+    /// A force of a law registered under a name (`ForceLaws::with`): the crowd's custom
+    /// force, a [`ForceLaw`](crate::physics::force_law::ForceLaw) that declares its numbers,
+    /// with this force's values of them.
+    law Law "law"
 }
 
 /// A force source and the body it targets (`None`: every body).
@@ -127,7 +132,7 @@ impl Force {
 
     /// The scene-file name of the force type.
     pub fn type_name(&self) -> &'static str {
-        self.kind.force_type().name()
+        self.kind.type_name()
     }
 }
 
@@ -142,7 +147,8 @@ pub struct ForceParameters {
 }
 
 impl ForceType {
-    /// Every kind in the order the docs' table and the scene format's messages list them.
+    /// Every built-in kind in the order the docs' table and the scene format's messages list
+    /// them; `Law`, the type of a registered law's forces, is named by each law's own name.
     pub const LISTED: [ForceType; 10] = [
         ForceType::Gravity,
         ForceType::LinearDrag,
@@ -164,8 +170,12 @@ impl ForceType {
 
     /// How many vectors and scalars, and whether a keyframe table, the type's parameters
     /// hold (in [`ForceParameters`]): what it declares ([`ForceType::declared_parameters`],
-    /// [`ForceType::reads_a_table`]).
+    /// [`ForceType::reads_a_table`]). A law's forces hold every lane: their law declares
+    /// how many it reads.
     pub fn arity(self) -> (usize, usize, bool) {
+        if self == ForceType::Law {
+            return (2, 4, false);
+        }
         let declared = self.declared_parameters();
         let vectors = (declared.iter())
             .filter(|p| p.shape == ParameterShape::Vector)
@@ -175,6 +185,23 @@ impl ForceType {
 }
 
 impl ForceKind {
+    /// The numbers this force declares: its type's ([`ForceType::declared_parameters`]), or
+    /// a law's force its law's.
+    pub fn declared_parameters(&self) -> &'static [ParameterDeclaration] {
+        match self {
+            ForceKind::Law { law, .. } => law.parameters,
+            _ => self.force_type().declared_parameters(),
+        }
+    }
+
+    /// The name a scene gives this force's type: a law's force its law's name.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            ForceKind::Law { law, .. } => law.name,
+            _ => self.force_type().name(),
+        }
+    }
+
     /// The kind's numeric parameters, each with the name the scene format gives it and the
     /// range it must lie in, in the order of the kind's declaration
     /// ([`ForceType::declared_parameters`]). The keyframe table's index is not one: it names
@@ -182,7 +209,7 @@ impl ForceKind {
     pub(crate) fn numeric_fields(&self) -> Vec<NumericField> {
         let p = self.parameters();
         let (mut vectors, mut scalars) = (p.vectors.into_iter(), p.scalars.into_iter());
-        let declared = self.force_type().declared_parameters();
+        let declared = self.declared_parameters();
         (declared.iter())
             .map(|declared| NumericField {
                 name: declared.name,
@@ -325,11 +352,12 @@ mod tests {
         }
     }
 
-    /// The listed order holds every kind once.
+    /// The listed order holds every built-in kind once; the law's type comes last.
     #[test]
     fn every_kind_is_listed_once() {
         let mut listed = ForceType::LISTED.to_vec();
         listed.sort_by_key(|kind| kind.code());
+        listed.push(ForceType::Law);
         assert_eq!(listed, ForceType::ALL);
     }
 

@@ -53,6 +53,74 @@ impl ParameterDeclaration {
     }
 }
 
+/// A force law a user registers under a name: its name in the scene format and its numbers,
+/// declared as a built-in kind declares its own (vectors first, at most two, then at most
+/// four numbers: the lanes of a force record).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LawDeclaration {
+    /// The name a scene's `type` gives it.
+    pub name: &'static str,
+    pub parameters: &'static [ParameterDeclaration],
+}
+
+impl LawDeclaration {
+    /// What a force of a law read back from a checkpoint holds until the law is attached
+    /// again (`Checkpoint::with_custom_force`): a crowd does not run it as it is.
+    pub const UNATTACHED: Self = Self {
+        name: "law",
+        parameters: &[],
+    };
+
+    /// The declaration, checked: a name of letters, digits and `_`, parameters named so and
+    /// each once, vectors before numbers, as many as a force record's lanes hold. An error
+    /// is one line naming what is wrong.
+    pub fn checked(
+        name: &'static str,
+        parameters: &'static [ParameterDeclaration],
+    ) -> Result<Self, String> {
+        let word =
+            |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !word(name) {
+            return Err(format!(
+                "force law name {name:?}: use letters, digits and _"
+            ));
+        }
+        let vectors = parameters
+            .iter()
+            .take_while(|p| p.shape == ParameterShape::Vector)
+            .count();
+        if parameters[vectors..]
+            .iter()
+            .any(|p| p.shape == ParameterShape::Vector)
+        {
+            return Err(format!(
+                "force law {name:?}: declare its vectors before its numbers"
+            ));
+        }
+        if vectors > 2 || parameters.len() - vectors > 4 {
+            return Err(format!(
+                "force law {name:?}: a force holds at most 2 vectors and 4 numbers, not {vectors} and {}",
+                parameters.len() - vectors
+            ));
+        }
+        for (i, p) in parameters.iter().enumerate() {
+            if !word(p.name) || p.name == "body" || p.name == "type" {
+                return Err(format!(
+                    "force law {name:?}: parameter name {:?} cannot be a scene field",
+                    p.name
+                ));
+            }
+            if parameters[..i].iter().any(|q| q.name == p.name) {
+                return Err(format!(
+                    "force law {name:?}: parameter {:?} is declared twice",
+                    p.name
+                ));
+            }
+        }
+        Ok(Self { name, parameters })
+    }
+}
+
 /// The field type of a parameter of shape `vector` or `number`.
 macro_rules! parameter_type {
     (vector) => {
@@ -101,7 +169,8 @@ macro_rules! take_lane {
 /// (its docs, the Rust API), its scene name and its numbers, each `name: shape "unit"` with
 /// `non_negative` and `required` where they hold, vectors before numbers (they take the
 /// lanes of `ForceParameters` in order); `; table` for a kind that reads a keyframe table,
-/// and no braces for one without numbers. It defines `ForceKind`, `ForceType` with its
+/// and no braces for one without numbers; last, after `;`, `law` and the variant of a registered force
+/// law, whose forces carry their law's declaration and numbers. It defines `ForceKind`, `ForceType` with its
 /// codes and names, and `ForceType::declared_parameters`, `ForceKind::force_type`,
 /// `ForceKind::parameters` and `ForceKind::from_parameters`.
 macro_rules! force_kinds {
@@ -114,7 +183,11 @@ macro_rules! force_kinds {
             ),* $(,)?
             $(; $table:ident)?
         })?
-    )*) => {
+    )*
+    ;
+    $(#[$law_meta:meta])*
+    law $law:ident $law_name:literal
+    ) => {
         /// What a force source does to a body (Baraff 2.8: forces and torques about the
         /// centre of mass).
         #[derive(Clone, Copy, Debug, PartialEq)]
@@ -133,6 +206,13 @@ macro_rules! force_kinds {
                     )?
                 })?,
             )*
+            $(#[$law_meta])*
+            $law {
+                /// The law: its name and its declared numbers.
+                law: $crate::model::force_declaration::LawDeclaration,
+                /// Its numbers, in the lanes its declaration gives them.
+                parameters: ForceParameters,
+            },
         }
 
         /// The type of a force without its parameters: what the scene format's `type`
@@ -142,15 +222,17 @@ macro_rules! force_kinds {
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
         pub enum ForceType {
             $($kind,)*
+            $law,
         }
 
         impl $crate::model::codes::Coded for ForceType {
-            const ALL: &'static [Self] = &[$(ForceType::$kind,)*];
+            const ALL: &'static [Self] = &[$(ForceType::$kind,)* ForceType::$law];
             const WGSL_PREFIX: &'static str = "FORCE";
 
             fn name(self) -> &'static str {
                 match self {
                     $(ForceType::$kind => $name,)*
+                    ForceType::$law => $law_name,
                 }
             }
         }
@@ -160,6 +242,7 @@ macro_rules! force_kinds {
             pub fn reads_a_table(self) -> bool {
                 match self {
                     $(ForceType::$kind => false $($(|| stringify!($table) != "")?)?,)*
+                    ForceType::$law => false,
                 }
             }
 
@@ -168,7 +251,8 @@ macro_rules! force_kinds {
             /// whether a scene must give it. Vectors come first, in [`ForceParameters`]'
             /// vector lanes in this order, then numbers, in its scalar lanes. A keyframed
             /// force's table and the custom force's WGSL are not numbers: the scene format
-            /// reads them apart.
+            /// reads them apart. A law's numbers are its own declaration's, which its forces
+            /// carry ([`ForceKind::declared_parameters`]): the type alone declares none.
             pub fn declared_parameters(self) -> &'static [ParameterDeclaration] {
                 match self {
                     $(ForceType::$kind => const {
@@ -180,6 +264,7 @@ macro_rules! force_kinds {
                             )$(.$flag())*,
                         )*)?]
                     },)*
+                    ForceType::$law => &[],
                 }
             }
         }
@@ -189,6 +274,7 @@ macro_rules! force_kinds {
             pub fn force_type(&self) -> ForceType {
                 match self {
                     $(ForceKind::$kind $({ $($field: _,)* $($table: _)? })? => ForceType::$kind,)*
+                    ForceKind::$law { .. } => ForceType::$law,
                 }
             }
 
@@ -207,6 +293,7 @@ macro_rules! force_kinds {
                             $(p.table = Some($table);)?
                         )?
                     })*
+                    ForceKind::$law { parameters, .. } => p = parameters,
                 }
                 p
             }
@@ -224,6 +311,10 @@ macro_rules! force_kinds {
                         ),)*
                         $($table: p.table.unwrap_or(0),)?
                     })?,)*
+                    ForceType::$law => ForceKind::$law {
+                        law: $crate::model::force_declaration::LawDeclaration::UNATTACHED,
+                        parameters: ForceParameters { table: None, ..*p },
+                    },
                 }
             }
         }

@@ -7,6 +7,8 @@ use std::fmt;
 use std::sync::Arc;
 
 use crate::model::error::{Error, Result};
+use crate::model::force::ForceType;
+use crate::model::force_declaration::LawDeclaration;
 use crate::model::precision::Precision;
 use crate::physics::dual::{DUAL_WIDTHS, Dual, LANE_DUAL_WIDTHS};
 use crate::physics::dual_wgsl::{DualTracer, dual_custom_force_wgsl};
@@ -58,10 +60,14 @@ pub struct CustomForce {
     instances: Option<Arc<HashMap<TypeId, Arc<dyn Any + Send + Sync>>>>,
     /// A [`ForceLaw`]'s WGSL over duals, traced on demand in a precision and width.
     dual_wgsl: Option<Arc<DualWgsl>>,
+    /// A law registered under a name: its name and declared numbers, which its forces
+    /// ([`ForceKind::Law`](crate::model::force::ForceKind::Law)) carry.
+    declaration: Option<LawDeclaration>,
 }
 
-/// A force law traced over duals of a precision and a width, in a pass over duals.
-type DualWgsl = dyn Fn(&DualTracer, (Precision, usize)) -> String + Send + Sync;
+/// A force law traced over duals of a precision and a width, in a pass over duals, for the
+/// records of the kinds given.
+type DualWgsl = dyn Fn(&DualTracer, (Precision, usize), &[ForceType]) -> String + Send + Sync;
 
 /// A force law's instance on the number `R`.
 pub(crate) type LawOn<R> = dyn Fn(&ForceInput<R>) -> Load<R> + Send + Sync;
@@ -84,6 +90,7 @@ fn instances<L: ForceLaw>(law: &Arc<L>) -> HashMap<TypeId, Arc<dyn Any + Send + 
         LANE_DUAL_WIDTHS[0] == 1 && LANE_DUAL_WIDTHS[1] == 2 && LANE_DUAL_WIDTHS[2] == 4,
         "an instance per width over lanes"
     );
+    instance!(f64, f32);
     instance!(Dual<f64, 1>, Dual<f64, 4>);
     instance!(Dual<f32, 1>, Dual<f32, 4>);
     instance!(Lanes, Dual<Lanes, 1>, Dual<Lanes, 2>, Dual<Lanes, 4>);
@@ -103,7 +110,34 @@ impl CustomForce {
             traced: None,
             instances: None,
             dual_wgsl: None,
+            declaration: None,
         }
+    }
+
+    /// A law registered under `name`: a force kind of its own, whose forces set the numbers
+    /// the law declares ([`ForceLaw::parameters`]). An error (one line) where the name or
+    /// the declaration cannot be a force kind's.
+    pub fn from_named_law(name: &'static str, law: impl ForceLaw) -> Result<Self> {
+        let declaration = LawDeclaration::checked(name, law.parameters())
+            .map_err(|message| Error::invalid("force law", message))?;
+        Ok(Self {
+            declaration: Some(declaration),
+            ..Self::from_law(law)
+        })
+    }
+
+    /// The same force, its origin (what errors name) `origin`.
+    pub(crate) fn named_at(&self, origin: impl Into<String>) -> Self {
+        Self {
+            origin: origin.into(),
+            ..self.clone()
+        }
+    }
+
+    /// The name and numbers of a law registered under a name; `None` for any other custom
+    /// force.
+    pub fn law_declaration(&self) -> Option<LawDeclaration> {
+        self.declaration
     }
 
     /// A custom force from a law written once: its f64 instance for `cpu-ref`, its instance
@@ -120,8 +154,9 @@ impl CustomForce {
         ];
         let instances = instances(&law);
         let traced_law = Arc::clone(&law);
-        let dual_wgsl =
-            move |pass: &DualTracer, block| dual_custom_force_wgsl(&*traced_law, pass, block);
+        let dual_wgsl = move |pass: &DualTracer, block, kinds: &[ForceType]| {
+            dual_custom_force_wgsl(&*traced_law, pass, block, kinds)
+        };
         let closure = move |input: &CustomForceInput| {
             let load = law.load(&ForceInput::from(input));
             ExternalLoad {
@@ -136,10 +171,11 @@ impl CustomForce {
             traced: Some(Arc::new(traced)),
             instances: Some(Arc::new(instances)),
             dual_wgsl: Some(Arc::new(dual_wgsl)),
+            declaration: None,
         }
     }
 
-    /// A [`ForceLaw`]'s instance on `R`: [`Lanes`], or a dual number of a width in
+    /// A [`ForceLaw`]'s instance on `R`: f64, f32, [`Lanes`], or a dual number of a width in
     /// [`DUAL_WIDTHS`] (over lanes, in [`LANE_DUAL_WIDTHS`]); `None` for a WGSL string and
     /// its Rust twin, which the `cpu` backend calls lane by lane and which have no
     /// derivatives.
@@ -151,8 +187,15 @@ impl CustomForce {
     /// A [`ForceLaw`]'s `dual_custom_force`, traced in `pass`, in a precision and a width (one of
     /// [`TRACED_WIDTHS`](crate::physics::dual_wgsl::TRACED_WIDTHS)); `None` for a WGSL
     /// string and its Rust twin.
-    pub fn dual_wgsl(&self, pass: &DualTracer, block: (Precision, usize)) -> Option<String> {
-        self.dual_wgsl.as_ref().map(|trace| trace(pass, block))
+    pub fn dual_wgsl(
+        &self,
+        pass: &DualTracer,
+        block: (Precision, usize),
+        kinds: &[ForceType],
+    ) -> Option<String> {
+        self.dual_wgsl
+            .as_ref()
+            .map(|trace| trace(pass, block, kinds))
     }
 
     /// Whether it is a [`ForceLaw`]: its WGSL is generated, not the user's.
@@ -181,6 +224,7 @@ impl CustomForce {
             traced: None,
             instances: None,
             dual_wgsl: None,
+            declaration: None,
         }
     }
 
@@ -220,6 +264,7 @@ impl fmt::Debug for CustomForce {
             .field("wgsl", &self.wgsl)
             .field("has_closure", &self.closure.is_some())
             .field("origin", &self.origin)
+            .field("declaration", &self.declaration)
             .finish()
     }
 }
@@ -232,6 +277,9 @@ impl PartialEq for CustomForce {
             (None, None) => true,
             _ => false,
         };
-        self.wgsl == other.wgsl && same_closure && self.origin == other.origin
+        self.wgsl == other.wgsl
+            && same_closure
+            && self.origin == other.origin
+            && self.declaration == other.declaration
     }
 }

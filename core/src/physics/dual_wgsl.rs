@@ -11,8 +11,9 @@
 use super::algebra::Vec3;
 use super::contact::{ShapeAmong, ShapeConstants, resolve_plane, step_acceleration};
 use super::dual::Dual;
+use super::force_law::Parameters;
 use super::force_law::{ForceInput, ForceLaw};
-use super::forces::{Body, Parameters, add_force, add_scaled, keyframe_lerp};
+use super::forces::{Body, add_force, add_scaled, keyframe_lerp};
 use super::integrators::{renormalize, step};
 use super::motion::{Auxiliaries, Derivative, Load, MassConstants, State, auxiliaries, derivative};
 use super::scalar::{Carried, Scalar};
@@ -153,6 +154,8 @@ pub enum TracedFunction {
     AddKeyframed,
     /// `dual_custom_force`, the custom force's law.
     CustomForce,
+    /// `dual_force_law`, the custom force's law with a law record's numbers.
+    ForceLaw,
     /// `dual_split_axes`, once a dispatch.
     SplitAxes,
     /// `dual_<integrator>_step`, whose calls are the stages' derivatives.
@@ -266,7 +269,9 @@ pub struct TracedPhysics<'a> {
 }
 
 /// A custom force's law traced over duals in a precision and a width, in a pass.
-pub type CustomTrace<'a> = Box<dyn Fn(Precision, usize, &DualTracer) -> Option<String> + 'a>;
+/// It traces the functions the kinds given call (`dual_custom_force`, `dual_force_law`).
+pub type CustomTrace<'a> =
+    Box<dyn Fn(Precision, usize, &DualTracer, &[ForceType]) -> Option<String> + 'a>;
 
 /// What a block's physics prints: the dual functions, the contact code (`None` without
 /// planes) and the custom force's law (`None` without one, or for one that is not a law).
@@ -299,7 +304,8 @@ fn trace_physics(
     };
     // Every traced function in one pass: what one hands out moving, the others read so.
     let counted = || pass.statements.get();
-    let custom = (physics.custom_force.as_ref()).and_then(|law| law(precision, width, pass));
+    let custom =
+        (physics.custom_force.as_ref()).and_then(|law| law(precision, width, pass, &physics.kinds));
     let after_custom = counted();
     let contact = (physics.contact_shapes.as_deref()).map(|shapes| contact(pass, shapes));
     let after_contact = counted();
@@ -451,7 +457,7 @@ impl PhysicsKey {
             contact_shapes: physics.contact_shapes.clone(),
             custom_force: (physics.custom_force.as_ref()).map(|law| {
                 let pass = DualTracer::new(Tracer::NATIVE, MovingNumbers::ALL);
-                law(Precision::F64, width, &pass)
+                law(Precision::F64, width, &pass, &physics.kinds)
             }),
         }
     }
@@ -614,7 +620,10 @@ pub fn dual_physics_wgsl<F: Scalar + Into<f64>, const W: usize>(
         },
     );
     for &kind in kinds {
-        if matches!(kind, ForceType::Keyframed | ForceType::Custom) {
+        if matches!(
+            kind,
+            ForceType::Keyframed | ForceType::Custom | ForceType::Law
+        ) {
             continue;
         }
         let signature = format!(
@@ -857,51 +866,88 @@ pub(crate) fn dual_custom_force_wgsl<L: ForceLaw>(
     law: &L,
     pass: &DualTracer,
     (precision, width): (Precision, usize),
+    kinds: &[ForceType],
 ) -> String {
     match (precision, width) {
-        (Precision::F32, 0) => custom_force_over::<f32, 0, L>(law, pass),
-        (Precision::F64, 0) => custom_force_over::<f64, 0, L>(law, pass),
-        (Precision::F32, 1) => custom_force_over::<f32, 1, L>(law, pass),
-        (Precision::F32, 4) => custom_force_over::<f32, 4, L>(law, pass),
-        (Precision::F64, 1) => custom_force_over::<f64, 1, L>(law, pass),
-        (Precision::F64, 4) => custom_force_over::<f64, 4, L>(law, pass),
+        (Precision::F32, 0) => custom_force_over::<f32, 0, L>(law, pass, kinds),
+        (Precision::F64, 0) => custom_force_over::<f64, 0, L>(law, pass, kinds),
+        (Precision::F32, 1) => custom_force_over::<f32, 1, L>(law, pass, kinds),
+        (Precision::F32, 4) => custom_force_over::<f32, 4, L>(law, pass, kinds),
+        (Precision::F64, 1) => custom_force_over::<f64, 1, L>(law, pass, kinds),
+        (Precision::F64, 4) => custom_force_over::<f64, 4, L>(law, pass, kinds),
         _ => panic!("the dual WGSL is traced in widths 0 and {TRACED_WIDTHS:?}, not {width}"),
     }
 }
 
+/// The law's functions the records of `kinds` call: `dual_custom_force` for the custom
+/// kind's (and wherever no law record calls the law), `dual_force_law`, which takes a
+/// record's numbers, for the law kind's.
 fn custom_force_over<F: Scalar + Into<f64>, const W: usize, L: ForceLaw>(
     law: &L,
     pass: &DualTracer,
+    kinds: &[ForceType],
 ) -> String {
-    pass.function(
-        TracedFunction::CustomForce,
-        "/// Generated from the custom force's law (written in Rust, traced over duals).\n\
-         fn dual_custom_force(s: DualMotion, c: DualConstants, aux: DualAuxiliaries, \
-         t: DualReal, body: u32, total: DualLoad) -> DualLoad",
-        |d| {
-            let (state, mass, aux): (State<_>, MassConstants<_>, Auxiliaries<_>) = (
-                structure_of::<_, F, W>(d, Structure::Motion, "s"),
-                structure_of(d, Structure::Constants, "c"),
-                structure_of(d, Structure::Auxiliaries, "aux"),
-            );
-            let load = law.load(&ForceInput {
-                position: state.position,
-                orientation: state.orientation.normalize(),
-                velocity: aux.velocity,
-                angular_velocity: aux.angular_velocity,
-                mass: mass.mass,
-                time: read(d, Structure::Real, &"t".into(), 0),
-                body: TracedDual::fixed(d.trace, "real(body)"),
-            });
-            let mut total: Load<_> = structure_of(d, Structure::Load, "total");
-            total.force = total.force + load.force;
-            total.torque = total.torque + load.torque;
-            wgsl!(
-                "    return {};\n",
-                array_of(d, Structure::Load, &total.to_scalars())
-            )
-        },
-    )
+    let with_records = kinds.contains(&ForceType::Law);
+    let mut out = String::new();
+    if kinds.contains(&ForceType::Custom) || !with_records {
+        out += &law_function::<F, W, L>(law, pass, false);
+    }
+    if with_records {
+        out += &law_function::<F, W, L>(law, pass, true);
+    }
+    out
+}
+
+/// `dual_custom_force`, or with `with_record` `dual_force_law`, the law's load over duals
+/// added to `total`; the former sees zeros for the law's numbers, the latter its record's.
+fn law_function<F: Scalar + Into<f64>, const W: usize, L: ForceLaw>(
+    law: &L,
+    pass: &DualTracer,
+    with_record: bool,
+) -> String {
+    let (function, signature) = match with_record {
+        false => (
+            TracedFunction::CustomForce,
+            "/// Generated from the custom force's law (written in Rust, traced over duals).\n\
+             fn dual_custom_force(s: DualMotion, c: DualConstants, aux: DualAuxiliaries, \
+             t: DualReal, body: u32, total: DualLoad) -> DualLoad",
+        ),
+        true => (
+            TracedFunction::ForceLaw,
+            "/// Generated from the registered force law (written in Rust, traced over duals), \
+             with a record's numbers.\n\
+             fn dual_force_law(p: DualParameters, s: DualMotion, c: DualConstants, \
+             aux: DualAuxiliaries, t: DualReal, body: u32, total: DualLoad) -> DualLoad",
+        ),
+    };
+    pass.function(function, signature, |d| {
+        let (state, mass, aux): (State<_>, MassConstants<_>, Auxiliaries<_>) = (
+            structure_of::<_, F, W>(d, Structure::Motion, "s"),
+            structure_of(d, Structure::Constants, "c"),
+            structure_of(d, Structure::Auxiliaries, "aux"),
+        );
+        let parameters = match with_record {
+            true => structure_of(d, Structure::Parameters, "p"),
+            false => Parameters::zero(),
+        };
+        let load = law.load(&ForceInput {
+            position: state.position,
+            orientation: state.orientation.normalize(),
+            velocity: aux.velocity,
+            angular_velocity: aux.angular_velocity,
+            mass: mass.mass,
+            time: read(d, Structure::Real, &"t".into(), 0),
+            body: TracedDual::fixed(d.trace, "real(body)"),
+            parameters,
+        });
+        let mut total: Load<_> = structure_of(d, Structure::Load, "total");
+        total.force = total.force + load.force;
+        total.torque = total.torque + load.torque;
+        wgsl!(
+            "    return {};\n",
+            array_of(d, Structure::Load, &total.to_scalars())
+        )
+    })
 }
 
 /// `dual_<integrator>_step`: one step from time `t` before `q` is renormalized, its stages'

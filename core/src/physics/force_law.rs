@@ -3,9 +3,10 @@
 
 use glam::{DQuat, DVec3};
 
+use crate::model::force_declaration::ParameterDeclaration;
 use crate::physics::algebra::{Quat, Vec3};
 use crate::physics::motion::Load;
-use crate::physics::scalar::Scalar;
+use crate::physics::scalar::{Scalar, carried_struct};
 
 /// A world-frame force and the torque about the centre of mass: what
 /// `Simulation::set_external_loads` applies to one
@@ -56,6 +57,11 @@ pub struct ForceInput<R> {
     pub time: R,
     /// Index of the body in the crowd, as a number.
     pub body: R,
+    /// The force's values of the numbers its law declares ([`ForceLaw::parameters`]):
+    /// vectors in `parameters.vectors`, numbers in `parameters.scalars`, each in the order
+    /// declared, as a built-in kind reads its own; zeros for a law that declares none. Its
+    /// derivatives are the directions `--sensitivity forces[i].<name>` takes.
+    pub parameters: Parameters<R>,
 }
 
 /// A force written once, in Rust, over the number type the physics is written over
@@ -69,6 +75,15 @@ pub struct ForceInput<R> {
 pub trait ForceLaw: Send + Sync + 'static {
     /// The world force and the torque about the centre of mass on one body.
     fn load<R: Scalar>(&self, body: &ForceInput<R>) -> Load<R>;
+
+    /// The numbers each force of this law sets, declared as a built-in kind declares its own
+    /// (vectors first, at most two, then at most four numbers): a scene names them, they are
+    /// checked against their ranges, and `load` reads them in `body.parameters`. Registered
+    /// under a name ([`ForceLaws`](crate::assembly::force_laws::ForceLaws)), the law is a
+    /// force kind of its own. None by default: the law's numbers are its own fields.
+    fn parameters(&self) -> &'static [ParameterDeclaration] {
+        &[]
+    }
 }
 
 impl<R: Copy> ForceInput<R> {
@@ -83,6 +98,10 @@ impl<R: Copy> ForceInput<R> {
             mass: f(self.mass),
             time: f(self.time),
             body: f(self.body),
+            parameters: Parameters {
+                vectors: self.parameters.vectors.map(|v| v.map(&f)),
+                scalars: self.parameters.scalars.map(&f),
+            },
         }
     }
 }
@@ -112,6 +131,27 @@ impl From<&CustomForceInput> for ForceInput<f64> {
             mass: input.mass,
             time: input.time,
             body: input.body as f64,
+            parameters: Parameters::zero(),
+        }
+    }
+}
+
+/// A force's parameters: `vectors` then `scalars`, as `ForceParameters` orders them.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Parameters<R> {
+    pub vectors: [Vec3<R>; 2],
+    pub scalars: [R; 4],
+}
+
+carried_struct!(Parameters { vectors, scalars });
+
+impl<R: Scalar> Parameters<R> {
+    /// Every number zero: what a law that declares none sees.
+    pub fn zero() -> Self {
+        let zero = Vec3::new(R::constant(0.0), R::constant(0.0), R::constant(0.0));
+        Self {
+            vectors: [zero; 2],
+            scalars: [R::constant(0.0); 4],
         }
     }
 }

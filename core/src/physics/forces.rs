@@ -3,9 +3,9 @@
 //! vectors and four scalars, of which it reads what its arity says.
 
 use super::algebra::Vec3;
-use super::force_law::ForceInput;
+use super::force_law::{ForceInput, Parameters};
 use super::motion::{Auxiliaries, Load, MassConstants, State};
-use super::scalar::{Scalar, carried_struct};
+use super::scalar::Scalar;
 use super::trig::sin_cos;
 use crate::model::force::ForceType;
 
@@ -20,9 +20,9 @@ pub struct Body<'a, R> {
 
 impl<R: Scalar> Body<'_, R> {
     /// What a force law sees of this body: its orientation normalized, `index` its crowd
-    /// index as a number.
+    /// index as a number, `parameters` the force's numbers.
     #[inline(always)]
-    pub fn law_input(&self, index: R) -> ForceInput<R> {
+    pub fn law_input(&self, index: R, parameters: Parameters<R>) -> ForceInput<R> {
         ForceInput {
             position: self.state.position,
             orientation: self.state.orientation.normalize(),
@@ -31,18 +31,10 @@ impl<R: Scalar> Body<'_, R> {
             mass: self.mass.mass,
             time: self.time,
             body: index,
+            parameters,
         }
     }
 }
-
-/// A force's parameters: `vectors` then `scalars`, as `ForceParameters` orders them.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Parameters<R> {
-    pub vectors: [Vec3<R>; 2],
-    pub scalars: [R; 4],
-}
-
-carried_struct!(Parameters { vectors, scalars });
 
 /// `offset + amplitude sin(2 pi frequency t + phase)`.
 #[inline(always)]
@@ -123,8 +115,8 @@ pub fn add_force<R: Scalar>(
             let scale = sinusoid_scale(s0, s1, s2, s3, body.time);
             add_scaled(u, w, scale, total);
         }
-        ForceType::Keyframed | ForceType::Custom => {
-            unreachable!("the caller evaluates keyframed and custom forces")
+        ForceType::Keyframed | ForceType::Custom | ForceType::Law => {
+            unreachable!("the caller evaluates keyframed, custom and law forces")
         }
     }
 }

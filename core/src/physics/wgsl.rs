@@ -8,6 +8,7 @@ use super::motion::{MassConstants, State, auxiliaries};
 use super::scalar::Scalar;
 use super::trace::{Trace, Traced, Tracer, Wgsl, wgsl};
 use super::trig::sin_cos;
+use crate::physics::force_law::Parameters;
 use crate::physics::force_law::{ForceInput, ForceLaw};
 
 /// What a kernel over duals computes on plain numbers, in precision `F`: `envelope_breaches`,
@@ -120,6 +121,7 @@ pub fn custom_force_wgsl<F: Scalar + Into<f64>, L: ForceLaw>(tracer: Tracer, law
                 mass: T::input(t, "mass"),
                 time: T::input(t, "time"),
                 body: T::input(t, "real(body)"),
+                parameters: Parameters::zero(),
             };
             let load = law.load(&input);
             wgsl!(

@@ -5,7 +5,7 @@ use crate::assembly::force_table::ForceTable;
 use crate::model::body::{Body, BodyState};
 use crate::model::force::{ForceKind, ForceType};
 use crate::physics::algebra::{Quat, SymMat3, Vec3};
-use crate::physics::forces::Parameters;
+use crate::physics::force_law::Parameters;
 use crate::physics::lanes::{LANES, Lanes, Vec3Lanes};
 use crate::physics::motion::{Load, MassConstants, State};
 

@@ -8,8 +8,9 @@ use crate::model::force::ForceType;
 use crate::model::integrator::Integrator;
 use crate::physics::algebra::Vec3;
 use crate::physics::custom_force::CustomForce;
+use crate::physics::force_law::Parameters;
 use crate::physics::force_law::{CustomForceInput, ForceInput};
-use crate::physics::forces::{Body, Parameters, add_force, add_scaled};
+use crate::physics::forces::{Body, add_force, add_scaled};
 use crate::physics::lanes::{LANES, LaneType, Lanes};
 use crate::physics::motion::{self, Derivative, Load, MassConstants, State};
 use crate::physics::profile::{KeyframeSeeds, record_scale};
@@ -116,7 +117,7 @@ fn add_custom<L: LaneType>(
     total: &mut Load<L>,
 ) {
     let bodies = Lanes(c.block.bodies.map(|b| (first_body + b as usize) as f32));
-    let input = body.law_input(L::from(bodies));
+    let input = body.law_input(L::from(bodies), Parameters::zero());
     match custom.law_on::<L::OnLanes>() {
         Some(law) => {
             let load = law(&input.map(L::to_lanes)).map(L::from_lanes);
@@ -181,6 +182,16 @@ fn accumulate_force<L: LaneType>(
             if let Some(custom) = env.custom_force {
                 add_custom(custom, c, body, env.first_body, total);
             }
+        }
+        ForceType::Law => {
+            let law = (env.custom_force)
+                .and_then(|custom| custom.law_on::<L::OnLanes>())
+                .expect("a law's force runs in a crowd whose custom force is that law");
+            let bodies = Lanes(c.block.bodies.map(|b| (env.first_body + b as usize) as f32));
+            let input = body.law_input(L::from(bodies), parameters);
+            let load = law(&input.map(L::to_lanes)).map(L::from_lanes);
+            total.force = total.force + load.force;
+            total.torque = total.torque + load.torque;
         }
         kind => add_force(kind, &parameters, body, total),
     }

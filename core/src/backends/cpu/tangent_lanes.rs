@@ -18,7 +18,7 @@ use crate::model::tangent::{Direction, STATE_COMPONENTS};
 use crate::physics::algebra::Vec3;
 use crate::physics::contact::{clear_of_planes, resolve_contacts};
 use crate::physics::dual::Dual;
-use crate::physics::forces::Parameters;
+use crate::physics::force_law::Parameters;
 use crate::physics::lanes::{LANES, LaneType, Lanes};
 use crate::physics::motion::{Derivative, MassConstants, State};
 use crate::physics::profile::KeyframeSeeds;

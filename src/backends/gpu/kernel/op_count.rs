@@ -135,6 +135,7 @@ pub(crate) fn kernel_ops(
             scale + arithmetic(TracedFunction::AddKeyframed)
         }
         ForceType::Custom => arithmetic(TracedFunction::CustomForce),
+        ForceType::Law => arithmetic(TracedFunction::ForceLaw),
         kind => arithmetic(TracedFunction::Force(kind)),
     };
     let bodies = crowd.bodies.len().max(1) as f64;

@@ -207,6 +207,7 @@ pub(crate) fn integrate_source(
         None => NO_CONTACTS.to_string(),
     };
     let custom_code = written.is_some() || law.is_some();
+    let law_code = law.is_some() && has(ForceType::Law);
     let plumbing = |present, source| if present { source } else { "" };
     let joined = [
         prelude(precision).as_str(),
@@ -218,7 +219,7 @@ pub(crate) fn integrate_source(
         plumbing(written.is_some(), CUSTOM_FORCE),
         &law.unwrap_or_default(),
         &contact,
-        &spec.wgsl(block.0, custom_code),
+        &spec.wgsl(block.0, custom_code, law_code),
         &hooks(&closed.moving),
         INTEGRATE,
     ]
@@ -244,10 +245,15 @@ pub(crate) fn kernel_physics<'a>(
         kinds: spec.force_kinds(),
         integrators: spec.integrators().to_vec(),
         contact_shapes: spec.contacts().then(|| spec.shapes().to_vec()),
-        custom_force: (custom_force.filter(|_| spec.force_kinds().contains(&ForceType::Custom)))
-            .map(|custom| -> CustomTrace {
-                Box::new(|precision, width, pass| custom.dual_wgsl(pass, (precision, width)))
-            }),
+        custom_force: (custom_force.filter(|_| {
+            let kinds = spec.force_kinds();
+            kinds.contains(&ForceType::Custom) || kinds.contains(&ForceType::Law)
+        }))
+        .map(|custom| -> CustomTrace {
+            Box::new(|precision, width, pass, kinds| {
+                custom.dual_wgsl(pass, (precision, width), kinds)
+            })
+        }),
     }
 }
 
@@ -439,6 +445,9 @@ mod tests {
             let function = match force {
                 ForceType::Keyframed => "dual_add_keyframed".to_string(),
                 ForceType::Custom => "dual_custom_force".to_string(),
+                // A law's function is traced from the law a crowd attaches (the force law
+                // tests compile it).
+                ForceType::Law => continue,
                 _ => format!("dual_force_{}", force.name()),
             };
             assert!(

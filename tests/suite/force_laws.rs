@@ -1,0 +1,271 @@
+//! A force law registered under a name is a force kind like a built-in one: a scene names it
+//! and sets its numbers, they are checked with the built-in kinds' messages, its derivatives
+//! along them come from the one definition on every backend (the twins bit for bit), and a
+//! checkpoint carries them.
+
+use std::path::Path;
+
+use crate::common;
+
+use rigid_crowd::glam::DVec3;
+use rigid_crowd::{
+    Backend, Checkpoint, Force, ForceInput, ForceKind, ForceLaw, ForceLaws, Load,
+    ParameterDeclaration, ParameterShape, Real, Scene, Simulation,
+};
+
+#[path = "../../examples/force_law.rs"]
+mod force_law;
+
+fn scene() -> Scene {
+    Scene::from_json_with_laws(force_law::SCENE, Path::new(""), &force_law::laws().unwrap())
+        .unwrap()
+}
+
+fn simulation(scene: &Scene, backend: Backend) -> Simulation {
+    Simulation::on_backend(&scene.crowd, backend, common::gpu()).unwrap()
+}
+
+fn bits(values: &[f64]) -> Vec<u64> {
+    values.iter().map(|v| v.to_bits()).collect()
+}
+
+/// The largest difference of `a` from `b`, relative where `b` exceeds 1.
+fn largest_difference(a: &[f64], b: &[f64]) -> f64 {
+    assert_eq!(a.len(), b.len());
+    (a.iter().zip(b))
+        .map(|(x, y)| (x - y).abs() / y.abs().max(1.0))
+        .fold(0.0, f64::max)
+}
+
+/// The example's law, named by a scene with two forces of it: the sensitivities along both
+/// of its numbers are the Richardson differences of whole runs to 1e-8 in f64 (4.8e-12
+/// measured); `gpu-f64` gives `cpu-ref`'s bits and `gpu` `cpu`'s, states and columns.
+#[test]
+fn a_registered_laws_sensitivities_are_differences_of_runs_on_every_backend() {
+    let scene = scene();
+    let reference = force_law::differences(&scene).unwrap();
+    // The columns are far from zero: a law that did not see its numbers would fail.
+    assert!(reference.iter().map(|c| c.abs()).fold(0.0, f64::max) > 0.1);
+    let mut columns = Vec::new();
+    let mut states = Vec::new();
+    for backend in Backend::ALL {
+        let mut sim = simulation(&scene, backend);
+        columns.push(force_law::sensitivities(&mut sim, scene.steps).unwrap());
+        states.push(common::state_bits(&sim.bodies().unwrap()));
+    }
+    let [cpu_ref, cpu, gpu, gpu_f64] = [0, 1, 2, 3].map(|i| Backend::ALL[i]);
+    assert_eq!([cpu_ref, cpu, gpu, gpu_f64], Backend::ALL);
+    for (backend, tolerance) in [(0, 1e-8), (3, 1e-8), (1, 1e-4), (2, 1e-4)] {
+        let largest = largest_difference(&columns[backend], &reference);
+        assert!(
+            largest <= tolerance,
+            "{:?}: {largest:e} from the differences",
+            Backend::ALL[backend]
+        );
+    }
+    assert_eq!(
+        bits(&columns[3]),
+        bits(&columns[0]),
+        "gpu-f64 against cpu-ref"
+    );
+    assert_eq!(bits(&columns[2]), bits(&columns[1]), "gpu against cpu");
+    assert_eq!(states[3], states[0], "gpu-f64 against cpu-ref");
+    assert_eq!(states[2], states[1], "gpu against cpu");
+}
+
+/// A law written as the built-in spring is, with the spring's four numbers declared: a scene
+/// of it runs as the same scene with built-in springs, to the bit on every backend (the same
+/// operations in the same order): each number reaches the law in its lane, and a law's force
+/// costs no rounding a built-in one does not.
+struct SpringLaw;
+
+impl ForceLaw for SpringLaw {
+    fn load<R: Real>(&self, b: &ForceInput<R>) -> Load<R> {
+        let [anchor, attach] = b.parameters.vectors;
+        let [stiffness, damping, ..] = b.parameters.scalars;
+        let arm = b.orientation.to_rotation().mul_vec(attach);
+        let stretch = b.position + arm - anchor;
+        let attach_velocity = b.velocity + b.angular_velocity.cross(arm);
+        let applied = -(stretch * stiffness) - attach_velocity * damping;
+        Load {
+            force: applied,
+            torque: arm.cross(applied),
+        }
+    }
+
+    fn parameters(&self) -> &'static [ParameterDeclaration] {
+        const {
+            &[
+                ParameterDeclaration::new("anchor", ParameterShape::Vector, "m").required(),
+                ParameterDeclaration::new("attach", ParameterShape::Vector, "m"),
+                ParameterDeclaration::new("stiffness", ParameterShape::Number, "N/m")
+                    .non_negative()
+                    .required(),
+                ParameterDeclaration::new("damping", ParameterShape::Number, "N s/m")
+                    .non_negative(),
+            ]
+        }
+    }
+}
+
+fn spring_scene(kind: &str) -> Scene {
+    let text = format!(
+        r#"{{"dt": 0.01, "steps": 50, "integrator": "rk4",
+          "forces": [
+            {{"type": "{kind}", "anchor": [0, 0, 1], "attach": [0.1, 0, 0.2], "stiffness": 20,
+              "damping": 0.3}},
+            {{"type": "{kind}", "body": 2, "anchor": [1, 0, 0], "stiffness": 5}}
+          ],
+          "crowd": {{"count": 5, "seed": 3}}}}"#
+    );
+    let laws = ForceLaws::new().with("spring_law", SpringLaw).unwrap();
+    Scene::from_json_with_laws(&text, Path::new(""), &laws).unwrap()
+}
+
+#[test]
+fn a_law_with_a_built_in_kinds_numbers_runs_as_that_kind() {
+    let (law, built_in) = (spring_scene("spring_law"), spring_scene("spring"));
+    assert!(matches!(law.crowd.forces[1].kind, ForceKind::Law { .. }));
+    for backend in Backend::ALL {
+        let end = |scene: &Scene| {
+            let mut sim = simulation(scene, backend);
+            sim.step(scene.steps).unwrap();
+            sim.bodies().unwrap()
+        };
+        let (by_law, by_kind) = (end(&law), end(&built_in));
+        assert_eq!(
+            common::state_bits(&by_law),
+            common::state_bits(&by_kind),
+            "{backend:?}"
+        );
+    }
+}
+
+/// The message for a bad value, a missing number, an unknown field or kind: a law's as a
+/// built-in kind's, from the same reader.
+#[test]
+fn a_laws_bad_numbers_get_the_built_in_kinds_messages() {
+    let laws = ForceLaws::new().with("spring_law", SpringLaw).unwrap();
+    let error = |kind: &str, fields: &str| -> String {
+        let text = format!(
+            r#"{{"dt": 0.01, "steps": 1, "forces": [{{"type": "{kind}"{fields}}}],
+              "crowd": {{"count": 2, "seed": 1}}}}"#
+        );
+        Scene::from_json_with_laws(&text, Path::new(""), &laws)
+            .unwrap_err()
+            .to_string()
+    };
+    for fields in [
+        r#", "anchor": [0, 0, 1], "stiffness": -2"#,
+        r#", "anchor": [0, 0, 1], "stiffness": 2, "damping": -1"#,
+        r#", "anchor": [0, 0, "a"], "stiffness": 2"#,
+        r#", "anchor": [0, 0, 1]"#,
+        r#", "stiffness": 2"#,
+        r#", "anchor": [0, 0, 1], "stiffness": 2, "body": 7"#,
+    ] {
+        let (by_law, by_kind) = (error("spring_law", fields), error("spring", fields));
+        assert_eq!(by_law, by_kind, "{fields}");
+        assert!(!by_law.contains('\n'), "{by_law}");
+    }
+    assert_eq!(
+        error(
+            "spring_law",
+            r#", "anchor": [0, 0, 1], "stiffness": 2, "stifness": 1"#
+        ),
+        "forces[0].stifness: unknown field `stifness`, expected one of `body`, `anchor`, \
+         `attach`, `stiffness`, `damping`"
+    );
+    let unknown = error("sprung", "");
+    assert!(
+        unknown.starts_with("forces[0].type: unknown variant `sprung`"),
+        "{unknown}"
+    );
+    assert!(unknown.ends_with("`custom`, `spring_law`"), "{unknown}");
+}
+
+#[test]
+fn a_crowd_runs_one_law_and_a_name_is_registered_once() {
+    struct Other;
+    impl ForceLaw for Other {
+        fn load<R: Real>(&self, b: &ForceInput<R>) -> Load<R> {
+            Load {
+                force: b.velocity,
+                torque: b.angular_velocity,
+            }
+        }
+    }
+    let laws = (ForceLaws::new().with("spring_law", SpringLaw))
+        .and_then(|laws| laws.with("other", Other))
+        .unwrap();
+    let text = r#"{"dt": 0.01, "steps": 1, "forces": [
+        {"type": "other"}, {"type": "spring_law", "anchor": [0, 0, 1], "stiffness": 2}],
+        "crowd": {"count": 2, "seed": 1}}"#;
+    let error = Scene::from_json_with_laws(text, Path::new(""), &laws).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "forces[1].type: a crowd has one custom force or force law, and forces[0].type \
+         already names another"
+    );
+    for taken in ["spring", "law", "other"] {
+        let error = laws.clone().with(taken, Other).unwrap_err();
+        assert!(
+            error.to_string().contains("already names a force kind"),
+            "{error}"
+        );
+    }
+}
+
+/// A checkpoint keeps a law's numbers; resumed with the law attached, the run goes on as the
+/// uninterrupted one; without it, it is refused in one line naming the force.
+#[test]
+fn a_checkpoint_carries_a_laws_numbers() {
+    let scene = scene();
+    let law = force_law::laws()
+        .unwrap()
+        .get("soft_tether")
+        .unwrap()
+        .clone();
+    for backend in [Backend::Reference, Backend::Gpu] {
+        let mut whole = simulation(&scene, backend);
+        whole.step(40).unwrap();
+        let mut first = simulation(&scene, backend);
+        first.step(25).unwrap();
+        let bytes = first.checkpoint().unwrap().to_bytes();
+        let read = Checkpoint::from_bytes(&bytes).unwrap();
+        let refused = Simulation::resume(&read, Backend::Reference).err().unwrap();
+        assert_eq!(refused.to_string().lines().count(), 1, "{refused}");
+        assert!(
+            refused.to_string().starts_with("forces[1].type: "),
+            "{refused}"
+        );
+        let read = read.with_custom_force(law.clone());
+        assert_eq!(read.crowd.forces, scene.crowd.forces);
+        let mut resumed = match backend {
+            Backend::Reference => Simulation::resume(&read, backend).unwrap(),
+            _ => Simulation::resume_on_gpu(&read, common::gpu()).unwrap(),
+        };
+        resumed.step(15).unwrap();
+        assert_eq!(
+            common::state_bits(&resumed.bodies().unwrap()),
+            common::state_bits(&whole.bodies().unwrap()),
+            "{backend:?}"
+        );
+    }
+    // The force as the Rust API builds it is the one the scene reads.
+    let declaration = law.law_declaration().unwrap();
+    let mut parameters = rigid_crowd::ForceParameters::default();
+    parameters.vectors[0] = DVec3::new(0.0, 0.0, 2.0);
+    parameters.scalars[0] = 30.0;
+    assert_eq!(
+        Force::on_all(ForceKind::Law {
+            law: declaration,
+            parameters
+        }),
+        scene.crowd.forces[1]
+    );
+}
+
+#[test]
+fn the_force_law_example_runs() {
+    force_law::main().unwrap();
+}
