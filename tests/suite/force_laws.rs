@@ -14,7 +14,7 @@ use rigid_crowd::{
 };
 
 #[path = "../../examples/force_law.rs"]
-mod force_law;
+pub(crate) mod force_law;
 
 fn scene() -> Scene {
     Scene::from_json_with_laws(force_law::SCENE, Path::new(""), &force_law::laws().unwrap())

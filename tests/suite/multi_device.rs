@@ -202,6 +202,52 @@ fn tangents_on_several_devices_are_those_of_one() {
     }
 }
 
+/// A registered force law runs on several devices as on one, bit for bit, states and the
+/// sensitivities along its numbers, for a force on every body and one on a single body (which
+/// the shard holding it renumbers); `gpu-f64` on one device gives `cpu-ref`'s bits.
+#[test]
+fn a_registered_law_and_its_numbers_on_several_devices_are_those_of_one() {
+    let text = r#"{"dt": 0.01, "steps": 20, "integrator": "rk4",
+      "forces": [
+        {"type": "gravity", "acceleration": [0, 0, -9.81]},
+        {"type": "soft_tether", "anchor": [0, 0, 2], "stiffness": 30},
+        {"type": "soft_tether", "body": 29, "anchor": [1, -1, 0.5], "stiffness": 12.5}
+      ],
+      "crowd": {"count": 36, "seed": 5}}"#;
+    let laws = crate::force_laws::force_law::laws().unwrap();
+    let scene =
+        rigid_crowd::Scene::from_json_with_laws(text, std::path::Path::new(""), &laws).unwrap();
+    let names = ["forces[1].anchor", "forces[2].stiffness"];
+    let outcome = |sim: &mut Simulation| {
+        sim.start_tangents(&names).unwrap();
+        sim.step(12).unwrap();
+        sim.step(8).unwrap();
+        let mut all = bits(&sim.bodies().unwrap());
+        for (name, width) in names.iter().zip([3, 1]) {
+            let mut out = vec![0.0; 36 * 13 * width];
+            sim.read_tangents(name, &mut out).unwrap();
+            assert!(out.iter().any(|v| *v != 0.0), "{name}");
+            all.extend(out.into_iter().map(f64::to_bits));
+        }
+        all
+    };
+    let reference = outcome(&mut Simulation::reference(&scene.crowd).unwrap());
+    for backend in GPU_BACKENDS {
+        let on = |count: usize| {
+            outcome(
+                &mut Simulation::on_devices(&scene.crowd, backend, &devices()[..count]).unwrap(),
+            )
+        };
+        let one = on(1);
+        if backend == Backend::GpuF64 {
+            assert_eq!(one, reference, "gpu-f64 against cpu-ref");
+        }
+        for count in [2, 3] {
+            assert_eq!(on(count), one, "{} on {count} devices", backend.name());
+        }
+    }
+}
+
 /// A crowd larger than three source chunks is cut on chunk boundaries (the path a generated
 /// crowd of millions takes); the non-blocking reads see every device.
 #[test]
