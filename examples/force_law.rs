@@ -6,6 +6,7 @@
 //!
 //! `cargo run --release --example force_law`
 
+use rigid_crowd::glam::DVec3;
 use rigid_crowd::{
     Backend, ForceInput, ForceLaw, ForceLaws, Load, ParameterDeclaration, ParameterShape, Real,
     STATE_COMPONENTS, Scene, Simulation, Vec3,
@@ -83,10 +84,13 @@ pub fn sensitivities(sim: &mut Simulation, steps: u64) -> rigid_crowd::Result<Ve
 /// The same columns from Richardson differences of whole `cpu-ref` runs: each number moved
 /// by `±h` and `±h/2`.
 pub fn differences(scene: &Scene) -> rigid_crowd::Result<Vec<f64>> {
-    let end = |nudge: &dyn Fn(&mut rigid_crowd::ForceParameters)| {
+    let end = |nudge: &dyn Fn(&mut [DVec3; 2], &mut [f64; 4])| {
         let mut crowd = scene.crowd.clone();
-        if let rigid_crowd::ForceKind::Law { parameters, .. } = &mut crowd.forces[1].kind {
-            nudge(parameters);
+        if let rigid_crowd::ForceKind::Law {
+            vectors, scalars, ..
+        } = &mut crowd.forces[1].kind
+        {
+            nudge(vectors, scalars);
         }
         let mut sim = Simulation::new(&crowd, Backend::Reference)?;
         sim.step(scene.steps)?;
@@ -105,9 +109,9 @@ pub fn differences(scene: &Scene) -> rigid_crowd::Result<Vec<f64>> {
     };
     let central = |number: usize, h: f64| -> rigid_crowd::Result<Vec<f64>> {
         let moved = |by: f64| {
-            end(&|p: &mut rigid_crowd::ForceParameters| match number {
-                3 => p.scalars[0] += by,
-                axis => p.vectors[0][axis] += by,
+            end(&|vectors, scalars| match number {
+                3 => scalars[0] += by,
+                axis => vectors[0][axis] += by,
             })
         };
         let (up, down) = (moved(h)?, moved(-h)?);

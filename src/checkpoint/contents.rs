@@ -61,7 +61,7 @@ impl Checkpoint {
         if let Some(declaration) = custom.law_declaration() {
             for force in &mut self.crowd.forces {
                 if let ForceKind::Law { law, .. } = &mut force.kind {
-                    if *law == LawDeclaration::UNATTACHED {
+                    if **law == LawDeclaration::UNATTACHED {
                         *law = declaration;
                     }
                 }

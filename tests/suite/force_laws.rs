@@ -252,14 +252,11 @@ fn a_checkpoint_carries_a_laws_numbers() {
         );
     }
     // The force as the Rust API builds it is the one the scene reads.
-    let declaration = law.law_declaration().unwrap();
-    let mut parameters = rigid_crowd::ForceParameters::default();
-    parameters.vectors[0] = DVec3::new(0.0, 0.0, 2.0);
-    parameters.scalars[0] = 30.0;
     assert_eq!(
         Force::on_all(ForceKind::Law {
-            law: declaration,
-            parameters
+            law: law.law_declaration().unwrap(),
+            vectors: [DVec3::new(0.0, 0.0, 2.0), DVec3::ZERO],
+            scalars: [30.0, 0.0, 0.0, 0.0],
         }),
         scene.crowd.forces[1]
     );

@@ -251,7 +251,7 @@ impl Crowd {
             )),
             ForceKind::Law { law, .. } => {
                 let attached = (self.custom_force.as_ref()).and_then(|c| c.law_declaration());
-                let waiting = !laws_attached && law == LawDeclaration::UNATTACHED;
+                let waiting = !laws_attached && *law == LawDeclaration::UNATTACHED;
                 if attached != Some(law) && !waiting {
                     return Err(Error::invalid(
                         format!("{field}.type"),
@@ -260,7 +260,7 @@ impl Crowd {
                                 "the force law {:?} is not the crowd's custom force ({:?} is): a crowd runs one force law",
                                 law.name, other.name
                             ),
-                            None if law == LawDeclaration::UNATTACHED => "a force of a registered law, read back from a checkpoint without it: attach the law (Checkpoint::with_custom_force)".to_string(),
+                            None if *law == LawDeclaration::UNATTACHED => "a force of a registered law, read back from a checkpoint without it: attach the law (Checkpoint::with_custom_force)".to_string(),
                             None => format!(
                                 "the force law {:?} needs the crowd's custom force to be that law (Crowd::with_custom_force)",
                                 law.name

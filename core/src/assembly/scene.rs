@@ -363,7 +363,8 @@ impl ForceEntry {
                 }
                 ForceKind::Law {
                     law: declaration,
-                    parameters,
+                    vectors: parameters.vectors,
+                    scalars: parameters.scalars,
                 }
             }
         };

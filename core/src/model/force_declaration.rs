@@ -208,10 +208,14 @@ macro_rules! force_kinds {
             )*
             $(#[$law_meta])*
             $law {
-                /// The law: its name and its declared numbers.
-                law: $crate::model::force_declaration::LawDeclaration,
-                /// Its numbers, in the lanes its declaration gives them.
-                parameters: ForceParameters,
+                /// The law: its name and its declared numbers. A reference, so that a force
+                /// of a law is no larger than the largest built-in one (the reference reads
+                /// every force at every stage).
+                law: &'static $crate::model::force_declaration::LawDeclaration,
+                /// Its vectors, in the order its declaration gives them.
+                vectors: [::glam::DVec3; 2],
+                /// Its numbers, after its vectors.
+                scalars: [f64; 4],
             },
         }
 
@@ -293,7 +297,10 @@ macro_rules! force_kinds {
                             $(p.table = Some($table);)?
                         )?
                     })*
-                    ForceKind::$law { parameters, .. } => p = parameters,
+                    ForceKind::$law { vectors, scalars, .. } => {
+                        p.vectors = vectors;
+                        p.scalars = scalars;
+                    }
                 }
                 p
             }
@@ -312,8 +319,9 @@ macro_rules! force_kinds {
                         $($table: p.table.unwrap_or(0),)?
                     })?,)*
                     ForceType::$law => ForceKind::$law {
-                        law: $crate::model::force_declaration::LawDeclaration::UNATTACHED,
-                        parameters: ForceParameters { table: None, ..*p },
+                        law: &$crate::model::force_declaration::LawDeclaration::UNATTACHED,
+                        vectors: p.vectors,
+                        scalars: p.scalars,
                     },
                 }
             }

@@ -62,7 +62,7 @@ pub struct CustomForce {
     dual_wgsl: Option<Arc<DualWgsl>>,
     /// A law registered under a name: its name and declared numbers, which its forces
     /// ([`ForceKind::Law`](crate::model::force::ForceKind::Law)) carry.
-    declaration: Option<LawDeclaration>,
+    declaration: Option<&'static LawDeclaration>,
 }
 
 /// A force law traced over duals of a precision and a width, in a pass over duals, for the
@@ -121,7 +121,9 @@ impl CustomForce {
         let declaration = LawDeclaration::checked(name, law.parameters())
             .map_err(|message| Error::invalid("force law", message))?;
         Ok(Self {
-            declaration: Some(declaration),
+            // One declaration per registration, for the life of the program: forces refer
+            // to it.
+            declaration: Some(Box::leak(Box::new(declaration))),
             ..Self::from_law(law)
         })
     }
@@ -136,7 +138,7 @@ impl CustomForce {
 
     /// The name and numbers of a law registered under a name; `None` for any other custom
     /// force.
-    pub fn law_declaration(&self) -> Option<LawDeclaration> {
+    pub fn law_declaration(&self) -> Option<&'static LawDeclaration> {
         self.declaration
     }
 
