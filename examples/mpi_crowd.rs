@@ -1,6 +1,8 @@
 //! One crowd over MPI ranks from a Rust program that owns the communicator, checked against
 //! one process: rank 0 also integrates the whole crowd alone and compares every state bit
-//! for bit, and the reduced totals with its own sums. Exits 1 on any difference.
+//! for bit, and the reduced totals with its own sums. Two crowds: one with a custom force
+//! written in WGSL, one with a force law registered under a name (its numbers in the
+//! forces' records, one force on a single body of the last rank). Exits 1 on any difference.
 //!
 //! ```sh
 //! cargo build --release --features mpi --example mpi_crowd
@@ -14,7 +16,8 @@ use rigid_crowd::glam::DVec3;
 use rigid_crowd::mpi::mpi::traits::*;
 use rigid_crowd::mpi::{MpiSimulation, mpi};
 use rigid_crowd::{
-    Backend, Body, Crowd, CrowdSpec, CustomForce, CustomForceInput, ExternalLoad, Force, ForceKind,
+    Backend, Body, Crowd, CrowdSpec, CustomForce, CustomForceInput, ExternalLoad, Force,
+    ForceInput, ForceKind, ForceLaw, ForceLaws, Load, ParameterDeclaration, ParameterShape, Real,
     Simulation,
 };
 
@@ -56,7 +59,43 @@ fn main() -> ExitCode {
     }
 }
 
-/// Whether every backend's crowd over the ranks matches one process's.
+/// A pull towards an anchor that grows with the body's crowd index (a rank that passed its
+/// own indices would pull the wrong bodies), its anchor and strength declared numbers.
+struct IndexedTether;
+
+impl ForceLaw for IndexedTether {
+    fn load<R: Real>(&self, b: &ForceInput<R>) -> Load<R> {
+        let [anchor, _] = b.parameters.vectors;
+        let [strength, ..] = b.parameters.scalars;
+        let pull = strength * (R::constant(1.0) + b.body * R::constant(0.001));
+        Load {
+            force: (anchor - b.position) * pull,
+            torque: b.angular_velocity * (-strength * R::constant(0.01)),
+        }
+    }
+
+    fn parameters(&self) -> &'static [ParameterDeclaration] {
+        const {
+            &[
+                ParameterDeclaration::new("anchor", ParameterShape::Vector, "m").required(),
+                ParameterDeclaration::new("strength", ParameterShape::Number, "1/s^2")
+                    .non_negative()
+                    .required(),
+            ]
+        }
+    }
+}
+
+/// A force of the registered law `law` with its anchor and strength.
+fn tether(law: &CustomForce, anchor: DVec3, strength: f64) -> ForceKind {
+    ForceKind::Law {
+        law: law.law_declaration().expect("a registered law"),
+        vectors: [anchor, DVec3::ZERO],
+        scalars: [strength, 0.0, 0.0, 0.0],
+    }
+}
+
+/// Whether every backend's run of both crowds over the ranks matches one process's.
 fn check(
     world: &mpi::topology::SimpleCommunicator,
     backends: &[Backend],
@@ -80,16 +119,40 @@ fn check(
             },
         ));
     }
+    // The same bodies under a registered law, on all of them and once more on the last.
+    let laws = ForceLaws::new().with("indexed_tether", IndexedTether)?;
+    let law = laws.get("indexed_tether").expect("registered above");
+    let law_crowd = Crowd::new(crowd.bodies.clone(), 1e-3)
+        .with_custom_force(law.clone())
+        .with_force(Force::on_all(tether(law, DVec3::new(0.0, 0.0, 1.0), 2.0)))
+        .with_force(Force::on_body(
+            count - 1,
+            tether(law, DVec3::new(1.0, -1.0, 0.0), 30.0),
+        ));
+    let mut all_match = true;
+    for (what, crowd) in [("", &crowd), (" with a registered law", &law_crowd)] {
+        all_match &= check_crowd(world, backends, what, crowd)?;
+    }
+    Ok(all_match)
+}
+
+/// Whether every backend's run of `crowd` over the ranks matches one process's.
+fn check_crowd(
+    world: &mpi::topology::SimpleCommunicator,
+    backends: &[Backend],
+    what: &str,
+    crowd: &Crowd,
+) -> rigid_crowd::Result<bool> {
     let mut all_match = true;
     for &backend in backends {
-        let mut sim = MpiSimulation::new(world.duplicate(), &crowd, backend)?;
+        let mut sim = MpiSimulation::new(world.duplicate(), crowd, backend)?;
         sim.step(25)?;
         sim.step(15)?;
         let totals = sim.totals()?;
         let Some(states) = sim.states_on_root()? else {
             continue;
         };
-        let mut alone = Simulation::new(&crowd, backend)?;
+        let mut alone = Simulation::new(crowd, backend)?;
         alone.step(40)?;
         let bodies = alone.bodies()?;
         let same_bits = states.len() == bodies.len()
@@ -103,7 +166,7 @@ fn check(
         let totals_agree = relative(totals.kinetic_energy, energy) < 1e-12
             && (totals.linear_momentum - momentum).length() < 1e-12 * momentum.length();
         println!(
-            "{backend} over {} ranks: states {} one process's, totals {} (kinetic energy {:.6e})",
+            "{backend}{what} over {} ranks: states {} one process's, totals {} (kinetic energy {:.6e})",
             sim.ranks(),
             if same_bits {
                 "bit for bit"
