@@ -475,7 +475,7 @@ fn contact_impulse<R: Scalar>(
 /// Whether a body whose shape's bounding sphere has radius `bounding_radius`, at `position`,
 /// is too far from `plane` to touch it: then [`resolve_plane`] leaves its state as it is.
 #[inline(always)]
-fn far_from<R: Scalar>(
+pub fn far_from<R: Scalar>(
     bounding_radius: R,
     plane: &PlaneConstants<R>,
     position: Vec3<R>,
@@ -506,8 +506,21 @@ pub fn resolve_contacts<R: Scalar>(
     planes: &[PlaneConstants<R>],
     h: R,
 ) -> State<R> {
-    let acceleration = step_acceleration(start, &next, mass, h);
-    planes.iter().fold(next, |s, plane| {
-        resolve_plane(s, mass, shape, plane, acceleration, h)
+    // A body clear of every plane is left as it is, as each plane's resolution would leave
+    // it: one test a plane then, not the step's acceleration and each plane's set-up. Counted
+    // as a number, so a position that is not a number counts as near, as `far_from` says.
+    let (zero, one) = (R::constant(0.0), R::constant(1.0));
+    let near = planes.iter().fold(zero, |near, plane| {
+        near + R::select(
+            far_from(shape.bounding_radius, plane, next.position),
+            zero,
+            one,
+        )
+    });
+    R::if_then(zero.less(near), next, |next| {
+        let acceleration = step_acceleration(start, &next, mass, h);
+        planes.iter().fold(next, |s, plane| {
+            resolve_plane(s, mass, shape, plane, acceleration, h)
+        })
     })
 }

@@ -50,8 +50,12 @@ impl BlockRun<'_> {
     #[inline(always)]
     fn run<L: LaneType>(&self, state: &StateBlock, derivative: DerivativeFn<L>) -> BlockOutcome {
         let constants = BlockConstants::<L>::new(self.constants, self.forces.load, self.integrator);
-        let contacts = |start: &State<L>, next: State<L>| match self.contacts {
-            Some((block, planes)) => {
+        let near = (self.contacts).map(|(block, planes)| block.near_test::<L>(planes));
+        let contacts = |start: &State<L>, next: State<L>| match (self.contacts, &near) {
+            // A block whose lanes are all clear of every plane is left as it is, as the
+            // contact code would leave each lane.
+            (Some(_), Some(near)) if near.near_lanes(next.position) == 0 => next,
+            (Some((block, planes)), _) => {
                 let mut resolved = next.map(Into::into);
                 resolve_contacts(
                     &start.map(Into::into),
@@ -62,7 +66,7 @@ impl BlockRun<'_> {
                 );
                 resolved.map(L::from)
             }
-            None => next,
+            (None, _) => next,
         };
         let (_, outcome) = self.run_from(state.map(L::from), &constants, derivative, contacts);
         outcome

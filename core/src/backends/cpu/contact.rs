@@ -6,8 +6,10 @@ use crate::backends::cpu::block::StateBlock;
 use crate::model::mass::MassProperties;
 use crate::model::shape::Shape;
 use crate::physics::algebra::{Quat, Vec3};
-use crate::physics::contact::{PlaneConstants, ShapeConstants, resolve_contacts as resolve_body};
-use crate::physics::lanes::LANES;
+use crate::physics::contact::{
+    PlaneConstants, ShapeConstants, clear_of_planes, far_from, resolve_contacts as resolve_body,
+};
+use crate::physics::lanes::{LANES, LaneType, Lanes};
 use crate::physics::motion::{MassConstants, State};
 
 /// What contact resolution needs of each lane of a block besides its state.
@@ -37,6 +39,47 @@ impl ContactBlock {
     }
 }
 
+impl ContactBlock {
+    /// The lanes' bounding radii and `planes`, in lanes of type `L`: what
+    /// [`near_lanes`] tests each step.
+    pub fn near_test<L: LaneType>(&self, planes: &[PlaneConstants<f32>]) -> NearTest<L> {
+        let radii = Lanes(self.lanes.map(|(_, shape)| shape.bounding_radius));
+        let splat = |v: Vec3<f32>| Vec3::new(L::splat(v.x), L::splat(v.y), L::splat(v.z));
+        let planes = (planes.iter())
+            .map(|p| PlaneConstants {
+                normal: splat(p.normal),
+                offset: L::splat(p.offset),
+                restitution: L::splat(p.restitution),
+                friction: L::splat(p.friction),
+            })
+            .collect();
+        NearTest {
+            radii: L::from(radii),
+            planes,
+        }
+    }
+}
+
+/// A block's bounding radii and the planes, in lanes: [`ContactBlock::near_test`].
+pub(crate) struct NearTest<L> {
+    radii: L,
+    planes: Vec<PlaneConstants<L>>,
+}
+
+impl<L: LaneType> NearTest<L> {
+    /// The lanes whose body, at `position`, may touch a plane (one bit each): `far_from` of
+    /// every plane, as the contact code tests each lane, in all lanes at once. A block with
+    /// none leaves the per-lane contact code alone.
+    #[inline(always)]
+    pub fn near_lanes(&self, position: Vec3<L>) -> u8 {
+        let (zero, one) = (L::constant(0.0), L::constant(1.0));
+        let near = self.planes.iter().fold(zero, |near, plane| {
+            near + L::select(far_from(self.radii, plane, position), zero, one)
+        });
+        L::mask(zero.less(near))
+    }
+}
+
 /// Resolves every lane of `next` (the block after a step that started at `start`).
 pub(crate) fn resolve_contacts(
     start: &StateBlock,
@@ -46,6 +89,11 @@ pub(crate) fn resolve_contacts(
     h: f32,
 ) {
     for (lane, (mass, shape)) in block.lanes.iter().enumerate() {
+        // A lane clear of every plane is left as it is (as `resolve_body` would leave it),
+        // without copying its states out and back.
+        if clear_of_planes(shape, planes, lane_position(next, lane)) {
+            continue;
+        }
         let resolved = resolve_body(
             &lane_state(start, lane),
             lane_state(next, lane),
@@ -56,6 +104,12 @@ pub(crate) fn resolve_contacts(
         );
         set_lane(next, lane, &resolved);
     }
+}
+
+/// The position of lane `lane` of `block`.
+fn lane_position(block: &StateBlock, lane: usize) -> Vec3<f32> {
+    let p = &block.position;
+    Vec3::new(p.x.0[lane], p.y.0[lane], p.z.0[lane])
 }
 
 /// Lane `lane` of `block`.
