@@ -141,7 +141,11 @@ struct DualBody {
 /// tangent kernel): each step its integrator's (`dual_scheme_step`, generated for the
 /// crowd's), q renormalized (Baraff 4), the planes' contacts resolved, the faults judged on
 /// the values. Every force depends only on the body's own state, so K steps run back to back
-/// in registers. A 2D grid covers crowds beyond 65,535 workgroups in one dimension.
+/// in registers. A 2D grid covers crowds beyond 65,535 workgroups in one dimension. Where
+/// the kernel hands contacts over (KERNEL_HANDS_OVER_CONTACTS), a body that comes near a
+/// plane stops before that step and `integrate_near` takes its remaining steps: this kernel
+/// holds no contact code, and a body far from every plane pays for the planes one test a
+/// plane a step.
 @compute @workgroup_size(workgroup_size)
 fn integrate(@builtin(global_invocation_id) id: vec3<u32>) {
     let index = block_body(id);
@@ -151,6 +155,13 @@ fn integrate(@builtin(global_invocation_id) id: vec3<u32>) {
         || atomicLoad(&faults.first_unknown_code) != HEALTHY {
         return;
     }
+    run_steps(index, 0u, !KERNEL_HANDS_OVER_CONTACTS);
+}
+
+/// Body `index`'s steps of the dispatch from its step `first` on; its contacts resolved
+/// where `resolves`, else handed over (`hand_over`) at the first step that ends near a
+/// plane, before that step is taken. The body's state is written at the end, as far as it got.
+fn run_steps(index: u32, first: u32, resolves: bool) {
     let stored = states[index];
     // A frozen body keeps its last good state (and its clock) until the host resets it.
     if stored.status != HEALTHY_STATUS {
@@ -162,15 +173,22 @@ fn integrate(@builtin(global_invocation_id) id: vec3<u32>) {
     let c = body.c;
     // The principal axes are fixed per body: found once a dispatch, by kernels that split.
     let axes = dual_kernel_split_axes(c);
+    dual_load_planes();
     var low = stored.step_low;
     var high = stored.step_high;
     var status = HEALTHY_STATUS;
-    for (var k = 0u; k < params.steps_per_dispatch; k++) {
+    for (var k = first; k < params.steps_per_dispatch; k++) {
         let t = step_time(low, high, params.dt);
         var next = dual_renormalize(dual_scheme_step(s, c, axes, t, params.dt, index));
         // KERNEL_CONTACTS is generated: false folds the contact code away.
         if KERNEL_CONTACTS && params.plane_count > 0u {
-            next = dual_resolve_contacts(s, next, c, plain, params.dt);
+            if resolves {
+                next = dual_resolve_contacts(s, next, c, plain, params.dt);
+            } else if dual_near_a_plane(next, plain) {
+                // `integrate_near` takes this step again, from the state it starts at.
+                hand_over(index, k);
+                break;
+            }
         }
         status = state_fault(motion_value(next), plain);
         if status != HEALTHY_STATUS {

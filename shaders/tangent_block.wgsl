@@ -58,6 +58,10 @@ fn block_writes_state() -> bool {
     return block.writes_state == 1u;
 }
 
+/// A tangent kernel resolves its contacts itself (KERNEL_HANDS_OVER_CONTACTS is false): it
+/// never hands a body over.
+fn hand_over(index: u32, step: u32) {}
+
 /// Where body `index`'s block starts in the tangent buffers: its first column's first number.
 fn block_first(index: u32) -> u32 {
     return block.first_column * block.body_count + index - block.first_body;

@@ -85,7 +85,7 @@ fn a_device_with_too_few_storage_buffers_is_refused_naming_the_limit() {
         other => panic!("expected a refusal, got {:?}", other.map(|_| ())),
     };
     assert!(
-        message.contains("max_storage_buffers_per_shader_stage") && message.contains("binds 7"),
+        message.contains("max_storage_buffers_per_shader_stage") && message.contains("binds 8"),
         "{message}"
     );
 }

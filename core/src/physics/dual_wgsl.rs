@@ -9,7 +9,9 @@
 //! writes them in that layout.
 
 use super::algebra::Vec3;
-use super::contact::{ShapeAmong, ShapeConstants, resolve_plane, step_acceleration};
+use super::contact::{
+    PlaneConstants, ShapeAmong, ShapeConstants, far_from, resolve_plane, step_acceleration,
+};
 use super::dual::Dual;
 use super::force_law::Parameters;
 use super::force_law::{ForceInput, ForceLaw};
@@ -162,7 +164,10 @@ pub enum TracedFunction {
     Step(Integrator),
     /// `dual_renormalize`.
     Renormalize,
-    /// `dual_step_acceleration`, once a step where there are planes.
+    /// `dual_far_from_plane`, whether a body is clear of one plane, each step where there
+    /// are planes.
+    FarFromPlane,
+    /// `dual_step_acceleration`, once a step where a body is near a plane.
     StepAcceleration,
     /// `dual_resolve_plane_<shape>` for a body of one shape kind, or (`None`) the one for a
     /// body of any of several.
@@ -745,7 +750,33 @@ pub fn dual_contact_wgsl<F: Scalar + Into<f64>, const W: usize>(
     pass: &DualTracer,
     shapes: &[ShapeKind],
 ) -> String {
-    let out = pass.function(
+    let far = pass.function(
+        TracedFunction::FarFromPlane,
+        "/// Whether a body at `position` whose bounding radius is `radius` is too far from the \
+         plane `surface` (normal, offset) to touch it: then `dual_resolve_plane` leaves it as \
+         it is. Values alone, read where they lie.\n\
+         fn dual_far_from_plane(position: vec3<real>, radius: real, surface: vec4<real>) -> bool",
+        |d| {
+            let fixed = |expression| TracedDual::<F, W>::fixed(d.trace, expression);
+            let position = Vec3::new(
+                fixed("position.x"),
+                fixed("position.y"),
+                fixed("position.z"),
+            );
+            let zero = TracedDual::<F, W>::constant(0.0);
+            let plane = PlaneConstants {
+                normal: Vec3::new(fixed("surface.x"), fixed("surface.y"), fixed("surface.z")),
+                offset: fixed("surface.w"),
+                restitution: zero,
+                friction: zero,
+            };
+            wgsl!(
+                "    return {};\n",
+                far_from(fixed("radius"), &plane, position)
+            )
+        },
+    );
+    let out = far + &pass.function(
         TracedFunction::StepAcceleration,
         "/// The body's acceleration over the step from `start` to `next` from the forces alone.\n\
          fn dual_step_acceleration(start: DualMotion, next: DualMotion, c: DualConstants, \

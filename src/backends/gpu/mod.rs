@@ -9,6 +9,7 @@ mod chunk;
 mod derivative_probe;
 pub(crate) mod device;
 pub(crate) mod kernel;
+mod near_list;
 mod options;
 mod shards;
 mod simulation;

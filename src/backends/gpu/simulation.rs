@@ -20,7 +20,7 @@ use crate::backends::gpu::chunk::{
 };
 use crate::backends::gpu::device::async_readback::AsyncReadback;
 use crate::backends::gpu::device::context::{GpuContext, one_line};
-use crate::backends::gpu::device::pipeline::integrate_pipeline;
+use crate::backends::gpu::device::pipeline::{PlainPipelines, plain_pipelines};
 use crate::backends::gpu::device::readback::{read_buffer, read_buffer_at};
 use crate::backends::gpu::device::timing::PassTimer;
 use crate::backends::gpu::kernel::kernel_spec::KernelSpec;
@@ -28,6 +28,7 @@ use crate::backends::gpu::kernel::layout::{
     Encode, RecordSizes, decode_states, frozen_records, visit_states,
 };
 use crate::backends::gpu::kernel::shader::{HEALTHY, NO_FAULTS};
+use crate::backends::gpu::near_list::NearList;
 use crate::backends::gpu::options::GpuOptions;
 use crate::backends::gpu::tangents::GpuTangents;
 use crate::model::fault::Fault;
@@ -54,7 +55,11 @@ pub struct GpuSimulation {
     /// a pipeline is a share of a run's first-step latency (`run scenes/floor.json --steps 1
     /// --jacobian`). A crowd with a custom force builds it at once, so that its WGSL's errors
     /// are the crowd's.
-    pipeline: Option<wgpu::ComputePipeline>,
+    pipeline: Option<PlainPipelines>,
+    /// The list of bodies the plain kernel hands over near a plane, where it has contact code
+    /// (bound as its group 1), and whether the crowd has planes: only then can a body come
+    /// near one, and each dispatch empties the list and takes the bodies listed.
+    near: Option<(NearList, bool)>,
     /// What the plain kernel was compiled for; the tangent kernel is built beside it.
     spec: KernelSpec,
     /// The tangents carried, once started.
@@ -159,7 +164,7 @@ impl GpuSimulation {
             options.steps_per_dispatch,
         );
         let pipeline = match &crowd.custom_force {
-            Some(custom) => Some(integrate_pipeline(ctx, &options, &spec, Some(custom))?),
+            Some(custom) => Some(plain_pipelines(ctx, &options, &spec, Some(custom))?),
             None => None,
         };
         check_scope(validation, "creating the integration pipeline")?;
@@ -222,12 +227,22 @@ impl GpuSimulation {
             chunks.push(chunk);
             masses.extend(chunk_masses);
         }
+        let has_planes = !crowd.planes.is_empty();
+        let near = spec.hands_over_contacts(0).then(|| {
+            let largest = chunks.iter().map(|c| c.bodies.len()).max().unwrap_or(0);
+            let capacity = if has_planes { largest } else { 0 };
+            (
+                NearList::new(device, capacity, options.workgroup_size),
+                has_planes,
+            )
+        });
         ctx.take_uncaptured()?;
 
         Ok(Self {
             ctx: ctx.clone(),
             options,
             pipeline,
+            near,
             spec,
             tangents: None,
             narrow_tangents: None,
@@ -759,14 +774,14 @@ impl GpuSimulation {
         )
     }
 
-    /// The plain kernel's pipeline, built the first time a step runs it.
-    fn plain_pipeline(&mut self) -> Result<wgpu::ComputePipeline> {
-        if let Some(pipeline) = &self.pipeline {
-            return Ok(pipeline.clone());
+    /// The plain kernel's pipelines, built the first time a step runs them.
+    fn plain_pipelines(&mut self) -> Result<PlainPipelines> {
+        if let Some(pipelines) = &self.pipeline {
+            return Ok(pipelines.clone());
         }
-        // A crowd with a custom force has its pipeline from `shard`.
-        let pipeline = integrate_pipeline(&self.ctx, &self.options, &self.spec, None)?;
-        Ok(self.pipeline.insert(pipeline).clone())
+        // A crowd with a custom force has its pipelines from `shard`.
+        let pipelines = plain_pipelines(&self.ctx, &self.options, &self.spec, None)?;
+        Ok(self.pipeline.insert(pipelines).clone())
     }
 
     /// Encodes and submits `plan` (from [`submission_plan`]).
@@ -780,7 +795,7 @@ impl GpuSimulation {
         // `GpuContext::from_device`.
         let plain = match &self.tangents {
             Some(_) => None,
-            None => Some(self.plain_pipeline()?),
+            None => Some(self.plain_pipelines()?),
         };
         let validation = self
             .ctx
@@ -799,8 +814,11 @@ impl GpuSimulation {
                     label: Some("integrate"),
                     timestamp_writes,
                 });
-                if let Some(pipeline) = &plain {
-                    pass.set_pipeline(pipeline);
+                if let Some(pipelines) = &plain {
+                    pass.set_pipeline(&pipelines.integrate);
+                    if let Some((list, _)) = &self.near {
+                        list.bind(&mut pass);
+                    }
                 }
                 // Each dispatch is one (or K fused) steps; wgpu orders consecutive dispatches
                 // on the same read-write buffer, so step k+1 sees step k's states.
@@ -808,9 +826,14 @@ impl GpuSimulation {
                     for (bindings, count) in [(&chunk.fused, fused), (&chunk.single, single)] {
                         pass.set_bind_group(0, bindings, &[]);
                         for _ in 0..count {
-                            match &self.tangents {
-                                Some(tangents) => tangents.dispatch(&mut pass, c, bindings),
-                                None => pass.dispatch_workgroups(chunk.grid.0, chunk.grid.1, 1),
+                            let near = plain.as_ref().and_then(|p| p.near.as_ref());
+                            match (&self.tangents, &plain, near, &self.near) {
+                                (Some(tangents), ..) => tangents.dispatch(&mut pass, c, bindings),
+                                (None, Some(p), Some(near), Some((list, true))) => {
+                                    let chunk = (bindings, chunk.grid);
+                                    list.dispatch(&mut pass, (&p.integrate, near), chunk)
+                                }
+                                _ => pass.dispatch_workgroups(chunk.grid.0, chunk.grid.1, 1),
                             }
                         }
                     }

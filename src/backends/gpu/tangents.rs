@@ -23,7 +23,7 @@ use crate::backends::gpu::device::bindings::{
 };
 use crate::backends::gpu::device::context::GpuContext;
 use crate::backends::gpu::device::exact_spirv::{self, Checks};
-use crate::backends::gpu::device::pipeline_cache::PipelineKey;
+use crate::backends::gpu::device::pipeline_cache::{KernelEntry, PipelineKey};
 use crate::backends::gpu::device::readback::read_buffer;
 use crate::backends::gpu::kernel::kernel_spec::KernelSpec;
 use crate::backends::gpu::kernel::layout::RecordSizes;
@@ -132,6 +132,7 @@ impl GpuTangents {
                     .map(|custom| custom.wgsl_for(precision, divisions_in_f64).to_string()),
                 tangent_block: Some((block.width, block.moving)),
                 divisions_in_f64,
+                entry: KernelEntry::Integrate,
             };
             let pipeline = ctx.pipelines().get_or_build(key, || {
                 build_pipeline(

@@ -29,9 +29,17 @@ pub(crate) const TANGENT_BINDINGS: [wgpu::BufferBindingType; 6] = [
     READ_ONLY,
 ];
 
-/// Storage buffers the integration kernel binds: the device's
-/// `max_storage_buffers_per_shader_stage` must allow them.
+/// The plain kernel's hand-over list, its group 1 where it has contact code (the
+/// `NearList` of `HAND_OVER` in src/backends/gpu/kernel/shader.rs).
+pub(crate) const NEAR_BINDINGS: [wgpu::BufferBindingType; 1] = [READ_WRITE];
+
+/// Storage buffers the integration kernel's group 0 binds.
 pub(crate) const INTEGRATE_STORAGE_BUFFERS: u32 = storage_buffers(&INTEGRATE_BINDINGS);
+
+/// Storage buffers the plain kernel binds, its hand-over list included: the device's
+/// `max_storage_buffers_per_shader_stage` must allow them.
+pub(crate) const PLAIN_STORAGE_BUFFERS: u32 =
+    INTEGRATE_STORAGE_BUFFERS + storage_buffers(&NEAR_BINDINGS);
 
 /// Storage buffers the tangent kernel binds besides the integration kernel's.
 pub(crate) const TANGENT_STORAGE_BUFFERS: u32 = storage_buffers(&TANGENT_BINDINGS);
@@ -54,6 +62,15 @@ const fn storage_buffers(bindings: &[wgpu::BufferBindingType]) -> u32 {
 pub(crate) fn integrate_bind_group_layout(device: &wgpu::Device) -> wgpu::BindGroupLayout {
     bind_group_layout(device, "integrate bindings", &INTEGRATE_BINDINGS)
 }
+
+/// The plain kernel's group 1 where it hands contacts over ([`NEAR_BINDINGS`]).
+pub(crate) fn near_bind_group_layout(device: &wgpu::Device) -> wgpu::BindGroupLayout {
+    bind_group_layout(device, "near list binding", &NEAR_BINDINGS)
+}
+
+/// `size_near`'s bindings (near_size.wgsl): the list, and the indirect dispatch it writes,
+/// a buffer of its own, since the dispatch that reads it as its arguments cannot bind it.
+pub(crate) const NEAR_SIZE_BINDINGS: [wgpu::BufferBindingType; 2] = [READ_WRITE, READ_WRITE];
 
 /// The bind group of `buffers` for `layout`, bound in order from 0.
 pub(crate) fn bind_buffers(

@@ -2,7 +2,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use crate::backends::gpu::device::bindings::INTEGRATE_STORAGE_BUFFERS;
+use crate::backends::gpu::device::bindings::PLAIN_STORAGE_BUFFERS;
 use crate::backends::gpu::device::pipeline_cache::PipelineCache;
 use crate::backends::gpu::kernel::layout::RecordSizes;
 use crate::model::error::{Error, Result};
@@ -470,7 +470,7 @@ fn check_device(adapter: &wgpu::Adapter, limits: &wgpu::Limits) -> Result<()> {
             "the device on `{name}` cannot run compute shaders (DownlevelFlags::COMPUTE_SHADERS)"
         )));
     }
-    let storage = INTEGRATE_STORAGE_BUFFERS;
+    let storage = PLAIN_STORAGE_BUFFERS;
     if limits.max_storage_buffers_per_shader_stage < storage {
         return Err(Error::Gpu(format!(
             "the device on `{name}` allows {} storage buffers per shader stage; the integration \

@@ -1,10 +1,10 @@
 //! The integration pipeline: the WGSL module for a kernel spec, compiled checked or trusted,
 //! with the workgroup size as an override constant, and shared through the device's cache.
 
-use crate::backends::gpu::device::bindings::integrate_bind_group_layout;
+use crate::backends::gpu::device::bindings::{integrate_bind_group_layout, near_bind_group_layout};
 use crate::backends::gpu::device::context::{GpuContext, one_line};
 use crate::backends::gpu::device::exact_spirv::{self, Checks};
-use crate::backends::gpu::device::pipeline_cache::PipelineKey;
+use crate::backends::gpu::device::pipeline_cache::{KernelEntry, PipelineKey};
 use crate::backends::gpu::kernel::builtins::f32_only_builtins_on_f64;
 use crate::backends::gpu::kernel::kernel_spec::KernelSpec;
 use crate::backends::gpu::kernel::shader::kernel_source;
@@ -13,13 +13,48 @@ use crate::model::error::{Error, Result};
 use crate::model::precision::Precision;
 use crate::physics::custom_force::CustomForce;
 
-/// The `integrate` compute pipeline for `options` and `spec` on `ctx`'s device: from its
-/// cache, or built (see [`build_integrate_pipeline`]) and kept there.
-pub(crate) fn integrate_pipeline(
+/// The plain kernel's pipelines: `integrate`, and where the kernel hands the bodies near a
+/// plane over ([`KernelSpec::hands_over_contacts`]), those that take them.
+#[derive(Clone, Debug)]
+pub(crate) struct PlainPipelines {
+    pub integrate: wgpu::ComputePipeline,
+    pub near: Option<NearPipelines>,
+}
+
+/// The pipeline that takes the steps of the bodies handed over.
+#[derive(Clone, Debug)]
+pub(crate) struct NearPipelines {
+    pub integrate_near: wgpu::ComputePipeline,
+}
+
+/// The plain kernel's pipelines for `options` and `spec` on `ctx`'s device.
+pub(crate) fn plain_pipelines(
     ctx: &GpuContext,
     options: &GpuOptions,
     spec: &KernelSpec,
     custom_force: Option<&CustomForce>,
+) -> Result<PlainPipelines> {
+    let entry = |entry| integrate_pipeline(ctx, options, spec, custom_force, entry);
+    let near = match spec.hands_over_contacts(0) {
+        true => Some(NearPipelines {
+            integrate_near: entry(KernelEntry::IntegrateNear)?,
+        }),
+        false => None,
+    };
+    Ok(PlainPipelines {
+        integrate: entry(KernelEntry::Integrate)?,
+        near,
+    })
+}
+
+/// The compute pipeline of `entry` for `options` and `spec` on `ctx`'s device: from its
+/// cache, or built (see [`build_integrate_pipeline`]) and kept there.
+fn integrate_pipeline(
+    ctx: &GpuContext,
+    options: &GpuOptions,
+    spec: &KernelSpec,
+    custom_force: Option<&CustomForce>,
+    entry: KernelEntry,
 ) -> Result<wgpu::ComputePipeline> {
     let trusted = options.compiles_trusted(custom_force);
     let divisions_in_f64 = options.divides_in_f64();
@@ -35,13 +70,14 @@ pub(crate) fn integrate_pipeline(
         }),
         tangent_block: None,
         divisions_in_f64,
+        entry,
     };
     ctx.pipelines().get_or_build(key, || {
-        build_integrate_pipeline(&ctx.device, options, spec, custom_force, trusted)
+        build_integrate_pipeline(&ctx.device, options, spec, custom_force, (trusted, entry))
     })
 }
 
-/// Builds the `integrate` compute pipeline for `options` and `spec`.
+/// Builds the compute pipeline of `entry` for `options` and `spec`.
 ///
 /// Trusted compilation drops wgpu's injected bounds checks. It is sound for this kernel
 /// because every index it forms is in range by construction on the host:
@@ -59,7 +95,10 @@ pub(crate) fn integrate_pipeline(
 /// - a dual structure's numbers (`s[4u * DUAL_STRIDE]`, the traced physics' `s[7]`): constant
 ///   indices below the array's length, which naga checks when it lowers them;
 /// - every loop is bounded by those counts, by `steps_per_dispatch`, or by a constant (the
-///   contact sweeps the physics' `repeat` prints).
+///   contact sweeps the physics' `repeat` prints);
+/// - `near.bodies[i]`: `i < near.count`, and a body is handed over at most once a dispatch,
+///   after `reset_near` emptied the list, so the count stays within the chunk's bodies, which
+///   the list holds (`NearList::new`).
 ///
 /// A custom force of the user's WGSL is code about which none of this can be proven: with one,
 /// the kernel is always compiled with the bounds checks. A [`ForceLaw`](crate::ForceLaw)'s
@@ -69,9 +108,10 @@ fn build_integrate_pipeline(
     options: &GpuOptions,
     spec: &KernelSpec,
     custom_force: Option<&CustomForce>,
-    trusted: bool,
+    (trusted, entry): (bool, KernelEntry),
 ) -> Result<wgpu::ComputePipeline> {
     let (source, first_custom_line) = kernel_source(options, spec, custom_force);
+    let layout = integrate_layout(device, spec.hands_over_contacts(0));
     if let (Some(custom), Precision::F64) = (custom_force, options.precision) {
         check_custom_force_in_f64(custom, &source)?;
     }
@@ -88,11 +128,9 @@ fn build_integrate_pipeline(
         } else {
             Checks::Bounded
         };
-        let kernel = (source.as_str(), "integrate", &constants[..], checks);
+        let kernel = (source.as_str(), entry.name(), &constants[..], checks);
         // SAFETY: its indices and loops are bounded as above when trusted.
-        return unsafe {
-            exact_spirv::pipeline(device, kernel, &integrate_layout(device), "the kernel")
-        };
+        return unsafe { exact_spirv::pipeline(device, kernel, &layout, "the kernel") };
     }
     let descriptor = wgpu::ShaderModuleDescriptor {
         label: Some("integrate.wgsl"),
@@ -136,37 +174,32 @@ fn build_integrate_pipeline(
     } else if let Some(e) = scoped {
         return Err(Error::Gpu(one_line(&format!("compiling the kernel: {e}"))));
     }
-    Ok(create_integrate_pipeline(device, &module, &constants))
-}
-
-/// The `integrate` pipeline of `module`, its overrides set to `constants`.
-fn create_integrate_pipeline(
-    device: &wgpu::Device,
-    module: &wgpu::ShaderModule,
-    constants: &[(&str, f64)],
-) -> wgpu::ComputePipeline {
-    let layout = integrate_layout(device);
-    device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-        label: Some("integrate"),
-        layout: Some(&layout),
-        module,
-        entry_point: Some("integrate"),
-        compilation_options: wgpu::PipelineCompilationOptions {
-            constants,
-            zero_initialize_workgroup_memory: false,
-        },
-        cache: None,
-    })
+    Ok(
+        device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+            label: Some(entry.name()),
+            layout: Some(&layout),
+            module: &module,
+            entry_point: Some(entry.name()),
+            compilation_options: wgpu::PipelineCompilationOptions {
+                constants: &constants,
+                zero_initialize_workgroup_memory: false,
+            },
+            cache: None,
+        }),
+    )
 }
 
 /// The kernel's bindings (integrate.wgsl), stated rather than derived from the module: a
 /// kernel specialized to a crowd without keyframed forces, say, never reads `keyframes`,
-/// and a derived layout would drop it while every chunk binds all eight.
-fn integrate_layout(device: &wgpu::Device) -> wgpu::PipelineLayout {
+/// and a derived layout would drop it while every chunk binds all eight. A kernel that
+/// `hands_over` contacts binds its list of bodies handed over as group 1.
+fn integrate_layout(device: &wgpu::Device, hands_over: bool) -> wgpu::PipelineLayout {
     let bindings = integrate_bind_group_layout(device);
+    let near = near_bind_group_layout(device);
+    let groups = [Some(&bindings), Some(&near)];
     device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
         label: Some("integrate"),
-        bind_group_layouts: &[Some(&bindings)],
+        bind_group_layouts: &groups[..1 + hands_over as usize],
         immediate_size: 0,
     })
 }

@@ -10,6 +10,25 @@ use crate::backends::gpu::kernel::kernel_spec::KernelSpec;
 use crate::model::error::Result;
 use crate::model::precision::Precision;
 
+/// An entry point of the plain kernel's module.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum KernelEntry {
+    /// `integrate`: every body's steps (a tangent kernel has this one alone).
+    Integrate,
+    /// `integrate_near`: the remaining steps of the bodies handed over, near a plane.
+    IntegrateNear,
+}
+
+impl KernelEntry {
+    /// Its name in the kernel's WGSL.
+    pub fn name(self) -> &'static str {
+        match self {
+            KernelEntry::Integrate => "integrate",
+            KernelEntry::IntegrateNear => "integrate_near",
+        }
+    }
+}
+
 /// What a compiled integration pipeline depends on.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub(crate) struct PipelineKey {
@@ -25,6 +44,8 @@ pub(crate) struct PipelineKey {
     pub tangent_block: Option<(usize, crate::physics::dual_wgsl::MovingNumbers)>,
     /// f32 divisions and square roots taken in f64 (`GpuOptions::f32_divisions_in_f64`).
     pub divisions_in_f64: bool,
+    /// The module's entry point the pipeline runs.
+    pub entry: KernelEntry,
 }
 
 /// The pipelines built on one device so far.

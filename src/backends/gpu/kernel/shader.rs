@@ -106,6 +106,39 @@ const NO_CONTACTS: &str = "fn dual_resolve_contacts(start: DualMotion, next: Dua
 c: DualConstants, plain: BodyConstants, h: real) -> DualMotion {
     return next;
 }
+
+fn dual_near_a_plane(s: DualMotion, plain: BodyConstants) -> bool {
+    return false;
+}
+
+fn dual_load_planes() {}
+";
+
+/// The list of bodies the plain kernel hands over near a plane (`NearList`).
+pub(crate) const NEAR_LIST: &str = include_str!("../../../../shaders/near_list.wgsl");
+
+/// The plain kernel's hand-over of the bodies near a plane (integrate.wgsl), where it has
+/// contact code: the list `integrate` fills, as its group 1, and `integrate_near`, which
+/// takes the listed bodies' remaining steps (`size_near` sizes its dispatch).
+const HAND_OVER: &str = "
+@group(1) @binding(0) var<storage, read_write> near: NearList;
+
+/// Hands body `index` over to `integrate_near` from step `step` of the dispatch on. Each body
+/// is handed over at most once a dispatch, so the list holds at most a chunk's bodies.
+fn hand_over(index: u32, step: u32) {
+    near.bodies[atomicAdd(&near.count, 1u)] = vec2<u32>(index, step);
+}
+
+/// The remaining steps of the dispatch of each body `integrate` handed over, contacts
+/// resolved. The order of the list does not matter: a body's steps read its own state alone.
+@compute @workgroup_size(workgroup_size)
+fn integrate_near(@builtin(global_invocation_id) id: vec3<u32>,
+    @builtin(num_workgroups) groups: vec3<u32>) {
+    for (var j = id.x; j < near.taken; j += groups.x * workgroup_size) {
+        let body = near.bodies[j];
+        run_steps(body.x, body.y, true);
+    }
+}
 ";
 
 /// What the dual numbers of a kernel carry: its width (0 for the plain kernel) and what its
@@ -157,6 +190,12 @@ fn fixed_load(values: array<real, 6>) -> DualLoad {
 fn block_plane(i: u32, values: array<real, 6>) -> DualPlane {
     return values;
 }
+";
+        out += NEAR_LIST;
+        out += HAND_OVER;
+    } else {
+        out += "
+fn hand_over(index: u32, step: u32) {}
 ";
     }
     if spec.force_kinds().contains(&ForceType::Keyframed) {
