@@ -56,7 +56,9 @@ pub struct BenchArgs {
     #[arg(long, default_value = "auto")]
     tangent_blocks: String,
     /// What the crowd feels: `gravity-drag`, `every-force` (every force kind, keyframes and
-    /// a custom force) or `contacts` (gravity and drag in a pit of five planes).
+    /// a custom force), `contacts` (gravity and drag in a pit of five planes),
+    /// `distant-planes` (the pit's planes 10 km away) or `resting` (a settled pile: bodies of
+    /// five shapes at rest on the pit's floor).
     #[arg(long, default_value = "gravity-drag")]
     workload: String,
     /// CPU thread counts; one row per value (default: every core).
