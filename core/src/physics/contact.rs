@@ -484,6 +484,22 @@ pub fn far_from<R: Scalar>(
     bounding_radius.less(height)
 }
 
+/// Whether a body whose bounding sphere has radius `radius`, at `position`, may touch one of
+/// `planes` (is not [`far_from`] every one), in any number type: the planes are counted as a
+/// number, so a position that is not a number counts as near, as `far_from` says.
+#[inline(always)]
+pub fn near_a_plane<R: Scalar>(
+    radius: R,
+    planes: &[PlaneConstants<R>],
+    position: Vec3<R>,
+) -> R::Bool {
+    let (zero, one) = (R::constant(0.0), R::constant(1.0));
+    let near = (planes.iter()).fold(zero, |near, plane| {
+        near + R::select(far_from(radius, plane, position), zero, one)
+    });
+    zero.less(near)
+}
+
 /// Whether a body of `shape` at `position` is too far from every plane to touch one: then
 /// [`resolve_contacts`] returns its state as it is (each plane in turn leaves it so).
 pub fn clear_of_planes<R: Scalar<Bool = bool>>(
@@ -507,17 +523,9 @@ pub fn resolve_contacts<R: Scalar>(
     h: R,
 ) -> State<R> {
     // A body clear of every plane is left as it is, as each plane's resolution would leave
-    // it: one test a plane then, not the step's acceleration and each plane's set-up. Counted
-    // as a number, so a position that is not a number counts as near, as `far_from` says.
-    let (zero, one) = (R::constant(0.0), R::constant(1.0));
-    let near = planes.iter().fold(zero, |near, plane| {
-        near + R::select(
-            far_from(shape.bounding_radius, plane, next.position),
-            zero,
-            one,
-        )
-    });
-    R::if_then(zero.less(near), next, |next| {
+    // it: one test a plane then, not the step's acceleration and each plane's set-up.
+    let near = near_a_plane(shape.bounding_radius, planes, next.position);
+    R::if_then(near, next, |next| {
         let acceleration = step_acceleration(start, &next, mass, h);
         planes.iter().fold(next, |s, plane| {
             resolve_plane(s, mass, shape, plane, acceleration, h)

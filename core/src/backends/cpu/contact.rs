@@ -7,7 +7,7 @@ use crate::model::mass::MassProperties;
 use crate::model::shape::Shape;
 use crate::physics::algebra::{Quat, Vec3};
 use crate::physics::contact::{
-    PlaneConstants, ShapeConstants, clear_of_planes, far_from, resolve_contacts as resolve_body,
+    PlaneConstants, ShapeConstants, clear_of_planes, near_a_plane, resolve_contacts as resolve_body,
 };
 use crate::physics::lanes::{LANES, LaneType, Lanes};
 use crate::physics::motion::{MassConstants, State};
@@ -67,16 +67,12 @@ pub(crate) struct NearTest<L> {
 }
 
 impl<L: LaneType> NearTest<L> {
-    /// The lanes whose body, at `position`, may touch a plane (one bit each): `far_from` of
-    /// every plane, as the contact code tests each lane, in all lanes at once. A block with
+    /// The lanes whose body, at `position`, may touch a plane (one bit each): the contact
+    /// code's own test, `near_a_plane`, in all lanes at once. A block with
     /// none leaves the per-lane contact code alone.
     #[inline(always)]
     pub fn near_lanes(&self, position: Vec3<L>) -> u8 {
-        let (zero, one) = (L::constant(0.0), L::constant(1.0));
-        let near = self.planes.iter().fold(zero, |near, plane| {
-            near + L::select(far_from(self.radii, plane, position), zero, one)
-        });
-        L::mask(zero.less(near))
+        L::mask(near_a_plane(self.radii, &self.planes, position))
     }
 }
 
