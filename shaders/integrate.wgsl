@@ -159,8 +159,8 @@ fn integrate(@builtin(global_invocation_id) id: vec3<u32>) {
 }
 
 /// Body `index`'s steps of the dispatch from its step `first` on; its contacts resolved
-/// where `resolves`, else handed over (`hand_over`) at the first step that ends near a
-/// plane, before that step is taken. The body's state is written at the end, as far as it got.
+/// where `resolves`, else handed over (`hand_over`) before the first step that may end near
+/// a plane. The body's state is written at the end, as far as it got.
 fn run_steps(index: u32, first: u32, resolves: bool) {
     let stored = states[index];
     // A frozen body keeps its last good state (and its clock) until the host resets it.
@@ -177,17 +177,37 @@ fn run_steps(index: u32, first: u32, resolves: bool) {
     var low = stored.step_low;
     var high = stored.step_high;
     var status = HEALTHY_STATUS;
+    // KERNEL_CONTACTS is generated: false folds the contact code away.
+    let planes_here = KERNEL_CONTACTS && params.plane_count > 0u;
+    // Where contacts are handed over, a body stays in the ball about where it starts in
+    // which it is clear of every plane (`dual_plane_clearance`): one distance a step, not one
+    // test a plane; it is handed over before the first step that leaves the ball, which is
+    // never later than the first that ends near a plane (and earlier is the same bits: the
+    // contact code leaves a body clear of every plane as it is).
+    var origin = vec3<real>(real(0.0));
+    var reach = real(0.0);
+    if planes_here && !resolves {
+        origin = motion_value(s).position;
+        let clearance = dual_plane_clearance(origin, plain.shape.w);
+        if !(clearance > real(0.0)) {
+            hand_over(index, first);
+            return;
+        }
+        reach = clearance * clearance;
+    }
     for (var k = first; k < params.steps_per_dispatch; k++) {
         let t = step_time(low, high, params.dt);
         var next = dual_renormalize(dual_scheme_step(s, c, axes, t, params.dt, index));
-        // KERNEL_CONTACTS is generated: false folds the contact code away.
-        if KERNEL_CONTACTS && params.plane_count > 0u {
+        if planes_here {
             if resolves {
                 next = dual_resolve_contacts(s, next, c, plain, params.dt);
-            } else if dual_near_a_plane(next, plain) {
-                // `integrate_near` takes this step again, from the state it starts at.
-                hand_over(index, k);
-                break;
+            } else {
+                let travelled = motion_value(next).position - origin;
+                if !(dot(travelled, travelled) < reach) {
+                    // `integrate_near` takes this step again, from the state it starts at.
+                    hand_over(index, k);
+                    break;
+                }
             }
         }
         status = state_fault(motion_value(next), plain);

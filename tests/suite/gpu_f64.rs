@@ -7,12 +7,12 @@
 
 use crate::common;
 
-use rigid_crowd::glam::DVec3;
+use rigid_crowd::glam::{DQuat, DVec3};
 use rigid_crowd::gpu::{GpuOptions, Precision};
 use rigid_crowd::{
     Backend, Body, Crowd, CrowdSpec, Deviation, ForceKind, GPU_F64_STEP_TOLERANCE,
-    GPU_F64_TOLERANCE, GPU_TOLERANCE, Integrator, Scene, ShapeKind, Simulation, cross_check_crowd,
-    differing_bodies,
+    GPU_F64_TOLERANCE, GPU_TOLERANCE, Integrator, MassProperties, Plane, Scene, Shape, ShapeKind,
+    Simulation, cross_check_crowd, differing_bodies,
 };
 use rigid_crowd::{CustomForce, ForceInput, ForceLaw, Load, Real, sin_cos};
 
@@ -129,6 +129,52 @@ fn bodies_falling_onto_planes_are_bit_identical_to_the_reference() {
         let fast = run(&crowd, steps, Backend::FastCpu);
         assert_gpu_matches(Precision::F32, &crowd, steps, &fast, &configs);
     }
+}
+
+/// Bodies kilometres from the origin thrown at planes there, which they reach at every step
+/// of a dispatch: the plain kernel hands a body over to the contact code before the first
+/// step that leaves the ball in which it is clear of every plane, a bound whose margin must
+/// cover the rounding at such coordinates (a unit in the last place of f32 is 0.2 mm there,
+/// the margin a few centimetres, less than a body's radius). A body handed over a step late
+/// would miss its contact and part from the reference.
+#[test]
+fn bodies_far_from_the_origin_meet_planes_on_the_references_step() {
+    let far = DVec3::new(2.0e3, -1.0e3, 1.5e3);
+    let shapes = [
+        Shape::Sphere { radius: 0.3 },
+        Shape::Box {
+            size: DVec3::new(0.4, 0.7, 0.5),
+        },
+        Shape::Capsule {
+            radius: 0.2,
+            length: 0.6,
+        },
+    ];
+    let bodies = (0..96)
+        .map(|i| {
+            let shape = shapes[i % shapes.len()];
+            let mass = MassProperties::from_shape(1.0 + 0.1 * (i % 5) as f64, shape, "b").unwrap();
+            // Lined up across the wall at x = far.x + 2, 0.5 to 1.4 m from it, at 10 to 57 m/s.
+            let gap = 0.5 + 0.01 * i as f64;
+            let position = far + DVec3::new(2.0 - gap, 1.5 * i as f64, 0.8);
+            let velocity = DVec3::new(10.0 + 0.5 * i as f64, 0.0, -3.0);
+            let spin = DVec3::new(0.5, 1.0 + 0.1 * i as f64, -2.0);
+            Body::from_kinematics(mass, position, DQuat::IDENTITY, velocity, spin)
+        })
+        .collect();
+    let crowd = Crowd::new(bodies, 1e-3)
+        .with_force(rigid_crowd::Force::on_all(ForceKind::Gravity {
+            acceleration: DVec3::new(0.0, 0.0, -9.81),
+        }))
+        .with_plane(Plane::through(far + DVec3::X * 2.0, DVec3::NEG_X, 0.5, 0.3))
+        .with_plane(Plane::through(far, DVec3::Z, 0.3, 0.5));
+    let steps = 301;
+    let reference = run(&crowd, steps, Backend::Reference);
+    let hit = (reference.iter())
+        .filter(|b| b.state.linear_momentum.x < 0.0)
+        .count();
+    assert_eq!(hit, 96, "every body bounced off the wall");
+    assert_both_precisions_match(&crowd, steps, &[(8, true), (5, false)]);
 }
 
 /// A spring scene at dt = 0.02, where lie_rk4 and rk4 differ by about 1e-5.

@@ -35,6 +35,14 @@ use crate::model::shape::ShapeKind;
 /// visited in loops, one per kind, so the kernel's size stays bounded.
 const MAX_UNROLLED_GLOBAL_FORCES: usize = 16;
 
+/// The margin `dual_plane_clearance` keeps, relative to the magnitudes its heights are
+/// computed from (the largest plane offset, the position's components, the radius `m`): the
+/// heights at the start and at a point as far as the body may go (`far_from`'s) and the
+/// distance it went are each rounded by at most a few units of f32's rounding `u = 2^-24`
+/// times `m`, about `25 u m` together; `4e-6 m` is 67 of them. A body the plain kernel finds
+/// clear by the clearance is then clear by `far_from` too.
+const NEAR_MARGIN: f64 = 4e-6;
+
 /// The integrators, force kinds and contact handling one kernel is compiled for.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub(crate) struct KernelSpec {
@@ -291,7 +299,8 @@ fn dual_accumulate_own_forces({FORCE_PARAMETERS}) -> DualLoad {{
     }
 
     /// `dual_near_a_plane`, where the kernel has contact code: whether a body may touch a
-    /// plane, `dual_far_from_plane` (traced from the definition) of each plane in turn; and
+    /// plane, `dual_far_from_plane` (traced from the definition) of each plane in turn;
+    /// `dual_plane_clearance`, how far a body may move and stay clear of them all; and
     /// `dual_load_planes`, once a dispatch, which reads the planes it tests where the kernel
     /// knows how many there are.
     fn near_a_plane_wgsl(&self) -> String {
@@ -300,7 +309,15 @@ fn dual_accumulate_own_forces({FORCE_PARAMETERS}) -> DualLoad {{
         }
         let test =
             |surface: &str| format!("!dual_far_from_plane(position, plain.shape.w, {surface})");
-        let (load, body) = match self.planes {
+        let least = |surface: &str| {
+            format!(
+                "    least = min(least, plane_height({surface}, position));\n    \
+                 offsets = max(offsets, abs({surface}.w));\n"
+            )
+        };
+        let first = "    var least = plane_height(SURFACE, position);\n    \
+                     var offsets = abs(SURFACE.w);\n";
+        let (load, body, clearance) = match self.planes {
             // `|`, not `||`: every plane tested, no branch.
             Some(count) => (
                 format!(
@@ -318,6 +335,10 @@ fn dual_accumulate_own_forces({FORCE_PARAMETERS}) -> DualLoad {{
                         .collect::<Vec<_>>()
                         .join("\n        | ")
                 ),
+                first.replace("SURFACE", "plane_surfaces[0]")
+                    + &(1..count)
+                        .map(|i| least(&format!("plane_surfaces[{i}]")))
+                        .collect::<String>(),
             ),
             None => (
                 "fn dual_load_planes() {}\n\n".to_string(),
@@ -326,6 +347,10 @@ fn dual_accumulate_own_forces({FORCE_PARAMETERS}) -> DualLoad {{
                      near = near | {};\n    }}\n    return near;\n",
                     test("planes[i].surface")
                 ),
+                first.replace("SURFACE", "planes[0].surface")
+                    + "    for (var i = 1u; i < params.plane_count; i++) {\n"
+                    + &least("planes[i].surface").replace("\n    ", "\n        ")
+                    + "    }\n",
             ),
         };
         format!(
@@ -336,7 +361,23 @@ fn dual_near_a_plane(s: DualMotion, plain: BodyConstants) -> bool {{
     let position = motion_value(s).position;
 {body}}}
 
-"
+/// How far above the plane `surface` (normal, offset) `position` lies.
+fn plane_height(surface: vec4<real>, position: vec3<real>) -> real {{
+    return dot(surface.xyz, position) - surface.w;
+}}
+
+/// How far a body with bounding radius `radius` at `position` may move and stay clear of
+/// every plane (at least one plane): its least height above them less its radius, less
+/// NEAR_MARGIN times the magnitudes they are computed from, which covers the rounding of
+/// this figure and of `dual_far_from_plane` at any point as close. Zero or less, or not a
+/// number (as a position that is not a number gives), where it may be near one.
+fn dual_plane_clearance(position: vec3<real>, radius: real) -> real {{
+{clearance}    let magnitude = offsets + abs(position.x) + abs(position.y) + abs(position.z) + radius;
+    return least - radius - real({margin:e}) * magnitude;
+}}
+
+",
+            margin = NEAR_MARGIN,
         )
     }
 

@@ -111,6 +111,10 @@ fn dual_near_a_plane(s: DualMotion, plain: BodyConstants) -> bool {
     return false;
 }
 
+fn dual_plane_clearance(position: vec3<real>, radius: real) -> real {
+    return real(0.0);
+}
+
 fn dual_load_planes() {}
 ";
 
