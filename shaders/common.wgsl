@@ -97,6 +97,9 @@ struct Params {
     max_speed_squared: real,
     max_angular_speed_squared: real,
     max_distance_squared: real,
+    /// The first PARAMS_PLANES planes' surfaces (normal, offset), as `planes` holds them:
+    /// read once a dispatch for every body, a uniform read costs one load for all lanes.
+    plane_surfaces: array<vec4<real>, PARAMS_PLANES>,
 }
 
 /// The force and torque set on one body from the host: 32 bytes in f32, 64 in f64.

@@ -179,46 +179,47 @@ fn run_steps(index: u32, first: u32, resolves: bool) {
     var status = HEALTHY_STATUS;
     // KERNEL_CONTACTS is generated: false folds the contact code away.
     let planes_here = KERNEL_CONTACTS && params.plane_count > 0u;
-    // Where contacts are handed over, a body stays in the ball about where it starts in
-    // which it is clear of every plane (`dual_plane_clearance`): one distance a step, not one
-    // test a plane; it is handed over before the first step that leaves the ball, which is
-    // never later than the first that ends near a plane (and earlier is the same bits: the
-    // contact code leaves a body clear of every plane as it is).
+    // Where contacts are handed over, a body is watched against the ball about where it
+    // starts in which it is clear of every plane (`dual_plane_clearance`): one distance a
+    // step, not one test a plane, and no branch. A body that starts outside the ball takes
+    // no step here, and one that leaves it takes the dispatch's steps again in
+    // `integrate_near` with contacts, from the state it started from (which is never later
+    // than the first step that ends near a plane; earlier is the same bits, as the contact
+    // code leaves a body clear of every plane as it is).
+    let watched = planes_here && !resolves;
     var origin = vec3<real>(real(0.0));
     var reach = real(0.0);
-    if planes_here && !resolves {
+    var outside = false;
+    if watched {
         origin = motion_value(s).position;
         let clearance = dual_plane_clearance(origin, plain.shape.w);
-        if !(clearance > real(0.0)) {
-            hand_over(index, first);
-            return;
-        }
+        outside = !(clearance > real(0.0));
         reach = clearance * clearance;
     }
-    for (var k = first; k < params.steps_per_dispatch; k++) {
+    let last = select(params.steps_per_dispatch, first, outside);
+    for (var k = first; k < last; k++) {
         let t = step_time(low, high, params.dt);
         var next = dual_renormalize(dual_scheme_step(s, c, axes, t, params.dt, index));
-        if planes_here {
-            if resolves {
-                next = dual_resolve_contacts(s, next, c, plain, params.dt);
-            } else {
-                let travelled = motion_value(next).position - origin;
-                if !(dot(travelled, travelled) < reach) {
-                    // `integrate_near` takes this step again, from the state it starts at.
-                    hand_over(index, k);
-                    break;
-                }
-            }
+        if planes_here && resolves {
+            next = dual_resolve_contacts(s, next, c, plain, params.dt);
+        }
+        if watched {
+            outside = outside | beyond_clearance(motion_value(next).position, origin, reach);
         }
         status = state_fault(motion_value(next), plain);
         if status != HEALTHY_STATUS {
-            if block_writes_state() {
-                report_fault(index);
-            }
             break;
         }
         s = next;
         advance_clock(&low, &high);
+    }
+    if outside {
+        // Its state stays as stored (a fault it met on the way is not its own).
+        hand_over(index, first);
+        return;
+    }
+    if status != HEALTHY_STATUS && block_writes_state() {
+        report_fault(index);
     }
     write_block_tangents(index, s);
     if block_writes_state() {

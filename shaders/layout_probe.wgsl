@@ -82,6 +82,9 @@ fn probe() {
     put(p.max_speed_squared);
     put(p.max_angular_speed_squared);
     put(p.max_distance_squared);
+    for (var i = 0u; i < PARAMS_PLANES; i++) {
+        put4(p.plane_surfaces[i]);
+    }
 
     let plane = probe_planes[1];
     put4(plane.surface);

@@ -121,6 +121,7 @@ impl BufferChunk {
                 plane_count: crowd.planes.len() as u32,
                 dt: crowd.dt,
                 fault_rules: crowd.fault_rules,
+                planes: &crowd.planes,
             })
         };
 

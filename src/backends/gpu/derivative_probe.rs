@@ -116,6 +116,7 @@ fn on_device(ctx: &GpuContext, crowd: &Crowd, precision: Precision) -> DeviceRun
         plane_count: 0,
         dt: crowd.dt,
         fault_rules: crowd.fault_rules,
+        planes: &[],
     });
 
     let (kernel, _) = plain_source(

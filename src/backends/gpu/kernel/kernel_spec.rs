@@ -31,6 +31,8 @@ use crate::model::force::ForceType;
 use crate::model::integrator::Integrator;
 use crate::model::shape::ShapeKind;
 
+use super::layout::PARAMS_PLANES;
+
 /// The longest list of forces on every body that a kernel calls one by one; a longer list is
 /// visited in loops, one per kind, so the kernel's size stays bounded.
 const MAX_UNROLLED_GLOBAL_FORCES: usize = 16;
@@ -322,10 +324,15 @@ fn dual_accumulate_own_forces({FORCE_PARAMETERS}) -> DualLoad {{
             Some(count) => (
                 format!(
                     "var<private> plane_surfaces: array<vec4<real>, {count}>;\n\n\
-                     /// The planes' surfaces, read once a dispatch.\n\
+                     /// The planes' surfaces, read once a dispatch (from the parameters where\n\
+                     /// they hold them all).\n\
                      fn dual_load_planes() {{\n{}}}\n\n",
                     (0..count)
-                        .map(|i| format!("    plane_surfaces[{i}] = planes[{i}u].surface;\n"))
+                        .map(|i| match count <= PARAMS_PLANES {
+                            true =>
+                                format!("    plane_surfaces[{i}] = params.plane_surfaces[{i}];\n"),
+                            false => format!("    plane_surfaces[{i}] = planes[{i}u].surface;\n"),
+                        })
                         .collect::<String>()
                 ),
                 format!(
@@ -374,6 +381,13 @@ fn plane_height(surface: vec4<real>, position: vec3<real>) -> real {{
 fn dual_plane_clearance(position: vec3<real>, radius: real) -> real {{
 {clearance}    let magnitude = offsets + abs(position.x) + abs(position.y) + abs(position.z) + radius;
     return least - radius - real({margin:e}) * magnitude;
+}}
+
+/// Whether `position` is not within the square root of `reach` of `origin` (or is not a
+/// number): a body there may have left the ball its clearance gave it.
+fn beyond_clearance(position: vec3<real>, origin: vec3<real>, reach: real) -> bool {{
+    let travelled = position - origin;
+    return !(dot(travelled, travelled) < reach);
 }}
 
 ",

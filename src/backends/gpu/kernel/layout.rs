@@ -110,8 +110,16 @@ pub(crate) struct ParamsGpu<R: Real> {
     pub dt: R,
     /// Squared speed, angular speed and distance limits (infinite where unset).
     pub envelope_squared: [R; 3],
+    /// The first [`PARAMS_PLANES`] planes' surfaces (normal, offset; zeros past the last).
+    pub plane_surfaces: [[R; 4]; PARAMS_PLANES],
 }
 plain_record!(ParamsGpu);
+
+/// How many planes' surfaces the dispatch parameters carry: a kernel compiled for a crowd
+/// with at most this many reads them there, once a dispatch for every body's clearance. A
+/// uniform read is one load for all of a SIMD group's lanes where a storage read may be one
+/// a lane (lavapipe: 37 x86 instructions a body-step for five planes at 8 fused steps).
+pub(crate) const PARAMS_PLANES: usize = 8;
 
 /// The load set on one body from the host; twin of `ExternalLoad` in shaders/common.wgsl.
 #[repr(C)]
@@ -131,7 +139,7 @@ const _: () = {
     assert!(size_of::<BodyConstantsGpu<f64>>() == 128);
     assert!(size_of::<ForceGpu<f32>>() == 64 && size_of::<ForceGpu<f64>>() == 128);
     assert!(size_of::<PlaneGpu<f32>>() == 32 && size_of::<PlaneGpu<f64>>() == 64);
-    assert!(size_of::<ParamsGpu<f32>>() == 48 && size_of::<ParamsGpu<f64>>() == 64);
+    assert!(size_of::<ParamsGpu<f32>>() == 176 && size_of::<ParamsGpu<f64>>() == 320);
     assert!(size_of::<ExternalLoadGpu<f32>>() == 32);
     assert!(size_of::<ExternalLoadGpu<f64>>() == 64);
 };
@@ -287,7 +295,7 @@ impl<R: Real> From<&ExternalLoad> for ExternalLoadGpu<R> {
 
 /// What a chunk's `Params` holds besides `dt`.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct DispatchParams {
+pub(crate) struct DispatchParams<'a> {
     pub body_count: u32,
     pub global_force_count: u32,
     pub integrator: u32,
@@ -297,6 +305,8 @@ pub(crate) struct DispatchParams {
     pub plane_count: u32,
     pub dt: f64,
     pub fault_rules: crate::model::fault_rules::FaultRules,
+    /// The crowd's planes (the first [`PARAMS_PLANES`] travel in the parameters).
+    pub planes: &'a [Plane],
 }
 
 /// The encoders of every buffer, in one precision. Each returns the bytes to upload; a
@@ -411,6 +421,9 @@ impl Encode {
                 on_fault: p.fault_rules.on_fault.code(),
                 dt: R::from_f64(p.dt),
                 envelope_squared: p.fault_rules.envelope.squared_limits(R::from_f64),
+                plane_surfaces: std::array::from_fn(|i| {
+                    p.planes.get(i).map_or([R::default(); 4], |plane| PlaneGpu::<R>::from(plane).surface)
+                }),
 
             };
             bytemuck::bytes_of(&record).to_vec()
@@ -576,6 +589,7 @@ mod tests {
             on_fault: f.word(),
             dt: f.real(),
             envelope_squared: f.reals(),
+            plane_surfaces: std::array::from_fn(|_| f.reals()),
         };
         let plane = PlaneGpu::<R> {
             surface: f.reals(),

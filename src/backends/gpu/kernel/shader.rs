@@ -93,11 +93,13 @@ pub(crate) fn layout_constants() -> String {
     format!(
         "{forces}const SHAPE_NONE: u32 = {NO_SHAPE_CODE}u;\n{shapes}\
          const STEPS_PER_OVERFLOW: u32 = {steps}u;\n\
+         const PARAMS_PLANES: u32 = {params_planes}u;\n\
          const HEALTHY_STATUS: u32 = {HEALTHY_STATUS}u;\n{faults}{policies}",
         forces = wgsl_constants::<ForceType>(),
         shapes = wgsl_constants::<ShapeKind>(),
         faults = wgsl_constants::<Fault>(),
         steps = crate::physics::clock::STEPS_PER_OVERFLOW,
+        params_planes = super::layout::PARAMS_PLANES,
     )
 }
 
@@ -113,6 +115,10 @@ fn dual_near_a_plane(s: DualMotion, plain: BodyConstants) -> bool {
 
 fn dual_plane_clearance(position: vec3<real>, radius: real) -> real {
     return real(0.0);
+}
+
+fn beyond_clearance(position: vec3<real>, origin: vec3<real>, reach: real) -> bool {
+    return false;
 }
 
 fn dual_load_planes() {}
