@@ -177,6 +177,26 @@ fn bodies_far_from_the_origin_meet_planes_on_the_references_step() {
     assert_both_precisions_match(&crowd, steps, &[(8, true), (5, false)]);
 }
 
+/// The dispatch parameters carry the first 8 planes' surfaces, which the plain kernel
+/// reads once a dispatch for each body's clearance; a crowd with more reads them from the
+/// planes' buffer. Here the planes the bodies land on come last, at the 8th and 9th places
+/// and at the 9th and 10th, behind planes none comes near.
+#[test]
+fn planes_past_the_eighth_are_met_as_the_first_are() {
+    let raining = raining_onto_planes(Integrator::Rk4);
+    for distant in [7, 8] {
+        let mut crowd = raining.clone();
+        crowd.planes = (0..distant)
+            .map(|i| {
+                let normal = DVec3::new(1.0, 0.1 * i as f64, -0.5).normalize();
+                Plane::through(-200.0 * normal, normal, 0.5, 0.5)
+            })
+            .chain(raining.planes.iter().cloned())
+            .collect();
+        assert_both_precisions_match(&crowd, 401, &[(8, true)]);
+    }
+}
+
 /// A spring scene at dt = 0.02, where lie_rk4 and rk4 differ by about 1e-5.
 fn springs(integrator: Integrator, damping_scale: f64) -> Crowd {
     let mut crowd = cross_check_crowd(500, 45, integrator, 0.02).unwrap();
