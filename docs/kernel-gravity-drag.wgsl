@@ -974,10 +974,10 @@ struct DualBody {
 /// crowd's), q renormalized (Baraff 4), the planes' contacts resolved, the faults judged on
 /// the values. Every force depends only on the body's own state, so K steps run back to back
 /// in registers. A 2D grid covers crowds beyond 65,535 workgroups in one dimension. Where
-/// the kernel hands contacts over (KERNEL_HANDS_OVER_CONTACTS), a body that comes near a
-/// plane stops before that step and `integrate_near` takes its remaining steps: this kernel
-/// holds no contact code, and a body far from every plane pays for the planes one test a
-/// plane a step.
+/// the kernel hands contacts over (KERNEL_HANDS_OVER_CONTACTS), a body that may come near a
+/// plane in the dispatch is left as it was and `integrate_near` takes its steps: this kernel
+/// holds no contact code, and a body far from every plane pays for the planes its clearance
+/// once a dispatch and one distance a step.
 @compute @workgroup_size(workgroup_size)
 fn integrate(@builtin(global_invocation_id) id: vec3<u32>) {
     let index = block_body(id);
@@ -991,8 +991,9 @@ fn integrate(@builtin(global_invocation_id) id: vec3<u32>) {
 }
 
 /// Body `index`'s steps of the dispatch from its step `first` on; its contacts resolved
-/// where `resolves`, else handed over (`hand_over`) before the first step that may end near
-/// a plane. The body's state is written at the end, as far as it got.
+/// where `resolves`, else the body handed over (`hand_over`) from step `first`, its state
+/// untouched, where it may come near a plane in them. The body's state is written at the
+/// end, as far as it got.
 fn run_steps(index: u32, first: u32, resolves: bool) {
     let stored = states[index];
     // A frozen body keeps its last good state (and its clock) until the host resets it.
