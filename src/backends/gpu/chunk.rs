@@ -118,7 +118,6 @@ impl BufferChunk {
                 row_width: grid.0 * layout.workgroup_size,
                 steps_per_dispatch,
                 first_body: (shared.first_body + bodies.start) as u32,
-                plane_count: crowd.planes.len() as u32,
                 dt: crowd.dt,
                 fault_rules: crowd.fault_rules,
                 planes: &crowd.planes,

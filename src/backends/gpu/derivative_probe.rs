@@ -113,7 +113,6 @@ fn on_device(ctx: &GpuContext, crowd: &Crowd, precision: Precision) -> DeviceRun
         row_width: grid.0 * WORKGROUP_SIZE,
         steps_per_dispatch: 1,
         first_body: 0,
-        plane_count: 0,
         dt: crowd.dt,
         fault_rules: crowd.fault_rules,
         planes: &[],

@@ -302,10 +302,9 @@ pub(crate) struct DispatchParams<'a> {
     pub row_width: u32,
     pub steps_per_dispatch: u32,
     pub first_body: u32,
-    pub plane_count: u32,
     pub dt: f64,
     pub fault_rules: crate::model::fault_rules::FaultRules,
-    /// The crowd's planes (the first [`PARAMS_PLANES`] travel in the parameters).
+    /// The crowd's planes: their count, and the first [`PARAMS_PLANES`] surfaces.
     pub planes: &'a [Plane],
 }
 
@@ -417,7 +416,7 @@ impl Encode {
                 row_width: p.row_width,
                 steps_per_dispatch: p.steps_per_dispatch,
                 first_body: p.first_body,
-                plane_count: p.plane_count,
+                plane_count: p.planes.len() as u32,
                 on_fault: p.fault_rules.on_fault.code(),
                 dt: R::from_f64(p.dt),
                 envelope_squared: p.fault_rules.envelope.squared_limits(R::from_f64),
