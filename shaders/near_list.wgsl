@@ -3,13 +3,13 @@
 // the list for the next dispatch, and `integrate_near` takes their remaining steps.
 
 /// The bodies handed over: how many in this dispatch so far, how many `size_near` handed
-/// `integrate_near`, and each body's chunk index and the step of the dispatch it stopped
-/// before.
+/// `integrate_near` and the invocations it dispatched that over, and each body's chunk
+/// index and the step of the dispatch it stopped before.
 struct NearList {
     count: atomic<u32>,
     taken: u32,
-    _pad0: u32,
-    _pad1: u32,
+    stride: u32,
+    _pad: u32,
     bodies: array<vec2<u32>>,
 }
 

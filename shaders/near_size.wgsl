@@ -16,5 +16,6 @@ fn size_near() {
     near.taken = count;
     atomicStore(&near.count, 0u);
     let groups = min((count + workgroup_size - 1u) / workgroup_size, MAX_NEAR_GROUPS);
+    near.stride = groups * workgroup_size;
     near_groups = array<u32, 3>(groups, 1u, 1u);
 }

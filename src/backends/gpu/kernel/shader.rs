@@ -143,10 +143,9 @@ fn hand_over(index: u32, step: u32) {
 /// resolved. The order of the list does not matter: a body's steps read its own state alone.
 @compute @workgroup_size(workgroup_size)
 fn integrate_near(@builtin(global_invocation_id) id: vec3<u32>) {
-    // The stride is the dispatch's invocations, as `size_near` sized it (not
+    // The stride is the dispatch's invocations, as `size_near` wrote them (not from
     // `num_workgroups`, which D3D12 leaves 0 without wgpu's indirect validation).
-    let groups = min((near.taken + workgroup_size - 1u) / workgroup_size, MAX_NEAR_GROUPS);
-    for (var j = id.x; j < near.taken; j += groups * workgroup_size) {
+    for (var j = id.x; j < near.taken; j += near.stride) {
         let body = near.bodies[j];
         run_steps(body.x, body.y, true);
     }
