@@ -148,6 +148,8 @@ struct DualBody {
 /// once a dispatch and one distance a step.
 @compute @workgroup_size(workgroup_size)
 fn integrate(@builtin(global_invocation_id) id: vec3<u32>) {
+    // First, whatever else this dispatch does: the next one fills that list.
+    empty_next_list(id);
     let index = block_body(id);
     // Under ON_FAULT_STOP, after a fault every dispatch is a no-op: the crowd stops within
     // one dispatch of it, and the offending body keeps its last good state.
@@ -155,18 +157,21 @@ fn integrate(@builtin(global_invocation_id) id: vec3<u32>) {
         || atomicLoad(&faults.first_unknown_code) != HEALTHY {
         return;
     }
-    run_steps(index, 0u, !KERNEL_HANDS_OVER_CONTACTS);
+    if run_steps(index, 0u, !KERNEL_HANDS_OVER_CONTACTS) {
+        hand_over(index, 0u);
+    }
 }
 
-/// Body `index`'s steps of the dispatch from its step `first` on; its contacts resolved
-/// where `resolves`, else the body handed over (`hand_over`) from step `first`, its state
-/// untouched, where it may come near a plane in them. The body's state is written at the
-/// end, as far as it got.
-fn run_steps(index: u32, first: u32, resolves: bool) {
+/// Body `index`'s steps of the dispatch from its step `first` on, its contacts resolved
+/// where `resolves`; the body's state is written at the end, as far as it got. Where it
+/// does not resolve them and the body may come near a plane in these steps, its state is
+/// left untouched and true returned: the caller hands it over (`hand_over`) from step
+/// `first`. (`integrate_near`, which runs this too, so never reaches the list's writes.)
+fn run_steps(index: u32, first: u32, resolves: bool) -> bool {
     let stored = states[index];
     // A frozen body keeps its last good state (and its clock) until the host resets it.
     if stored.status != HEALTHY_STATUS {
-        return;
+        return false;
     }
     let plain = constants[index];
     let body = start_body(index, stored, plain);
@@ -216,8 +221,7 @@ fn run_steps(index: u32, first: u32, resolves: bool) {
     }
     if outside {
         // Its state stays as stored (a fault it met on the way is not its own).
-        hand_over(index, first);
-        return;
+        return true;
     }
     if status != HEALTHY_STATUS && block_writes_state() {
         report_fault(index);
@@ -235,4 +239,5 @@ fn run_steps(index: u32, first: u32, resolves: bool) {
             status,
         );
     }
+    return false;
 }

@@ -1,16 +1,46 @@
-// The list of bodies the plain kernel hands over near a plane: `integrate` appends them,
-// `size_near` (near_size.wgsl) sizes the indirect dispatch of `integrate_near` and empties
-// the list for the next dispatch, and `integrate_near` takes their remaining steps.
+// The list of bodies the plain kernel hands over near a plane: `integrate` appends them and
+// counts the workgroups `integrate_near` needs for them, and `integrate_near`, dispatched
+// indirectly over those, takes their remaining steps. The list has two headers that take
+// turns from one fused dispatch to the next (`NearParity`): each `integrate` empties the
+// header the next one fills, whose last use (the dispatch before) is done. So no dispatch
+// of its own sizes or empties the list, and a dispatch in which no body comes near a plane
+// is followed by an `integrate_near` over no workgroups.
 
-/// The bodies handed over: how many in this dispatch so far, how many `size_near` handed
-/// `integrate_near` and the invocations it dispatched that over, and each body's chunk
-/// index and the step of the dispatch it stopped before.
-struct NearList {
+/// One dispatch's bodies handed over: `integrate_near`'s workgroups in x, y and z (the
+/// indirect dispatch's arguments; y and z are 1, written when the buffer is made) and how
+/// many bodies.
+struct NearHeader {
+    groups: atomic<u32>,
+    groups_y: u32,
+    groups_z: u32,
     count: atomic<u32>,
-    taken: u32,
-    stride: u32,
-    _pad: u32,
+}
+
+/// The list as `integrate` fills it: the two headers, then each body's chunk index and the
+/// step of the dispatch it stopped before.
+struct NearList {
+    headers: array<NearHeader, 2>,
     bodies: array<vec2<u32>>,
+}
+
+/// A header as `integrate_near` reads it (its list read-only, beside its use as that
+/// dispatch's arguments).
+struct TakenHeader {
+    groups: u32,
+    groups_y: u32,
+    groups_z: u32,
+    count: u32,
+}
+
+/// The list as `integrate_near` reads it.
+struct TakenList {
+    headers: array<TakenHeader, 2>,
+    bodies: array<vec2<u32>>,
+}
+
+/// Which of the two headers the dispatch fills (`integrate`) or takes (`integrate_near`).
+struct NearParity {
+    header: u32,
 }
 
 /// Workgroups `integrate_near` is dispatched over at most (the least every device allows in

@@ -62,6 +62,8 @@ fn block_writes_state() -> bool {
 /// never hands a body over.
 fn hand_over(index: u32, step: u32) {}
 
+fn empty_next_list(id: vec3<u32>) {}
+
 /// Where body `index`'s block starts in the tangent buffers: its first column's first number.
 fn block_first(index: u32) -> u32 {
     return block.first_column * block.body_count + index - block.first_body;

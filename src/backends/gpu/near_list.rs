@@ -1,96 +1,99 @@
 //! The list of bodies the plain kernel hands over near a plane (shaders/near_list.wgsl), and
-//! each fused dispatch's three dispatches around it: every body's steps (`integrate`, which
-//! lists the bodies that come near a plane), the list sized and emptied for the next dispatch
-//! (`size_near`), then the listed bodies' remaining steps with contacts (`integrate_near`,
-//! dispatched indirectly over as many workgroups as the list needs). A body far from every
+//! each fused dispatch's two dispatches around it: every body's steps (`integrate`, which
+//! lists the bodies that come near a plane and counts the workgroups they need), then the
+//! listed bodies' remaining steps with contacts (`integrate_near`, dispatched indirectly
+//! over those workgroups: none where no body came near a plane). A body far from every
 //! plane never runs the contact code, and the bodies near one run it apart from the others.
+//! The list's two headers take turns from one fused dispatch to the next, each `integrate`
+//! emptying the one the next fills.
 
-use crate::backends::gpu::device::bindings::{
-    NEAR_SIZE_BINDINGS, bind_buffers, bind_group_layout, near_bind_group_layout,
-};
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use wgpu::util::DeviceExt;
+
+use crate::backends::gpu::device::bindings::{bind_buffer_ranges, near_bind_group_layout};
 use crate::backends::gpu::device::pipeline::NearPipelines;
-use crate::backends::gpu::kernel::shader::NEAR_LIST;
 
-/// `size_near`'s module, after the list's declarations.
-const NEAR_SIZE: &str = include_str!("../../../shaders/near_size.wgsl");
-
-/// Bytes before the list's entries: the count, the count taken and two words of padding.
+/// Bytes of one header: `integrate_near`'s workgroups in x, y and z, then the count.
 const HEADER_BYTES: u64 = 16;
+
+/// Both headers, empty, with their workgroups in y and z 1 for good: the list's start.
+const EMPTY_HEADERS: [u32; 8] = [0, 1, 1, 0, 0, 1, 1, 0];
 
 /// Bytes of one entry: a body's chunk index and the step it resumes at.
 const ENTRY_BYTES: u64 = 8;
 
-/// The list's buffer and the indirect dispatch's, with their bind groups and `size_near`.
+/// The list's buffer, and each kernel's bind group for each header.
 #[derive(Debug)]
 pub(crate) struct NearList {
-    /// The list (zeroed at creation: empty), the plain kernel's group 1.
-    list: wgpu::BindGroup,
-    /// `integrate_near`'s workgroups, which `size_near` writes.
-    groups: wgpu::Buffer,
-    /// The list and the workgroups, `size_near`'s group 0.
-    size_bindings: wgpu::BindGroup,
-    size: wgpu::ComputePipeline,
+    /// The headers, then the entries; also `integrate_near`'s indirect arguments.
+    list: wgpu::Buffer,
+    /// `integrate`'s group 1, filling header 0 or 1.
+    fill: [wgpu::BindGroup; 2],
+    /// `integrate_near`'s group 1, taking header 0 or 1.
+    take: [wgpu::BindGroup; 2],
+    /// The header the next fused dispatch fills (an atomic only so that a simulation stays
+    /// `Sync`; the dispatches are encoded in order).
+    header: AtomicU32,
 }
 
 impl NearList {
     /// A list that holds `capacity` bodies (at least the largest chunk's, since each body is
-    /// handed over at most once a dispatch), for a kernel of `workgroup_size`.
-    pub fn new(device: &wgpu::Device, capacity: usize, workgroup_size: u32) -> Self {
-        let buffer = |label, size, usage| {
-            device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some(label),
-                size,
-                usage: wgpu::BufferUsages::STORAGE | usage,
-                mapped_at_creation: false,
-            })
+    /// handed over at most once a dispatch), its headers written through `queue`.
+    pub fn new(device: &wgpu::Device, queue: &wgpu::Queue, capacity: usize) -> Self {
+        let bytes = HEADER_BYTES * 2 + ENTRY_BYTES * capacity.max(1) as u64;
+        let list = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("bodies near a plane"),
+            size: bytes,
+            usage: wgpu::BufferUsages::STORAGE
+                | wgpu::BufferUsages::INDIRECT
+                | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        queue.write_buffer(&list, 0, bytemuck::cast_slice(&EMPTY_HEADERS));
+        // Parity 0 at offset 0, parity 1 at the least offset a uniform binding may start at.
+        let stride = device.limits().min_uniform_buffer_offset_alignment;
+        let mut parities = vec![0u32; 2 * stride as usize / 4];
+        parities[stride as usize / 4] = 1;
+        let parities = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some("near list parities"),
+            contents: bytemuck::cast_slice(&parities),
+            usage: wgpu::BufferUsages::UNIFORM,
+        });
+        let group = |takes: bool, header: u32| {
+            let parity = wgpu::BufferBinding {
+                buffer: &parities,
+                offset: u64::from(header * stride),
+                size: wgpu::BufferSize::new(4),
+            };
+            let layout = near_bind_group_layout(device, takes);
+            let label = if takes {
+                "near list, taken"
+            } else {
+                "near list, filled"
+            };
+            bind_buffer_ranges(
+                device,
+                label,
+                &layout,
+                &[parity, list.as_entire_buffer_binding()],
+            )
         };
-        let entries = HEADER_BYTES + ENTRY_BYTES * capacity.max(1) as u64;
-        let list_buffer = buffer("bodies near a plane", entries, wgpu::BufferUsages::empty());
-        let groups = buffer("near dispatch", 12, wgpu::BufferUsages::INDIRECT);
-        let list = bind_buffers(
-            device,
-            "bodies near a plane",
-            &near_bind_group_layout(device),
-            &[&list_buffer],
-        );
-        let size_layout = bind_group_layout(device, "size_near bindings", &NEAR_SIZE_BINDINGS);
-        let size_bindings = bind_buffers(
-            device,
-            "size_near bindings",
-            &size_layout,
-            &[&list_buffer, &groups],
-        );
-        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some("near_size.wgsl"),
-            source: wgpu::ShaderSource::Wgsl(format!("{NEAR_LIST}{NEAR_SIZE}").into()),
-        });
-        let layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-            label: Some("size_near"),
-            bind_group_layouts: &[Some(&size_layout)],
-            immediate_size: 0,
-        });
-        let size = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-            label: Some("size_near"),
-            layout: Some(&layout),
-            module: &module,
-            entry_point: Some("size_near"),
-            compilation_options: wgpu::PipelineCompilationOptions {
-                constants: &[("workgroup_size", workgroup_size as f64)],
-                zero_initialize_workgroup_memory: false,
-            },
-            cache: None,
-        });
         Self {
+            fill: [group(false, 0), group(false, 1)],
+            take: [group(true, 0), group(true, 1)],
             list,
-            groups,
-            size_bindings,
-            size,
+            header: AtomicU32::new(0),
         }
     }
 
     /// Binds the list as group 1 of `pass`, whose plain kernel hands contacts over.
     pub fn bind(&self, pass: &mut wgpu::ComputePass<'_>) {
-        pass.set_bind_group(1, &self.list, &[]);
+        pass.set_bind_group(
+            1,
+            &self.fill[self.header.load(Ordering::Relaxed) as usize],
+            &[],
+        );
     }
 
     /// One fused dispatch of a chunk bound as `bindings`, over `grid` workgroups:
@@ -101,17 +104,17 @@ impl NearList {
         (integrate, near): (&wgpu::ComputePipeline, &NearPipelines),
         (bindings, grid): (&wgpu::BindGroup, (u32, u32)),
     ) {
+        let header = self.header.load(Ordering::Relaxed);
         pass.set_pipeline(integrate);
         pass.set_bind_group(0, bindings, &[]);
-        pass.set_bind_group(1, &self.list, &[]);
+        pass.set_bind_group(1, &self.fill[header as usize], &[]);
         pass.dispatch_workgroups(grid.0, grid.1, 1);
-        pass.set_pipeline(&self.size);
-        pass.set_bind_group(0, &self.size_bindings, &[]);
-        pass.dispatch_workgroups(1, 1, 1);
         pass.set_pipeline(&near.integrate_near);
         pass.set_bind_group(0, bindings, &[]);
-        pass.set_bind_group(1, &self.list, &[]);
-        pass.dispatch_workgroups_indirect(&self.groups, 0);
+        pass.set_bind_group(1, &self.take[header as usize], &[]);
+        pass.dispatch_workgroups_indirect(&self.list, u64::from(header) * HEADER_BYTES);
+        self.header.store(1 - header, Ordering::Relaxed);
         pass.set_pipeline(integrate);
+        self.bind(pass);
     }
 }

@@ -231,10 +231,7 @@ impl GpuSimulation {
         let near = spec.hands_over_contacts(0).then(|| {
             let largest = chunks.iter().map(|c| c.bodies.len()).max().unwrap_or(0);
             let capacity = if has_planes { largest } else { 0 };
-            (
-                NearList::new(device, capacity, options.workgroup_size),
-                has_planes,
-            )
+            (NearList::new(device, &ctx.queue, capacity), has_planes)
         });
         ctx.take_uncaptured()?;
 

@@ -29,9 +29,12 @@ pub(crate) const TANGENT_BINDINGS: [wgpu::BufferBindingType; 6] = [
     READ_ONLY,
 ];
 
-/// The plain kernel's hand-over list, its group 1 where it has contact code (the
-/// `NearList` of `HAND_OVER` in src/backends/gpu/kernel/shader.rs).
-pub(crate) const NEAR_BINDINGS: [wgpu::BufferBindingType; 1] = [READ_WRITE];
+/// The plain kernel's hand-over list, its group 1 where it has contact code (`HAND_OVER` in
+/// src/backends/gpu/kernel/shader.rs): the parity, which says which of the list's headers
+/// the dispatch fills or takes, and the list, read-write as `integrate` binds it
+/// (`integrate_near` binds it read-only: [`near_bind_group_layout`]).
+pub(crate) const NEAR_BINDINGS: [wgpu::BufferBindingType; 2] =
+    [wgpu::BufferBindingType::Uniform, READ_WRITE];
 
 /// Storage buffers the integration kernel's group 0 binds.
 pub(crate) const INTEGRATE_STORAGE_BUFFERS: u32 = storage_buffers(&INTEGRATE_BINDINGS);
@@ -63,14 +66,17 @@ pub(crate) fn integrate_bind_group_layout(device: &wgpu::Device) -> wgpu::BindGr
     bind_group_layout(device, "integrate bindings", &INTEGRATE_BINDINGS)
 }
 
-/// The plain kernel's group 1 where it hands contacts over ([`NEAR_BINDINGS`]).
-pub(crate) fn near_bind_group_layout(device: &wgpu::Device) -> wgpu::BindGroupLayout {
-    bind_group_layout(device, "near list binding", &NEAR_BINDINGS)
+/// The plain kernel's group 1 where it hands contacts over ([`NEAR_BINDINGS`]), with the
+/// list read-only where the pipeline `takes` the bodies (`integrate_near`, whose indirect
+/// arguments the list also holds: a read-write binding of it there would conflict).
+pub(crate) fn near_bind_group_layout(device: &wgpu::Device, takes: bool) -> wgpu::BindGroupLayout {
+    let [parity, list] = NEAR_BINDINGS;
+    let list = match takes {
+        true => READ_ONLY,
+        false => list,
+    };
+    bind_group_layout(device, "near list bindings", &[parity, list])
 }
-
-/// `size_near`'s bindings (near_size.wgsl): the list, and the indirect dispatch it writes,
-/// a buffer of its own, since the dispatch that reads it as its arguments cannot bind it.
-pub(crate) const NEAR_SIZE_BINDINGS: [wgpu::BufferBindingType; 2] = [READ_WRITE, READ_WRITE];
 
 /// The bind group of `buffers` for `layout`, bound in order from 0.
 pub(crate) fn bind_buffers(
@@ -79,11 +85,25 @@ pub(crate) fn bind_buffers(
     layout: &wgpu::BindGroupLayout,
     buffers: &[&wgpu::Buffer],
 ) -> wgpu::BindGroup {
+    let whole: Vec<_> = buffers
+        .iter()
+        .map(|b| b.as_entire_buffer_binding())
+        .collect();
+    bind_buffer_ranges(device, label, layout, &whole)
+}
+
+/// The bind group of the buffer ranges `bindings` for `layout`, bound in order from 0.
+pub(crate) fn bind_buffer_ranges(
+    device: &wgpu::Device,
+    label: &str,
+    layout: &wgpu::BindGroupLayout,
+    bindings: &[wgpu::BufferBinding<'_>],
+) -> wgpu::BindGroup {
     let entries: Vec<_> = (0..)
-        .zip(buffers)
-        .map(|(binding, buffer)| wgpu::BindGroupEntry {
+        .zip(bindings)
+        .map(|(binding, range)| wgpu::BindGroupEntry {
             binding,
-            resource: buffer.as_entire_binding(),
+            resource: wgpu::BindingResource::Buffer(range.clone()),
         })
         .collect();
     device.create_bind_group(&wgpu::BindGroupDescriptor {

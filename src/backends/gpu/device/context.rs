@@ -58,9 +58,9 @@ fn new_instance() -> wgpu::Instance {
     descriptor.backends = backends();
     // wgpu checks an indirect dispatch's arguments with a compute pass of its own before it,
     // which on lavapipe cost as much as a dispatch of the kernel (about 65 us) for every
-    // fused dispatch with planes. Ours are in range by construction: `integrate_near`'s
-    // workgroups are capped at MAX_NEAR_GROUPS (shaders/near_list.wgsl), the least every
-    // device allows in one dimension, and the other two are 1. `WGPU_VALIDATION_INDIRECT_CALL=1`
+    // fused dispatch with planes. Ours are in range by construction: `hand_over` counts
+    // `integrate_near`'s workgroups up to MAX_NEAR_GROUPS (shaders/near_list.wgsl), the least
+    // every device allows in one dimension, and the other two are 1. `WGPU_VALIDATION_INDIRECT_CALL=1`
     // turns the check back on.
     descriptor.flags = (wgpu::InstanceFlags::from_build_config()
         - wgpu::InstanceFlags::VALIDATION_INDIRECT_CALL)

@@ -96,9 +96,10 @@ fn integrate_pipeline(
 ///   indices below the array's length, which naga checks when it lowers them;
 /// - every loop is bounded by those counts, by `steps_per_dispatch`, or by a constant (the
 ///   contact sweeps the physics' `repeat` prints);
-/// - `near.bodies[i]`: `i < near.count`, and a body is handed over at most once a dispatch,
-///   after `reset_near` emptied the list, so the count stays within the chunk's bodies, which
-///   the list holds (`NearList::new`).
+/// - `near.bodies[i]`, `taken.bodies[i]`: `i` below its header's count, and a body is
+///   handed over at most once a dispatch, after the `integrate` before emptied the header,
+///   so the count stays within the chunk's bodies, which the list holds (`NearList::new`);
+///   `near.headers[h]`, `taken.headers[h]`: `h` is the parity, 0 or 1 (`NearList::new`).
 ///
 /// A custom force of the user's WGSL is code about which none of this can be proven: with one,
 /// the kernel is always compiled with the bounds checks. A [`ForceLaw`](crate::ForceLaw)'s
@@ -111,7 +112,7 @@ fn build_integrate_pipeline(
     (trusted, entry): (bool, KernelEntry),
 ) -> Result<wgpu::ComputePipeline> {
     let (source, first_custom_line) = kernel_source(options, spec, custom_force);
-    let layout = integrate_layout(device, spec.hands_over_contacts(0));
+    let layout = integrate_layout(device, spec.hands_over_contacts(0), entry);
     if let (Some(custom), Precision::F64) = (custom_force, options.precision) {
         check_custom_force_in_f64(custom, &source)?;
     }
@@ -192,10 +193,14 @@ fn build_integrate_pipeline(
 /// The kernel's bindings (integrate.wgsl), stated rather than derived from the module: a
 /// kernel specialized to a crowd without keyframed forces, say, never reads `keyframes`,
 /// and a derived layout would drop it while every chunk binds all eight. A kernel that
-/// `hands_over` contacts binds its list of bodies handed over as group 1.
-fn integrate_layout(device: &wgpu::Device, hands_over: bool) -> wgpu::PipelineLayout {
+/// `hands_over` contacts binds its list of bodies handed over as group 1, as `entry` uses it.
+fn integrate_layout(
+    device: &wgpu::Device,
+    hands_over: bool,
+    entry: KernelEntry,
+) -> wgpu::PipelineLayout {
     let bindings = integrate_bind_group_layout(device);
-    let near = near_bind_group_layout(device);
+    let near = near_bind_group_layout(device, entry == KernelEntry::IntegrateNear);
     let groups = [Some(&bindings), Some(&near)];
     device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
         label: Some("integrate"),

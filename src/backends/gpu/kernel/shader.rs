@@ -128,26 +128,49 @@ fn dual_load_planes() {}
 pub(crate) const NEAR_LIST: &str = include_str!("../../../../shaders/near_list.wgsl");
 
 /// The plain kernel's hand-over of the bodies near a plane (integrate.wgsl), where it has
-/// contact code: the list `integrate` fills, as its group 1, and `integrate_near`, which
-/// takes the listed bodies' remaining steps (`size_near` sizes its dispatch).
+/// contact code, as its group 1: the parity (which of the list's headers this dispatch
+/// fills or takes) and the list, read-write where `integrate` fills it and read-only where
+/// `integrate_near` takes it, beside its use as that dispatch's indirect arguments. The two
+/// views share one binding number, each entry point using one (a layout whose list sat at
+/// binding 2 with none at 1 gave wrong results on lavapipe).
 const HAND_OVER: &str = "
-@group(1) @binding(0) var<storage, read_write> near: NearList;
+@group(1) @binding(0) var<uniform> near_parity: NearParity;
+@group(1) @binding(1) var<storage, read_write> near: NearList;
+@group(1) @binding(1) var<storage, read> taken: TakenList;
 
-/// Hands body `index` over to `integrate_near` from step `step` of the dispatch on. Each body
-/// is handed over at most once a dispatch, so the list holds at most a chunk's bodies.
+/// Hands body `index` over to `integrate_near` from step `step` of the dispatch on, and
+/// counts `integrate_near`'s workgroups: one more for each `workgroup_size` bodies begun.
+/// Each body is handed over at most once a dispatch, so the list holds at most a chunk's
+/// bodies.
 fn hand_over(index: u32, step: u32) {
-    near.bodies[atomicAdd(&near.count, 1u)] = vec2<u32>(index, step);
+    let header = near_parity.header;
+    let slot = atomicAdd(&near.headers[header].count, 1u);
+    near.bodies[slot] = vec2<u32>(index, step);
+    if slot % workgroup_size == 0u && slot / workgroup_size < MAX_NEAR_GROUPS {
+        atomicAdd(&near.headers[header].groups, 1u);
+    }
+}
+
+/// Empties the header the next dispatch fills: the one the dispatch before this one filled,
+/// whose `integrate_near` is done.
+fn empty_next_list(id: vec3<u32>) {
+    if all(id == vec3<u32>(0u)) {
+        let next = 1u - near_parity.header;
+        atomicStore(&near.headers[next].groups, 0u);
+        atomicStore(&near.headers[next].count, 0u);
+    }
 }
 
 /// The remaining steps of the dispatch of each body `integrate` handed over, contacts
 /// resolved. The order of the list does not matter: a body's steps read its own state alone.
 @compute @workgroup_size(workgroup_size)
 fn integrate_near(@builtin(global_invocation_id) id: vec3<u32>) {
-    // The stride is the dispatch's invocations, as `size_near` wrote them (not from
+    let header = taken.headers[near_parity.header];
+    // The stride is the dispatch's invocations, read from its arguments (not
     // `num_workgroups`, which D3D12 leaves 0 without wgpu's indirect validation).
-    for (var j = id.x; j < near.taken; j += near.stride) {
-        let body = near.bodies[j];
-        run_steps(body.x, body.y, true);
+    for (var j = id.x; j < header.count; j += header.groups * workgroup_size) {
+        let body = taken.bodies[j];
+        _ = run_steps(body.x, body.y, true);
     }
 }
 ";
@@ -207,6 +230,8 @@ fn block_plane(i: u32, values: array<real, 6>) -> DualPlane {
     } else {
         out += "
 fn hand_over(index: u32, step: u32) {}
+
+fn empty_next_list(id: vec3<u32>) {}
 ";
     }
     if spec.force_kinds().contains(&ForceType::Keyframed) {
