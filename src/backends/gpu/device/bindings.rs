@@ -113,7 +113,9 @@ pub(crate) fn bind_buffer_ranges(
     })
 }
 
-/// The bind group layout of `bindings`, numbered from 0, seen by compute shaders.
+/// The bind group layout of `bindings`, numbered from 0, seen by compute shaders. Numbered
+/// 0, 1, ... without a hole, as wgpu's Vulkan backend numbers them for the driver: the
+/// kernels' SPIR-V (exact_spirv.rs) keeps the WGSL's numbers.
 pub(crate) fn bind_group_layout(
     device: &wgpu::Device,
     label: &str,

@@ -225,6 +225,58 @@ fn dump_kernel(wgsl: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::backends::gpu::kernel::kernel_spec::KernelSpec;
+    use crate::backends::gpu::kernel::shader::kernel_source;
+    use crate::backends::gpu::kernel::tangent_kernel::tangent_source;
+    use crate::backends::gpu::options::GpuOptions;
+    use crate::model::precision::Precision;
+    use crate::physics::dual_wgsl::MovingNumbers;
+    use std::collections::{BTreeMap, BTreeSet};
+
+    /// wgpu's Vulkan backend numbers a bind group's bindings 0, 1, ... in the order of its
+    /// layout's entries, and hands that map to naga for the shaders it compiles; the SPIR-V
+    /// written here keeps the WGSL's numbers. So each entry point of every kernel must use,
+    /// in each group, bindings numbered 0, 1, ... without a hole, as `bind_group_layout`
+    /// numbers the layouts' (a list read at binding 2 with none at 1 read nothing on
+    /// lavapipe).
+    #[test]
+    fn every_entry_points_bindings_are_numbered_from_0_without_a_hole() {
+        let spec = KernelSpec::general();
+        let plain = kernel_source(&GpuOptions::default(), &spec, None).0;
+        let tangent = tangent_source(
+            (Precision::F32, false),
+            &spec,
+            (1, MovingNumbers::ALL),
+            None,
+        );
+        for (kernel, source) in [("plain", plain), ("tangent", tangent)] {
+            let module = naga::front::wgsl::parse_str(&source).unwrap();
+            let info = naga::valid::Validator::new(
+                naga::valid::ValidationFlags::all(),
+                naga::valid::Capabilities::FLOAT64,
+            )
+            .validate(&module)
+            .unwrap();
+            for (i, entry) in module.entry_points.iter().enumerate() {
+                let used = info.get_entry_point(i);
+                let mut groups: BTreeMap<u32, BTreeSet<u32>> = BTreeMap::new();
+                for (handle, variable) in module.global_variables.iter() {
+                    if let (false, Some(at)) = (used[handle].is_empty(), &variable.binding) {
+                        groups.entry(at.group).or_default().insert(at.binding);
+                    }
+                }
+                assert!(!groups.is_empty(), "{kernel} kernel, {}", entry.name);
+                for (group, bindings) in &groups {
+                    let from_0: BTreeSet<u32> = (0..bindings.len() as u32).collect();
+                    assert_eq!(
+                        bindings, &from_0,
+                        "{kernel} kernel, {}, group {group}",
+                        entry.name
+                    );
+                }
+            }
+        }
+    }
 
     #[test]
     fn every_float_operation_is_decorated_once_after_the_annotations() {

@@ -131,8 +131,9 @@ pub(crate) const NEAR_LIST: &str = include_str!("../../../../shaders/near_list.w
 /// contact code, as its group 1: the parity (which of the list's headers this dispatch
 /// fills or takes) and the list, read-write where `integrate` fills it and read-only where
 /// `integrate_near` takes it, beside its use as that dispatch's indirect arguments. The two
-/// views share one binding number, each entry point using one (a layout whose list sat at
-/// binding 2 with none at 1 gave wrong results on lavapipe).
+/// views share one binding number, each entry point using one: wgpu's Vulkan backend numbers
+/// a layout's bindings 0, 1, ... in order, and the kernel's SPIR-V (exact_spirv.rs) keeps
+/// the WGSL's numbers, so a view at binding 2 with none at 1 would read nothing.
 const HAND_OVER: &str = "
 @group(1) @binding(0) var<uniform> near_parity: NearParity;
 @group(1) @binding(1) var<storage, read_write> near: NearList;
