@@ -75,6 +75,13 @@ impl Crowd {
         (self.start_step + steps) as f64 * self.dt
     }
 
+    /// Whether each body's steps read nothing but its own state (and the constants): no
+    /// force reads the clock. Then a body that a step leaves as it was stays so
+    /// (`physics::rest`), and a body at rest on a plane costs no more steps.
+    pub fn steps_read_the_state_alone(&self) -> bool {
+        (self.forces.iter()).all(|force| !force.kind.force_type().reads_the_clock())
+    }
+
     /// Adds a force source (builder style).
     pub fn with_force(mut self, force: Force) -> Self {
         self.forces.push(force);

@@ -63,7 +63,7 @@ force_kinds! {
     /// A world-frame force and torque scaled by a sinusoid:
     /// `s(t) = offset + amplitude sin(2 pi frequency t + phase)`, `F = s(t) force`,
     /// `tau = s(t) torque`.
-    Sinusoidal "sinusoidal" {
+    Sinusoidal "sinusoidal" [reads_the_clock] {
         /// World-frame force at `s = 1`.
         force: vector "N",
         /// World-frame torque at `s = 1`.
@@ -81,7 +81,7 @@ force_kinds! {
     /// `F = s(t) force`, `tau = s(t) torque`, `s` interpolated linearly between the keyframes
     /// `(t_i, s_i)` of `Crowd::keyframes[table]` and held constant before the first and
     /// after the last.
-    Keyframed "keyframed" {
+    Keyframed "keyframed" [reads_the_clock] {
         /// World-frame force at `s = 1`.
         force: vector "N",
         /// World-frame torque at `s = 1`.
@@ -91,7 +91,7 @@ force_kinds! {
     /// The crowd's [`CustomForce`](crate::physics::custom_force::CustomForce): a WGSL function
     /// on the GPU, its Rust closure on the CPU backends. It returns a world force and the
     /// torque about the centre of mass.
-    Custom "custom"
+    Custom "custom" [reads_the_clock]
     /// Quadratic (turbulent) drag in the world frame: `F = -linear |v| v`,
     /// `tau = -angular |omega| omega`.
     QuadraticDrag "quadratic_drag" {

@@ -164,19 +164,27 @@ macro_rules! take_lane {
     };
 }
 
+/// `true` for a kind declared `[reads_the_clock]`; any other word in the brackets is an error.
+macro_rules! reads_the_clock {
+    (reads_the_clock) => {
+        true
+    };
+}
+
 /// The list of force kinds, in the order of their codes (a kind's position is its code in
 /// kernels and checkpoints: new kinds go last). Each entry is a kind's variant of `ForceKind`
 /// (its docs, the Rust API), its scene name and its numbers, each `name: shape "unit"` with
 /// `non_negative` and `required` where they hold, vectors before numbers (they take the
 /// lanes of `ForceParameters` in order); `; table` for a kind that reads a keyframe table,
-/// and no braces for one without numbers; last, after `;`, `law` and the variant of a registered force
+/// `[reads_the_clock]` after the name for one whose load reads the time, and no braces for
+/// one without numbers; last, after `;`, `law` and the variant of a registered force
 /// law, whose forces carry their law's declaration and numbers. It defines `ForceKind`, `ForceType` with its
-/// codes and names, and `ForceType::declared_parameters`, `ForceKind::force_type`,
+/// codes and names, and `ForceType::declared_parameters`, `ForceType::reads_the_clock`, `ForceKind::force_type`,
 /// `ForceKind::parameters` and `ForceKind::from_parameters`.
 macro_rules! force_kinds {
     ($(
         $(#[$kind_meta:meta])*
-        $kind:ident $name:literal $({
+        $kind:ident $name:literal $([$reads:ident])? $({
             $(
                 $(#[$field_meta:meta])*
                 $field:ident : $shape:ident $unit:literal $($flag:ident)*
@@ -247,6 +255,16 @@ macro_rules! force_kinds {
                 match self {
                     $(ForceType::$kind => false $($(|| stringify!($table) != "")?)?,)*
                     ForceType::$law => false,
+                }
+            }
+
+            /// Whether the kind's load reads the clock (declared `[reads_the_clock]`): then a
+            /// step of a body it acts on is not a function of the body's state alone. A law's
+            /// forces may read it ([`ForceInput::time`](crate::physics::force_law::ForceInput)).
+            pub fn reads_the_clock(self) -> bool {
+                match self {
+                    $(ForceType::$kind => false $(|| $crate::model::force_declaration::reads_the_clock!($reads))?,)*
+                    ForceType::$law => true,
                 }
             }
 
@@ -329,4 +347,6 @@ macro_rules! force_kinds {
     };
 }
 
-pub(crate) use {force_kinds, parameter_shape, parameter_type, put_in_lane, take_lane};
+pub(crate) use {
+    force_kinds, parameter_shape, parameter_type, put_in_lane, reads_the_clock, take_lane,
+};
