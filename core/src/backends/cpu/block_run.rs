@@ -2,6 +2,8 @@
 //! lane type and compiled for each instruction set; over lanes of numbers for the plain
 //! run, over lanes of dual numbers when tangents are carried (`tangent_lanes`).
 
+use std::cell::Cell;
+
 use crate::backends::cpu::block::{ConstantBlock, StateBlock};
 use crate::backends::cpu::contact::{ContactBlock, resolve_contacts};
 use crate::backends::cpu::derivative::{BlockConstants, BlockForces, DerivativeFn, derivative};
@@ -31,6 +33,10 @@ pub(crate) struct BlockRun<'a> {
     pub contacts: Option<(&'a ContactBlock, &'a [PlaneConstants<f32>])>,
     /// The squared envelope limits, when any is set.
     pub envelope_squared: Option<&'a [f32; 3]>,
+    /// Whether a step reads nothing but the lanes' states (no force reads the clock): then a
+    /// lane that a step leaves as it was is at rest (`physics::rest`). The plain run reads
+    /// it; tangents move on at rest.
+    pub settles: bool,
     /// Whether a lane that breaks a rule is frozen (else the block stops).
     pub freeze: bool,
     /// The lanes frozen before the run.
@@ -51,19 +57,25 @@ impl BlockRun<'_> {
     fn run<L: LaneType>(&self, state: &StateBlock, derivative: DerivativeFn<L>) -> BlockOutcome {
         let constants = BlockConstants::<L>::new(self.constants, self.forces.load, self.integrator);
         let near = (self.contacts).map(|(block, planes)| block.near_test::<L>(planes));
+        // The lanes at rest (`physics::rest`): each step leaves them as they are.
+        let resting: Cell<LaneMask> = Cell::new(0);
         let contacts = |start: &State<L>, next: State<L>| match (self.contacts, &near) {
             // A block whose lanes are all clear of every plane is left as it is, as the
             // contact code would leave each lane.
-            (Some(_), Some(near)) if near.near_lanes(next.position) == 0 => next,
+            (Some(_), Some(near)) if resting.get() == 0 && near.near_lanes(next.position) == 0 => {
+                next
+            }
             (Some((block, planes)), _) => {
                 let mut resolved = next.map(Into::into);
-                resolve_contacts(
+                let at_rest = resolve_contacts(
                     &start.map(Into::into),
                     &mut resolved,
                     block,
                     planes,
                     self.dt,
+                    (self.settles, resting.get()),
                 );
+                resting.set(at_rest);
                 resolved.map(L::from)
             }
             (None, _) => next,

@@ -3,6 +3,7 @@
 //! lane computes what the f32 kernel computes for its body.
 
 use crate::backends::cpu::block::StateBlock;
+use crate::backends::cpu::faults::LaneMask;
 use crate::model::mass::MassProperties;
 use crate::model::shape::Shape;
 use crate::physics::algebra::{Quat, Vec3};
@@ -11,6 +12,7 @@ use crate::physics::contact::{
 };
 use crate::physics::lanes::{LANES, LaneType, Lanes};
 use crate::physics::motion::{MassConstants, State};
+use crate::physics::rest::same_bits;
 
 /// What contact resolution needs of each lane of a block besides its state.
 #[derive(Clone, Copy, Debug)]
@@ -76,30 +78,37 @@ impl<L: LaneType> NearTest<L> {
     }
 }
 
-/// Resolves every lane of `next` (the block after a step that started at `start`).
+/// Resolves every lane of `next` (the block after a step that started at `start`); the
+/// lanes of `resting` are put back to `start` (at rest: the step leaves them so). Returns
+/// `resting` with the lanes the step left exactly as they were where `settles`
+/// (`physics::rest`).
 pub(crate) fn resolve_contacts(
     start: &StateBlock,
     next: &mut StateBlock,
     block: &ContactBlock,
     planes: &[PlaneConstants<f32>],
     h: f32,
-) {
+    (settles, resting): (bool, LaneMask),
+) -> LaneMask {
+    let mut at_rest = resting;
     for (lane, (mass, shape)) in block.lanes.iter().enumerate() {
+        let before = || lane_state(start, lane);
+        if resting & (1 << lane) != 0 {
+            set_lane(next, lane, &before());
+            continue;
+        }
         // A lane clear of every plane is left as it is (as `resolve_body` would leave it),
         // without copying its states out and back.
         if clear_of_planes(shape, planes, lane_position(next, lane)) {
             continue;
         }
-        let resolved = resolve_body(
-            &lane_state(start, lane),
-            lane_state(next, lane),
-            mass,
-            shape,
-            planes,
-            h,
-        );
+        let resolved = resolve_body(&before(), lane_state(next, lane), mass, shape, planes, h);
+        if settles && same_bits(&before(), &resolved) {
+            at_rest |= 1 << lane;
+        }
         set_lane(next, lane, &resolved);
     }
+    at_rest
 }
 
 /// The position of lane `lane` of `block`.

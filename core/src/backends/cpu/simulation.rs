@@ -55,6 +55,9 @@ pub struct CpuSimulation {
     planes: Vec<PlaneConstants<f32>>,
     /// The crowd's planes, whose numbers tangents are taken along.
     crowd_planes: Vec<Plane>,
+    /// Whether each body's steps read its state alone
+    /// ([`Crowd::steps_read_the_state_alone`]).
+    settles: bool,
     integrator: Integrator,
     dt: f32,
     /// `start_step` plus the steps taken.
@@ -129,6 +132,7 @@ impl CpuSimulation {
             contacts: contacts.concat(),
             planes: crowd.planes.iter().map(PlaneConstants::of).collect(),
             crowd_planes: crowd.planes.clone(),
+            settles: crowd.steps_read_the_state_alone(),
             integrator: crowd.integrator,
             dt: crowd.dt as f32,
             step: crowd.start_step,
@@ -182,6 +186,7 @@ impl CpuSimulation {
         let loads = &self.loads[..];
         let envelope_squared = self.envelope_squared.as_ref();
         let freeze = self.quarantine.freezes();
+        let settles = self.settles;
         let tangent_run = TangentRun {
             masses: &self.masses,
             planes: &self.crowd_planes,
@@ -217,6 +222,7 @@ impl CpuSimulation {
                 steps,
                 contacts: contacts.get(block).map(|c| (c, planes)),
                 envelope_squared,
+                settles,
                 freeze,
                 frozen: *frozen,
             };

@@ -27,6 +27,7 @@ use crate::physics::custom_force::CustomForce;
 use crate::physics::dual::DUAL_WIDTHS;
 use crate::physics::force_law::ExternalLoad;
 use crate::physics::motion::State;
+use crate::physics::rest::same_bits;
 
 /// A crowd integrated by the f64 CPU reference.
 #[derive(Clone, Debug)]
@@ -165,22 +166,31 @@ impl CpuRefSimulation {
                 return verdict.map(|(step, fault)| (i, step, fault));
             }
             let stepper = BodyStepper::new(integrator, &mass, &forces, env);
-            let stepper = match mass.shape() {
+            let shape = mass.shape().filter(|_| !planes.is_empty());
+            let stepper = match shape {
                 Some(shape) => stepper.meeting(ShapeConstants::of(&shape), planes),
                 None => stepper,
             };
-            let mut state = *body_state;
+            // A body that may come to rest on a plane, under forces that read its state alone
+            // (`physics::rest`).
+            let settles =
+                shape.is_some() && forces.iter().all(|f| !f.force_type().reads_the_clock());
+            let mut state = State::from(&*body_state);
             for step in first_step..first_step + steps {
                 // A product, not a running sum: the clock does not drift over long runs.
                 let t = step as f64 * dt;
-                let next = stepper.step(&state, t, dt);
-                if let Some(fault) = refused(&next) {
-                    *body_state = state;
+                let next = stepper.advance(&state, t, dt);
+                if let Some(fault) = refused(&next.into()) {
+                    *body_state = state.into();
                     return Some((i, step, fault));
                 }
+                let at_rest = settles && same_bits(&state, &next);
                 state = next;
+                if at_rest {
+                    break;
+                }
             }
-            *body_state = state;
+            *body_state = state.into();
             None
         };
         let faults: Vec<(usize, u64, Fault)> = match (plan, tangent_columns) {
