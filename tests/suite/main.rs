@@ -38,6 +38,7 @@ mod progress_steps;
 mod quarantine;
 mod recording;
 mod render;
+mod rest;
 mod scale;
 mod set_states;
 mod shapes;
