@@ -21,6 +21,7 @@ const SHAPE_SPHERE: u32 = 2u;
 const SHAPE_CYLINDER: u32 = 3u;
 const SHAPE_CAPSULE: u32 = 4u;
 const SHAPE_ELLIPSOID: u32 = 5u;
+const SHAPES_OF_MANY_POINTS: u32 = 10u;
 const STEPS_PER_OVERFLOW: u32 = 16777216u;
 const PARAMS_PLANES: u32 = 8u;
 const HEALTHY_STATUS: u32 = 0u;

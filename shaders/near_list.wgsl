@@ -8,16 +8,20 @@
 
 /// One dispatch's bodies handed over: `integrate_near`'s workgroups in x, y and z (the
 /// indirect dispatch's arguments; y and z are 1, written when the buffer is made) and how
-/// many bodies.
+/// many bodies at the front of the list and at its back.
 struct NearHeader {
     groups: atomic<u32>,
     groups_y: u32,
     groups_z: u32,
-    count: atomic<u32>,
+    front: atomic<u32>,
+    back: atomic<u32>,
+    unused_0: u32,
+    unused_1: u32,
+    unused_2: u32,
 }
 
 /// The list as `integrate` fills it: the two headers, then each body's chunk index and the
-/// step of the dispatch it stopped before.
+/// step of the dispatch it stopped before, filled from both ends.
 struct NearList {
     headers: array<NearHeader, 2>,
     bodies: array<vec2<u32>>,
@@ -29,7 +33,11 @@ struct TakenHeader {
     groups: u32,
     groups_y: u32,
     groups_z: u32,
-    count: u32,
+    front: u32,
+    back: u32,
+    unused_0: u32,
+    unused_1: u32,
+    unused_2: u32,
 }
 
 /// The list as `integrate_near` reads it.

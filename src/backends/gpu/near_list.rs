@@ -14,11 +14,12 @@ use wgpu::util::DeviceExt;
 use crate::backends::gpu::device::bindings::{bind_buffer_ranges, near_bind_group_layout};
 use crate::backends::gpu::device::pipeline::NearPipelines;
 
-/// Bytes of one header: `integrate_near`'s workgroups in x, y and z, then the count.
-const HEADER_BYTES: u64 = 16;
+/// Bytes of one header: `integrate_near`'s workgroups in x, y and z, the counts at the
+/// list's front and back, and three unused (near_list.wgsl).
+const HEADER_BYTES: u64 = 32;
 
 /// Both headers, empty, with their workgroups in y and z 1 for good: the list's start.
-const EMPTY_HEADERS: [u32; 8] = [0, 1, 1, 0, 0, 1, 1, 0];
+const EMPTY_HEADERS: [u32; 16] = [0, 1, 1, 0, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0];
 
 /// Bytes of one entry: a body's chunk index and the step it resumes at.
 const ENTRY_BYTES: u64 = 8;
@@ -184,5 +185,35 @@ mod tests {
                 "{gpu:?} against {cpu:?}: {differing} bodies differ"
             );
         }
+    }
+
+    /// More bodies near a plane than `integrate_near` has workgroups: 70,000 bodies of the
+    /// five shapes standing on a floor, one to a workgroup, so that the list's two ends need
+    /// more than the 65,535 workgroups it is dispatched over at most, and each invocation
+    /// takes entries a stride apart, across the padding between the ends. `gpu` gives
+    /// `cpu`'s bits for every body (it fails if the stride loop is taken out: checked).
+    #[test]
+    fn more_bodies_near_planes_than_workgroups_are_each_taken_once() {
+        let ctx = GpuContext::new().expect("GPU tests need an adapter");
+        let crowd = crate::bench::Workload::Resting.crowd(70_000, 3).unwrap();
+        let options = crate::gpu::GpuOptions {
+            workgroup_size: 1,
+            steps_per_dispatch: 2,
+            ..Default::default()
+        };
+        let mut gpu = Simulation::gpu_with_options(&crowd, &ctx, options).unwrap();
+        let mut cpu = Simulation::on_backend(&crowd, Backend::FastCpu, &ctx).unwrap();
+        for sim in [&mut gpu, &mut cpu] {
+            sim.step(3).unwrap();
+        }
+        let (ours, theirs) = (gpu.bodies().unwrap(), cpu.bodies().unwrap());
+        let moved = (theirs.iter().zip(&crowd.bodies))
+            .filter(|(now, start)| now.state != start.state)
+            .count();
+        assert!(moved > 60_000, "only {moved} bodies moved on cpu");
+        let differing = (ours.iter().zip(&theirs))
+            .filter(|(a, b)| a.state != b.state)
+            .count();
+        assert_eq!(differing, 0, "{differing} of 70,000 bodies differ from cpu");
     }
 }

@@ -6,13 +6,14 @@
 
 use crate::backends::gpu::kernel::kernel_spec::KernelSpec;
 use crate::backends::gpu::options::GpuOptions;
-use crate::model::codes::wgsl_constants;
+use crate::model::codes::{Coded, wgsl_constants};
 use crate::model::fault::{Fault, HEALTHY_STATUS};
 use crate::model::fault_rules::OnFault;
 use crate::model::force::ForceType;
 use crate::model::integrator::Integrator;
 use crate::model::precision::Precision;
 use crate::model::shape::{NO_SHAPE_CODE, ShapeKind};
+use crate::physics::contact::candidate_count;
 use crate::physics::custom_force::CustomForce;
 use crate::physics::dual_wgsl::{CustomTrace, MovingNumbers, TracedPhysics, trace_block};
 use crate::physics::trace::Tracer;
@@ -77,6 +78,15 @@ pub(crate) fn prelude(precision: Precision) -> String {
     )
 }
 
+/// The shape kinds with more than two contact candidates (`candidate_count`), bit `1 << code`
+/// each: the near list keeps their bodies apart from the others, so that a SIMD group of
+/// spheres does not wait out a box's sweeps over eight points.
+fn shapes_of_many_points() -> u32 {
+    (ShapeKind::EVERY.iter())
+        .filter(|&&kind| candidate_count(kind) > 2)
+        .fold(0, |bits, kind| bits | 1 << kind.code())
+}
+
 /// The constants the storage layout's fields refer to: force kinds (`own_kinds` bits),
 /// shape kinds, the step clock's split, and the status word's fault codes and policies.
 pub(crate) fn layout_constants() -> String {
@@ -92,11 +102,13 @@ pub(crate) fn layout_constants() -> String {
         .collect();
     format!(
         "{forces}const SHAPE_NONE: u32 = {NO_SHAPE_CODE}u;\n{shapes}\
+         const SHAPES_OF_MANY_POINTS: u32 = {many_points}u;\n\
          const STEPS_PER_OVERFLOW: u32 = {steps}u;\n\
          const PARAMS_PLANES: u32 = {params_planes}u;\n\
          const HEALTHY_STATUS: u32 = {HEALTHY_STATUS}u;\n{faults}{policies}",
         forces = wgsl_constants::<ForceType>(),
         shapes = wgsl_constants::<ShapeKind>(),
+        many_points = shapes_of_many_points(),
         faults = wgsl_constants::<Fault>(),
         steps = crate::physics::clock::STEPS_PER_OVERFLOW,
         params_planes = super::layout::PARAMS_PLANES,
@@ -140,15 +152,28 @@ const HAND_OVER: &str = "
 @group(1) @binding(1) var<storage, read> taken: TakenList;
 
 /// Hands body `index` over to `integrate_near` from step `step` of the dispatch on, and
-/// counts `integrate_near`'s workgroups: one more for each `workgroup_size` bodies begun.
-/// Each body is handed over at most once a dispatch, so the list holds at most a chunk's
-/// bodies.
+/// counts `integrate_near`'s workgroups: one more for each `workgroup_size` bodies begun at
+/// either end of the list. A body of a shape with many contact points is listed from the
+/// back, the others from the front, so that a workgroup (but the one where the ends meet)
+/// holds one kind of contact work. Each body is handed over at most once a dispatch, so the
+/// list holds at most a chunk's bodies.
 fn hand_over(index: u32, step: u32) {
     let header = near_parity.header;
-    let slot = atomicAdd(&near.headers[header].count, 1u);
-    near.bodies[slot] = vec2<u32>(index, step);
-    if slot % workgroup_size == 0u && slot / workgroup_size < MAX_NEAR_GROUPS {
-        atomicAdd(&near.headers[header].groups, 1u);
+    let many = (SHAPES_OF_MANY_POINTS >> constants[index].shape_kind & 1u) == 1u;
+    var slot: u32;
+    if many {
+        slot = atomicAdd(&near.headers[header].back, 1u);
+        near.bodies[arrayLength(&near.bodies) - 1u - slot] = vec2<u32>(index, step);
+    } else {
+        slot = atomicAdd(&near.headers[header].front, 1u);
+        near.bodies[slot] = vec2<u32>(index, step);
+    }
+    if slot % workgroup_size == 0u {
+        // At most MAX_NEAR_GROUPS: an increment that finds the cap reached is taken back,
+        // so the count ends at the least of the two.
+        if atomicAdd(&near.headers[header].groups, 1u) >= MAX_NEAR_GROUPS {
+            atomicSub(&near.headers[header].groups, 1u);
+        }
     }
 }
 
@@ -158,20 +183,27 @@ fn empty_next_list(id: vec3<u32>) {
     if all(id == vec3<u32>(0u)) {
         let next = 1u - near_parity.header;
         atomicStore(&near.headers[next].groups, 0u);
-        atomicStore(&near.headers[next].count, 0u);
+        atomicStore(&near.headers[next].front, 0u);
+        atomicStore(&near.headers[next].back, 0u);
     }
 }
 
 /// The remaining steps of the dispatch of each body `integrate` handed over, contacts
 /// resolved. The order of the list does not matter: a body's steps read its own state alone.
+/// The front's entries come first, padded to whole workgroups, then the back's.
 @compute @workgroup_size(workgroup_size)
 fn integrate_near(@builtin(global_invocation_id) id: vec3<u32>) {
     let header = taken.headers[near_parity.header];
+    // The front padded to whole workgroups (`%`, not `/`: a test reads each `/` as real).
+    let front = header.front + (workgroup_size - header.front % workgroup_size) % workgroup_size;
+    let last = arrayLength(&taken.bodies) - 1u;
     // The stride is the dispatch's invocations, read from its arguments (not
     // `num_workgroups`, which D3D12 leaves 0 without wgpu's indirect validation).
-    for (var j = id.x; j < header.count; j += header.groups * workgroup_size) {
-        let body = taken.bodies[j];
-        _ = run_steps(body.x, body.y, true);
+    for (var j = id.x; j < front + header.back; j += header.groups * workgroup_size) {
+        if j < header.front || j >= front {
+            let body = taken.bodies[select(last - (j - front), j, j < front)];
+            _ = run_steps(body.x, body.y, true);
+        }
     }
 }
 ";
