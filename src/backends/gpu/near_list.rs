@@ -191,7 +191,9 @@ mod tests {
     /// five shapes standing on a floor, one to a workgroup, so that the list's two ends need
     /// more than the 65,535 workgroups it is dispatched over at most, and each invocation
     /// takes entries a stride apart, across the padding between the ends. `gpu` gives
-    /// `cpu`'s bits for every body (it fails if the stride loop is taken out: checked).
+    /// `cpu`'s bits for every body (it fails if the stride loop is taken out: checked). Built
+    /// with the command line's features, whose `bench` generates the pile.
+    #[cfg(feature = "cli")]
     #[test]
     fn more_bodies_near_planes_than_workgroups_are_each_taken_once() {
         let ctx = GpuContext::new().expect("GPU tests need an adapter");
