@@ -25,6 +25,7 @@ const SHAPES_OF_MANY_POINTS: u32 = 10u;
 const STEPS_PER_OVERFLOW: u32 = 16777216u;
 const PARAMS_PLANES: u32 = 8u;
 const HEALTHY_STATUS: u32 = 0u;
+const RESTING_STATUS: u32 = 2147483648u;
 const FAULT_NON_FINITE_POSITION: u32 = 1u;
 const FAULT_NON_FINITE_ORIENTATION: u32 = 2u;
 const FAULT_NON_FINITE_LINEAR_MOMENTUM: u32 = 3u;
@@ -82,8 +83,10 @@ struct BodyState {
     step_high: u32,
     /// Angular momentum L about the centre of mass.
     angular_momentum: vec3<real>,
-    /// HEALTHY_STATUS, or the FAULT_* code of the rule that froze the body at this state:
-    /// the kernel leaves it alone until the host writes a new state.
+    /// HEALTHY_STATUS; RESTING_STATUS where the kernel found this state a fixed point of the
+    /// body's step (at rest on a plane): later dispatches move its clock alone, until the host
+    /// writes a new state or new external loads; or the FAULT_* code of the rule that froze the
+    /// body at this state: the kernel leaves it alone until the host writes a new state.
     status: u32,
 }
 
@@ -1024,8 +1027,25 @@ fn integrate(@builtin(global_invocation_id) id: vec3<u32>) {
 /// `first`. (`integrate_near`, which runs this too, so never reaches the list's writes.)
 fn run_steps(index: u32, first: u32, resolves: bool) -> bool {
     let stored = states[index];
+    let resting = stored.status == RESTING_STATUS;
+    // Found at rest by an earlier dispatch, and its state not written since (a write makes
+    // it healthy): its steps would leave it as it is, so only its clock moves on. Not once
+    // the host has set external loads (a record per body, which it may change between
+    // dispatches; before, one record: a one-body chunk never counts on the mark), nor in a
+    // kernel that does not settle (a tangent kernel): there it takes a healthy body's steps.
+    let loads_set = arrayLength(&loads) >= params.body_count;
+    if KERNEL_SETTLES && resting && !loads_set {
+        var low = stored.step_low;
+        var high = stored.step_high;
+        for (var k = first; k < params.steps_per_dispatch; k++) {
+            advance_clock(&low, &high);
+        }
+        states[index].step_low = low;
+        states[index].step_high = high;
+        return false;
+    }
     // A frozen body keeps its last good state (and its clock) until the host resets it.
-    if stored.status != HEALTHY_STATUS {
+    if stored.status != HEALTHY_STATUS && !resting {
         return false;
     }
     let plain = constants[index];
@@ -1038,6 +1058,7 @@ fn run_steps(index: u32, first: u32, resolves: bool) -> bool {
     var low = stored.step_low;
     var high = stored.step_high;
     var status = HEALTHY_STATUS;
+    var at_rest = false;
     // KERNEL_CONTACTS is generated: false folds the contact code away.
     let planes_here = KERNEL_CONTACTS && params.plane_count > 0u;
     // Where contacts are handed over, a body is watched against the ball about where it
@@ -1072,8 +1093,9 @@ fn run_steps(index: u32, first: u32, resolves: bool) -> bool {
             break;
         }
         // At rest (a step that left every bit as it was, `physics::rest`), the dispatch's
-        // later steps would leave the body as it is: only its clock moves on.
-        let at_rest = KERNEL_SETTLES && planes_here && resolves && left_as_it_was(s, next);
+        // later steps would leave the body as it is: only its clock moves on, here and (its
+        // status says so) in later dispatches.
+        at_rest = KERNEL_SETTLES && planes_here && resolves && left_as_it_was(s, next);
         s = next;
         advance_clock(&low, &high);
         if at_rest {
@@ -1100,7 +1122,7 @@ fn run_steps(index: u32, first: u32, resolves: bool) -> bool {
             v.linear_momentum,
             high,
             v.angular_momentum,
-            status,
+            select(status, RESTING_STATUS, at_rest),
         );
     }
     return false;

@@ -22,8 +22,10 @@ struct BodyState {
     step_high: u32,
     /// Angular momentum L about the centre of mass.
     angular_momentum: vec3<real>,
-    /// HEALTHY_STATUS, or the FAULT_* code of the rule that froze the body at this state:
-    /// the kernel leaves it alone until the host writes a new state.
+    /// HEALTHY_STATUS; RESTING_STATUS where the kernel found this state a fixed point of the
+    /// body's step (at rest on a plane): later dispatches move its clock alone, until the host
+    /// writes a new state or new external loads; or the FAULT_* code of the rule that froze the
+    /// body at this state: the kernel leaves it alone until the host writes a new state.
     status: u32,
 }
 

@@ -79,3 +79,20 @@ impl Fault {
 
 /// Status code of a healthy body.
 pub const HEALTHY_STATUS: u32 = 0;
+
+/// Status code the GPU kernel gives a healthy body it found at rest (`physics::rest`): its
+/// state is a fixed point of its step, so later dispatches move its clock alone, until the
+/// host writes it a new state or new external loads. Not a fault, and never a fault's code.
+pub const RESTING_STATUS: u32 = 0x8000_0000;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_resting_status_is_neither_healthy_nor_a_fault() {
+        assert_ne!(RESTING_STATUS, HEALTHY_STATUS);
+        assert_eq!(Fault::from_code(RESTING_STATUS), None);
+        assert!(Fault::ALL.iter().all(|f| f.code() != RESTING_STATUS));
+    }
+}

@@ -10,8 +10,9 @@ use crate::model::precision::Precision;
 
 /// The version of the storage layout [`layout_wgsl`] declares. It changes whenever a field
 /// of `BodyState` or `BodyConstants` moves or changes meaning; code that reads the buffers
-/// can check it (the WGSL has it as `RIGID_CROWD_LAYOUT_VERSION`).
-pub const LAYOUT_VERSION: u32 = 1;
+/// can check it (the WGSL has it as `RIGID_CROWD_LAYOUT_VERSION`). Version 2: a healthy
+/// body's `status` may also be `RESTING_STATUS`, a body the kernel found at rest.
+pub const LAYOUT_VERSION: u32 = 2;
 
 /// The structs of the layout, in the order they are declared.
 const LAYOUT_STRUCTS: [&str; 2] = ["BodyState", "BodyConstants"];
@@ -99,11 +100,11 @@ mod tests {
     use crate::backends::gpu::kernel::layout::{BodyConstantsGpu, BodyStateGpu};
     use std::mem::offset_of;
 
-    /// The published offsets of version 1. A change here is a new layout: bump
-    /// `LAYOUT_VERSION` and say so in the release notes.
+    /// The published offsets, version 1's (version 2 gave `status` a value, not a place).
+    /// A change here is a new layout: bump `LAYOUT_VERSION` and say so in the README.
     #[test]
-    fn layout_version_1_keeps_its_offsets() {
-        assert_eq!(LAYOUT_VERSION, 1);
+    fn layout_version_2_keeps_the_offsets_of_version_1() {
+        assert_eq!(LAYOUT_VERSION, 2);
         let state_f32 = [
             offset_of!(BodyStateGpu<f32>, position),
             offset_of!(BodyStateGpu<f32>, step_low),
@@ -111,8 +112,9 @@ mod tests {
             offset_of!(BodyStateGpu<f32>, linear_momentum),
             offset_of!(BodyStateGpu<f32>, step_high),
             offset_of!(BodyStateGpu<f32>, angular_momentum),
+            offset_of!(BodyStateGpu<f32>, status),
         ];
-        assert_eq!(state_f32, [0, 12, 16, 32, 44, 48]);
+        assert_eq!(state_f32, [0, 12, 16, 32, 44, 48, 60]);
         let state_f64 = [
             offset_of!(BodyStateGpu<f64>, position),
             offset_of!(BodyStateGpu<f64>, step_low),
@@ -120,8 +122,9 @@ mod tests {
             offset_of!(BodyStateGpu<f64>, linear_momentum),
             offset_of!(BodyStateGpu<f64>, step_high),
             offset_of!(BodyStateGpu<f64>, angular_momentum),
+            offset_of!(BodyStateGpu<f64>, status),
         ];
-        assert_eq!(state_f64, [0, 24, 32, 64, 88, 96]);
+        assert_eq!(state_f64, [0, 24, 32, 64, 88, 96, 120]);
         let constants_f32 = [
             offset_of!(BodyConstantsGpu<f32>, shape),
             offset_of!(BodyConstantsGpu<f32>, mass),
@@ -162,7 +165,7 @@ mod tests {
                 !wgsl.contains("real>") && !wgsl.contains(": real"),
                 "{wgsl}"
             );
-            assert!(wgsl.contains("const RIGID_CROWD_LAYOUT_VERSION: u32 = 1u;"));
+            assert!(wgsl.contains("const RIGID_CROWD_LAYOUT_VERSION: u32 = 2u;"));
             assert!(
                 !wgsl.contains("struct Plane"),
                 "only the per-body records: {wgsl}"

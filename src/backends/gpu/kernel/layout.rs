@@ -8,6 +8,7 @@ use glam::{DQuat, DVec3};
 use crate::assembly::force_table::{ForceTable, flatten_keyframes};
 use crate::model::body::{Body, BodyState};
 use crate::model::codes::Coded;
+use crate::model::fault::{HEALTHY_STATUS, RESTING_STATUS};
 use crate::model::force::ForceKind;
 use crate::model::plane::Plane;
 use crate::model::precision::{Precision, Real, with_real};
@@ -43,7 +44,8 @@ pub(crate) struct BodyStateGpu<R: Real> {
     pub step_high: u32,
     pub pad1: R::Pad4,
     pub angular_momentum: [R; 3],
-    /// `HEALTHY_STATUS`, or the code of the [`Fault`](crate::Fault) that froze the body.
+    /// `HEALTHY_STATUS`, `RESTING_STATUS` (healthy, found at rest by the kernel), or the
+    /// code of the [`Fault`](crate::Fault) that froze the body.
     pub status: u32,
     pub pad3: R::Pad4,
 }
@@ -450,7 +452,8 @@ pub(crate) fn decode_states(precision: Precision, bytes: &[u8]) -> Vec<(BodyStat
 }
 
 /// The status word of each state record of `precision` in `bytes`, with its clock step,
-/// for the records whose status is not `HEALTHY_STATUS`: `(record index, step, status)`.
+/// for the records whose status is neither `HEALTHY_STATUS` nor `RESTING_STATUS` (a healthy
+/// body at rest): `(record index, step, status)`.
 pub(crate) fn frozen_records(
     precision: Precision,
     bytes: &[u8],
@@ -461,8 +464,8 @@ pub(crate) fn frozen_records(
             .enumerate()
             .filter_map(|(i, record)| {
                 let record: BodyStateGpu<R> = bytemuck::pod_read_unaligned(record);
-                (record.status != crate::model::fault::HEALTHY_STATUS)
-                    .then(|| (i, record.to_state(), record.step(), record.status))
+                let healthy = [HEALTHY_STATUS, RESTING_STATUS].contains(&record.status);
+                (!healthy).then(|| (i, record.to_state(), record.step(), record.status))
             })
             .collect()
     })

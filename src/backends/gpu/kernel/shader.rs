@@ -7,7 +7,7 @@
 use crate::backends::gpu::kernel::kernel_spec::KernelSpec;
 use crate::backends::gpu::options::GpuOptions;
 use crate::model::codes::{Coded, wgsl_constants};
-use crate::model::fault::{Fault, HEALTHY_STATUS};
+use crate::model::fault::{Fault, HEALTHY_STATUS, RESTING_STATUS};
 use crate::model::fault_rules::OnFault;
 use crate::model::force::ForceType;
 use crate::model::integrator::Integrator;
@@ -88,7 +88,8 @@ fn shapes_of_many_points() -> u32 {
 }
 
 /// The constants the storage layout's fields refer to: force kinds (`own_kinds` bits),
-/// shape kinds, the step clock's split, and the status word's fault codes and policies.
+/// shape kinds, the step clock's split, and the status word's codes (healthy, resting, the
+/// faults) and the fault policies.
 pub(crate) fn layout_constants() -> String {
     let policies: String = OnFault::ALL
         .iter()
@@ -105,7 +106,8 @@ pub(crate) fn layout_constants() -> String {
          const SHAPES_OF_MANY_POINTS: u32 = {many_points}u;\n\
          const STEPS_PER_OVERFLOW: u32 = {steps}u;\n\
          const PARAMS_PLANES: u32 = {params_planes}u;\n\
-         const HEALTHY_STATUS: u32 = {HEALTHY_STATUS}u;\n{faults}{policies}",
+         const HEALTHY_STATUS: u32 = {HEALTHY_STATUS}u;\n\
+         const RESTING_STATUS: u32 = {RESTING_STATUS}u;\n{faults}{policies}",
         forces = wgsl_constants::<ForceType>(),
         shapes = wgsl_constants::<ShapeKind>(),
         many_points = shapes_of_many_points(),
