@@ -3,6 +3,8 @@
 use glam::DVec3;
 
 use crate::model::body::Body;
+use crate::physics::motion::State;
+use crate::physics::rest::same_bits;
 
 pub(crate) use rigid_crowd_core::verify::compare::largest;
 
@@ -82,23 +84,11 @@ impl Deviation {
 /// `(x, q, P, L)` (same length and order): zero where two backends computed the same thing.
 pub fn differing_bodies(tested: &[Body], reference: &[Body]) -> usize {
     assert_eq!(tested.len(), reference.len(), "crowds differ in size");
-    let bits = |b: &Body| {
-        let s = &b.state;
-        let (x, q, p, l) = (
-            s.position,
-            s.orientation,
-            s.linear_momentum,
-            s.angular_momentum,
-        );
-        [
-            x.x, x.y, x.z, q.w, q.x, q.y, q.z, p.x, p.y, p.z, l.x, l.y, l.z,
-        ]
-        .map(f64::to_bits)
-    };
+    let state = |b: &Body| State::<f64>::from(&b.state);
     tested
         .iter()
         .zip(reference)
-        .filter(|(t, r)| bits(t) != bits(r))
+        .filter(|(t, r)| !same_bits(&state(t), &state(r)))
         .count()
 }
 

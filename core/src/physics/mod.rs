@@ -20,7 +20,7 @@ pub(crate) mod lanes;
 pub mod motion;
 pub mod principal_axes;
 pub(crate) mod profile;
-pub(crate) mod rest;
+pub mod rest;
 pub mod scalar;
 pub mod splitting;
 pub mod trace;
