@@ -8,104 +8,148 @@ use crate::model::force_declaration::force_kinds;
 pub use crate::model::force_declaration::{LawDeclaration, ParameterDeclaration, ParameterShape};
 use crate::model::validate::{check_non_negative, check_number, check_vector};
 
-// Every force kind, each written once, in the order of their codes: a new kind goes last.
-force_kinds! {
-    /// Uniform acceleration field: `F = M g`, no torque (Baraff 5.2).
-    Gravity "gravity" {
-        /// Acceleration `g`.
-        acceleration: vector "m/s^2" required,
-    }
-    /// Viscous drag: `F = -linear v`, `tau = -angular omega`.
-    LinearDrag "linear_drag" {
-        /// Linear coefficient (N s / m).
-        linear: number "N s/m" non_negative,
-        /// Angular coefficient (N m s).
-        angular: number "N m s" non_negative,
-    }
-    /// A world-frame force applied at a body-space point: torque `(R p) x F`.
-    PointForce "point_force" {
-        /// World-frame force.
-        force: vector "N" required,
-        /// Body-space point of application (relative to the centre of mass).
-        point: vector "m",
-    }
-    /// A spring-damper from a fixed world anchor to a body-space attach point:
-    /// `F = -stiffness (x + R p - anchor) - damping (v + omega x R p)`, applied at `R p`.
-    Spring "spring" {
-        /// World-frame anchor.
-        anchor: vector "m" required,
-        /// Body-space attach point.
-        attach: vector "m",
-        /// Stiffness (N/m).
-        stiffness: number "N/m" non_negative required,
-        /// Damping on the attach point's velocity (N s / m).
-        damping: number "N s/m" non_negative,
-    }
-    /// Inverse-square attraction to a fixed point with Plummer softening:
-    /// `F = -M mu r / (|r|^2 + eps^2)^(3/2)`, `r = x - centre`, no torque. Its potential
-    /// energy is `-M mu / sqrt(|r|^2 + eps^2)`.
-    Attractor "attractor" {
-        /// World-frame centre of attraction.
-        centre: vector "m" required,
-        /// Gravitational parameter `mu` (m^3 / s^2): `G` times the attracting mass.
-        strength: number "m^3/s^2" required,
-        /// Softening length `eps >= 0`; keeps the force finite at the centre.
-        softening: number "m" non_negative,
-    }
-    /// A constant force and torque fixed in the body frame: `F = R f_body`, `tau = R tau_body`
-    /// (a rocket motor and a reaction wheel turning with the body).
-    Thrust "thrust" {
-        /// Body-frame force `f_body`, acting through the centre of mass.
-        force: vector "N",
-        /// Body-frame torque `tau_body`.
-        torque: vector "N m",
-    }
-    /// A world-frame force and torque scaled by a sinusoid:
-    /// `s(t) = offset + amplitude sin(2 pi frequency t + phase)`, `F = s(t) force`,
-    /// `tau = s(t) torque`.
-    Sinusoidal "sinusoidal" [reads_the_clock] {
-        /// World-frame force at `s = 1`.
-        force: vector "N",
-        /// World-frame torque at `s = 1`.
-        torque: vector "N m",
-        /// Constant part of `s`.
-        offset: number "1",
-        /// Amplitude of the oscillating part of `s`.
-        amplitude: number "1" required,
-        /// Frequency (Hz).
-        frequency: number "Hz" non_negative required,
-        /// Phase (radians).
-        phase: number "rad",
-    }
-    /// A world-frame force and torque scaled by a piecewise-linear profile:
-    /// `F = s(t) force`, `tau = s(t) torque`, `s` interpolated linearly between the keyframes
-    /// `(t_i, s_i)` of `Crowd::keyframes[table]` and held constant before the first and
-    /// after the last.
-    Keyframed "keyframed" [reads_the_clock] {
-        /// World-frame force at `s = 1`.
-        force: vector "N",
-        /// World-frame torque at `s = 1`.
-        torque: vector "N m";
-        table
-    }
-    /// The crowd's [`CustomForce`](crate::physics::custom_force::CustomForce): a WGSL function
-    /// on the GPU, its Rust closure on the CPU backends. It returns a world force and the
-    /// torque about the centre of mass.
-    Custom "custom" [reads_the_clock]
-    /// Quadratic (turbulent) drag in the world frame: `F = -linear |v| v`,
-    /// `tau = -angular |omega| omega`.
-    QuadraticDrag "quadratic_drag" {
-        /// Linear coefficient (N s^2 / m^2).
-        linear: number "N s^2/m^2" non_negative,
-        /// Angular coefficient (N m s^2).
-        angular: number "N m s^2" non_negative,
-    }
-    ;
-    /// A force of a law registered under a name (`ForceLaws::with`): the crowd's custom
-    /// force, a [`ForceLaw`](crate::physics::force_law::ForceLaw) that declares its numbers,
-    /// with this force's values of them.
-    law Law "law"
+/// Every force kind, each written once, in the order of their codes: a new kind goes last.
+/// Each entry is the kind's docs, scene name, numbers and law (`=> |body, total| ..`: what it
+/// adds to `total`, the body's `Load`, from `body`, the `physics::forces::Body` it acts on,
+/// and its numbers by their names). The list is handed to the macro `$then`: here
+/// `force_kinds!` makes the model's types of it; `physics::forces` makes `add_force` of the
+/// laws, which only it compiles (they are written in the physics' number types).
+macro_rules! every_force_kind {
+    ($then:ident) => {
+        $then! {
+            /// Uniform acceleration field: `F = M g`, no torque (Baraff 5.2).
+            Gravity "gravity" {
+                /// Acceleration `g`.
+                acceleration: vector "m/s^2" required,
+            } => |body, total| {
+                total.force = total.force + acceleration * body.mass.mass;
+            }
+            /// Viscous drag: `F = -linear v`, `tau = -angular omega`.
+            LinearDrag "linear_drag" {
+                /// Linear coefficient (N s / m).
+                linear: number "N s/m" non_negative,
+                /// Angular coefficient (N m s).
+                angular: number "N m s" non_negative,
+            } => |body, total| {
+                total.force = total.force - body.aux.velocity * linear;
+                total.torque = total.torque - body.aux.angular_velocity * angular;
+            }
+            /// A world-frame force applied at a body-space point: torque `(R p) x F`.
+            PointForce "point_force" {
+                /// World-frame force.
+                force: vector "N" required,
+                /// Body-space point of application (relative to the centre of mass).
+                point: vector "m",
+            } => |body, total| {
+                let arm = body.aux.rotation.mul_vec(point);
+                total.force = total.force + force;
+                total.torque = total.torque + arm.cross(force);
+            }
+            /// A spring-damper from a fixed world anchor to a body-space attach point:
+            /// `F = -stiffness (x + R p - anchor) - damping (v + omega x R p)`, applied at `R p`.
+            Spring "spring" {
+                /// World-frame anchor.
+                anchor: vector "m" required,
+                /// Body-space attach point.
+                attach: vector "m",
+                /// Stiffness (N/m).
+                stiffness: number "N/m" non_negative required,
+                /// Damping on the attach point's velocity (N s / m).
+                damping: number "N s/m" non_negative,
+            } => |body, total| {
+                let arm = body.aux.rotation.mul_vec(attach);
+                let stretch = body.state.position + arm - anchor;
+                let attach_velocity = body.aux.velocity + body.aux.angular_velocity.cross(arm);
+                let applied = -(stretch * stiffness) - attach_velocity * damping;
+                total.force = total.force + applied;
+                total.torque = total.torque + arm.cross(applied);
+            }
+            /// Inverse-square attraction to a fixed point with Plummer softening:
+            /// `F = -M mu r / (|r|^2 + eps^2)^(3/2)`, `r = x - centre`, no torque. Its potential
+            /// energy is `-M mu / sqrt(|r|^2 + eps^2)`.
+            Attractor "attractor" {
+                /// World-frame centre of attraction.
+                centre: vector "m" required,
+                /// Gravitational parameter `mu` (m^3 / s^2): `G` times the attracting mass.
+                strength: number "m^3/s^2" required,
+                /// Softening length `eps >= 0`; keeps the force finite at the centre.
+                softening: number "m" non_negative,
+            } => |body, total| {
+                let r = body.state.position - centre;
+                let d2 = r.length_squared() + softening * softening;
+                total.force = total.force - r * (body.mass.mass * strength / (d2 * d2.sqrt()));
+            }
+            /// A constant force and torque fixed in the body frame: `F = R f_body`,
+            /// `tau = R tau_body` (a rocket motor and a reaction wheel turning with the body).
+            Thrust "thrust" {
+                /// Body-frame force `f_body`, acting through the centre of mass.
+                force: vector "N",
+                /// Body-frame torque `tau_body`.
+                torque: vector "N m",
+            } => |body, total| {
+                total.force = total.force + body.aux.rotation.mul_vec(force);
+                total.torque = total.torque + body.aux.rotation.mul_vec(torque);
+            }
+            /// A world-frame force and torque scaled by a sinusoid:
+            /// `s(t) = offset + amplitude sin(2 pi frequency t + phase)`, `F = s(t) force`,
+            /// `tau = s(t) torque`.
+            Sinusoidal "sinusoidal" [reads_the_clock] {
+                /// World-frame force at `s = 1`.
+                force: vector "N",
+                /// World-frame torque at `s = 1`.
+                torque: vector "N m",
+                /// Constant part of `s`.
+                offset: number "1",
+                /// Amplitude of the oscillating part of `s`.
+                amplitude: number "1" required,
+                /// Frequency (Hz).
+                frequency: number "Hz" non_negative required,
+                /// Phase (radians).
+                phase: number "rad",
+            } => |body, total| {
+                let scale = sinusoid_scale(offset, amplitude, frequency, phase, body.time);
+                add_scaled(force, torque, scale, total);
+            }
+            /// A world-frame force and torque scaled by a piecewise-linear profile:
+            /// `F = s(t) force`, `tau = s(t) torque`, `s` interpolated linearly between the
+            /// keyframes `(t_i, s_i)` of `Crowd::keyframes[table]` and held constant before the
+            /// first and after the last. Its scale is found by its callers from the table.
+            Keyframed "keyframed" [reads_the_clock] {
+                /// World-frame force at `s = 1`.
+                force: vector "N",
+                /// World-frame torque at `s = 1`.
+                torque: vector "N m";
+                table
+            }
+            /// The crowd's [`CustomForce`](crate::physics::custom_force::CustomForce): a WGSL
+            /// function on the GPU, its Rust closure on the CPU backends. It returns a world
+            /// force and the torque about the centre of mass.
+            Custom "custom" [reads_the_clock]
+            /// Quadratic (turbulent) drag in the world frame: `F = -linear |v| v`,
+            /// `tau = -angular |omega| omega`.
+            QuadraticDrag "quadratic_drag" {
+                /// Linear coefficient (N s^2 / m^2).
+                linear: number "N s^2/m^2" non_negative,
+                /// Angular coefficient (N m s^2).
+                angular: number "N m s^2" non_negative,
+            } => |body, total| {
+                let speed = body.aux.velocity.length();
+                let spin = body.aux.angular_velocity.length();
+                total.force = total.force - body.aux.velocity * (linear * speed);
+                total.torque = total.torque - body.aux.angular_velocity * (angular * spin);
+            }
+            ;
+            /// A force of a law registered under a name (`ForceLaws::with`): the crowd's custom
+            /// force, a [`ForceLaw`](crate::physics::force_law::ForceLaw) that declares its
+            /// numbers, with this force's values of them.
+            law Law "law"
+        }
+    };
 }
+
+pub(crate) use every_force_kind;
+
+every_force_kind!(force_kinds);
 
 /// A force source and the body it targets (`None`: every body).
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -177,9 +177,11 @@ macro_rules! reads_the_clock {
 /// `non_negative` and `required` where they hold, vectors before numbers (they take the
 /// lanes of `ForceParameters` in order); `; table` for a kind that reads a keyframe table,
 /// `[reads_the_clock]` after the name for one whose load reads the time, and no braces for
-/// one without numbers; last, after `;`, `law` and the variant of a registered force
-/// law, whose forces carry their law's declaration and numbers. It defines `ForceKind`, `ForceType` with its
-/// codes and names, and `ForceType::declared_parameters`, `ForceType::reads_the_clock`, `ForceKind::force_type`,
+/// one without numbers, then `=> |body, total| { .. }`, its law, for a kind whose load the
+/// physics finds alone (`physics::forces::add_force`; the model does not read it); last,
+/// after `;`, `law` and the variant of a registered force law, whose forces carry their law's
+/// declaration and numbers. It defines `ForceKind`, `ForceType` with its codes and names, and
+/// `ForceType::declared_parameters`, `ForceType::reads_the_clock`, `ForceKind::force_type`,
 /// `ForceKind::parameters` and `ForceKind::from_parameters`.
 macro_rules! force_kinds {
     ($(
@@ -191,6 +193,7 @@ macro_rules! force_kinds {
             ),* $(,)?
             $(; $table:ident)?
         })?
+        $(=> |$body:ident, $total:ident| $add:block)?
     )*
     ;
     $(#[$law_meta:meta])*

@@ -1,13 +1,15 @@
-//! The force kinds (Baraff 2.8): each adds a force and a torque about the centre of mass to
-//! a body's totals. A kind's parameters arrive in the order of `ForceParameters`: two
-//! vectors and four scalars, of which it reads what its arity says.
+//! The force kinds' laws (Baraff 2.8): each adds a force and a torque about the centre of
+//! mass to a body's totals. Each law is written with its kind's declaration in the list of
+//! kinds (`model/force.rs`); this module compiles them into [`add_force`] over the number
+//! type, with the helpers the laws call.
 
 use super::algebra::Vec3;
 use super::force_law::{ForceInput, Parameters};
 use super::motion::{Auxiliaries, Load, MassConstants, State};
 use super::scalar::Scalar;
 use super::trig::sin_cos;
-use crate::model::force::ForceType;
+use crate::model::force::{ForceType, every_force_kind};
+use crate::model::force_declaration::take_lane;
 
 /// What a force acting on one body sees: its state, constants and auxiliaries, and the time.
 #[derive(Clone, Copy, Debug)]
@@ -57,69 +59,64 @@ pub fn add_scaled<R: Scalar>(force: Vec3<R>, torque: Vec3<R>, scale: R, total: &
     total.torque = total.torque + torque * scale;
 }
 
-/// Adds the force and torque of a force of kind `kind` with parameters `p` on `body` to
-/// `total`. The keyframed kind's scale comes from its table (`keyframe_scale`), found by the
-/// caller; the custom kind is the user's own code, called by the caller.
-#[inline(always)]
-pub fn add_force<R: Scalar>(
-    kind: ForceType,
-    p: &Parameters<R>,
-    body: &Body<R>,
-    total: &mut Load<R>,
-) {
-    let [u, w] = p.vectors;
-    let [s0, s1, s2, s3] = p.scalars;
-    let (state, aux) = (body.state, body.aux);
-    match kind {
-        // F = M g.
-        ForceType::Gravity => total.force = total.force + u * body.mass.mass,
-        // F = -c v, tau = -k omega.
-        ForceType::LinearDrag => {
-            total.force = total.force - aux.velocity * s0;
-            total.torque = total.torque - aux.angular_velocity * s1;
+/// `add_force`, from the list of kinds (`every_force_kind!` in `model/force.rs`): each kind's
+/// law there, with its numbers read from their lanes by the names it declares them with.
+macro_rules! add_force_of_the_laws {
+    ($(
+        $(#[$kind_meta:meta])*
+        $kind:ident $name:literal $([$reads:ident])? $({
+            $(
+                $(#[$field_meta:meta])*
+                $field:ident : $shape:ident $unit:literal $($flag:ident)*
+            ),* $(,)?
+            $(; $table:ident)?
+        })?
+        $(=> |$body:ident, $total:ident| $add:block)?
+    )*
+    ;
+    $(#[$law_meta:meta])*
+    law $law:ident $law_name:literal
+    ) => {
+        /// Adds the force and torque of a force of kind `kind` with parameters `p` on `body`
+        /// to `total`: the kind's law. The keyframed kind's scale comes from its table
+        /// (`keyframe_scale`), found by the caller; the custom kind and a registered law's
+        /// are the user's own code, called by the caller.
+        #[inline(always)]
+        pub fn add_force<R: Scalar>(
+            kind: ForceType,
+            p: &Parameters<R>,
+            body: &Body<R>,
+            total: &mut Load<R>,
+        ) {
+            match kind {
+                $(ForceType::$kind => law_of_one_kind!(
+                    p, body, total; [$($($field $shape),*)?] $(|$body, $total| $add)?
+                ),)*
+                ForceType::$law => law_of_one_kind!(p, body, total; []),
+            }
         }
-        // F = -c |v| v, tau = -k |omega| omega.
-        ForceType::QuadraticDrag => {
-            let speed = aux.velocity.length();
-            let spin = aux.angular_velocity.length();
-            total.force = total.force - aux.velocity * (s0 * speed);
-            total.torque = total.torque - aux.angular_velocity * (s1 * spin);
-        }
-        // F at the body point p: tau = (R p) x F.
-        ForceType::PointForce => {
-            let arm = aux.rotation.mul_vec(w);
-            total.force = total.force + u;
-            total.torque = total.torque + arm.cross(u);
-        }
-        // F = -k (x + R p - anchor) - d (v + omega x R p), at R p.
-        ForceType::Spring => {
-            let arm = aux.rotation.mul_vec(w);
-            let stretch = state.position + arm - u;
-            let attach_velocity = aux.velocity + aux.angular_velocity.cross(arm);
-            let applied = -(stretch * s0) - attach_velocity * s1;
-            total.force = total.force + applied;
-            total.torque = total.torque + arm.cross(applied);
-        }
-        // F = -M mu r / (|r|^2 + eps^2)^(3/2), r = x - centre.
-        ForceType::Attractor => {
-            let r = state.position - u;
-            let d2 = r.length_squared() + s1 * s1;
-            total.force = total.force - r * (body.mass.mass * s0 / (d2 * d2.sqrt()));
-        }
-        // F = R f_body, tau = R tau_body.
-        ForceType::Thrust => {
-            total.force = total.force + aux.rotation.mul_vec(u);
-            total.torque = total.torque + aux.rotation.mul_vec(w);
-        }
-        ForceType::Sinusoidal => {
-            let scale = sinusoid_scale(s0, s1, s2, s3, body.time);
-            add_scaled(u, w, scale, total);
-        }
-        ForceType::Keyframed | ForceType::Custom | ForceType::Law => {
-            unreachable!("the caller evaluates keyframed, custom and law forces")
-        }
-    }
+    };
 }
+
+/// One kind's arm of `add_force`: its numbers taken from the lanes of `p` in the order
+/// declared, bound to their names, then its law; a kind without one is its callers' to add.
+macro_rules! law_of_one_kind {
+    (
+        $p:ident, $input:ident, $sum:ident; [$($field:ident $shape:ident),*]
+        |$body:ident, $total:ident| $add:block
+    ) => {{
+        #[allow(unused_mut, unused_variables)]
+        let (mut vectors, mut scalars) = ($p.vectors.into_iter(), $p.scalars.into_iter());
+        $(let $field = take_lane!(vectors, scalars, $shape);)*
+        let ($body, $total) = ($input, $sum);
+        $add
+    }};
+    ($p:ident, $input:ident, $sum:ident; [$($field:ident $shape:ident),*]) => {
+        unreachable!("the caller evaluates keyframed, custom and law forces")
+    };
+}
+
+every_force_kind!(add_force_of_the_laws);
 
 #[cfg(test)]
 mod tests {

@@ -28,7 +28,7 @@ fn custom_force(position: vec3<real>, orientation: vec4<real>, velocity: vec3<re
 ";
 
 /// The Rust twin of [`QUADRATIC_DRAG_WGSL`].
-pub(crate) fn quadratic_drag(input: &CustomForceInput) -> ExternalLoad {
+pub(crate) fn custom_drag(input: &CustomForceInput) -> ExternalLoad {
     let c = 0.02 * ((input.body % 5) + 1) as f64 * (1.0 + input.time);
     let (v, w) = (input.velocity, input.angular_velocity);
     ExternalLoad {
@@ -57,7 +57,7 @@ pub fn cross_check_crowd(
     let bodies = CrowdSpec::new(count, seed).generate()?;
     let mut crowd = Crowd::new(bodies, dt)
         .with_integrator(integrator)
-        .with_custom_force(CustomForce::new(QUADRATIC_DRAG_WGSL, quadratic_drag))
+        .with_custom_force(CustomForce::new(QUADRATIC_DRAG_WGSL, custom_drag))
         .with_force(Force::on_all(ForceKind::Custom))
         .with_force(Force::on_all(ForceKind::Gravity {
             acceleration: DVec3::new(0.0, 0.0, -9.81),
