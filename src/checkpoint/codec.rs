@@ -16,7 +16,7 @@ use crate::model::backend::Backend;
 use crate::model::body::{Body, BodyState};
 use crate::model::codes::Coded;
 use crate::model::error::{Error, Result};
-use crate::model::force::{Force, ForceKind};
+use crate::model::force::{Force, ForceKind, LawDeclaration};
 use crate::model::force::{ForceParameters, ForceType};
 use crate::model::integrator::Integrator;
 use crate::model::mass::{MassProperties, ModelFrame};
@@ -129,11 +129,23 @@ pub(crate) fn encode(checkpoint: &Checkpoint) -> Vec<u8> {
         }
     }
     w.bool(checkpoint.f32_divisions_in_f64);
+    if let Some(name) = &checkpoint.force_law {
+        w.string(name);
+    }
     w.bytes
 }
 
+/// The format version of `checkpoint`'s payload: the oldest that holds it. Only a crowd with
+/// forces of a registered law needs version 7 (the law's name); any other is written as
+/// version 6, byte for byte as before, and older builds read it.
+pub(crate) fn version_of(checkpoint: &Checkpoint) -> u32 {
+    if checkpoint.force_law.is_some() { 7 } else { 6 }
+}
+
 /// The tangents of a version 4 payload, checked against the crowd: names it has, and
-/// `13 x k` finite numbers per body.
+/// `13 x k` finite numbers per body. A crowd with forces of a registered law holds them
+/// without their law's declaration, so its names and count are checked when it is resumed
+/// with the law attached (`Simulation::restore_tangents`).
 fn decode_tangents(r: &mut ByteReader, crowd: &Crowd) -> Result<Option<TangentColumns>> {
     if !r.bool("tangents")? {
         return Ok(None);
@@ -142,15 +154,21 @@ fn decode_tangents(r: &mut ByteReader, crowd: &Crowd) -> Result<Option<TangentCo
     let names = (0..count)
         .map(|i| r.string(&format!("tangents.names[{i}]")))
         .collect::<Result<Vec<String>>>()?;
-    let plan = TangentPlan::parse(
-        &names,
-        &crowd.forces,
-        &crowd.planes,
-        &crowd.keyframes,
-        "tangents.names",
-    )?;
+    let law_unattached = (crowd.forces.iter()).any(
+        |f| matches!(f.kind, ForceKind::Law { law, .. } if *law == LawDeclaration::UNATTACHED),
+    );
+    let plan = match law_unattached {
+        true => None,
+        false => Some(TangentPlan::parse(
+            &names,
+            &crowd.forces,
+            &crowd.planes,
+            &crowd.keyframes,
+            "tangents.names",
+        )?),
+    };
     let len = r.count(8, "tangents.columns")?;
-    let expected = crowd.bodies.len() * plan.body_len();
+    let expected = plan.map_or(len, |plan| crowd.bodies.len() * plan.body_len());
     if len != expected {
         return Err(Error::invalid(
             "tangents.columns",
@@ -302,6 +320,10 @@ pub(crate) fn decode(bytes: &[u8], version: u32) -> Result<Checkpoint> {
             format!("is set by a {backend} checkpoint; only `gpu` sets it"),
         ));
     }
+    let force_law = match version {
+        ..=6 => None,
+        _ => Some(r.string("force_law")?),
+    };
     if r.remaining() != 0 {
         return Err(Error::invalid(
             "checkpoint",
@@ -309,6 +331,7 @@ pub(crate) fn decode(bytes: &[u8], version: u32) -> Result<Checkpoint> {
         ));
     }
     Ok(Checkpoint {
+        force_law,
         crowd,
         backend,
         adapter,
@@ -529,7 +552,6 @@ fn integrator_from_tag(tag: u8) -> Result<Integrator> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::checkpoint::file_format::CHECKPOINT_VERSION;
     use glam::DQuat;
 
     fn frozen_checkpoint() -> Checkpoint {
@@ -552,6 +574,7 @@ mod tests {
             },
         };
         Checkpoint {
+            force_law: None,
             crowd: Crowd::new(vec![body(0.0), body(1.0), body(2.0)], 0.01).with_fault_rules(rules),
             backend: Backend::Reference,
             adapter: String::new(),
@@ -576,12 +599,12 @@ mod tests {
             names: vec!["state".into(), "mass".into()],
             columns,
         });
-        let back = decode(&encode(&checkpoint), CHECKPOINT_VERSION).unwrap();
+        let back = decode(&encode(&checkpoint), version_of(&checkpoint)).unwrap();
         assert_eq!(back, checkpoint);
         let refused = |change: &dyn Fn(&mut TangentColumns)| {
             let mut bad = checkpoint.clone();
             change(bad.tangents.as_mut().unwrap());
-            decode(&encode(&bad), CHECKPOINT_VERSION)
+            decode(&encode(&bad), version_of(&bad))
                 .unwrap_err()
                 .to_string()
         };
@@ -610,7 +633,7 @@ mod tests {
         checkpoint.backend = Backend::Gpu;
         checkpoint.f32_divisions_in_f64 = true;
         let bytes = encode(&checkpoint);
-        assert_eq!(decode(&bytes, CHECKPOINT_VERSION).unwrap(), checkpoint);
+        assert_eq!(decode(&bytes, version_of(&checkpoint)).unwrap(), checkpoint);
         let version_5 = decode(&bytes[..bytes.len() - 1], 5).unwrap();
         assert!(!version_5.f32_divisions_in_f64);
         assert_eq!(
@@ -621,7 +644,7 @@ mod tests {
             }
         );
         checkpoint.backend = Backend::FastCpu;
-        let refused = decode(&encode(&checkpoint), CHECKPOINT_VERSION).unwrap_err();
+        let refused = decode(&encode(&checkpoint), version_of(&checkpoint)).unwrap_err();
         assert_eq!(
             refused.to_string(),
             "f32_divisions_in_f64: is set by a cpu checkpoint; only `gpu` sets it"
@@ -631,7 +654,7 @@ mod tests {
     #[test]
     fn fault_rules_and_frozen_bodies_survive_the_round_trip() {
         let checkpoint = frozen_checkpoint();
-        let back = decode(&encode(&checkpoint), CHECKPOINT_VERSION).unwrap();
+        let back = decode(&encode(&checkpoint), version_of(&checkpoint)).unwrap();
         assert_eq!(back, checkpoint);
     }
 
@@ -643,7 +666,7 @@ mod tests {
         let code_at = bytes.len() - 2 - 104 - 4;
         let mut unknown = bytes.clone();
         unknown[code_at..code_at + 4].copy_from_slice(&99u32.to_le_bytes());
-        let message = decode(&unknown, CHECKPOINT_VERSION)
+        let message = decode(&unknown, version_of(&frozen_checkpoint()))
             .unwrap_err()
             .to_string();
         assert!(
@@ -653,7 +676,9 @@ mod tests {
         let mut past = bytes.clone();
         let body_at = code_at - 16;
         past[body_at..body_at + 8].copy_from_slice(&3u64.to_le_bytes());
-        let message = decode(&past, CHECKPOINT_VERSION).unwrap_err().to_string();
+        let message = decode(&past, version_of(&frozen_checkpoint()))
+            .unwrap_err()
+            .to_string();
         assert!(
             message.starts_with("quarantined[0].body: body 3 is past"),
             "{message}"

@@ -1,8 +1,10 @@
 //! What a checkpoint holds: the crowd mid-run and what the run needs to continue.
 
 use crate::assembly::crowd::Crowd;
+use crate::assembly::force_laws::ForceLaws;
 use crate::checkpoint::run_plan::RunPlan;
 use crate::model::backend::Backend;
+use crate::model::error::{Error, Result};
 use crate::model::fault_rules::QuarantinedBody;
 use crate::model::force::{ForceKind, LawDeclaration};
 use crate::physics::custom_force::CustomForce;
@@ -35,6 +37,9 @@ pub struct Checkpoint {
     pub quarantined: Vec<QuarantinedBody>,
     /// The tangents the run carried, if any: a resumed run carries them on.
     pub tangents: Option<TangentColumns>,
+    /// The name of the registered force law the crowd's forces name, if any: a file holds
+    /// its numbers and name but not its code, which [`Checkpoint::with_laws`] attaches again.
+    pub force_law: Option<String>,
 }
 
 /// Tangents as a checkpoint holds them: their names (as `Simulation::start_tangents` takes
@@ -69,5 +74,21 @@ impl Checkpoint {
         }
         self.crowd.custom_force = Some(custom);
         self
+    }
+
+    /// The crowd with its force law attached again from `laws`, by the name the checkpoint
+    /// holds ([`Checkpoint::force_law`]); as it is where its forces name no law. An error
+    /// (one line) where `laws` has no law of that name.
+    pub fn with_laws(self, laws: &ForceLaws) -> Result<Self> {
+        let Some(name) = &self.force_law else {
+            return Ok(self);
+        };
+        let law = laws.get(name).cloned().ok_or_else(|| {
+            Error::invalid(
+                "force_law",
+                format!("the crowd's forces name the force law {name:?}, which this program has not registered (ForceLaws::with)"),
+            )
+        })?;
+        Ok(self.with_custom_force(law))
     }
 }

@@ -10,13 +10,15 @@ use crate::model::error::{Error, Result};
 
 /// The first bytes of every checkpoint file.
 pub const CHECKPOINT_MAGIC: [u8; 8] = *b"RGDCRWD\n";
-/// The checkpoint format this build writes; it reads this one and every earlier one.
+/// The newest checkpoint format this build writes; it reads this one and every earlier one.
 /// Version 2 added the recording in progress to the run plan ([`RunPlan::recording`](crate::RunPlan::recording));
 /// version 3 the fault rules and the frozen bodies ([`Checkpoint::quarantined`]); version 4
 /// the tangents ([`Checkpoint::tangents`]); version 5 each plane's point
 /// ([`Plane::point`](crate::Plane::point)); version 6 whether the `gpu` kernel took its f32
-/// divisions in f64 ([`Checkpoint::f32_divisions_in_f64`]).
-pub const CHECKPOINT_VERSION: u32 = 6;
+/// divisions in f64 ([`Checkpoint::f32_divisions_in_f64`]); version 7 the name of the
+/// registered force law the crowd's forces name ([`Checkpoint::force_law`]). A checkpoint is
+/// written in the oldest version that holds it: one without such forces in version 6.
+pub const CHECKPOINT_VERSION: u32 = 7;
 /// The key that marks the manifest of a checkpoint written by MPI ranks (feature `mpi`):
 /// a JSON file naming one checkpoint file per rank.
 #[cfg(any(feature = "cli", feature = "mpi"))]
@@ -41,7 +43,7 @@ impl Checkpoint {
         let payload = codec::encode(self);
         let mut bytes = Vec::with_capacity(HEADER_BYTES + payload.len());
         bytes.extend_from_slice(&CHECKPOINT_MAGIC);
-        bytes.extend_from_slice(&CHECKPOINT_VERSION.to_le_bytes());
+        bytes.extend_from_slice(&codec::version_of(self).to_le_bytes());
         bytes.extend_from_slice(&(payload.len() as u64).to_le_bytes());
         bytes.extend_from_slice(&crc32fast::hash(&payload).to_le_bytes());
         bytes.extend_from_slice(&payload);

@@ -1,6 +1,6 @@
 //! The `rigid-crowd` command line (feature `cli`): definition and dispatch, each subcommand
-//! in its own file. Only [`main`] is reachable from outside, for the binary (src/main.rs);
-//! it is not part of the library's API.
+//! in its own file. Only [`main`] (for the binary, src/main.rs) and [`main_with_laws`] (for
+//! a program that registers force laws of its own) are reachable from outside.
 
 mod bench;
 #[cfg(feature = "mpi")]
@@ -29,7 +29,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-use crate::Result;
+use crate::{ForceLaws, Result};
 
 /// The benches' workloads, shared with `benches/throughput.rs` so criterion and
 /// `rigid-crowd bench` measure the same crowds.
@@ -37,7 +37,26 @@ pub use crate::bench::workload as bench_workload;
 
 /// Parses the arguments, runs the subcommand and turns its error into one line on stderr.
 pub fn main() -> ExitCode {
-    let args = match Cli::try_parse() {
+    main_with_laws(ForceLaws::new())
+}
+
+/// The `rigid-crowd` command line in a program of its own that registers force laws: its
+/// scenes may name them (`run`, `render`), and `resume` attaches them again by name, as the
+/// library does ([`Scene::load_with_laws`](crate::Scene::load_with_laws),
+/// [`Checkpoint::with_laws`](crate::Checkpoint::with_laws)). `examples/force_law_cli.rs` is
+/// one such program.
+pub fn main_with_laws(laws: ForceLaws) -> ExitCode {
+    run_with_laws(std::env::args_os(), laws)
+}
+
+/// [`main_with_laws`] on the arguments `args` (the program's name first), as a program's
+/// own tests call it.
+pub fn run_with_laws<I, T>(args: I, laws: ForceLaws) -> ExitCode
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    let args = match Cli::try_parse_from(args) {
         Ok(args) => args,
         Err(e) => {
             use clap::error::ErrorKind;
@@ -61,7 +80,7 @@ pub fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    match execute(args) {
+    match execute(args.with_laws(laws)) {
         Ok(code) => code,
         Err(e) => {
             // Under MPI every rank ends with the same (agreed) error: rank 0 says it.
@@ -121,6 +140,19 @@ enum Command {
     Integrators(integrators::IntegratorsArgs),
     /// PNG frames of a scene's crowd, drawn on the GPU from the simulation's own buffers.
     Render(render::RenderArgs),
+}
+
+impl Cli {
+    /// The command, reading scenes and checkpoints with `laws` registered.
+    fn with_laws(mut self, laws: ForceLaws) -> Self {
+        match &mut self.command {
+            Command::Run(args) => args.laws = laws,
+            Command::Resume(args) => args.laws = laws,
+            Command::Render(args) => args.laws = laws,
+            _ => {}
+        }
+        self
+    }
 }
 
 /// Runs the chosen subcommand.

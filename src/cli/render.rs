@@ -37,6 +37,10 @@ pub struct RenderArgs {
     /// Also write DIR/sheet.png: every frame tiled this many across.
     #[arg(long, value_name = "COLUMNS")]
     sheet: Option<u32>,
+    /// The force laws a scene may name besides the built-in kinds: those of a program that
+    /// runs this command line with its own laws (`cli::main_with_laws`).
+    #[arg(skip)]
+    pub(crate) laws: crate::ForceLaws,
 }
 
 pub fn render(args: RenderArgs) -> Result<ExitCode> {
@@ -58,7 +62,7 @@ pub fn render(args: RenderArgs) -> Result<ExitCode> {
             "must be at least 1 column (got 0)",
         ));
     }
-    let scene = Scene::load(&args.scene)
+    let scene = Scene::load_with_laws(&args.scene, &args.laws)
         .map_err(|e| e.within(format_args!("{}: ", args.scene.display())))?;
     let ctx = GpuContext::new()?;
     let mut sim = Simulation::gpu(&scene.crowd, &ctx)?;

@@ -28,6 +28,10 @@ pub struct ResumeArgs {
     /// GPU devices to split the crowd over, as for `run` (any count continues bit for bit).
     #[arg(long, default_value = "1")]
     pub(crate) devices: String,
+    /// The force laws a scene may name besides the built-in kinds: those of a program that
+    /// runs this command line with its own laws (`cli::main_with_laws`).
+    #[arg(skip)]
+    pub(crate) laws: crate::ForceLaws,
 }
 
 /// `rigid-crowd resume` in one process; `started` is when the command began.
@@ -41,6 +45,7 @@ pub fn resume(args: ResumeArgs, started: Instant) -> Result<ExitCode> {
         ));
     }
     let checkpoint = Checkpoint::from_bytes(&bytes)
+        .and_then(|checkpoint| checkpoint.with_laws(&args.laws))
         .map_err(|e| e.within(format_args!("{}: ", args.checkpoint.display())))?;
     drop(bytes);
     let backend = match &args.backend {

@@ -83,6 +83,10 @@ pub struct RunArgs {
     pub(crate) recording: super::recording::RecordArgs,
     #[command(flatten)]
     pub(crate) tangents: super::tangent_flags::TangentArgs,
+    /// The force laws a scene may name besides the built-in kinds: those of a program that
+    /// runs this command line with its own laws (`cli::main_with_laws`).
+    #[arg(skip)]
+    pub(crate) laws: crate::ForceLaws,
 }
 
 /// What a run starts from: a scene's crowd (and recipe), or a checkpoint's crowd with its
@@ -207,7 +211,7 @@ pub(crate) struct PlannedRun {
 impl PlannedRun {
     /// Loads the scene of `args` and applies the flags over it.
     pub(crate) fn of(args: &RunArgs, backend: Backend) -> Result<Self> {
-        let (mut scene, recipe) = Scene::load_with_recipe(&args.scene)
+        let (mut scene, recipe) = Scene::load_with_recipe(&args.scene, &args.laws)
             .map_err(|e| e.within(format_args!("{}: ", args.scene.display())))?;
         if let Some(dt) = args.dt {
             if !dt.is_finite() || dt <= 0.0 {

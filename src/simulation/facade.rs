@@ -232,6 +232,7 @@ impl Simulation {
         let bodies = self.bodies()?;
         let quarantined = self.quarantined()?;
         Ok(Checkpoint {
+            force_law: self.settings.force_law_named().map(str::to_string),
             crowd: Crowd {
                 bodies,
                 start_step: self.clock_step(),

@@ -126,6 +126,18 @@ impl Simulation {
     pub(crate) fn restore_tangents(&mut self, tangents: &TangentColumns) -> Result<()> {
         let names: Vec<&str> = tangents.names.iter().map(String::as_str).collect();
         self.start_tangents(&names)?;
+        // A checkpoint's columns along a law's numbers are counted only now, with the law.
+        let expected = self.body_count() * self.tangent_plan().map_or(0, TangentPlan::body_len);
+        if tangents.columns.len() != expected {
+            return Err(Error::invalid(
+                "tangents.columns",
+                format!(
+                    "holds {} numbers; {} bodies need {expected}",
+                    tangents.columns.len(),
+                    self.body_count()
+                ),
+            ));
+        }
         self.engine.set_tangents(&tangents.columns)
     }
 

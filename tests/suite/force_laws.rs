@@ -266,3 +266,128 @@ fn a_checkpoint_carries_a_laws_numbers() {
 fn the_force_law_example_runs() {
     force_law::main().unwrap();
 }
+
+/// A program that registers the law runs the command line with it (`cli::main_with_laws`,
+/// `examples/force_law_cli.rs`): `run --sensitivity` along both of the law's numbers writes
+/// the bytes the library's sensitivities give on the backend's twin, and a run checkpointed
+/// at step 25 and resumed (the law attached again by the name the checkpoint holds) ends with
+/// the whole run's bytes. The same program without the law refuses the scene and the
+/// checkpoint.
+#[test]
+fn a_program_with_a_law_runs_the_command_line_with_it() {
+    use std::io::Read;
+    use std::process::ExitCode;
+    let dir = tempfile::tempdir().unwrap();
+    let scene_path = dir.path().join("tether.json");
+    std::fs::write(&scene_path, force_law::SCENE).unwrap();
+    let scene_text = scene_path.to_str().unwrap();
+    let command = |args: &[&str], laws: ForceLaws| {
+        let program = std::iter::once("rigid-crowd").chain(args.iter().copied());
+        rigid_crowd::cli::run_with_laws(program, laws)
+    };
+    let laws = || force_law::laws().unwrap();
+    let entry = |path: &Path, name: &str| {
+        let mut archive = zip::ZipArchive::new(std::fs::File::open(path).unwrap()).unwrap();
+        let mut bytes = Vec::new();
+        (archive.by_name(name).unwrap().read_to_end(&mut bytes)).unwrap();
+        bytes
+    };
+    let scene = scene();
+    let names = ["forces[1].anchor", "forces[1].stiffness"];
+    for (name, backend) in [
+        ("cpu-ref", Backend::Reference),
+        ("cpu", Backend::FastCpu),
+        ("gpu", Backend::Gpu),
+        ("gpu-f64", Backend::GpuF64),
+    ] {
+        let out = dir.path().join(format!("{name}.npz"));
+        let mut args = vec!["run", scene_text, "--backend", name, "--quiet"];
+        args.extend([
+            "--sensitivity",
+            "forces[1].anchor,forces[1].stiffness",
+            "--out",
+        ]);
+        args.push(out.to_str().unwrap());
+        assert_eq!(command(&args, laws()), ExitCode::SUCCESS, "{name}");
+        let twin = match backend {
+            Backend::Gpu => Backend::FastCpu,
+            Backend::GpuF64 => Backend::Reference,
+            cpu => cpu,
+        };
+        let mut sim = Simulation::new(&scene.crowd, twin).unwrap();
+        sim.start_tangents(&names).unwrap();
+        sim.step(scene.steps).unwrap();
+        for (tangent, width) in [(names[0], 3), (names[1], 1)] {
+            let mut expected = vec![0.0; 3 * 13 * width];
+            sim.read_tangents(tangent, &mut expected).unwrap();
+            let expected: Vec<u8> = match backend {
+                Backend::FastCpu | Backend::Gpu => (expected.iter())
+                    .flat_map(|&v| (v as f32).to_le_bytes())
+                    .collect(),
+                _ => expected.iter().flat_map(|v| v.to_le_bytes()).collect(),
+            };
+            let npy = common::parse_npy(&entry(&out, &format!("{tangent}.npy")));
+            assert_eq!(npy.shape, [3, 13, width], "{name}: {tangent}");
+            assert!(expected.iter().any(|&b| b != 0), "{name}: {tangent}");
+            assert_eq!(npy.data, expected, "{name}: {tangent}");
+        }
+
+        let part = dir.path().join(format!("{name}.ckpt"));
+        let part_out = dir.path().join(format!("{name}-part.npz"));
+        let mut args = vec![
+            "run",
+            scene_text,
+            "--backend",
+            name,
+            "--quiet",
+            "--steps",
+            "25",
+        ];
+        args.extend(["--sensitivity", "forces[1].anchor,forces[1].stiffness"]);
+        args.extend([
+            "--checkpoint",
+            part.to_str().unwrap(),
+            "--checkpoint-every",
+            "25",
+        ]);
+        args.extend(["--out", part_out.to_str().unwrap()]);
+        assert_eq!(command(&args, laws()), ExitCode::SUCCESS, "{name}");
+        let read = Checkpoint::read(&part).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(read.force_law.as_deref(), Some("soft_tether"));
+        // Format 7, the first to hold a law's name.
+        assert_eq!(std::fs::read(&part).unwrap()[8..12], 7u32.to_le_bytes());
+        let refused = read.with_laws(&ForceLaws::new()).err().unwrap().to_string();
+        assert_eq!(
+            refused,
+            "force_law: the crowd's forces name the force law \"soft_tether\", which this program has not registered (ForceLaws::with)"
+        );
+        let resume = |laws| {
+            let resumed = dir.path().join(format!("{name}-resumed.npz"));
+            let args = ["resume", part.to_str().unwrap(), "--quiet", "--steps", "35"];
+            let code = command(
+                &[&args[..], &["--out", resumed.to_str().unwrap()]].concat(),
+                laws,
+            );
+            (code, resumed)
+        };
+        assert_eq!(resume(ForceLaws::new()).0, ExitCode::FAILURE, "{name}");
+        let (code, resumed) = resume(laws());
+        assert_eq!(code, ExitCode::SUCCESS, "{name}");
+        for tangent in [
+            "states.npy",
+            "forces[1].anchor.npy",
+            "forces[1].stiffness.npy",
+        ] {
+            assert_eq!(
+                entry(&resumed, tangent),
+                entry(&out, tangent),
+                "{name}: {tangent}"
+            );
+        }
+    }
+    // Without the law, the scene is refused.
+    let out = dir.path().join("refused.npz");
+    let args = ["run", scene_text, "--out", out.to_str().unwrap(), "--quiet"];
+    assert_eq!(command(&args, ForceLaws::new()), ExitCode::FAILURE);
+    assert!(!out.exists());
+}

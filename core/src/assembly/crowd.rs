@@ -148,6 +148,15 @@ impl Crowd {
         self.validate_settings_of(body_count, true)
     }
 
+    /// The name of the registered law whose forces the crowd holds, if it holds any (a crowd
+    /// runs one law): what a checkpoint keeps to attach the law again.
+    pub fn force_law_named(&self) -> Option<&'static str> {
+        self.forces.iter().find_map(|force| match force.kind {
+            ForceKind::Law { law, .. } if *law != LawDeclaration::UNATTACHED => Some(law.name),
+            _ => None,
+        })
+    }
+
     /// [`Self::validate`] of a crowd read back from a checkpoint, whose laws' forces wait
     /// for their law (`Checkpoint::with_custom_force`): a simulation of it checks them.
     pub fn validate_read_back(&self) -> Result<()> {
