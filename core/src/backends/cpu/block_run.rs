@@ -41,6 +41,9 @@ pub(crate) struct BlockRun<'a> {
     pub freeze: bool,
     /// The lanes frozen before the run.
     pub frozen: LaneMask,
+    /// The lanes at rest before the run (`physics::rest`, under `settles`): each step leaves
+    /// them as they are. The plain run reads it; tangents take every step.
+    pub resting: LaneMask,
 }
 
 /// A block's state after a run, its frozen lanes, and the clock step of the last good state
@@ -49,6 +52,8 @@ pub(crate) struct BlockOutcome {
     pub state: StateBlock,
     pub frozen: LaneMask,
     pub faults: [Option<(u64, Fault)>; LANES],
+    /// The lanes at rest when the run ended (none after a run carrying tangents).
+    pub resting: LaneMask,
 }
 
 impl BlockRun<'_> {
@@ -56,9 +61,18 @@ impl BlockRun<'_> {
     #[inline(always)]
     fn run<L: LaneType>(&self, state: &StateBlock, derivative: DerivativeFn<L>) -> BlockOutcome {
         let constants = BlockConstants::<L>::new(self.constants, self.forces.load, self.integrator);
+        // A block whose every lane is at rest or frozen stays as it is.
+        if self.resting | self.frozen == LaneMask::MAX >> (LaneMask::BITS as usize - LANES) {
+            return BlockOutcome {
+                state: *state,
+                frozen: self.frozen,
+                faults: [None; LANES],
+                resting: self.resting,
+            };
+        }
         let near = (self.contacts).map(|(block, planes)| block.near_test::<L>(planes));
         // The lanes at rest (`physics::rest`): each step leaves them as they are.
-        let resting: Cell<LaneMask> = Cell::new(0);
+        let resting: Cell<LaneMask> = Cell::new(self.resting);
         let contacts = |start: &State<L>, next: State<L>| match (self.contacts, &near) {
             // A block whose lanes are all clear of every plane is left as it is, as the
             // contact code would leave each lane.
@@ -81,7 +95,10 @@ impl BlockRun<'_> {
             (None, _) => next,
         };
         let (_, outcome) = self.run_from(state.map(L::from), &constants, derivative, contacts);
-        outcome
+        BlockOutcome {
+            resting: resting.get(),
+            ..outcome
+        }
     }
 
     /// The lane code, written once and inlined into each SIMD clone: the run from `start`
@@ -105,6 +122,7 @@ impl BlockRun<'_> {
             state: StateBlock::default(),
             frozen: self.frozen,
             faults: [None; LANES],
+            resting: 0,
         };
         for step in self.first_step..self.first_step + self.steps {
             let t = step_time(step, self.dt);

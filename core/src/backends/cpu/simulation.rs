@@ -66,6 +66,9 @@ pub struct CpuSimulation {
     envelope_squared: Option<[f32; 3]>,
     /// Each block's frozen lanes.
     frozen_lanes: Vec<LaneMask>,
+    /// Each block's lanes at rest when its last step ended (`physics::rest`): their steps
+    /// leave them as they are until their states or the loads are set again.
+    resting_lanes: Vec<LaneMask>,
     /// The policy and the frozen bodies, whose last good states `states` keeps.
     quarantine: Quarantine,
     /// The tangents carried with the states, once started.
@@ -87,6 +90,7 @@ impl CpuSimulation {
         let mut states = zeroed_vec::<StateBlock>(blocks, source.len())?;
         let mut constants = zeroed_vec::<ConstantBlock>(blocks, source.len())?;
         let frozen_lanes = zeroed_vec::<LaneMask>(blocks, source.len())?;
+        let resting_lanes = zeroed_vec::<LaneMask>(blocks, source.len())?;
         // Each chunk of the source is packed straight into its blocks, in parallel.
         let blocks_per_chunk = SOURCE_CHUNK / LANES;
         let with_planes = !crowd.planes.is_empty();
@@ -143,12 +147,15 @@ impl CpuSimulation {
                 .is_set()
                 .then(|| crowd.fault_rules.envelope.squared_limits(|v| v as f32)),
             frozen_lanes,
+            resting_lanes,
             tangents: None,
         })
     }
 
     /// Replaces the external loads (one per body, already validated), in f32.
     pub fn set_external_loads(&mut self, loads: &[ExternalLoad]) {
+        // A lane at rest under the old loads may move under the new ones.
+        self.resting_lanes.fill(0);
         self.loads.resize(self.states.len(), LoadBlock::default());
         for (block, chunk) in self.loads.iter_mut().zip(loads.chunks(LANES)) {
             *block = LoadBlock::default();
@@ -201,10 +208,12 @@ impl CpuSimulation {
         // One block's run; its bodies' tangent columns, when carried, follow its lanes.
         let block_steps = |block: usize,
                            state: &mut StateBlock,
-                           frozen: &mut LaneMask,
+                           (frozen, resting): (&mut LaneMask, &mut LaneMask),
                            constants: &ConstantBlock,
                            columns: Option<&mut [f32]>| {
             let load = loads.get(block).unwrap_or(&ZERO_LOAD);
+            // Tangents move on at rest: a run carrying them takes every step.
+            let carrying = columns.is_some();
             let (first, count) = constants.own_forces;
             let run = BlockRun {
                 integrator,
@@ -225,6 +234,7 @@ impl CpuSimulation {
                 settles,
                 freeze,
                 frozen: *frozen,
+                resting: if carrying { 0 } else { *resting },
             };
             let (outcome, departed) = match (columns, &tangents) {
                 (Some(columns), Some(tangents)) => {
@@ -232,7 +242,8 @@ impl CpuSimulation {
                 }
                 _ => (clone(&run, state), 0),
             };
-            (*state, *frozen) = (outcome.state, outcome.frozen);
+            let at_rest = if carrying { 0 } else { outcome.resting };
+            (*state, *frozen, *resting) = (outcome.state, outcome.frozen, at_rest);
             let mut faults: BlockFaults = [None; LANES];
             for (lane, fault) in outcome.faults.into_iter().enumerate() {
                 faults[lane] =
@@ -244,22 +255,23 @@ impl CpuSimulation {
             .states
             .par_iter_mut()
             .zip(self.frozen_lanes.par_iter_mut())
+            .zip(self.resting_lanes.par_iter_mut())
             .zip(&self.constants);
         let outcomes: Vec<(BlockFaults, u64)> = match (tangent_columns, &tangents) {
             (Some(columns), Some(tangents)) => blocks
                 .zip(columns.par_chunks_mut(LANES * tangents.body_len))
                 .enumerate()
                 .with_min_len(BLOCKS_PER_TASK)
-                .map(|(block, (((state, frozen), constants), columns))| {
-                    block_steps(block, state, frozen, constants, Some(columns))
+                .map(|(block, ((((state, frozen), resting), constants), columns))| {
+                    block_steps(block, state, (frozen, resting), constants, Some(columns))
                 })
                 .filter(|(faults, departed)| *departed > 0 || faults.iter().any(Option::is_some))
                 .collect(),
             _ => blocks
                 .enumerate()
                 .with_min_len(BLOCKS_PER_TASK)
-                .map(|(block, ((state, frozen), constants))| {
-                    block_steps(block, state, frozen, constants, None)
+                .map(|(block, (((state, frozen), resting), constants))| {
+                    block_steps(block, state, (frozen, resting), constants, None)
                 })
                 .filter(|(faults, _)| faults.iter().any(Option::is_some))
                 .collect(),
@@ -318,6 +330,7 @@ impl CpuSimulation {
             self.states[block].set(l, state);
         }
         self.frozen_lanes[block] &= !lanes;
+        self.resting_lanes[block] &= !lanes;
         self.quarantine.release(i);
         if let Some(tangents) = &mut self.tangents {
             let q = self.states[block].state(lane).orientation;

@@ -55,6 +55,9 @@ pub struct CpuRefSimulation {
     /// The tangents carried with the states, once started, and the blocks their columns
     /// run in.
     tangents: Option<(CarriedTangents<f64>, Vec<Block>)>,
+    /// Whether each body was at rest when its last step ended (`physics::rest`): its steps
+    /// leave it as it is until its state or the loads are set again, so later calls skip it.
+    resting: Vec<bool>,
 }
 
 impl CpuRefSimulation {
@@ -71,6 +74,11 @@ impl CpuRefSimulation {
             .try_reserve_exact(source.len())
             .map_err(|_| Error::too_many_bodies(source.len()))?;
         states.resize(source.len(), BodyState::default());
+        let mut resting = Vec::new();
+        resting
+            .try_reserve_exact(source.len())
+            .map_err(|_| Error::too_many_bodies(source.len()))?;
+        resting.resize(source.len(), false);
         let masses = states
             .par_chunks_mut(SOURCE_CHUNK)
             .enumerate()
@@ -100,6 +108,7 @@ impl CpuRefSimulation {
             envelope_squared: crowd.fault_rules.envelope.squared_limits(|v| v),
             first_body,
             tangents: None,
+            resting,
         })
     }
 
@@ -126,10 +135,17 @@ impl CpuRefSimulation {
             }
             None => (None, None),
         };
-        let body_steps = |i: usize, body_state: &mut BodyState, columns: Option<&mut [f64]>| {
+        let body_steps = |i: usize,
+                          (body_state, resting): (&mut BodyState, &mut bool),
+                          columns: Option<&mut [f64]>| {
             if quarantine.is_frozen(i) {
                 return None;
             }
+            // At rest since an earlier call: every step leaves it as it is.
+            if *resting && columns.is_none() {
+                return None;
+            }
+            *resting = false;
             let mass = masses.get(i);
             let load = loads.get(i).copied().unwrap_or_default();
             let forces: Vec<&ForceKind> = table.acting_on(i).collect();
@@ -187,6 +203,7 @@ impl CpuRefSimulation {
                 let at_rest = settles && same_bits(&state, &next);
                 state = next;
                 if at_rest {
+                    *resting = true;
                     break;
                 }
             }
@@ -197,15 +214,17 @@ impl CpuRefSimulation {
             (Some((plan, _)), Some(columns)) => self
                 .states
                 .par_iter_mut()
+                .zip(self.resting.par_iter_mut())
                 .zip(columns.par_chunks_mut(plan.body_len()))
                 .enumerate()
-                .filter_map(|(i, (state, columns))| body_steps(i, state, Some(columns)))
+                .filter_map(|(i, (body, columns))| body_steps(i, body, Some(columns)))
                 .collect(),
             _ => self
                 .states
                 .par_iter_mut()
+                .zip(self.resting.par_iter_mut())
                 .enumerate()
-                .filter_map(|(i, state)| body_steps(i, state, None))
+                .filter_map(|(i, body)| body_steps(i, body, None))
                 .collect(),
         };
         self.step += steps;
@@ -226,6 +245,7 @@ impl CpuRefSimulation {
     pub fn freeze(&mut self, bodies: &[QuarantinedBody]) {
         for q in bodies {
             self.states[q.body] = q.state;
+            self.resting[q.body] = false;
             self.quarantine.freeze(q);
         }
     }
@@ -234,12 +254,15 @@ impl CpuRefSimulation {
     pub fn set_external_loads(&mut self, loads: &[ExternalLoad]) {
         self.loads.clear();
         self.loads.extend_from_slice(loads);
+        // A body at rest under the old loads may move under the new ones.
+        self.resting.fill(false);
     }
 
     /// Replaces body `i`'s state (validated by the caller); a frozen body rejoins the
     /// integration.
     pub fn set_state(&mut self, i: usize, state: &BodyState) {
         self.states[i] = *state;
+        self.resting[i] = false;
         self.quarantine.release(i);
         if let Some((tangents, _)) = &mut self.tangents {
             let q = state.orientation;
