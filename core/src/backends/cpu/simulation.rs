@@ -262,9 +262,11 @@ impl CpuSimulation {
                 .zip(columns.par_chunks_mut(LANES * tangents.body_len))
                 .enumerate()
                 .with_min_len(BLOCKS_PER_TASK)
-                .map(|(block, ((((state, frozen), resting), constants), columns))| {
-                    block_steps(block, state, (frozen, resting), constants, Some(columns))
-                })
+                .map(
+                    |(block, ((((state, frozen), resting), constants), columns))| {
+                        block_steps(block, state, (frozen, resting), constants, Some(columns))
+                    },
+                )
                 .filter(|(faults, departed)| *departed > 0 || faults.iter().any(Option::is_some))
                 .collect(),
             _ => blocks
