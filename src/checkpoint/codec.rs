@@ -129,17 +129,24 @@ pub(crate) fn encode(checkpoint: &Checkpoint) -> Vec<u8> {
         }
     }
     w.bool(checkpoint.f32_divisions_in_f64);
-    if let Some(name) = &checkpoint.force_law {
-        w.string(name);
+    if !checkpoint.force_laws.is_empty() {
+        w.len(checkpoint.force_laws.len());
+        for name in &checkpoint.force_laws {
+            w.string(name);
+        }
     }
     w.bytes
 }
 
 /// The format version of `checkpoint`'s payload: the oldest that holds it. Only a crowd with
-/// forces of a registered law needs version 7 (the law's name); any other is written as
+/// forces of a registered law needs version 7 (the laws' names); any other is written as
 /// version 6, byte for byte as before, and older builds read it.
 pub(crate) fn version_of(checkpoint: &Checkpoint) -> u32 {
-    if checkpoint.force_law.is_some() { 7 } else { 6 }
+    if checkpoint.force_laws.is_empty() {
+        6
+    } else {
+        7
+    }
 }
 
 /// The tangents of a version 4 payload, checked against the crowd: names it has, and
@@ -320,9 +327,14 @@ pub(crate) fn decode(bytes: &[u8], version: u32) -> Result<Checkpoint> {
             format!("is set by a {backend} checkpoint; only `gpu` sets it"),
         ));
     }
-    let force_law = match version {
-        ..=6 => None,
-        _ => Some(r.string("force_law")?),
+    let force_laws = match version {
+        ..=6 => Vec::new(),
+        _ => {
+            let count = r.count(8, "force_laws")?;
+            (0..count)
+                .map(|i| r.string(&format!("force_laws[{i}]")))
+                .collect::<Result<Vec<String>>>()?
+        }
     };
     if r.remaining() != 0 {
         return Err(Error::invalid(
@@ -331,7 +343,7 @@ pub(crate) fn decode(bytes: &[u8], version: u32) -> Result<Checkpoint> {
         ));
     }
     Ok(Checkpoint {
-        force_law,
+        force_laws,
         crowd,
         backend,
         adapter,
@@ -574,7 +586,7 @@ mod tests {
             },
         };
         Checkpoint {
-            force_law: None,
+            force_laws: Vec::new(),
             crowd: Crowd::new(vec![body(0.0), body(1.0), body(2.0)], 0.01).with_fault_rules(rules),
             backend: Backend::Reference,
             adapter: String::new(),

@@ -37,9 +37,10 @@ pub struct Checkpoint {
     pub quarantined: Vec<QuarantinedBody>,
     /// The tangents the run carried, if any: a resumed run carries them on.
     pub tangents: Option<TangentColumns>,
-    /// The name of the registered force law the crowd's forces name, if any: a file holds
-    /// its numbers and name but not its code, which [`Checkpoint::with_laws`] attaches again.
-    pub force_law: Option<String>,
+    /// The names of the registered force laws the crowd's forces name (a crowd runs one
+    /// today): a file holds their numbers and names but not their code, which
+    /// [`Checkpoint::with_laws`] attaches again.
+    pub force_laws: Vec<String>,
 }
 
 /// Tangents as a checkpoint holds them: their names (as `Simulation::start_tangents` takes
@@ -76,19 +77,20 @@ impl Checkpoint {
         self
     }
 
-    /// The crowd with its force law attached again from `laws`, by the name the checkpoint
-    /// holds ([`Checkpoint::force_law`]); as it is where its forces name no law. An error
-    /// (one line) where `laws` has no law of that name.
+    /// The crowd with its force laws attached again from `laws`, by the names the checkpoint
+    /// holds ([`Checkpoint::force_laws`]); as it is where its forces name no law. An error
+    /// (one line) where `laws` has no law of one of those names.
     pub fn with_laws(self, laws: &ForceLaws) -> Result<Self> {
-        let Some(name) = &self.force_law else {
-            return Ok(self);
-        };
-        let law = laws.get(name).cloned().ok_or_else(|| {
-            Error::invalid(
-                "force_law",
-                format!("the crowd's forces name the force law {name:?}, which this program has not registered (ForceLaws::with)"),
-            )
-        })?;
-        Ok(self.with_custom_force(law))
+        let mut attached = self;
+        for (i, name) in attached.force_laws.clone().iter().enumerate() {
+            let law = laws.get(name).cloned().ok_or_else(|| {
+                Error::invalid(
+                    format!("force_laws[{i}]"),
+                    format!("the crowd's forces name the force law {name:?}, which this program has not registered (ForceLaws::with)"),
+                )
+            })?;
+            attached = attached.with_custom_force(law);
+        }
+        Ok(attached)
     }
 }

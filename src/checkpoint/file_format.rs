@@ -15,8 +15,8 @@ pub const CHECKPOINT_MAGIC: [u8; 8] = *b"RGDCRWD\n";
 /// version 3 the fault rules and the frozen bodies ([`Checkpoint::quarantined`]); version 4
 /// the tangents ([`Checkpoint::tangents`]); version 5 each plane's point
 /// ([`Plane::point`](crate::Plane::point)); version 6 whether the `gpu` kernel took its f32
-/// divisions in f64 ([`Checkpoint::f32_divisions_in_f64`]); version 7 the name of the
-/// registered force law the crowd's forces name ([`Checkpoint::force_law`]). A checkpoint is
+/// divisions in f64 ([`Checkpoint::f32_divisions_in_f64`]); version 7 the names of the
+/// registered force laws the crowd's forces name ([`Checkpoint::force_laws`]). A checkpoint is
 /// written in the oldest version that holds it: one without such forces in version 6.
 pub const CHECKPOINT_VERSION: u32 = 7;
 /// The key that marks the manifest of a checkpoint written by MPI ranks (feature `mpi`):

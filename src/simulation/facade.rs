@@ -232,7 +232,9 @@ impl Simulation {
         let bodies = self.bodies()?;
         let quarantined = self.quarantined()?;
         Ok(Checkpoint {
-            force_law: self.settings.force_law_named().map(str::to_string),
+            force_laws: (self.settings.force_law_named().into_iter())
+                .map(str::to_string)
+                .collect(),
             crowd: Crowd {
                 bodies,
                 start_step: self.clock_step(),

@@ -353,13 +353,13 @@ fn a_program_with_a_law_runs_the_command_line_with_it() {
         args.extend(["--out", part_out.to_str().unwrap()]);
         assert_eq!(command(&args, laws()), ExitCode::SUCCESS, "{name}");
         let read = Checkpoint::read(&part).unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(read.force_law.as_deref(), Some("soft_tether"));
+        assert_eq!(read.force_laws, ["soft_tether"]);
         // Format 7, the first to hold a law's name.
         assert_eq!(std::fs::read(&part).unwrap()[8..12], 7u32.to_le_bytes());
         let refused = read.with_laws(&ForceLaws::new()).err().unwrap().to_string();
         assert_eq!(
             refused,
-            "force_law: the crowd's forces name the force law \"soft_tether\", which this program has not registered (ForceLaws::with)"
+            "force_laws[0]: the crowd's forces name the force law \"soft_tether\", which this program has not registered (ForceLaws::with)"
         );
         let resume = |laws| {
             let resumed = dir.path().join(format!("{name}-resumed.npz"));
