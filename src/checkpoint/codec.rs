@@ -18,6 +18,7 @@ use crate::model::codes::Coded;
 use crate::model::error::{Error, Result};
 use crate::model::force::{Force, ForceKind, LawDeclaration};
 use crate::model::force::{ForceParameters, ForceType};
+use crate::model::force_declaration::MAX_CROWD_LAWS;
 use crate::model::integrator::Integrator;
 use crate::model::mass::{MassProperties, ModelFrame};
 use crate::model::plane::Plane;
@@ -83,9 +84,16 @@ pub(crate) fn encode(checkpoint: &Checkpoint) -> Vec<u8> {
         w.string(custom.origin());
     }
     w.len(crowd.forces.len());
+    let numbered_laws = version_of(checkpoint) >= 8;
     for force in &crowd.forces {
         w.u64(force.body.map_or(EVERY_BODY, |b| b as u64));
         encode_force_kind(&mut w, &force.kind);
+        if let ForceKind::Law { law, .. } = force.kind {
+            if numbered_laws {
+                let number = law.unattached_number();
+                w.len(number.unwrap_or_else(|| crowd.law_number_of(&force.kind)));
+            }
+        }
     }
     w.len(crowd.bodies.len());
     for body in &crowd.bodies {
@@ -139,13 +147,14 @@ pub(crate) fn encode(checkpoint: &Checkpoint) -> Vec<u8> {
 }
 
 /// The format version of `checkpoint`'s payload: the oldest that holds it. Only a crowd with
-/// forces of a registered law needs version 7 (the laws' names); any other is written as
+/// forces of a registered law needs version 7 (the laws' names), and only one running
+/// several laws version 8 (each law force's law, by number); any other is written as
 /// version 6, byte for byte as before, and older builds read it.
 pub(crate) fn version_of(checkpoint: &Checkpoint) -> u32 {
-    if checkpoint.force_laws.is_empty() {
-        6
-    } else {
-        7
+    match checkpoint.force_laws.len() {
+        0 => 6,
+        1 => 7,
+        _ => 8,
     }
 }
 
@@ -161,9 +170,8 @@ fn decode_tangents(r: &mut ByteReader, crowd: &Crowd) -> Result<Option<TangentCo
     let names = (0..count)
         .map(|i| r.string(&format!("tangents.names[{i}]")))
         .collect::<Result<Vec<String>>>()?;
-    let law_unattached = (crowd.forces.iter()).any(
-        |f| matches!(f.kind, ForceKind::Law { law, .. } if *law == LawDeclaration::UNATTACHED),
-    );
+    let law_unattached = (crowd.forces.iter())
+        .any(|f| matches!(f.kind, ForceKind::Law { law, .. } if law.unattached_number().is_some()));
     let plan = match law_unattached {
         true => None,
         false => Some(TangentPlan::parse(
@@ -270,7 +278,21 @@ pub(crate) fn decode(bytes: &[u8], version: u32) -> Result<Checkpoint> {
                 Error::invalid(format!("{field}.body"), format!("{b} is out of range"))
             })?),
         };
-        let kind = decode_force_kind(r, field)?;
+        let mut kind = decode_force_kind(r, field)?;
+        if let ForceKind::Law { law, .. } = &mut kind {
+            // Its law by number (version 8; before, the crowd's one law), attached again
+            // by the name the checkpoint gives that number (`Checkpoint::with_laws`).
+            let number = match version {
+                ..=7 => 0,
+                _ => r.index(&format!("{field}.law"))?,
+            };
+            *law = LawDeclaration::unattached(number).ok_or_else(|| {
+                Error::invalid(
+                    format!("{field}.law"),
+                    format!("names law {number}; a crowd runs at most {MAX_CROWD_LAWS}"),
+                )
+            })?;
+        }
         Ok(Force { kind, body })
     })?;
     let bodies = r.list(BODY_BYTES, "bodies", decode_body)?;
@@ -336,6 +358,20 @@ pub(crate) fn decode(bytes: &[u8], version: u32) -> Result<Checkpoint> {
                 .collect::<Result<Vec<String>>>()?
         }
     };
+    for (i, force) in crowd.forces.iter().enumerate() {
+        if let ForceKind::Law { law, .. } = force.kind {
+            let number = law.unattached_number().unwrap_or(0);
+            if number >= force_laws.len() {
+                return Err(Error::invalid(
+                    format!("forces[{i}].law"),
+                    format!(
+                        "names law {number}, but the checkpoint names {} force laws",
+                        force_laws.len()
+                    ),
+                ));
+            }
+        }
+    }
     if r.remaining() != 0 {
         return Err(Error::invalid(
             "checkpoint",
@@ -633,6 +669,41 @@ mod tests {
         assert_eq!(
             refused(&|t| t.columns[7] = f64::NAN),
             "tangents.columns[7]: must be a finite number"
+        );
+    }
+
+    /// A crowd of several laws is written as version 8, each law force with its law's
+    /// number, and read back with each force waiting for that law; a number past the laws
+    /// the checkpoint names is refused by field.
+    #[test]
+    fn each_law_forces_law_survives_the_round_trip() {
+        let mut checkpoint = frozen_checkpoint();
+        let law = |number: usize, body: Option<usize>| Force {
+            kind: ForceKind::Law {
+                law: LawDeclaration::unattached(number).unwrap(),
+                vectors: [DVec3::new(1.0, 2.0, 3.0), DVec3::ZERO],
+                scalars: [0.5 + number as f64, 0.0, 0.0, 0.0],
+            },
+            body,
+        };
+        checkpoint.crowd.forces = vec![law(1, None), law(0, Some(2)), law(1, Some(0))];
+        checkpoint.force_laws = vec!["wind".into(), "tether".into()];
+        assert_eq!(version_of(&checkpoint), 8);
+        let back = decode(&encode(&checkpoint), 8).unwrap();
+        assert_eq!(back, checkpoint);
+        // One law: version 7, which names no numbers: every force is the law's.
+        checkpoint.crowd.forces.truncate(2);
+        checkpoint.crowd.forces[0] = law(0, None);
+        checkpoint.force_laws.truncate(1);
+        assert_eq!(version_of(&checkpoint), 7);
+        assert_eq!(decode(&encode(&checkpoint), 7).unwrap(), checkpoint);
+
+        checkpoint.crowd.forces.push(law(5, None));
+        checkpoint.force_laws.push("other".into());
+        let refused = decode(&encode(&checkpoint), 8).unwrap_err();
+        assert_eq!(
+            refused.to_string(),
+            "forces[2].law: names law 5, but the checkpoint names 2 force laws"
         );
     }
 

@@ -6,7 +6,7 @@ use crate::checkpoint::run_plan::RunPlan;
 use crate::model::backend::Backend;
 use crate::model::error::{Error, Result};
 use crate::model::fault_rules::QuarantinedBody;
-use crate::model::force::{ForceKind, LawDeclaration};
+use crate::model::force::ForceKind;
 use crate::physics::custom_force::CustomForce;
 use crate::physics::force_law::ExternalLoad;
 
@@ -37,9 +37,9 @@ pub struct Checkpoint {
     pub quarantined: Vec<QuarantinedBody>,
     /// The tangents the run carried, if any: a resumed run carries them on.
     pub tangents: Option<TangentColumns>,
-    /// The names of the registered force laws the crowd's forces name (a crowd runs one
-    /// today): a file holds their numbers and names but not their code, which
-    /// [`Checkpoint::with_laws`] attaches again.
+    /// The names of the registered force laws the crowd runs, in the order it numbers them
+    /// (`CustomForce::laws`), where its forces name one: a file holds their forces' numbers
+    /// and their names but not their code, which [`Checkpoint::with_laws`] attaches again.
     pub force_laws: Vec<String>,
 }
 
@@ -60,16 +60,18 @@ impl Checkpoint {
     }
 
     /// The crowd with `custom` attached as its custom force: for resuming a crowd whose
-    /// custom force had a Rust twin, which a file cannot hold. A registered law
-    /// ([`CustomForce::from_named_law`], [`ForceLaws`](crate::ForceLaws)) gives its forces,
-    /// read back with their numbers alone, its name and declaration again.
+    /// custom force had a Rust twin, which a file cannot hold. Registered laws
+    /// ([`CustomForce::from_named_law`], [`ForceLaws`](crate::ForceLaws), several joined by
+    /// [`CustomForce::with_law`] in the order of [`Checkpoint::force_laws`]) give their
+    /// forces, read back with their numbers alone, their names and declarations again.
     pub fn with_custom_force(mut self, custom: CustomForce) -> Self {
-        if let Some(declaration) = custom.law_declaration() {
-            for force in &mut self.crowd.forces {
-                if let ForceKind::Law { law, .. } = &mut force.kind {
-                    if **law == LawDeclaration::UNATTACHED {
-                        *law = declaration;
-                    }
+        let laws: Vec<_> = (custom.laws())
+            .filter_map(|law| law.law_declaration())
+            .collect();
+        for force in &mut self.crowd.forces {
+            if let ForceKind::Law { law, .. } = &mut force.kind {
+                if let Some(&declaration) = (law.unattached_number()).and_then(|n| laws.get(n)) {
+                    *law = declaration;
                 }
             }
         }
@@ -81,16 +83,22 @@ impl Checkpoint {
     /// holds ([`Checkpoint::force_laws`]); as it is where its forces name no law. An error
     /// (one line) where `laws` has no law of one of those names.
     pub fn with_laws(self, laws: &ForceLaws) -> Result<Self> {
-        let mut attached = self;
-        for (i, name) in attached.force_laws.clone().iter().enumerate() {
+        let mut joined: Option<CustomForce> = None;
+        for (i, name) in self.force_laws.iter().enumerate() {
             let law = laws.get(name).cloned().ok_or_else(|| {
                 Error::invalid(
                     format!("force_laws[{i}]"),
                     format!("the crowd's forces name the force law {name:?}, which this program has not registered (ForceLaws::with)"),
                 )
             })?;
-            attached = attached.with_custom_force(law);
+            joined = Some(match joined {
+                Some(joined) => joined.with_law(law)?,
+                None => law,
+            });
         }
-        Ok(attached)
+        Ok(match joined {
+            Some(custom) => self.with_custom_force(custom),
+            None => self,
+        })
     }
 }

@@ -232,7 +232,7 @@ impl Simulation {
         let bodies = self.bodies()?;
         let quarantined = self.quarantined()?;
         Ok(Checkpoint {
-            force_laws: (self.settings.force_law_named().into_iter())
+            force_laws: (self.settings.force_law_names().into_iter())
                 .map(str::to_string)
                 .collect(),
             crowd: Crowd {

@@ -183,8 +183,117 @@ fn a_laws_bad_numbers_get_the_built_in_kinds_messages() {
     assert!(unknown.ends_with("`custom`, `spring_law`"), "{unknown}");
 }
 
+/// A law written as the built-in linear drag is, with its two numbers.
+struct DragLaw;
+
+impl ForceLaw for DragLaw {
+    fn load<R: Real>(&self, b: &ForceInput<R>) -> Load<R> {
+        let [linear, angular, ..] = b.parameters.scalars;
+        Load {
+            force: -(b.velocity * linear),
+            torque: -(b.angular_velocity * angular),
+        }
+    }
+
+    fn parameters(&self) -> &'static [ParameterDeclaration] {
+        const {
+            &[
+                ParameterDeclaration::new("linear", ParameterShape::Number, "N s/m").non_negative(),
+                ParameterDeclaration::new("angular", ParameterShape::Number, "N m s")
+                    .non_negative(),
+            ]
+        }
+    }
+}
+
+/// Both laws, registered in the order opposite to the one a crowd of [`two_law_scene`]
+/// numbers them in (by first use): a law's number in the crowd is not its registration's.
+fn two_laws() -> ForceLaws {
+    (ForceLaws::new().with("spring_law", SpringLaw))
+        .and_then(|laws| laws.with("drag_law", DragLaw))
+        .unwrap()
+}
+
+/// A crowd with forces of two laws, every body's and one body's own, several of one law on
+/// one body; with `drag` and `spring` the built-in kinds, the same forces in the same order
+/// (each group is ordered by kind, and the built-in drag comes before the spring).
+fn two_law_scene(drag: &str, spring: &str) -> Scene {
+    let text = format!(
+        r#"{{"dt": 0.01, "steps": 50, "integrator": "rk4",
+          "forces": [
+            {{"type": "gravity", "acceleration": [0, 0, -9.81]}},
+            {{"type": "{drag}", "linear": 0.4, "angular": 0.05}},
+            {{"type": "{spring}", "anchor": [0, 0, 1], "attach": [0.1, 0, 0.2],
+              "stiffness": 20, "damping": 0.3}},
+            {{"type": "{drag}", "body": 2, "linear": 1.5}},
+            {{"type": "{spring}", "body": 2, "anchor": [1, 0, 0], "stiffness": 5}},
+            {{"type": "{drag}", "body": 2, "angular": 0.7}},
+            {{"type": "{spring}", "body": 4, "anchor": [0, 1, 0], "stiffness": 3,
+              "damping": 0.1}}
+          ],
+          "crowd": {{"count": 5, "seed": 3}}}}"#
+    );
+    Scene::from_json_with_laws(&text, Path::new(""), &two_laws()).unwrap()
+}
+
+/// The tangents along numbers of both laws.
+const TWO_LAW_TANGENTS: [&str; 5] = [
+    "forces[1].angular",
+    "forces[2].stiffness",
+    "forces[4].anchor",
+    "forces[5].angular",
+    "forces[6].damping",
+];
+
+/// The states after the scene's steps, and the tangents along [`TWO_LAW_TANGENTS`].
+fn run_with_tangents(scene: &Scene, backend: Backend) -> (Vec<u64>, Vec<u64>) {
+    let mut sim = simulation(scene, backend);
+    sim.start_tangents(&TWO_LAW_TANGENTS).unwrap();
+    sim.step(scene.steps).unwrap();
+    let mut columns = Vec::new();
+    for name in TWO_LAW_TANGENTS {
+        let width = if name.ends_with("anchor") { 3 } else { 1 };
+        let mut column = vec![0.0; scene.crowd.bodies.len() * 13 * width];
+        sim.read_tangents(name, &mut column).unwrap();
+        columns.extend(column);
+    }
+    (common::state_bits(&sim.bodies().unwrap()), bits(&columns))
+}
+
+/// A crowd runs several registered laws, each force with its own: a scene of a drag law and a
+/// spring law runs as the same scene of the built-in kinds, states and tangents along both
+/// laws' numbers to the bit, on every backend (so the twins agree as the built-in kinds do).
+/// A force given the other law, or the laws' numbers swapped, would not.
 #[test]
-fn a_crowd_runs_one_law_and_a_name_is_registered_once() {
+fn a_crowd_runs_several_laws_each_force_with_its_own() {
+    let (laws, built_in) = (
+        two_law_scene("drag_law", "spring_law"),
+        two_law_scene("linear_drag", "spring"),
+    );
+    let custom = laws.crowd.custom_force.as_ref().unwrap();
+    let numbered: Vec<&str> = (custom.laws())
+        .map(|law| law.law_declaration().unwrap().name)
+        .collect();
+    assert_eq!(numbered, ["drag_law", "spring_law"]);
+    let mut runs = Vec::new();
+    for backend in Backend::ALL {
+        let (by_law, by_kind) = (
+            run_with_tangents(&laws, backend),
+            run_with_tangents(&built_in, backend),
+        );
+        assert!(by_law.1.iter().any(|&b| b != 0), "{backend:?}");
+        assert_eq!(by_law.0, by_kind.0, "{backend:?}: states");
+        assert_eq!(by_law.1, by_kind.1, "{backend:?}: tangents");
+        runs.push(by_law);
+    }
+    assert_eq!(runs[3], runs[0], "gpu-f64 against cpu-ref");
+    assert_eq!(runs[2], runs[1], "gpu against cpu");
+}
+
+/// A crowd runs a custom force written in WGSL or laws, not both; a force whose law the crowd
+/// does not run is refused naming the laws it runs; a name is registered once.
+#[test]
+fn a_crowds_laws_are_checked_and_a_name_is_registered_once() {
     struct Other;
     impl ForceLaw for Other {
         fn load<R: Real>(&self, b: &ForceInput<R>) -> Load<R> {
@@ -194,24 +303,87 @@ fn a_crowd_runs_one_law_and_a_name_is_registered_once() {
             }
         }
     }
-    let laws = (ForceLaws::new().with("spring_law", SpringLaw))
-        .and_then(|laws| laws.with("other", Other))
-        .unwrap();
+    let laws = two_laws().with("other", Other).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("push.wgsl"),
+        "fn custom_force(position: vec3<real>, orientation: vec4<real>, velocity: vec3<real>, \
+         angular_velocity: vec3<real>, mass: real, time: real, body: u32) -> Load {\n\
+         return Load(vec3<real>(real(0.0)), vec3<real>(real(0.0)));\n}\n",
+    )
+    .unwrap();
     let text = r#"{"dt": 0.01, "steps": 1, "forces": [
-        {"type": "other"}, {"type": "spring_law", "anchor": [0, 0, 1], "stiffness": 2}],
+        {"type": "custom", "wgsl_file": "push.wgsl"},
+        {"type": "spring_law", "anchor": [0, 0, 1], "stiffness": 2}],
         "crowd": {"count": 2, "seed": 1}}"#;
-    let error = Scene::from_json_with_laws(text, Path::new(""), &laws).unwrap_err();
+    let error = Scene::from_json_with_laws(text, dir.path(), &laws).unwrap_err();
     assert_eq!(
         error.to_string(),
-        "forces[1].type: a crowd has one custom force or force law, and forces[0].type \
+        "forces[1].type: a crowd has one custom force or force law, and forces[0].wgsl_file \
          already names another"
     );
+
+    let mut crowd = two_law_scene("drag_law", "spring_law").crowd;
+    let other = laws.get("other").unwrap().law_declaration().unwrap();
+    crowd.forces.push(Force::on_all(ForceKind::Law {
+        law: other,
+        vectors: [DVec3::ZERO; 2],
+        scalars: [0.0; 4],
+    }));
+    let error = Simulation::new(&crowd, Backend::Reference).err().unwrap();
+    assert_eq!(
+        error.to_string(),
+        "forces[7].type: the force law \"other\" is not among the crowd's (drag_law, \
+         spring_law): add it (CustomForce::with_law)"
+    );
+    let custom = crowd.custom_force.take().unwrap();
+    crowd.custom_force = Some(custom.with_law(laws.get("other").unwrap().clone()).unwrap());
+    Simulation::new(&crowd, Backend::Reference).unwrap();
+
     for taken in ["spring", "law", "other"] {
         let error = laws.clone().with(taken, Other).unwrap_err();
         assert!(
             error.to_string().contains("already names a force kind"),
             "{error}"
         );
+    }
+}
+
+/// A checkpoint of a crowd of several laws (format 8) names each force's law; resumed with the
+/// laws attached by name, the run goes on as the uninterrupted one.
+#[test]
+fn a_checkpoint_carries_each_forces_law() {
+    let scene = two_law_scene("drag_law", "spring_law");
+    for backend in [Backend::Reference, Backend::Gpu] {
+        let mut whole = simulation(&scene, backend);
+        whole.step(40).unwrap();
+        let mut first = simulation(&scene, backend);
+        first.step(25).unwrap();
+        let bytes = first.checkpoint().unwrap().to_bytes();
+        assert_eq!(bytes[8..12], 8u32.to_le_bytes(), "format 8");
+        let read = Checkpoint::from_bytes(&bytes).unwrap();
+        assert_eq!(read.force_laws, ["drag_law", "spring_law"]);
+        // Registered in another order, attached by name.
+        let other_order = (ForceLaws::new().with("drag_law", DragLaw))
+            .and_then(|laws| laws.with("spring_law", SpringLaw))
+            .unwrap();
+        for laws in [two_laws(), other_order] {
+            let read = read.clone().with_laws(&laws).unwrap();
+            assert_eq!(read.crowd.forces, scene.crowd.forces);
+            let mut resumed = match backend {
+                Backend::Reference => Simulation::resume(&read, backend).unwrap(),
+                _ => Simulation::resume_on_gpu(&read, common::gpu()).unwrap(),
+            };
+            resumed.step(15).unwrap();
+            assert_eq!(
+                common::state_bits(&resumed.bodies().unwrap()),
+                common::state_bits(&whole.bodies().unwrap()),
+                "{backend:?}"
+            );
+        }
+        let only_one = ForceLaws::new().with("drag_law", DragLaw).unwrap();
+        let refused = read.with_laws(&only_one).err().unwrap().to_string();
+        assert!(refused.starts_with("force_laws[1]: "), "{refused}");
     }
 }
 

@@ -3,7 +3,7 @@
 use crate::model::body::{Body, BodyState};
 use crate::model::error::{Error, Result};
 use crate::model::fault_rules::FaultRules;
-use crate::model::force::{Force, ForceKind, LawDeclaration};
+use crate::model::force::{Force, ForceKind};
 use crate::model::integrator::Integrator;
 use crate::model::plane::Plane;
 use crate::model::validate::{check_number, check_vector, in_range};
@@ -148,13 +148,23 @@ impl Crowd {
         self.validate_settings_of(body_count, true)
     }
 
-    /// The name of the registered law whose forces the crowd holds, if it holds any (a crowd
-    /// runs one law): what a checkpoint keeps to attach the law again.
-    pub fn force_law_named(&self) -> Option<&'static str> {
-        self.forces.iter().find_map(|force| match force.kind {
-            ForceKind::Law { law, .. } if *law != LawDeclaration::UNATTACHED => Some(law.name),
-            _ => None,
-        })
+    /// The names of the registered laws the crowd runs (`CustomForce::laws`), in the order
+    /// it numbers them: what a checkpoint keeps to attach the laws again. (A shard of a crowd
+    /// runs them all, whichever of their forces act on its bodies.)
+    pub fn force_law_names(&self) -> Vec<&'static str> {
+        (self.custom_force.iter())
+            .flat_map(|custom| custom.laws())
+            .filter_map(|law| law.law_declaration().map(|d| d.name))
+            .collect()
+    }
+
+    /// The crowd's number of a force's law ([`CustomForce::laws`]): what its record holds
+    /// (0 for a force of any other kind).
+    pub fn law_number_of(&self, kind: &ForceKind) -> usize {
+        match (kind, &self.custom_force) {
+            (ForceKind::Law { law, .. }, Some(custom)) => custom.law_number(law).unwrap_or(0),
+            _ => 0,
+        }
     }
 
     /// [`Self::validate`] of a crowd read back from a checkpoint, whose laws' forces wait
@@ -266,17 +276,23 @@ impl Crowd {
                 "a custom force needs the crowd's custom_force (Crowd::with_custom_force)",
             )),
             ForceKind::Law { law, .. } => {
-                let attached = (self.custom_force.as_ref()).and_then(|c| c.law_declaration());
-                let waiting = !laws_attached && *law == LawDeclaration::UNATTACHED;
-                if attached != Some(law) && !waiting {
+                let custom = self.custom_force.as_ref();
+                let attached = custom.and_then(|custom| custom.law_number(law)).is_some();
+                let waiting = !laws_attached && law.unattached_number().is_some();
+                if !attached && !waiting {
+                    let laws: Vec<&str> = (custom.into_iter())
+                        .flat_map(|custom| custom.laws())
+                        .filter_map(|law| law.law_declaration().map(|d| d.name))
+                        .collect();
                     return Err(Error::invalid(
                         format!("{field}.type"),
-                        match attached {
-                            Some(other) => format!(
-                                "the force law {:?} is not the crowd's custom force ({:?} is): a crowd runs one force law",
-                                law.name, other.name
+                        match laws.first() {
+                            _ if law.unattached_number().is_some() => "a force of a registered law, read back from a checkpoint without it: attach the law (Checkpoint::with_laws)".to_string(),
+                            Some(_) => format!(
+                                "the force law {:?} is not among the crowd's ({}): add it (CustomForce::with_law)",
+                                law.name,
+                                laws.join(", ")
                             ),
-                            None if *law == LawDeclaration::UNATTACHED => "a force of a registered law, read back from a checkpoint without it: attach the law (Checkpoint::with_custom_force)".to_string(),
                             None => format!(
                                 "the force law {:?} needs the crowd's custom force to be that law (Crowd::with_custom_force)",
                                 law.name

@@ -7,7 +7,7 @@ use std::ops::Range;
 
 use crate::assembly::crowd::Crowd;
 use crate::model::codes::Coded;
-use crate::model::force::ForceKind;
+use crate::model::force::{ForceKind, LawDeclaration};
 
 /// The crowd's forces ordered for per-body lookup (shared by the CPU and GPU backends).
 #[derive(Clone, Debug, Default)]
@@ -24,6 +24,8 @@ pub struct ForceTable {
     ranges: Vec<(u32, u32)>,
     /// Number of bodies.
     body_count: usize,
+    /// The crowd's registered laws, in the order it numbers them (`CustomForce::laws`).
+    laws: Vec<&'static LawDeclaration>,
 }
 
 impl ForceTable {
@@ -61,6 +63,21 @@ impl ForceTable {
             global_count,
             ranges,
             body_count,
+            laws: (crowd.custom_force.iter())
+                .flat_map(|custom| custom.laws())
+                .filter_map(|law| law.law_declaration())
+                .collect(),
+        }
+    }
+
+    /// The crowd's number of a law force's law, which its record holds (0 for a force of
+    /// any other kind).
+    pub fn law_number(&self, kind: &ForceKind) -> u32 {
+        match kind {
+            ForceKind::Law { law, .. } => {
+                (self.laws.iter()).position(|have| have == law).unwrap_or(0) as u32
+            }
+            _ => 0,
         }
     }
 
@@ -113,6 +130,7 @@ impl ForceTable {
                 })
                 .collect(),
             body_count,
+            laws: self.laws.clone(),
         }
     }
 

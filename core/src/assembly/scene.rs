@@ -184,7 +184,7 @@ impl Scene {
 
     /// Parses and validates a scene whose forces may name the laws `laws` registers, each
     /// read, checked and differentiated as a built-in kind is; relative file paths are
-    /// relative to `base_dir`. A crowd runs one force law: a scene naming two is refused.
+    /// relative to `base_dir`. A crowd runs up to 16 force laws, or one custom force.
     pub fn from_json_with_laws(text: &str, base_dir: &Path, laws: &ForceLaws) -> Result<Self> {
         Self::parse(text, base_dir, Vec::new(), laws)
     }
@@ -348,19 +348,11 @@ impl ForceEntry {
             None => ForceKind::from_parameters(self.kind, &parameters),
             Some(law) => {
                 let declaration = law.law_declaration().expect("a registered law");
-                match &crowd.custom_force {
-                    Some(custom) if custom.law_declaration() != Some(declaration) => {
-                        return Err(Error::invalid(
-                            format!("{field}.type"),
-                            format!(
-                                "a crowd has one custom force or force law, and {} already names another",
-                                custom.origin()
-                            ),
-                        ));
-                    }
-                    Some(_) => {}
-                    None => crowd.custom_force = Some(law.named_at(format!("{field}.type"))),
-                }
+                let law = law.named_at(format!("{field}.type"));
+                crowd.custom_force = Some(match crowd.custom_force.take() {
+                    Some(custom) => custom.with_law(law)?,
+                    None => law,
+                });
                 ForceKind::Law {
                     law: declaration,
                     vectors: parameters.vectors,

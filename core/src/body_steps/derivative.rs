@@ -5,7 +5,7 @@
 use glam::{DQuat, DVec3};
 
 use crate::model::body::BodyState;
-use crate::model::force::ForceKind;
+use crate::model::force::{ForceKind, LawDeclaration};
 use crate::model::mass::MassProperties;
 use crate::physics::algebra::Vec3;
 use crate::physics::custom_force::CustomForce;
@@ -192,7 +192,7 @@ fn accumulate_force<R: Reference>(
             );
         }
         ForceKind::Custom => add_custom(env, body, total),
-        ForceKind::Law { .. } => add_law(env, body, term.parameters, total),
+        ForceKind::Law { law, .. } => add_law(env, law, body, term.parameters, total),
         _ => add_force(term.kind.force_type(), &term.parameters, body, total),
     }
 }
@@ -223,17 +223,18 @@ fn add_custom<R: Reference>(env: &ForceEnv<R::Primal>, body: &Body<R>, total: &m
     }
 }
 
-/// A law's force on `body` with the numbers `parameters` added to `total`: the crowd's
-/// law over `R` (`Crowd::validate` has checked it is the law the force names).
+/// A force of the law `law` on `body` with the numbers `parameters` added to `total`: that
+/// law of the crowd's, over `R` (`Crowd::validate` has checked the crowd runs it).
 fn add_law<R: Reference>(
     env: &ForceEnv<R::Primal>,
+    law: &LawDeclaration,
     body: &Body<R>,
     parameters: Parameters<R>,
     total: &mut Load<R>,
 ) {
     let law = (env.custom_force)
-        .and_then(|custom| custom.law_on::<R>())
-        .expect("a law's force runs in a crowd whose custom force is that law");
+        .and_then(|custom| custom.law(custom.law_number(law)?).law_on::<R>())
+        .expect("a law's force runs in a crowd that runs its law");
     let load = law(&body.law_input(R::constant(env.body as f64), parameters));
     total.force = total.force + load.force;
     total.torque = total.torque + load.torque;

@@ -53,6 +53,17 @@ impl ParameterDeclaration {
     }
 }
 
+/// How many registered laws one crowd runs at most: the forces of a checkpoint's crowd name
+/// theirs by number until they are attached again.
+pub const MAX_CROWD_LAWS: usize = 16;
+
+/// The names of [`LawDeclaration::unattached`]: `law` and a number, which a registered law's
+/// name (letters, digits and `_`) cannot be.
+const UNATTACHED_NAMES: [&str; MAX_CROWD_LAWS] = [
+    "law", "law 1", "law 2", "law 3", "law 4", "law 5", "law 6", "law 7", "law 8", "law 9",
+    "law 10", "law 11", "law 12", "law 13", "law 14", "law 15",
+];
+
 /// A force law a user registers under a name: its name in the scene format and its numbers,
 /// declared as a built-in kind declares its own (vectors first, at most two, then at most
 /// four numbers: the lanes of a force record).
@@ -65,11 +76,36 @@ pub struct LawDeclaration {
 
 impl LawDeclaration {
     /// What a force of a law read back from a checkpoint holds until the law is attached
-    /// again (`Checkpoint::with_custom_force`): a crowd does not run it as it is.
+    /// again (`Checkpoint::with_laws`): a crowd does not run it as it is. It is the crowd's
+    /// first law's ([`LawDeclaration::unattached`]`(0)`).
     pub const UNATTACHED: Self = Self {
-        name: "law",
+        name: UNATTACHED_NAMES[0],
         parameters: &[],
     };
+
+    /// What a force of the crowd's law number `number` (its position in the crowd's laws,
+    /// `CustomForce::laws`) holds when read back from a checkpoint, until the law is attached
+    /// again; `None` past [`MAX_CROWD_LAWS`].
+    pub fn unattached(number: usize) -> Option<&'static LawDeclaration> {
+        static UNATTACHED: [LawDeclaration; MAX_CROWD_LAWS] = {
+            let mut all = [LawDeclaration::UNATTACHED; MAX_CROWD_LAWS];
+            let mut i = 0;
+            while i < MAX_CROWD_LAWS {
+                all[i].name = UNATTACHED_NAMES[i];
+                i += 1;
+            }
+            all
+        };
+        UNATTACHED.get(number)
+    }
+
+    /// The crowd's law number of a force read back from a checkpoint whose law is not attached
+    /// again ([`LawDeclaration::unattached`]); `None` for a law's own declaration.
+    pub fn unattached_number(&self) -> Option<usize> {
+        (self.parameters.is_empty())
+            .then(|| UNATTACHED_NAMES.iter().position(|&name| name == self.name))
+            .flatten()
+    }
 
     /// The declaration, checked: a name of letters, digits and `_`, parameters named so and
     /// each once, vectors before numbers, as many as a force record's lanes hold. An error
@@ -339,8 +375,12 @@ macro_rules! force_kinds {
                         ),)*
                         $($table: p.table.unwrap_or(0),)?
                     })?,)*
+                    // A checkpoint's record of the crowd's law number `table`.
                     ForceType::$law => ForceKind::$law {
-                        law: &$crate::model::force_declaration::LawDeclaration::UNATTACHED,
+                        law: $crate::model::force_declaration::LawDeclaration::unattached(
+                            p.table.unwrap_or(0),
+                        )
+                        .unwrap_or(&$crate::model::force_declaration::LawDeclaration::UNATTACHED),
                         vectors: p.vectors,
                         scalars: p.scalars,
                     },

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use crate::model::error::{Error, Result};
 use crate::model::force::ForceType;
-use crate::model::force_declaration::LawDeclaration;
+use crate::model::force_declaration::{LawDeclaration, MAX_CROWD_LAWS};
 use crate::model::precision::Precision;
 use crate::physics::dual::{DUAL_WIDTHS, Dual, LANE_DUAL_WIDTHS};
 use crate::physics::dual_wgsl::{DualTracer, dual_custom_force_wgsl};
@@ -63,11 +63,16 @@ pub struct CustomForce {
     /// A law registered under a name: its name and declared numbers, which its forces
     /// ([`ForceKind::Law`](crate::model::force::ForceKind::Law)) carry.
     declaration: Option<&'static LawDeclaration>,
+    /// The registered laws the crowd runs besides this one ([`CustomForce::with_law`]), in
+    /// the order they were added: with this one, [`CustomForce::laws`].
+    more_laws: Vec<CustomForce>,
 }
 
 /// A force law traced over duals of a precision and a width, in a pass over duals, for the
-/// records of the kinds given.
-type DualWgsl = dyn Fn(&DualTracer, (Precision, usize), &[ForceType]) -> String + Send + Sync;
+/// records of the kinds given, its law kind's function numbered as the crowd's law of that
+/// number (`None`: the crowd's one law).
+type DualWgsl =
+    dyn Fn(&DualTracer, (Precision, usize), &[ForceType], Option<usize>) -> String + Send + Sync;
 
 /// A force law's instance on the number `R`.
 pub(crate) type LawOn<R> = dyn Fn(&ForceInput<R>) -> Load<R> + Send + Sync;
@@ -111,6 +116,7 @@ impl CustomForce {
             instances: None,
             dual_wgsl: None,
             declaration: None,
+            more_laws: Vec::new(),
         }
     }
 
@@ -137,9 +143,94 @@ impl CustomForce {
     }
 
     /// The name and numbers of a law registered under a name; `None` for any other custom
-    /// force.
+    /// force. (Of several laws, the first's: [`CustomForce::laws`] lists them all.)
     pub fn law_declaration(&self) -> Option<&'static LawDeclaration> {
         self.declaration
+    }
+
+    /// These laws and the registered law `law` (itself possibly several): one custom force
+    /// that runs each law's forces with that law. An error (one line) where either is not a
+    /// law registered under a name, two laws share a name, or the crowd would run more than
+    /// [`MAX_CROWD_LAWS`] laws. A law already among these adds nothing.
+    pub fn with_law(mut self, law: CustomForce) -> Result<Self> {
+        let origin = law.origin.clone();
+        if self.declaration.is_none() || law.declaration.is_none() {
+            return Err(Error::invalid(
+                origin,
+                format!(
+                    "a crowd has one custom force or force law, and {} already names another",
+                    self.origin
+                ),
+            ));
+        }
+        let added: Vec<CustomForce> = law.laws().map(CustomForce::one_law).collect();
+        for law in added {
+            let declaration = law.declaration.expect("a registered law");
+            let named =
+                |have: &CustomForce| have.declaration.map(|d| d.name) == Some(declaration.name);
+            let same = (self.laws().find(|have| named(have)))
+                .map(|have| have.declaration == Some(declaration) && have.same_law(&law));
+            match same {
+                Some(true) => {}
+                Some(false) => {
+                    return Err(Error::invalid(
+                        origin,
+                        format!("another force law is already named {:?}", declaration.name),
+                    ));
+                }
+                None if self.laws().count() == MAX_CROWD_LAWS => {
+                    return Err(Error::invalid(
+                        origin,
+                        format!("a crowd runs at most {MAX_CROWD_LAWS} force laws"),
+                    ));
+                }
+                None => self.more_laws.push(law),
+            }
+        }
+        Ok(self)
+    }
+
+    /// Every registered law this custom force runs, in the order the crowd numbers them
+    /// (a law force's record holds its law's number): none for a custom force that is no
+    /// registered law, one for a registered law, more after [`CustomForce::with_law`].
+    pub fn laws(&self) -> impl Iterator<Item = &CustomForce> {
+        (self.declaration.is_some().then_some(self).into_iter()).chain(&self.more_laws)
+    }
+
+    /// The crowd's number of the registered law `law` ([`CustomForce::laws`]); `None` where
+    /// this custom force does not run it.
+    pub fn law_number(&self, law: &LawDeclaration) -> Option<usize> {
+        // The same registration first: the reference asks per force and stage.
+        let same = |have: &CustomForce| {
+            have.declaration
+                .is_some_and(|d| std::ptr::eq(d, law) || d == law)
+        };
+        self.laws().position(same)
+    }
+
+    /// The crowd's law number `number` ([`CustomForce::laws`]).
+    /// (Laws are added to a registered law alone, so it is number 0.)
+    pub(crate) fn law(&self, number: usize) -> &CustomForce {
+        match number {
+            0 => self,
+            _ => &self.more_laws[number - 1],
+        }
+    }
+
+    /// This law alone, without the laws run beside it.
+    fn one_law(&self) -> CustomForce {
+        Self {
+            more_laws: Vec::new(),
+            ..self.clone()
+        }
+    }
+
+    /// Whether `other` is this law alone: the same code, traced and compiled once.
+    fn same_law(&self, other: &CustomForce) -> bool {
+        match (&self.dual_wgsl, &other.dual_wgsl) {
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+            _ => false,
+        }
     }
 
     /// A custom force from a law written once: its f64 instance for `cpu-ref`, its instance
@@ -156,8 +247,8 @@ impl CustomForce {
         ];
         let instances = instances(&law);
         let traced_law = Arc::clone(&law);
-        let dual_wgsl = move |pass: &DualTracer, block, kinds: &[ForceType]| {
-            dual_custom_force_wgsl(&*traced_law, pass, block, kinds)
+        let dual_wgsl = move |pass: &DualTracer, block, kinds: &[ForceType], number| {
+            dual_custom_force_wgsl(&*traced_law, pass, block, kinds, number)
         };
         let closure = move |input: &CustomForceInput| {
             let load = law.load(&ForceInput::from(input));
@@ -174,6 +265,7 @@ impl CustomForce {
             instances: Some(Arc::new(instances)),
             dual_wgsl: Some(Arc::new(dual_wgsl)),
             declaration: None,
+            more_laws: Vec::new(),
         }
     }
 
@@ -195,9 +287,24 @@ impl CustomForce {
         block: (Precision, usize),
         kinds: &[ForceType],
     ) -> Option<String> {
-        self.dual_wgsl
-            .as_ref()
-            .map(|trace| trace(pass, block, kinds))
+        let trace = self.dual_wgsl.as_ref()?;
+        if self.more_laws.is_empty() {
+            return Some(trace(pass, block, kinds, None));
+        }
+        // Several laws: each law's `dual_force_law_<number>`, the first law's
+        // `dual_custom_force` where the kinds call it, and `dual_force_law` choosing by the
+        // record's law number.
+        let mut out = String::new();
+        let record_kinds: &[ForceType] = &[ForceType::Law];
+        for (number, law) in self.laws().enumerate() {
+            let law_trace = law.dual_wgsl.as_ref().expect("a registered law is traced");
+            let kinds = if number == 0 { kinds } else { record_kinds };
+            out += &law_trace(pass, block, kinds, Some(number));
+        }
+        if kinds.contains(&ForceType::Law) {
+            out += &choose_law_wgsl(self.laws().count());
+        }
+        Some(out)
     }
 
     /// Whether it is a [`ForceLaw`]: its WGSL is generated, not the user's.
@@ -227,6 +334,7 @@ impl CustomForce {
             instances: None,
             dual_wgsl: None,
             declaration: None,
+            more_laws: Vec::new(),
         }
     }
 
@@ -260,6 +368,24 @@ impl CustomForce {
     }
 }
 
+/// `dual_force_law` of a crowd of `laws` laws: the record's law, by its number (the record's
+/// `keyframe_first` lane, which a law's record does not use for a table).
+fn choose_law_wgsl(laws: usize) -> String {
+    let cases: String = (0..laws)
+        .map(|number| {
+            format!(
+                "        case {number}u: {{ return dual_force_law_{number}(p, s, c, aux, t, body, total); }}\n"
+            )
+        })
+        .collect();
+    format!(
+        "/// A law record's load: its law's, chosen by the law's number in the crowd.\n\
+         fn dual_force_law(p: DualParameters, law: u32, s: DualMotion, c: DualConstants, \
+         aux: DualAuxiliaries, t: DualReal, body: u32, total: DualLoad) -> DualLoad {{\n\
+         \x20   switch law {{\n{cases}        default: {{ return total; }}\n    }}\n}}\n"
+    )
+}
+
 impl fmt::Debug for CustomForce {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("CustomForce")
@@ -267,6 +393,7 @@ impl fmt::Debug for CustomForce {
             .field("has_closure", &self.closure.is_some())
             .field("origin", &self.origin)
             .field("declaration", &self.declaration)
+            .field("more_laws", &self.more_laws)
             .finish()
     }
 }
@@ -283,5 +410,59 @@ impl PartialEq for CustomForce {
             && same_closure
             && self.origin == other.origin
             && self.declaration == other.declaration
+            && self.more_laws == other.more_laws
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::verify::test_crowds::Tether;
+
+    const NAMES: [&str; MAX_CROWD_LAWS + 1] = [
+        "l0", "l1", "l2", "l3", "l4", "l5", "l6", "l7", "l8", "l9", "l10", "l11", "l12", "l13",
+        "l14", "l15", "l16",
+    ];
+
+    /// Laws join in order, once each; a name is one law's; a crowd runs at most
+    /// `MAX_CROWD_LAWS`; a custom force written in WGSL takes no law beside it.
+    #[test]
+    fn laws_join_in_order_once_each_up_to_the_most_a_crowd_runs() {
+        let law = |name| CustomForce::from_named_law(name, Tether).unwrap();
+        let (first, second) = (law("l0"), law("l1"));
+        let joined = (first.clone().with_law(second.clone()))
+            .and_then(|joined| joined.with_law(second.clone()))
+            .and_then(|joined| joined.with_law(first.clone()))
+            .unwrap();
+        let names: Vec<&str> = (joined.laws())
+            .map(|law| law.law_declaration().unwrap().name)
+            .collect();
+        assert_eq!(names, ["l0", "l1"]);
+        let declaration = second.law_declaration().unwrap();
+        assert_eq!(joined.law_number(declaration), Some(1));
+        assert_eq!(joined.law(1), &second);
+
+        let error = |result: Result<CustomForce>| result.unwrap_err().to_string();
+        let another = CustomForce::from_named_law("l1", Tether).unwrap();
+        assert_eq!(
+            error(joined.with_law(another)),
+            "custom_force: another force law is already named \"l1\""
+        );
+        let mut all = law(NAMES[0]);
+        for name in &NAMES[1..MAX_CROWD_LAWS] {
+            all = all.with_law(law(name)).unwrap();
+        }
+        assert_eq!(all.laws().count(), MAX_CROWD_LAWS);
+        assert_eq!(
+            error(all.with_law(law(NAMES[MAX_CROWD_LAWS]))),
+            "custom_force: a crowd runs at most 16 force laws"
+        );
+        let written = CustomForce::gpu_only("fn custom_force() {}", "forces[0].wgsl_file");
+        assert_eq!(written.laws().count(), 0);
+        assert_eq!(
+            error(written.with_law(first)),
+            "custom_force: a crowd has one custom force or force law, and forces[0].wgsl_file \
+             already names another"
+        );
     }
 }

@@ -893,19 +893,23 @@ fn resolve_plane_wgsl<F: Scalar + Into<f64>, const W: usize>(
 /// `dual_custom_force`, the custom force's load over duals added to `total`, traced from `law`
 /// in `precision` and width `width` (one of [`TRACED_WIDTHS`]): it sees what the CPU's
 /// dual steps give it, the orientation normalized and the body's index along no direction.
+/// Its law kind's function is `dual_force_law`, or for the crowd's law number `n` of several
+/// `dual_force_law_<n>`.
 pub(crate) fn dual_custom_force_wgsl<L: ForceLaw>(
     law: &L,
     pass: &DualTracer,
     (precision, width): (Precision, usize),
     kinds: &[ForceType],
+    number: Option<usize>,
 ) -> String {
+    let n = number;
     match (precision, width) {
-        (Precision::F32, 0) => custom_force_over::<f32, 0, L>(law, pass, kinds),
-        (Precision::F64, 0) => custom_force_over::<f64, 0, L>(law, pass, kinds),
-        (Precision::F32, 1) => custom_force_over::<f32, 1, L>(law, pass, kinds),
-        (Precision::F32, 4) => custom_force_over::<f32, 4, L>(law, pass, kinds),
-        (Precision::F64, 1) => custom_force_over::<f64, 1, L>(law, pass, kinds),
-        (Precision::F64, 4) => custom_force_over::<f64, 4, L>(law, pass, kinds),
+        (Precision::F32, 0) => custom_force_over::<f32, 0, L>(law, pass, kinds, n),
+        (Precision::F64, 0) => custom_force_over::<f64, 0, L>(law, pass, kinds, n),
+        (Precision::F32, 1) => custom_force_over::<f32, 1, L>(law, pass, kinds, n),
+        (Precision::F32, 4) => custom_force_over::<f32, 4, L>(law, pass, kinds, n),
+        (Precision::F64, 1) => custom_force_over::<f64, 1, L>(law, pass, kinds, n),
+        (Precision::F64, 4) => custom_force_over::<f64, 4, L>(law, pass, kinds, n),
         _ => panic!("the dual WGSL is traced in widths 0 and {TRACED_WIDTHS:?}, not {width}"),
     }
 }
@@ -917,41 +921,48 @@ fn custom_force_over<F: Scalar + Into<f64>, const W: usize, L: ForceLaw>(
     law: &L,
     pass: &DualTracer,
     kinds: &[ForceType],
+    number: Option<usize>,
 ) -> String {
     let with_records = kinds.contains(&ForceType::Law);
     let mut out = String::new();
     if kinds.contains(&ForceType::Custom) || !with_records {
-        out += &law_function::<F, W, L>(law, pass, false);
+        out += &law_function::<F, W, L>(law, pass, None);
     }
     if with_records {
-        out += &law_function::<F, W, L>(law, pass, true);
+        out += &law_function::<F, W, L>(law, pass, Some(number));
     }
     out
 }
 
-/// `dual_custom_force`, or with `with_record` `dual_force_law`, the law's load over duals
-/// added to `total`; the former sees zeros for the law's numbers, the latter its record's.
+/// `dual_custom_force`, or with a record (`Some(number)`) `dual_force_law` (of the crowd's
+/// law `n` of several: `dual_force_law_<n>`), the law's load over duals added to `total`; the
+/// former sees zeros for the law's numbers, the latter its record's.
 fn law_function<F: Scalar + Into<f64>, const W: usize, L: ForceLaw>(
     law: &L,
     pass: &DualTracer,
-    with_record: bool,
+    record: Option<Option<usize>>,
 ) -> String {
-    let (function, signature) = match with_record {
-        false => (
+    let with_record = record.is_some();
+    let (function, signature) = match record {
+        None => (
             TracedFunction::CustomForce,
             "/// Generated from the custom force's law (written in Rust, traced over duals).\n\
              fn dual_custom_force(s: DualMotion, c: DualConstants, aux: DualAuxiliaries, \
-             t: DualReal, body: u32, total: DualLoad) -> DualLoad",
+             t: DualReal, body: u32, total: DualLoad) -> DualLoad"
+                .to_string(),
         ),
-        true => (
+        Some(number) => (
             TracedFunction::ForceLaw,
-            "/// Generated from the registered force law (written in Rust, traced over duals), \
-             with a record's numbers.\n\
-             fn dual_force_law(p: DualParameters, s: DualMotion, c: DualConstants, \
-             aux: DualAuxiliaries, t: DualReal, body: u32, total: DualLoad) -> DualLoad",
+            format!(
+                "/// Generated from the registered force law (written in Rust, traced over duals), \
+                 with a record's numbers.\n\
+                 fn dual_force_law{}(p: DualParameters, s: DualMotion, c: DualConstants, \
+                 aux: DualAuxiliaries, t: DualReal, body: u32, total: DualLoad) -> DualLoad",
+                number.map_or(String::new(), |n| format!("_{n}"))
+            ),
         ),
     };
-    pass.function(function, signature, |d| {
+    pass.function(function, &signature, |d| {
         let (state, mass, aux): (State<_>, MassConstants<_>, Auxiliaries<_>) = (
             structure_of::<_, F, W>(d, Structure::Motion, "s"),
             structure_of(d, Structure::Constants, "c"),

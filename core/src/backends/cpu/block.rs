@@ -33,7 +33,7 @@ pub(crate) struct ForceF32 {
     /// The parameters in `ForceParameters` order, rounded to f32 as the f32 kernel's are.
     pub parameters: Parameters<f32>,
     /// A keyframed force's table, `keyframes[first..first + count]` of the simulation's
-    /// flattened table.
+    /// flattened table; a law's force its law's number in the crowd and 0.
     pub keyframes: (u32, u32),
 }
 
@@ -45,12 +45,14 @@ pub(crate) struct LaneForce {
 }
 
 impl ForceF32 {
-    /// `kind` in f32; `spans` from `flatten_keyframes` locates keyframe tables.
-    pub fn new(kind: &ForceKind, spans: &[(u32, u32)]) -> Self {
+    /// `kind` in f32; `spans` from `flatten_keyframes` locates keyframe tables, `table`
+    /// numbers laws.
+    pub fn new(kind: &ForceKind, spans: &[(u32, u32)], table: &ForceTable) -> Self {
         let p = kind.parameters();
         let vector = |v: glam::DVec3| Vec3::new(v.x as f32, v.y as f32, v.z as f32);
         let keyframes = match *kind {
             ForceKind::Keyframed { table, .. } => spans[table],
+            ForceKind::Law { .. } => (table.law_number(kind), 0),
             _ => (0, 0),
         };
         Self {
@@ -139,7 +141,7 @@ impl ConstantBlock {
             for kind in &table.forces[start as usize..(start + count) as usize] {
                 own.push(LaneForce {
                     lane,
-                    force: ForceF32::new(kind, spans),
+                    force: ForceF32::new(kind, spans, table),
                 });
             }
         }

@@ -184,9 +184,10 @@ fn accumulate_force<L: LaneType>(
             }
         }
         ForceType::Law => {
+            // The record's law number is `keyframes.0` (`ForceF32::new`).
             let law = (env.custom_force)
-                .and_then(|custom| custom.law_on::<L::OnLanes>())
-                .expect("a law's force runs in a crowd whose custom force is that law");
+                .and_then(|custom| custom.law(f.keyframes.0 as usize).law_on::<L::OnLanes>())
+                .expect("a law's force runs in a crowd that runs its law");
             let bodies = Lanes(c.block.bodies.map(|b| (env.first_body + b as usize) as f32));
             let input = body.law_input(L::from(bodies), parameters);
             let load = law(&input.map(L::to_lanes)).map(L::from_lanes);

@@ -126,7 +126,7 @@ impl CpuSimulation {
             constants,
             global: table.forces[..table.global_count]
                 .iter()
-                .map(|kind| ForceF32::new(kind, &spans))
+                .map(|kind| ForceF32::new(kind, &spans, &table))
                 .collect(),
             own,
             keyframes,

@@ -270,10 +270,15 @@ impl<R: Real> From<&Plane> for PlaneGpu<R> {
 
 impl<R: Real> ForceGpu<R> {
     /// The record of `kind`, laid out as `ForceKind::parameters` orders them; `spans` (from
-    /// `flatten_keyframes`) locates keyframe tables.
-    pub fn new(kind: &ForceKind, spans: &[(u32, u32)]) -> Self {
+    /// `flatten_keyframes`) locates keyframe tables. A law's record holds its law's number
+    /// in the crowd (`law_number`) in `keyframe_first`, which `dual_force_law` reads where
+    /// the crowd runs several.
+    pub fn new(kind: &ForceKind, spans: &[(u32, u32)], law_number: u32) -> Self {
         let p = kind.parameters();
-        let (keyframe_first, keyframe_count) = p.table.map_or((0, 0), |table| spans[table]);
+        let (keyframe_first, keyframe_count) = match kind {
+            ForceKind::Law { .. } => (law_number, 0),
+            _ => p.table.map_or((0, 0), |table| spans[table]),
+        };
         Self {
             a: real4(p.vectors[0], 0.0),
             b: real4(p.vectors[1], 0.0),
@@ -379,7 +384,9 @@ impl Encode {
     pub fn forces(&self, table: &ForceTable, spans: &[(u32, u32)]) -> Vec<u8> {
         with_real!(self.0, R => {
             let mut records: Vec<ForceGpu<R>> =
-                table.forces.iter().map(|kind| ForceGpu::new(kind, spans)).collect();
+                (table.forces.iter())
+                .map(|kind| ForceGpu::new(kind, spans, table.law_number(kind)))
+                .collect();
             if records.is_empty() {
                 records.push(ForceGpu::default());
             }

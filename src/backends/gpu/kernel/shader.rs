@@ -317,7 +317,10 @@ pub(crate) fn integrate_source(
         None => NO_CONTACTS.to_string(),
     };
     let custom_code = written.is_some() || law.is_some();
-    let law_code = law.is_some() && has(ForceType::Law);
+    let laws = match custom_force {
+        Some(custom) if law.is_some() && has(ForceType::Law) => custom.laws().count().max(1),
+        _ => 0,
+    };
     let plumbing = |present, source| if present { source } else { "" };
     let joined = [
         prelude(precision).as_str(),
@@ -329,7 +332,7 @@ pub(crate) fn integrate_source(
         plumbing(written.is_some(), CUSTOM_FORCE),
         &law.unwrap_or_default(),
         &contact,
-        &spec.wgsl(block.0, custom_code, law_code),
+        &spec.wgsl(block.0, custom_code, laws),
         &hooks(&closed.moving),
         INTEGRATE,
     ]
