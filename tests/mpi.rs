@@ -7,6 +7,10 @@
 
 mod common;
 
+#[allow(dead_code)] // The law's scene; the example's own checks run in the suite.
+#[path = "../examples/force_law.rs"]
+mod force_law;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
@@ -267,6 +271,73 @@ fn tangents_over_ranks_are_one_process_byte_for_byte() {
             &["resume", s(&manifest), "--steps", "8", "--out", s(&resumed)],
         );
         assert!(output.status.success(), "{name}: {output:?}");
+        assert!(
+            read(&resumed) == read(&one),
+            "{name}: resumed over {count} ranks differs from one process's"
+        );
+    }
+}
+
+/// A program with a force law of its own (`examples/force_law_cli.rs`, built with the `mpi`
+/// feature: `.ci/run` builds it) runs and resumes over ranks: the law's forces and the
+/// tangents along its numbers give one process's bytes, and the checkpoint's shards attach
+/// the law again by name on every rank.
+#[test]
+fn a_programs_force_law_runs_and_resumes_over_ranks() {
+    let program = Path::new(BIN)
+        .with_file_name("examples")
+        .join("force_law_cli");
+    assert!(
+        program.exists(),
+        "{}: build it first (cargo build --release --features mpi --example force_law_cli)",
+        program.display()
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let path = |name: &str| dir.path().join(name);
+    let scene = path("tether.json");
+    std::fs::write(&scene, force_law::SCENE).unwrap();
+    for (backend, count) in [("cpu-ref", 3), ("gpu", 2)] {
+        let name = format!("{backend}-{count}");
+        let run = |out: &Path, steps: &str, extra: &[&str]| -> Vec<String> {
+            let mut args = vec!["run", s(&scene), "--backend", backend, "--quiet"];
+            args.extend(["--steps", steps, "--out", s(out)]);
+            args.extend(["--sensitivity", "forces[1].anchor,forces[1].stiffness"]);
+            args.extend(extra);
+            args.iter().map(|a| a.to_string()).collect()
+        };
+        let one = path(&format!("{name}-one.npz"));
+        let output = Command::new(&program)
+            .args(run(&one, "60", &[]))
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{name}: {output:?}");
+        let in_ranks = |args: &[String]| {
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            let output = mpirun(count, &program, &args).output().unwrap();
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            assert!(!stderr.contains("panicked"), "panic: {stderr}");
+            assert!(output.status.success(), "{name}: {output:?}");
+        };
+        let spread = path(&format!("{name}-ranks.npz"));
+        in_ranks(&run(&spread, "60", &[]));
+        assert!(
+            read(&spread) == read(&one),
+            "{name}: ranks differ from one process"
+        );
+        let manifest = path(&format!("{name}.ckpt"));
+        let half = path(&format!("{name}-half.npz"));
+        in_ranks(&run(&half, "25", &["--checkpoint", s(&manifest)]));
+        let resumed = path(&format!("{name}-resumed.npz"));
+        let resume = [
+            "resume",
+            s(&manifest),
+            "--steps",
+            "35",
+            "--quiet",
+            "--out",
+            s(&resumed),
+        ];
+        in_ranks(&resume.map(str::to_string));
         assert!(
             read(&resumed) == read(&one),
             "{name}: resumed over {count} ranks differs from one process's"

@@ -115,7 +115,7 @@ fn resume_ranks(args: ResumeArgs, world: &World, started: Instant) -> Result<Exi
         &comm,
         super::run::parse_devices(&args.devices),
     )?)?;
-    let (sim, run) = MpiSimulation::resume(comm, &args.checkpoint, backend)?;
+    let (sim, run) = MpiSimulation::resume_with_laws(comm, &args.checkpoint, backend, &args.laws)?;
     let step = sim.clock_step();
     // Rank 0 holds the run plan: it decides and tells the others.
     let planned = match sim.is_root() {

@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use super::simulation::{MpiSimulation, rank_shards};
 use super::tangent_names::RankTangents;
+use crate::ForceLaws;
 use crate::assembly::body_source::BodySource;
 use crate::backends::gpu::GpuContext;
 use crate::checkpoint::atomic_file::write_atomically;
@@ -139,6 +140,18 @@ impl<C: Communicator> MpiSimulation<C> {
         path: &Path,
         backend: Option<Backend>,
     ) -> Result<(Self, Option<RunPlan>)> {
+        Self::resume_with_laws(comm, path, backend, &ForceLaws::new())
+    }
+
+    /// [`MpiSimulation::resume`] of a crowd whose forces name registered laws: each rank
+    /// attaches them again from `laws` by the names its shard file holds
+    /// (`Checkpoint::with_laws`).
+    pub fn resume_with_laws(
+        comm: C,
+        path: &Path,
+        backend: Option<Backend>,
+        laws: &ForceLaws,
+    ) -> Result<(Self, Option<RunPlan>)> {
         let ranks = comm.size() as usize;
         let rank = comm.rank() as usize;
         // Rank 0 reads the manifest and hands it out: only the shard files need to be where
@@ -198,6 +211,7 @@ impl<C: Communicator> MpiSimulation<C> {
                 ));
             }
             let checkpoint = Checkpoint::from_bytes(&bytes)
+                .and_then(|checkpoint| checkpoint.with_laws(laws))
                 .map_err(|e| e.within(format_args!("{}: ", file.display())))?;
             let gpu = match backend.gpu_precision() {
                 Some(_) => vec![GpuContext::open_adapter(super::node_rank(&comm))?],
