@@ -14,6 +14,9 @@ use std::process::ExitCode;
 mod force_law;
 
 fn main() -> ExitCode {
+    // As `rigid-crowd` does: no Wayland probe (and its noise) where none can answer.
+    // SAFETY: first thing in main, before any thread exists.
+    unsafe { rigid_crowd::gpu::quiet_device_select_without_wayland() };
     match force_law::laws() {
         Ok(laws) => rigid_crowd::cli::main_with_laws(laws),
         Err(e) => {

@@ -44,7 +44,8 @@ pub fn main() -> ExitCode {
 /// scenes may name them (`run`, `render`), and `resume` attaches them again by name, as the
 /// library does ([`Scene::load_with_laws`](crate::Scene::load_with_laws),
 /// [`Checkpoint::with_laws`](crate::Checkpoint::with_laws)). `examples/force_law_cli.rs` is
-/// one such program.
+/// one such program; like `rigid-crowd`'s own `main`, it first calls
+/// [`quiet_device_select_without_wayland`](crate::gpu::quiet_device_select_without_wayland).
 pub fn main_with_laws(laws: ForceLaws) -> ExitCode {
     run_with_laws(std::env::args_os(), laws)
 }

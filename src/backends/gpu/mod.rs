@@ -25,6 +25,7 @@ pub(crate) use device::context::NO_ADAPTER_HINT;
 pub use device::context::{
     AdapterSummary, DeviceCount, GpuContext, MEMORY_BUDGET_VAR, list_adapters,
 };
+pub use device::device_select::quiet_device_select_without_wayland;
 pub(crate) use device::readback::read_buffer;
 #[cfg(feature = "cli")]
 pub(crate) use device::timing::copy_bandwidth;

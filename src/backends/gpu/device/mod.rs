@@ -6,6 +6,7 @@ pub(crate) mod arithmetic_probe;
 pub(crate) mod async_readback;
 pub(crate) mod bindings;
 pub(crate) mod context;
+pub(crate) mod device_select;
 pub(crate) mod exact_spirv;
 pub(crate) mod pipeline;
 pub(crate) mod pipeline_cache;
