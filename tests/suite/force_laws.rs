@@ -8,6 +8,7 @@ use std::path::Path;
 use crate::common;
 
 use rigid_crowd::glam::DVec3;
+use rigid_crowd::gpu::{DeviceCount, GpuContext};
 use rigid_crowd::{
     Backend, Checkpoint, Force, ForceInput, ForceKind, ForceLaw, ForceLaws, Load,
     ParameterDeclaration, ParameterShape, Real, Scene, Simulation,
@@ -247,7 +248,11 @@ const TWO_LAW_TANGENTS: [&str; 5] = [
 
 /// The states after the scene's steps, and the tangents along [`TWO_LAW_TANGENTS`].
 fn run_with_tangents(scene: &Scene, backend: Backend) -> (Vec<u64>, Vec<u64>) {
-    let mut sim = simulation(scene, backend);
+    run_with_tangents_on(scene, simulation(scene, backend))
+}
+
+/// [`run_with_tangents`] of `sim`, a simulation of `scene`.
+fn run_with_tangents_on(scene: &Scene, mut sim: Simulation) -> (Vec<u64>, Vec<u64>) {
     sim.start_tangents(&TWO_LAW_TANGENTS).unwrap();
     sim.step(scene.steps).unwrap();
     let mut columns = Vec::new();
@@ -262,7 +267,8 @@ fn run_with_tangents(scene: &Scene, backend: Backend) -> (Vec<u64>, Vec<u64>) {
 
 /// A crowd runs several registered laws, each force with its own: a scene of a drag law and a
 /// spring law runs as the same scene of the built-in kinds, states and tangents along both
-/// laws' numbers to the bit, on every backend (so the twins agree as the built-in kinds do).
+/// laws' numbers to the bit, on every backend (so the twins agree as the built-in kinds do),
+/// and on `gpu` over two devices as on one.
 /// A force given the other law, or the laws' numbers swapped, would not.
 #[test]
 fn a_crowd_runs_several_laws_each_force_with_its_own() {
@@ -288,6 +294,14 @@ fn a_crowd_runs_several_laws_each_force_with_its_own() {
     }
     assert_eq!(runs[3], runs[0], "gpu-f64 against cpu-ref");
     assert_eq!(runs[2], runs[1], "gpu against cpu");
+    // Spread over two devices, body 2's own forces on one and body 4's on the other.
+    let devices = GpuContext::open_devices(DeviceCount::Count(2)).unwrap();
+    let spread = Simulation::on_devices(&laws.crowd, Backend::Gpu, &devices).unwrap();
+    assert_eq!(
+        run_with_tangents_on(&laws, spread),
+        runs[2],
+        "gpu on two devices"
+    );
 }
 
 /// A crowd runs a custom force written in WGSL or laws, not both; a force whose law the crowd
