@@ -11,9 +11,12 @@ use crate::model::validate::{check_non_negative, check_number, check_vector};
 /// Every force kind, each written once, in the order of their codes: a new kind goes last.
 /// Each entry is the kind's docs, scene name, numbers and law (`=> |body, total| ..`: what it
 /// adds to `total`, the body's `Load`, from `body`, the `physics::forces::Body` it acts on,
-/// and its numbers by their names). The list is handed to the macro `$then`: here
+/// and its numbers by their names), then its force in `check`'s crowd: on every body
+/// (`@check_all { numbers }`) or on every `k`-th (`@check_every k |s| { numbers }`, from the
+/// body's `verify::check_crowd::CheckSample`). The list is handed to the macro `$then`: here
 /// `force_kinds!` makes the model's types of it; `physics::forces` makes `add_force` of the
-/// laws, which only it compiles (they are written in the physics' number types).
+/// laws, which only it compiles (they are written in the physics' number types), and
+/// `verify::check_crowd` the cross-check's crowd of the samples.
 macro_rules! every_force_kind {
     ($then:ident) => {
         $then! {
@@ -24,6 +27,7 @@ macro_rules! every_force_kind {
             } => |body, total| {
                 total.force = total.force + acceleration * body.mass.mass;
             }
+            @check_all { acceleration: ::glam::DVec3::new(0.0, 0.0, -9.81) }
             /// Viscous drag: `F = -linear v`, `tau = -angular omega`.
             LinearDrag "linear_drag" {
                 /// Linear coefficient (N s / m).
@@ -34,6 +38,7 @@ macro_rules! every_force_kind {
                 total.force = total.force - body.aux.velocity * linear;
                 total.torque = total.torque - body.aux.angular_velocity * angular;
             }
+            @check_all { linear: 0.3, angular: 0.05 }
             /// A world-frame force applied at a body-space point: torque `(R p) x F`.
             PointForce "point_force" {
                 /// World-frame force.
@@ -45,6 +50,7 @@ macro_rules! every_force_kind {
                 total.force = total.force + force;
                 total.torque = total.torque + arm.cross(force);
             }
+            @check_every 3 |s| { force: s.dir * (2.0 * s.mass), point: s.arm }
             /// A spring-damper from a fixed world anchor to a body-space attach point:
             /// `F = -stiffness (x + R p - anchor) - damping (v + omega x R p)`, applied at `R p`.
             Spring "spring" {
@@ -64,6 +70,12 @@ macro_rules! every_force_kind {
                 total.force = total.force + applied;
                 total.torque = total.torque + arm.cross(applied);
             }
+            @check_every 5 |s| {
+                anchor: s.position + s.dir,
+                attach: s.arm,
+                stiffness: 4.0 * s.mass,
+                damping: 0.5 * s.mass,
+            }
             /// Inverse-square attraction to a fixed point with Plummer softening:
             /// `F = -M mu r / (|r|^2 + eps^2)^(3/2)`, `r = x - centre`, no torque. Its potential
             /// energy is `-M mu / sqrt(|r|^2 + eps^2)`.
@@ -79,6 +91,8 @@ macro_rules! every_force_kind {
                 let d2 = r.length_squared() + softening * softening;
                 total.force = total.force - r * (body.mass.mass * strength / (d2 * d2.sqrt()));
             }
+            // 2 m/s^2 at the start, 2 m from the centre: mu / 2^2 = 2.
+            @check_every 7 |s| { centre: s.position + s.dir * 2.0, strength: 8.0, softening: 0.5 }
             /// A constant force and torque fixed in the body frame: `F = R f_body`,
             /// `tau = R tau_body` (a rocket motor and a reaction wheel turning with the body).
             Thrust "thrust" {
@@ -90,6 +104,7 @@ macro_rules! every_force_kind {
                 total.force = total.force + body.aux.rotation.mul_vec(force);
                 total.torque = total.torque + body.aux.rotation.mul_vec(torque);
             }
+            @check_every 4 |s| { force: s.dir * (2.0 * s.mass), torque: s.spin_up }
             /// A world-frame force and torque scaled by a sinusoid:
             /// `s(t) = offset + amplitude sin(2 pi frequency t + phase)`, `F = s(t) force`,
             /// `tau = s(t) torque`.
@@ -110,6 +125,14 @@ macro_rules! every_force_kind {
                 let scale = sinusoid_scale(offset, amplitude, frequency, phase, body.time);
                 add_scaled(force, torque, scale, total);
             }
+            @check_every 6 |s| {
+                force: s.dir * (2.0 * s.mass),
+                torque: s.spin_up * 0.5,
+                offset: 0.2,
+                amplitude: 1.0,
+                frequency: 2.0,
+                phase: s.phase,
+            }
             /// A world-frame force and torque scaled by a piecewise-linear profile:
             /// `F = s(t) force`, `tau = s(t) torque`, `s` interpolated linearly between the
             /// keyframes `(t_i, s_i)` of `Crowd::keyframes[table]` and held constant before the
@@ -121,10 +144,15 @@ macro_rules! every_force_kind {
                 torque: vector "N m";
                 table
             }
+            @check_every 8 |s| {
+                force: s.dir * (2.0 * s.mass),
+                torque: s.spin_up,
+                table: s.keyframes,
+            }
             /// The crowd's [`CustomForce`](crate::physics::custom_force::CustomForce): a WGSL
             /// function on the GPU, its Rust closure on the CPU backends. It returns a world
             /// force and the torque about the centre of mass.
-            Custom "custom" [reads_the_clock]
+            Custom "custom" [reads_the_clock] @check_all {}
             /// Quadratic (turbulent) drag in the world frame: `F = -linear |v| v`,
             /// `tau = -angular |omega| omega`.
             QuadraticDrag "quadratic_drag" {
@@ -138,6 +166,8 @@ macro_rules! every_force_kind {
                 total.force = total.force - body.aux.velocity * (linear * speed);
                 total.torque = total.torque - body.aux.angular_velocity * (angular * spin);
             }
+            // About 1 m/s^2 at 3 m/s and 0.2 rad/s^2 at 3 rad/s.
+            @check_every 9 |s| { linear: 0.1 * s.mass, angular: 0.02 * s.stiffest_inertia }
             ;
             /// A force of a law registered under a name (`ForceLaws::with`): the crowd's custom
             /// force, a [`ForceLaw`](crate::physics::force_law::ForceLaw) that declares its

@@ -230,6 +230,8 @@ macro_rules! force_kinds {
             $(; $table:ident)?
         })?
         $(=> |$body:ident, $total:ident| $add:block)?
+        $(@check_all $every_body:tt)?
+        $(@check_every $every:literal |$sample:ident| $numbers:tt)?
     )*
     ;
     $(#[$law_meta:meta])*

@@ -72,6 +72,8 @@ macro_rules! add_force_of_the_laws {
             $(; $table:ident)?
         })?
         $(=> |$body:ident, $total:ident| $add:block)?
+        $(@check_all $every_body:tt)?
+        $(@check_every $every:literal |$sample:ident| $numbers:tt)?
     )*
     ;
     $(#[$law_meta:meta])*

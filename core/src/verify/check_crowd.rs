@@ -37,12 +37,70 @@ pub(crate) fn custom_drag(input: &CustomForceInput) -> ExternalLoad {
     }
 }
 
+/// What a kind's sample in `check`'s crowd (`@check_every k |s| { .. }` in the list of kinds,
+/// `model/force.rs`) reads of the body it acts on.
+pub(crate) struct CheckSample {
+    /// The body's mass.
+    pub mass: f64,
+    /// Its centre of mass at the start.
+    pub position: DVec3,
+    /// A unit world direction, varied from body to body.
+    pub dir: DVec3,
+    /// A body-frame point inside the body.
+    pub arm: DVec3,
+    /// A body-frame torque of about 1 rad/s^2.
+    pub spin_up: DVec3,
+    /// A phase varied from body to body (radians).
+    pub phase: f64,
+    /// The body's smallest principal moment of inertia.
+    pub stiffest_inertia: f64,
+    /// The crowd's keyframe table.
+    pub keyframes: usize,
+}
+
+/// The crowd's forces from each kind's sample in the list of kinds: `every_kind` the forces
+/// on every body, `per_body(i, sample)` those of body `i`, in the list's order.
+macro_rules! check_samples {
+    ($(
+        $(#[$kind_meta:meta])*
+        $kind:ident $name:literal $([$reads:ident])? $({
+            $(
+                $(#[$field_meta:meta])*
+                $field:ident : $shape:ident $unit:literal $($flag:ident)*
+            ),* $(,)?
+            $(; $table:ident)?
+        })?
+        $(=> |$body:ident, $total:ident| $add:block)?
+        $(@check_all $every_body:tt)?
+        $(@check_every $every:literal |$sample:ident| $numbers:tt)?
+    )*
+    ;
+    $(#[$law_meta:meta])*
+    law $law:ident $law_name:literal
+    ) => {
+        fn every_kind() -> Vec<ForceKind> {
+            vec![$($(ForceKind::$kind $every_body,)?)*]
+        }
+
+        fn per_body(index: usize, sample: &CheckSample) -> Vec<ForceKind> {
+            let mut forces = Vec::new();
+            $($(
+                if index % $every == 0 {
+                    let $sample = sample;
+                    forces.push(ForceKind::$kind $numbers);
+                }
+            )?)*
+            forces
+        }
+    };
+}
+
+crate::model::force::every_force_kind!(check_samples);
+
 /// The crowd `rigid-crowd check` compares the backends on, ready for `cross_check`: seeded,
-/// and exercising every force type: gravity, linear drag and the custom
-/// quadratic drag `F = -c M |v| v` on every body, a point force on every third body,
-/// thrust on every fourth, a spring on every fifth, a sinusoidal force on every sixth, an
-/// attractor on every seventh, a keyframed force on every eighth and the built-in quadratic
-/// drag on every ninth.
+/// and exercising every force type, each on the bodies and with the numbers its sample in the
+/// list of kinds (`model/force.rs`) gives it; the custom force is the quadratic drag
+/// `F = -c M |v| v` written twice ([`QUADRATIC_DRAG_WGSL`] and its Rust twin).
 ///
 /// NOTE: the per-body forces scale with each body's mass and size, so that they accelerate
 /// every body alike (about 2 m/s^2, a few rad/s^2). A light body swung hard by a spring or a
@@ -57,93 +115,36 @@ pub fn cross_check_crowd(
     let bodies = CrowdSpec::new(count, seed).generate()?;
     let mut crowd = Crowd::new(bodies, dt)
         .with_integrator(integrator)
-        .with_custom_force(CustomForce::new(QUADRATIC_DRAG_WGSL, custom_drag))
-        .with_force(Force::on_all(ForceKind::Custom))
-        .with_force(Force::on_all(ForceKind::Gravity {
-            acceleration: DVec3::new(0.0, 0.0, -9.81),
-        }))
-        .with_force(Force::on_all(ForceKind::LinearDrag {
-            linear: 0.3,
-            angular: 0.05,
-        }));
+        .with_custom_force(CustomForce::new(QUADRATIC_DRAG_WGSL, custom_drag));
+    crowd
+        .forces
+        .extend(every_kind().into_iter().map(Force::on_all));
     let keyframes = crowd.add_keyframes(vec![[0.0, 0.0], [0.3, 1.0], [0.7, -1.0], [1.0, 0.5]]);
     for i in 0..count {
         // Deterministic, varied directions without another random stream.
         let phase = i as f64 * 0.618_033_988_75;
         let dir = DVec3::new(phase.sin(), (1.7 * phase).cos(), (0.3 * phase).sin()).normalize();
-        // A force of its own on every `k`-th body.
-        let mut on_every = |k: usize, kind: ForceKind| {
-            if i % k == 0 {
-                crowd.forces.push(Force::on_body(i, kind));
-            }
-        };
         let body = &crowd.bodies[i];
         let mass = body.mass.mass();
+        let stiffest_inertia = body.mass.inertia_body().diagonal().min_element();
         // Radius of gyration about the stiffest axis: a length that fits inside the body.
-        let reach = (body.mass.inertia_body().diagonal().min_element() / mass).sqrt();
-        let arm = DVec3::new((2.3 * phase).cos(), -0.5, 0.4).normalize() * (0.5 * reach);
-        on_every(
-            3,
-            ForceKind::PointForce {
-                force: dir * (2.0 * mass),
-                point: arm,
-            },
-        );
-        on_every(
-            5,
-            ForceKind::Spring {
-                anchor: body.state.position + dir,
-                attach: arm,
-                stiffness: 4.0 * mass,
-                damping: 0.5 * mass,
-            },
-        );
+        let reach = (stiffest_inertia / mass).sqrt();
         // About 1 rad/s^2 from a torque along `axis` (body frame).
         let axis = DVec3::new(0.3, (1.3 * phase).sin(), 0.8).normalize();
-        let spin_up = axis * body.mass.inertia_body().diagonal().min_element();
-        on_every(
-            4,
-            ForceKind::Thrust {
-                force: dir * (2.0 * mass),
-                torque: spin_up,
-            },
-        );
-        on_every(
-            6,
-            ForceKind::Sinusoidal {
-                force: dir * (2.0 * mass),
-                torque: spin_up * 0.5,
-                offset: 0.2,
-                amplitude: 1.0,
-                frequency: 2.0,
-                phase,
-            },
-        );
-        // 2 m/s^2 at the start, 2 m from the centre: mu / 2^2 = 2.
-        on_every(
-            7,
-            ForceKind::Attractor {
-                centre: body.state.position + dir * 2.0,
-                strength: 8.0,
-                softening: 0.5,
-            },
-        );
-        // About 1 m/s^2 at 3 m/s and 0.2 rad/s^2 at 3 rad/s.
-        on_every(
-            9,
-            ForceKind::QuadraticDrag {
-                linear: 0.1 * mass,
-                angular: 0.02 * body.mass.inertia_body().diagonal().min_element(),
-            },
-        );
-        on_every(
-            8,
-            ForceKind::Keyframed {
-                force: dir * (2.0 * mass),
-                torque: spin_up,
-                table: keyframes,
-            },
-        );
+        let sample = CheckSample {
+            mass,
+            position: body.state.position,
+            dir,
+            arm: DVec3::new((2.3 * phase).cos(), -0.5, 0.4).normalize() * (0.5 * reach),
+            spin_up: axis * stiffest_inertia,
+            phase,
+            stiffest_inertia,
+            keyframes,
+        };
+        let own = per_body(i, &sample);
+        crowd
+            .forces
+            .extend(own.into_iter().map(|kind| Force::on_body(i, kind)));
     }
     Ok(crowd)
 }
