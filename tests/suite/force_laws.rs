@@ -363,6 +363,20 @@ fn a_crowds_laws_are_checked_and_a_name_is_registered_once() {
     }
 }
 
+/// `read`, resumed on `backend` and stepped 15 steps, ends with `whole`'s bits.
+fn assert_resumes_to(read: &Checkpoint, backend: Backend, whole: &Simulation) {
+    let mut resumed = match backend {
+        Backend::Reference => Simulation::resume(read, backend).unwrap(),
+        _ => Simulation::resume_on_gpu(read, common::gpu()).unwrap(),
+    };
+    resumed.step(15).unwrap();
+    assert_eq!(
+        common::state_bits(&resumed.bodies().unwrap()),
+        common::state_bits(&whole.bodies().unwrap()),
+        "{backend:?}"
+    );
+}
+
 /// A checkpoint of a crowd of several laws (format 8) names each force's law; resumed with the
 /// laws attached by name, the run goes on as the uninterrupted one.
 #[test]
@@ -384,16 +398,7 @@ fn a_checkpoint_carries_each_forces_law() {
         for laws in [two_laws(), other_order] {
             let read = read.clone().with_laws(&laws).unwrap();
             assert_eq!(read.crowd.forces, scene.crowd.forces);
-            let mut resumed = match backend {
-                Backend::Reference => Simulation::resume(&read, backend).unwrap(),
-                _ => Simulation::resume_on_gpu(&read, common::gpu()).unwrap(),
-            };
-            resumed.step(15).unwrap();
-            assert_eq!(
-                common::state_bits(&resumed.bodies().unwrap()),
-                common::state_bits(&whole.bodies().unwrap()),
-                "{backend:?}"
-            );
+            assert_resumes_to(&read, backend, &whole);
         }
         let only_one = ForceLaws::new().with("drag_law", DragLaw).unwrap();
         let refused = read.with_laws(&only_one).err().unwrap().to_string();
@@ -426,16 +431,7 @@ fn a_checkpoint_carries_a_laws_numbers() {
         );
         let read = read.with_custom_force(law.clone());
         assert_eq!(read.crowd.forces, scene.crowd.forces);
-        let mut resumed = match backend {
-            Backend::Reference => Simulation::resume(&read, backend).unwrap(),
-            _ => Simulation::resume_on_gpu(&read, common::gpu()).unwrap(),
-        };
-        resumed.step(15).unwrap();
-        assert_eq!(
-            common::state_bits(&resumed.bodies().unwrap()),
-            common::state_bits(&whole.bodies().unwrap()),
-            "{backend:?}"
-        );
+        assert_resumes_to(&read, backend, &whole);
     }
     // The force as the Rust API builds it is the one the scene reads.
     assert_eq!(
