@@ -48,6 +48,7 @@ pub use assembly::scene::{SCENE_VERSION, Scene};
 pub use checkpoint::{CHECKPOINT_VERSION, Checkpoint, RecordingPlan, RunPlan};
 pub use model::backend::Backend;
 pub use model::body::{Body, BodyState, ModelPose};
+pub use model::collisions::Collisions;
 pub use model::error::{Error, Result};
 pub use model::fault::Fault;
 pub use model::fault_rules::{Envelope, FaultRules, OnFault, QuarantinedBody};

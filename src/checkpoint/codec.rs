@@ -15,6 +15,7 @@ use crate::checkpoint::run_plan::{RecordingPlan, RunPlan, TrajectoryProgress};
 use crate::model::backend::Backend;
 use crate::model::body::{Body, BodyState};
 use crate::model::codes::Coded;
+use crate::model::collisions::Collisions;
 use crate::model::error::{Error, Result};
 use crate::model::force::{Force, ForceKind, LawDeclaration};
 use crate::model::force::{ForceParameters, ForceType};
@@ -137,11 +138,16 @@ pub(crate) fn encode(checkpoint: &Checkpoint) -> Vec<u8> {
         }
     }
     w.bool(checkpoint.f32_divisions_in_f64);
-    if !checkpoint.force_laws.is_empty() {
+    let version = version_of(checkpoint);
+    if version >= 7 {
         w.len(checkpoint.force_laws.len());
         for name in &checkpoint.force_laws {
             w.string(name);
         }
+    }
+    if let Some(collisions) = &crowd.collisions {
+        w.f64(collisions.restitution);
+        w.f64(collisions.friction);
     }
     w.bytes
 }
@@ -149,12 +155,14 @@ pub(crate) fn encode(checkpoint: &Checkpoint) -> Vec<u8> {
 /// The format version of `checkpoint`'s payload: the oldest that holds it. Only a crowd with
 /// forces of a registered law needs version 7 (the laws' names), and only one running
 /// several laws version 8 (each law force's law, by number); any other is written as
-/// version 6, byte for byte as before, and older builds read it.
+/// version 6, byte for byte as before, and older builds read it. A colliding crowd needs
+/// version 9 (its restitution and friction after the laws' names).
 pub(crate) fn version_of(checkpoint: &Checkpoint) -> u32 {
-    match checkpoint.force_laws.len() {
-        0 => 6,
-        1 => 7,
-        _ => 8,
+    match (checkpoint.crowd.collisions, checkpoint.force_laws.len()) {
+        (Some(_), _) => 9,
+        (None, 0) => 6,
+        (None, 1) => 7,
+        (None, _) => 8,
     }
 }
 
@@ -323,12 +331,13 @@ pub(crate) fn decode(bytes: &[u8], version: u32) -> Result<Checkpoint> {
             decode_quarantined(&mut r, bodies.len())?,
         ),
     };
-    let crowd = Crowd {
+    let mut crowd = Crowd {
         bodies,
         forces,
         integrator,
         dt,
         planes,
+        collisions: None,
         keyframes,
         custom_force,
         start_step: step,
@@ -371,6 +380,12 @@ pub(crate) fn decode(bytes: &[u8], version: u32) -> Result<Checkpoint> {
                 ));
             }
         }
+    }
+    if version >= 9 {
+        let restitution = r.f64("collisions.restitution")?;
+        let collisions = Collisions::new(restitution, r.f64("collisions.friction")?);
+        collisions.validate("collisions")?;
+        crowd.collisions = Some(collisions);
     }
     if r.remaining() != 0 {
         return Err(Error::invalid(

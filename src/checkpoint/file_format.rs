@@ -17,9 +17,10 @@ pub const CHECKPOINT_MAGIC: [u8; 8] = *b"RGDCRWD\n";
 /// ([`Plane::point`](crate::Plane::point)); version 6 whether the `gpu` kernel took its f32
 /// divisions in f64 ([`Checkpoint::f32_divisions_in_f64`]); version 7 the names of the
 /// registered force laws the crowd's forces name ([`Checkpoint::force_laws`]); version 8 each
-/// law force's law, by number, for a crowd running several. A checkpoint is written in the
+/// law force's law, by number, for a crowd running several; version 9 the collisions of a
+/// colliding crowd ([`Crowd::collisions`](crate::Crowd::collisions)). A checkpoint is written in the
 /// oldest version that holds it: one without such forces in version 6.
-pub const CHECKPOINT_VERSION: u32 = 8;
+pub const CHECKPOINT_VERSION: u32 = 9;
 /// The key that marks the manifest of a checkpoint written by MPI ranks (feature `mpi`):
 /// a JSON file naming one checkpoint file per rank.
 #[cfg(any(feature = "cli", feature = "mpi"))]

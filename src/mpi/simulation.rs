@@ -147,6 +147,14 @@ impl<C: Communicator> MpiSimulation<C> {
     ) -> Result<Self> {
         let ranks = comm.size() as usize;
         let rank = comm.rank() as usize;
+        if crowd.collisions.is_some() && ranks > 1 {
+            return Err(Error::invalid(
+                "collisions",
+                format!(
+                    "bodies that collide run in one process so far, not over {ranks} MPI ranks"
+                ),
+            ));
+        }
         let shards = rank_shards(source.len(), ranks)?;
         let bodies = shards[rank].clone();
         let local = (|| {

@@ -91,6 +91,7 @@ impl Simulation {
     ) -> Result<Self> {
         crowd.validate_settings(source.len())?;
         let backend = on.backend;
+        refuse_collisions(crowd, backend)?;
         let engine = match backend {
             Backend::Reference => {
                 Box::new(CpuRefSimulation::new(crowd, source, first_body)?) as Box<dyn Engine>
@@ -124,6 +125,7 @@ impl Simulation {
                 integrator: crowd.integrator,
                 dt: crowd.dt,
                 planes: crowd.planes.clone(),
+                collisions: crowd.collisions,
                 keyframes: crowd.keyframes.clone(),
                 custom_force: crowd.custom_force.clone(),
                 start_step: crowd.start_step,
@@ -337,6 +339,7 @@ impl Simulation {
         first_body: usize,
     ) -> Result<Self> {
         crowd.validate_settings(source.len())?;
+        refuse_collisions(crowd, Backend::gpu(options.precision))?;
         let engine = Box::new(GpuShards::new(devices, crowd, source, options, first_body)?);
         Ok(Self::with_engine(engine, crowd, source.len()))
     }
@@ -556,4 +559,16 @@ fn checked_state(state: &BodyState, field: &str) -> Result<BodyState> {
         orientation: q.normalize(),
         ..*state
     })
+}
+
+/// Refuses a colliding crowd on a backend that does not resolve collisions between bodies
+/// yet.
+fn refuse_collisions(crowd: &Crowd, backend: Backend) -> Result<()> {
+    if crowd.collisions.is_some() && backend != Backend::Reference {
+        return Err(Error::invalid(
+            "collisions",
+            format!("bodies collide on `cpu-ref` so far, not on `{backend}`"),
+        ));
+    }
+    Ok(())
 }

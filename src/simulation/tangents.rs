@@ -16,6 +16,11 @@ use crate::simulation::facade::Simulation;
 /// Why `crowd` cannot carry tangents, if it cannot: a custom force given as WGSL (with a
 /// Rust twin or, from a scene file, without) has no derivatives. Checked before any work.
 pub(crate) fn tangent_refusal(crowd: &Crowd) -> Option<&'static str> {
+    if crowd.collisions.is_some() {
+        return Some(
+            "the crowd's bodies collide (`collisions`), and derivatives through collisions between bodies are not taken: run without `collisions`",
+        );
+    }
     let custom_called = crowd.forces.iter().any(|f| f.kind == ForceKind::Custom);
     let law = crowd.custom_force.as_ref().is_some_and(|c| c.is_law());
     (custom_called && !law).then_some(

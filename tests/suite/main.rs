@@ -14,6 +14,7 @@ mod bad_input;
 mod checkpoints;
 mod cli;
 mod cli_output;
+mod collisions;
 mod contacts;
 mod crash;
 mod determinism;

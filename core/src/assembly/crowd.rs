@@ -1,12 +1,15 @@
 //! A crowd: the bodies, the forces acting on them, the integrator and the time step.
 
 use crate::model::body::{Body, BodyState};
+use crate::model::codes::Coded;
+use crate::model::collisions::Collisions;
 use crate::model::error::{Error, Result};
 use crate::model::fault_rules::FaultRules;
 use crate::model::force::{Force, ForceKind};
 use crate::model::integrator::Integrator;
 use crate::model::plane::Plane;
 use crate::model::validate::{check_number, check_vector, in_range};
+use crate::physics::collision::collides;
 use crate::physics::custom_force::CustomForce;
 
 /// Everything needed to integrate a crowd of independent rigid bodies.
@@ -22,6 +25,8 @@ pub struct Crowd {
     pub dt: f64,
     /// Static planes every body bounces off; each body then needs a shape (for its contact points).
     pub planes: Vec<Plane>,
+    /// Whether the bodies collide with each other, and how (`None`: they are independent).
+    pub collisions: Option<Collisions>,
     /// Keyframe tables `[[t, value], ...]` (times strictly increasing) that
     /// [`ForceKind::Keyframed`] forces index.
     pub keyframes: Vec<Vec<[f64; 2]>>,
@@ -45,6 +50,7 @@ impl Crowd {
             integrator: Integrator::Rk4,
             dt,
             planes: Vec::new(),
+            collisions: None,
             keyframes: Vec::new(),
             custom_force: None,
             start_step: 0,
@@ -55,6 +61,12 @@ impl Crowd {
     /// Adds a static plane (builder style).
     pub fn with_plane(mut self, plane: Plane) -> Self {
         self.planes.push(plane);
+        self
+    }
+
+    /// Makes every body collide with every other (builder style).
+    pub fn with_collisions(mut self, collisions: Collisions) -> Self {
+        self.collisions = Some(collisions);
         self
     }
 
@@ -121,6 +133,7 @@ impl Crowd {
             integrator: self.integrator,
             dt: self.dt,
             planes: self.planes.clone(),
+            collisions: self.collisions,
             keyframes: self.keyframes.clone(),
             custom_force: self.custom_force.clone(),
             start_step: self.start_step,
@@ -207,6 +220,9 @@ impl Crowd {
         for (i, plane) in self.planes.iter().enumerate() {
             plane.validate(&format!("planes[{i}]"))?;
         }
+        if let Some(collisions) = &self.collisions {
+            collisions.validate("collisions")?;
+        }
         self.fault_rules.validate("fault_rules")
     }
 
@@ -219,6 +235,21 @@ impl Crowd {
                 return Err(Error::invalid(
                     format!("bodies[{i}].shape"),
                     "has no contact geometry: `planes` collide with box, sphere, capsule, cylinder and ellipsoid bodies, not meshes or bodies given by their inertia",
+                ));
+            }
+        }
+        if self.collisions.is_some() {
+            let colliding = |b: &Body| b.mass.shape().is_some_and(|s| collides(s.kind()));
+            if let Some(i) = bodies.iter().position(|b| !colliding(b)) {
+                let kind = bodies[i]
+                    .mass
+                    .shape()
+                    .map_or("a body without a shape", |s| s.kind().name());
+                return Err(Error::invalid(
+                    format!("bodies[{}].shape", first + i),
+                    format!(
+                        "{kind} does not collide with other bodies yet: `collisions` take sphere and capsule bodies"
+                    ),
                 ));
             }
         }

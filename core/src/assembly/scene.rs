@@ -12,6 +12,7 @@ use crate::assembly::force_laws::ForceLaws;
 use crate::assembly::generate::CrowdSpec;
 use crate::model::body::Body;
 use crate::model::codes::Coded;
+use crate::model::collisions::Collisions;
 use crate::model::error::{Error, Result};
 use crate::model::fault_rules::{Envelope, FaultRules, OnFault};
 use crate::model::force::{Force, ForceKind, ForceParameters, ForceType, ParameterShape};
@@ -54,6 +55,8 @@ struct SceneFile {
     #[serde(default)]
     planes: Vec<PlaneSpec>,
     #[serde(default)]
+    collisions: Option<CollisionsSpec>,
+    #[serde(default)]
     start_step: u64,
     #[serde(default)]
     fault_rules: Option<FaultRulesSpec>,
@@ -89,6 +92,17 @@ impl FaultRulesSpec {
             },
         })
     }
+}
+
+/// `"collisions": {"restitution": 0.3, "friction": 0.5}`: every body collides with every
+/// other; both keys optional (0 each).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CollisionsSpec {
+    #[serde(default)]
+    restitution: f64,
+    #[serde(default)]
+    friction: f64,
 }
 
 /// A static plane: the surface through `point` with outward `normal`.
@@ -300,6 +314,8 @@ impl SceneFile {
             .enumerate()
             .map(|(i, spec)| spec.to_plane(&format!("planes[{i}]")))
             .collect::<Result<_>>()?;
+        crowd.collisions =
+            (self.collisions.as_ref()).map(|spec| Collisions::new(spec.restitution, spec.friction));
         for (i, entry) in self.forces.into_iter().enumerate() {
             let field = format!("forces[{i}]");
             let force =

@@ -5,6 +5,7 @@
 pub mod backend;
 pub mod body;
 pub mod codes;
+pub mod collisions;
 pub mod eigen;
 pub mod error;
 pub mod fault;

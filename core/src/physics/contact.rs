@@ -190,13 +190,18 @@ pub fn contact_candidates<R: Scalar>(
 }
 
 /// The larger of `a` and `b` (`a` where they compare unordered).
-fn max<R: Scalar>(a: R, b: R) -> R {
+pub(crate) fn max<R: Scalar>(a: R, b: R) -> R {
     R::select(a.less(b), b, a)
 }
 
 /// Effective inverse mass of the body at arm `r` along direction `d`:
 /// `1/M + d . ((Iinv (r x d)) x r)`, the impulse's denominator.
-fn inverse_mass_along<R: Scalar>(inv_mass: R, inv_inertia: &Mat3<R>, r: Vec3<R>, d: Vec3<R>) -> R {
+pub(crate) fn inverse_mass_along<R: Scalar>(
+    inv_mass: R,
+    inv_inertia: &Mat3<R>,
+    r: Vec3<R>,
+    d: Vec3<R>,
+) -> R {
     inv_mass + d.dot(inv_inertia.mul_vec(r.cross(d)).cross(r))
 }
 

@@ -7,6 +7,7 @@ pub mod algebra;
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod avx;
 pub mod clock;
+pub mod collision;
 pub mod contact;
 pub mod custom_force;
 pub mod dual;
@@ -18,6 +19,7 @@ pub mod forces;
 pub mod integrators;
 pub(crate) mod lanes;
 pub mod motion;
+pub mod neighbours;
 pub mod principal_axes;
 pub(crate) mod profile;
 pub mod rest;

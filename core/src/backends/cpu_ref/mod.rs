@@ -2,6 +2,7 @@
 //! body at a time (`core/src/body_steps`), written for clarity; the oracle every other backend is
 //! validated against.
 
+pub(crate) mod collide;
 pub(crate) mod faults;
 mod simulation;
 

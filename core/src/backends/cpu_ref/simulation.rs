@@ -6,6 +6,7 @@ use crate::assembly::body_masses::BodyMasses;
 use crate::assembly::body_source::{BodySource, SOURCE_CHUNK};
 use crate::assembly::crowd::Crowd;
 use crate::assembly::force_table::ForceTable;
+use crate::backends::cpu_ref::collide::{collider_of, separate_at_start, touching_pairs};
 use crate::backends::cpu_ref::faults::state_fault;
 use crate::body_steps::carried::CarriedTangents;
 use crate::body_steps::derivative::{ForceEnv, auxiliaries};
@@ -22,10 +23,15 @@ use crate::model::mass::MassProperties;
 use crate::model::plane::Plane;
 use crate::model::quarantine::Quarantine;
 use crate::model::tangent::TangentPlan;
-use crate::physics::contact::{PlaneConstants, ShapeConstants};
+use crate::physics::algebra::Vec3;
+use crate::physics::collision::{CollisionConstants, resolve_pairs};
+use crate::physics::contact::{
+    PlaneConstants, ShapeConstants, resolve_contacts, step_acceleration,
+};
 use crate::physics::custom_force::CustomForce;
 use crate::physics::dual::DUAL_WIDTHS;
 use crate::physics::force_law::ExternalLoad;
+use crate::physics::motion::MassConstants;
 use crate::physics::motion::State;
 use crate::physics::rest::same_bits;
 
@@ -58,6 +64,9 @@ pub struct CpuRefSimulation {
     /// Whether each body was at rest when its last step ended (`physics::rest`): its steps
     /// leave it as it is until its state or the loads are set again, so later calls skip it.
     resting: Vec<bool>,
+    /// The crowd's collision coefficients, if its bodies collide: then every step ends with
+    /// the crowd's touching pairs resolved together.
+    collisions: Option<CollisionConstants<f64>>,
 }
 
 impl CpuRefSimulation {
@@ -92,9 +101,13 @@ impl CpuRefSimulation {
                 })?
             })
             .collect::<Result<Vec<_>>>()?;
+        let masses = BodyMasses::from_chunks(masses);
+        if crowd.collisions.is_some() {
+            separate_at_start(&mut states, &masses)?;
+        }
         Ok(Self {
             states,
-            masses: BodyMasses::from_chunks(masses),
+            masses,
             table: ForceTable::new(crowd, source.len()),
             integrator: crowd.integrator,
             dt: crowd.dt,
@@ -109,6 +122,10 @@ impl CpuRefSimulation {
             first_body,
             tangents: None,
             resting,
+            collisions: crowd.collisions.map(|c| CollisionConstants {
+                restitution: c.restitution,
+                friction: c.friction,
+            }),
         })
     }
 
@@ -120,6 +137,9 @@ impl CpuRefSimulation {
     /// step of its last good state and the fault are returned; under `freeze` the bodies
     /// are frozen there and left out of later steps.
     pub fn step(&mut self, steps: u64) -> Option<(usize, u64, Fault)> {
+        if let Some(collisions) = self.collisions {
+            return self.step_colliding(steps, &collisions);
+        }
         let table = &self.table;
         let (integrator, dt, first_step) = (self.integrator, self.dt, self.step);
         let (keyframes, custom_force) = (&self.keyframes[..], self.custom_force.as_ref());
@@ -155,13 +175,7 @@ impl CpuRefSimulation {
                 keyframes,
                 custom_force,
             };
-            let refused = |next: &BodyState| {
-                let motion = || {
-                    let aux = auxiliaries(next, &mass);
-                    (aux.velocity, aux.angular_velocity)
-                };
-                state_fault(envelope_squared, next, motion)
-            };
+            let refused = |next: &BodyState| body_fault(envelope_squared, next, &mass);
             if let (Some(columns), Some((plan, blocks))) = (columns, plan) {
                 let origins: Vec<usize> = table.origins_of(i).collect();
                 let directions = directions_of(plan, &forces, &origins);
@@ -229,6 +243,88 @@ impl CpuRefSimulation {
         };
         self.step += steps;
         self.quarantine.settle(faults)
+    }
+
+    /// [`step`](Self::step) of a crowd whose bodies collide: step by step, every body's step
+    /// (planes included), then the crowd's touching pairs together. A body that faults in a
+    /// step leaves every body at that step's start under `stop`; under `freeze` it is frozen
+    /// there, and from then on the others meet it as a body nothing moves.
+    fn step_colliding(
+        &mut self,
+        steps: u64,
+        collisions: &CollisionConstants<f64>,
+    ) -> Option<(usize, u64, Fault)> {
+        let (integrator, dt) = (self.integrator, self.dt);
+        for step in self.step..self.step + steps {
+            let t = step as f64 * dt;
+            let (table, masses, loads) = (&self.table, &self.masses, &self.loads[..]);
+            let (keyframes, custom_force) = (&self.keyframes[..], self.custom_force.as_ref());
+            let (planes, quarantine) = (&self.planes[..], &self.quarantine);
+            let (envelope_squared, first_body) = (&self.envelope_squared, self.first_body);
+            let stepped: Vec<(State<f64>, Vec3<f64>, Option<Fault>)> = (self.states.par_iter())
+                .enumerate()
+                .map(|(i, body_state)| {
+                    let start = State::from(body_state);
+                    if quarantine.is_frozen(i) {
+                        return (start, Vec3::splat(0.0), None);
+                    }
+                    let mass = masses.get(i);
+                    let forces: Vec<&ForceKind> = table.acting_on(i).collect();
+                    let env = ForceEnv {
+                        body: first_body + i,
+                        load: loads.get(i).copied().unwrap_or_default(),
+                        keyframes,
+                        custom_force,
+                    };
+                    let stepper = BodyStepper::new(integrator, &mass, &forces, env);
+                    let constants = MassConstants::from(&mass);
+                    let free = stepper.advance(&start, t, dt);
+                    let acceleration = step_acceleration(&start, &free, &constants, dt);
+                    let shape =
+                        ShapeConstants::of(&mass.shape().expect("colliding bodies have shapes"));
+                    let next = resolve_contacts(&start, free, &constants, &shape, planes, dt);
+                    let fault = body_fault(envelope_squared, &next.into(), &mass);
+                    (next, acceleration, fault)
+                })
+                .collect();
+            let faults: Vec<(usize, u64, Fault)> = (stepped.iter().enumerate())
+                .filter_map(|(i, (_, _, fault))| fault.map(|f| (i, step, f)))
+                .collect();
+            if !faults.is_empty() {
+                let stop = self.quarantine.settle(faults);
+                if stop.is_some() {
+                    return stop;
+                }
+            }
+            let quarantine = &self.quarantine;
+            let (mut colliders, spheres): (Vec<_>, Vec<_>) = (stepped.iter().enumerate())
+                .map(|(i, (next, acceleration, fault))| {
+                    let moves = !quarantine.is_frozen(i) && fault.is_none();
+                    let state = if moves {
+                        *next
+                    } else {
+                        State::from(&self.states[i])
+                    };
+                    collider_of(&state, &masses.get(i), *acceleration, moves)
+                })
+                .unzip();
+            let contacts = touching_pairs(&colliders, &spheres, masses);
+            resolve_pairs(&mut colliders, &contacts, collisions, dt);
+            for (i, ((next, _, _), collider)) in stepped.iter().zip(&colliders).enumerate() {
+                if quarantine.is_frozen(i) {
+                    continue;
+                }
+                self.states[i] = State {
+                    position: collider.position,
+                    linear_momentum: collider.linear_momentum,
+                    angular_momentum: collider.angular_momentum,
+                    ..*next
+                }
+                .into();
+            }
+            self.step = step + 1;
+        }
+        None
     }
 
     /// Body `i`'s mass properties.
@@ -302,4 +398,17 @@ impl CpuRefSimulation {
         self.masses
             .for_each(|i, mass| visit(i, mass, &self.states[i]));
     }
+}
+
+/// The first fault rule `next`, a body's new state, breaks.
+fn body_fault(
+    envelope_squared: &[f64; 3],
+    next: &BodyState,
+    mass: &MassProperties,
+) -> Option<Fault> {
+    let motion = || {
+        let aux = auxiliaries(next, mass);
+        (aux.velocity, aux.angular_velocity)
+    };
+    state_fault(envelope_squared, next, motion)
 }
