@@ -687,6 +687,27 @@ mod tests {
         );
     }
 
+    /// A colliding crowd is written as version 9, its coefficients after the laws' names (a
+    /// law or none), and bad ones are refused by field; without collisions, nothing changes.
+    #[test]
+    fn collisions_survive_the_round_trip() {
+        let mut checkpoint = frozen_checkpoint();
+        assert_eq!(version_of(&checkpoint), 6);
+        checkpoint.crowd.collisions = Some(Collisions::new(0.25, 0.75));
+        assert_eq!(version_of(&checkpoint), 9);
+        assert_eq!(decode(&encode(&checkpoint), 9).unwrap(), checkpoint);
+        checkpoint.force_laws = vec!["wind".into()];
+        assert_eq!(decode(&encode(&checkpoint), 9).unwrap(), checkpoint);
+        checkpoint.crowd.collisions = Some(Collisions::new(2.0, 0.75));
+        let refused = decode(&encode(&checkpoint), 9).unwrap_err();
+        assert!(
+            refused
+                .to_string()
+                .starts_with("collisions.restitution: must be in [0, 1]"),
+            "{refused}"
+        );
+    }
+
     /// A crowd of several laws is written as version 8, each law force with its law's
     /// number, and read back with each force waiting for that law; a number past the laws
     /// the checkpoint names is refused by field.
