@@ -352,7 +352,7 @@ fn packed_pyramid(restitution: f64) -> Crowd {
 
 #[test]
 fn a_packed_pyramid_rests_without_sinking_or_drifting() {
-    for restitution in [0.0, 0.3] {
+    for restitution in [0.0, 0.3, 1.0] {
         let crowd = packed_pyramid(restitution);
         let mut sim = Simulation::reference(&crowd).unwrap();
         sim.step(3000).unwrap();
@@ -376,8 +376,8 @@ fn a_packed_pyramid_rests_without_sinking_or_drifting() {
                 b.state.position.z >= 0.1 - 1e-3,
                 "{what} sank into the floor"
             );
-            // Planes are resolved before pairs, so a body under others ends a step moving
-            // down at up to one step of gravity, g h.
+            // 16 Jacobi iterations leave some of a step's gravity in the velocities (their
+            // positions stay put): at most one step's worth, g h.
             let speed = b.velocity().length();
             assert!(speed < G * crowd.dt, "{what} still moves at {speed}");
         }

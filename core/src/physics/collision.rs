@@ -29,7 +29,9 @@
 //! body takes the mean of its contacts' moves. Bodies that bounced part on their own.
 
 use super::algebra::{Mat3, Vec3};
-use super::contact::{RESTING_STEPS, ShapeConstants, inverse_mass_along, max};
+use super::contact::{
+    ContactShape, PlaneConstants, RESTING_STEPS, ShapeConstants, inverse_mass_along, max,
+};
 use super::scalar::Scalar;
 use crate::model::shape::ShapeKind;
 
@@ -189,6 +191,19 @@ pub struct Collider<R> {
 }
 
 impl<R: Scalar> Collider<R> {
+    /// The world the planes belong to: nothing moves it, and it stays at rest.
+    pub fn world() -> Self {
+        let zero = Vec3::splat(R::constant(0.0));
+        Self {
+            position: zero,
+            linear_momentum: zero,
+            angular_momentum: zero,
+            inv_mass: R::constant(0.0),
+            inv_inertia: Mat3 { rows: [zero; 3] },
+            acceleration: zero,
+        }
+    }
+
     /// The velocity of the body's point at arm `r` from its centre of mass.
     fn point_velocity(&self, r: Vec3<R>) -> Vec3<R> {
         let angular_velocity = self.inv_inertia.mul_vec(self.angular_momentum);
@@ -197,7 +212,7 @@ impl<R: Scalar> Collider<R> {
 }
 
 /// A touching pair of bodies, `a < b` (indices into the colliders), with its arms from each
-/// body's centre of mass to the contact point.
+/// body's centre of mass to the contact point, and how its surfaces meet.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct PairContact<R> {
     pub a: usize,
@@ -205,13 +220,31 @@ pub struct PairContact<R> {
     pub touch: Touch<R>,
     pub arm_a: Vec3<R>,
     pub arm_b: Vec3<R>,
+    pub surfaces: Surfaces<R>,
 }
+
+/// How a contact's surfaces meet.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Surfaces<R> {
+    /// Coulomb's `mu`.
+    pub friction: R,
+    /// `Some(e)`: two bodies, which bounce with restitution `e`. `None`: a body's point
+    /// near a plane (`b` the world, which nothing moves), already resolved against the plane
+    /// in the body's own step; here it only holds: the point may close its gap to the
+    /// plane in the step and no more.
+    pub bounce: Option<R>,
+}
+
+/// Points of a body within this fraction of its size of a plane hold against it while the
+/// crowd's pairs are resolved (the gap it may close in a step).
+pub const PLANE_REACH: f64 = 0.01;
 
 /// The contact of colliders `a` and `b` whose swept spheres are `sphere_a` and `sphere_b`,
 /// if they overlap.
 pub fn pair_contact<R: Scalar<Bool = bool>>(
     (a, collider_a, sphere_a): (usize, &Collider<R>, &SweptSphere<R>),
     (b, collider_b, sphere_b): (usize, &Collider<R>, &SweptSphere<R>),
+    coefficients: &CollisionConstants<R>,
 ) -> Option<PairContact<R>> {
     let touch = touch(sphere_a, sphere_b);
     R::constant(0.0).less(touch.depth).then(|| PairContact {
@@ -220,7 +253,42 @@ pub fn pair_contact<R: Scalar<Bool = bool>>(
         touch,
         arm_a: touch.point - collider_a.position,
         arm_b: touch.point - collider_b.position,
+        surfaces: Surfaces {
+            friction: coefficients.friction,
+            bounce: Some(coefficients.restitution),
+        },
     })
+}
+
+/// The points of body `a` (of `shape`, collider `collider`) within [`PLANE_REACH`] of its
+/// size of `plane`, as contacts with the world, collider `world` (at the origin).
+pub fn plane_holds<R: Scalar<Bool = bool>>(
+    (a, collider, shape): (usize, &Collider<R>, &ShapeConstants<R>),
+    rotation: &Mat3<R>,
+    plane: &PlaneConstants<R>,
+    world: usize,
+) -> Vec<PairContact<R>> {
+    let reach = R::constant(PLANE_REACH) * shape.dims.x;
+    let count = shape.candidate_count();
+    let (points, depths) = shape.candidates_and_depths(plane, collider.position, rotation);
+    (0..count)
+        .filter(|&k| (-reach).less(depths[k]))
+        .map(|k| PairContact {
+            a,
+            b: world,
+            touch: Touch {
+                normal: plane.normal,
+                point: points[k],
+                depth: depths[k],
+            },
+            arm_a: points[k] - collider.position,
+            arm_b: points[k],
+            surfaces: Surfaces {
+                friction: plane.friction,
+                bounce: None,
+            },
+        })
+        .collect()
 }
 
 /// What one contact keeps over the iterations: its normal mass and target normal speed
@@ -313,15 +381,10 @@ fn apply<R: Scalar>(body: &mut Collider<R>, r: Vec3<R>, j: Vec3<R>) {
     body.angular_momentum = body.angular_momentum + r.cross(j);
 }
 
-/// Resolves `contacts` (touching pairs in the order the bodies add them, `a < b`) among
-/// `bodies`, over a step of length `h`: impulses, then positions (module docs). A body
-/// whose `inv_mass` is zero is moved by nothing.
-pub fn resolve_pairs<R: Scalar>(
-    bodies: &mut [Collider<R>],
-    contacts: &[PairContact<R>],
-    coefficients: &CollisionConstants<R>,
-    h: R,
-) {
+/// Resolves `contacts` (touching pairs and points near planes, in the order the bodies add
+/// them, `a < b`) among `bodies`, over a step of length `h`: impulses, then positions
+/// (module docs). A body whose `inv_mass` is zero is moved by nothing.
+pub fn resolve_pairs<R: Scalar>(bodies: &mut [Collider<R>], contacts: &[PairContact<R>], h: R) {
     let zero = R::constant(0.0);
     let counts = contact_counts(bodies.len(), contacts);
     let count = |i: usize| R::constant(f64::from(counts[i]));
@@ -335,13 +398,17 @@ pub fn resolve_pairs<R: Scalar>(
             // Two bodies that do not move: no impulse (the target is met at once).
             let normal_mass = R::select(zero.less(normal_mass), normal_mass, R::constant(1.0));
             let approach = -relative_velocity(a, b, c).dot(n);
-            let towards = max(-a.acceleration.dot(n), zero) + max(b.acceleration.dot(n), zero);
-            let resting_speed = R::constant(RESTING_STEPS) * towards * h;
-            let target = R::select(
-                resting_speed.less(approach),
-                coefficients.restitution * approach,
-                zero,
-            );
+            let target = match c.surfaces.bounce {
+                Some(restitution) => {
+                    // Any direction: in a pile under gravity, side by side bodies jostle
+                    // at speeds gravity gives, although it pulls neither towards the other.
+                    let pulled = a.acceleration.length() + b.acceleration.length();
+                    let resting_speed = R::constant(RESTING_STEPS) * pulled * h;
+                    R::select(resting_speed.less(approach), restitution * approach, zero)
+                }
+                // Towards the plane at most by the gap, over the step.
+                None => -max(-c.touch.depth, zero) / h,
+            };
             ContactSolve {
                 normal_mass,
                 target,
@@ -355,7 +422,7 @@ pub fn resolve_pairs<R: Scalar>(
     for _ in 0..COLLISION_ITERATIONS {
         for ((c, solve), impulse) in contacts.iter().zip(&mut solves).zip(&mut impulses) {
             let pair = (&bodies[c.a], &bodies[c.b]);
-            let (normal, friction, j) = contact_update(pair, c, solve, coefficients.friction);
+            let (normal, friction, j) = contact_update(pair, c, solve, c.surfaces.friction);
             (solve.normal, solve.friction, *impulse) = (normal, friction, j);
         }
         for (c, &j) in contacts.iter().zip(&impulses) {
@@ -363,7 +430,11 @@ pub fn resolve_pairs<R: Scalar>(
             apply(&mut bodies[c.b], c.arm_b, -j);
         }
     }
-    let kept = |k: usize| R::select(zero.less(solves[k].target), zero, R::constant(1.0));
+    // Bounced pairs part on their own, and a plane's points were lifted in their step.
+    let kept = |k: usize| match contacts[k].surfaces.bounce {
+        Some(_) => R::select(zero.less(solves[k].target), zero, R::constant(1.0)),
+        None => zero,
+    };
     separate(bodies, contacts, kept);
 }
 

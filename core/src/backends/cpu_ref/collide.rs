@@ -9,9 +9,10 @@ use crate::model::error::{Error, Result};
 use crate::model::mass::MassProperties;
 use crate::physics::algebra::{Mat3, Vec3};
 use crate::physics::collision::{
-    Collider, PairContact, SweptSphere, pair_contact, separate, swept_sphere,
+    Collider, CollisionConstants, PairContact, SweptSphere, pair_contact, plane_holds, separate,
+    swept_sphere,
 };
-use crate::physics::contact::ShapeConstants;
+use crate::physics::contact::{PlaneConstants, ShapeConstants};
 use crate::physics::motion::{MassConstants, State};
 use crate::physics::neighbours::candidate_pairs;
 
@@ -62,6 +63,7 @@ pub fn touching_pairs(
     colliders: &[Collider<f64>],
     spheres: &[SweptSphere<f64>],
     masses: &BodyMasses,
+    coefficients: &CollisionConstants<f64>,
 ) -> Vec<PairContact<f64>> {
     let centres: Vec<[f64; 3]> = colliders
         .iter()
@@ -82,6 +84,7 @@ pub fn touching_pairs(
             pair_contact(
                 (a, &colliders[a], &spheres[a]),
                 (b, &colliders[b], &spheres[b]),
+                coefficients,
             )
         })
         .collect()
@@ -102,7 +105,11 @@ pub fn separate_at_start(states: &mut [BodyState], masses: &BodyMasses) -> Resul
                 )
             })
             .unzip();
-        let contacts = touching_pairs(&colliders, &spheres, masses);
+        let parting = CollisionConstants {
+            restitution: 0.0,
+            friction: 0.0,
+        };
+        let contacts = touching_pairs(&colliders, &spheres, masses, &parting);
         let counts = crate::physics::collision::contact_counts(states.len(), &contacts);
         if let Some(i) = counts.iter().position(|&c| c > MOST_START_OVERLAPS) {
             return Err(Error::invalid(
@@ -136,4 +143,35 @@ pub fn separate_at_start(states: &mut [BodyState], masses: &BodyMasses) -> Resul
         }
     }
     Ok(())
+}
+
+/// The points of the moving bodies near `planes`, as contacts with the world, collider
+/// `colliders.len()` (appended by the caller): body by body, plane by plane, point by point.
+pub fn plane_contacts(
+    states: &[State<f64>],
+    moves: &[bool],
+    colliders: &[Collider<f64>],
+    masses: &BodyMasses,
+    planes: &[PlaneConstants<f64>],
+) -> Vec<PairContact<f64>> {
+    let world = colliders.len();
+    let per_body: Vec<Vec<PairContact<f64>>> = (0..colliders.len())
+        .into_par_iter()
+        .map(|i| {
+            if !moves[i] || planes.is_empty() {
+                return Vec::new();
+            }
+            let shape = masses
+                .get(i)
+                .shape()
+                .expect("checked: every colliding body has a shape");
+            let shape = ShapeConstants::of(&shape);
+            let rotation = states[i].orientation.normalize().to_rotation();
+            let body = (i, &colliders[i], &shape);
+            (planes.iter())
+                .flat_map(|plane| plane_holds(body, &rotation, plane, world))
+                .collect()
+        })
+        .collect();
+    per_body.into_iter().flatten().collect()
 }

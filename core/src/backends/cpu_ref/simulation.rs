@@ -6,7 +6,9 @@ use crate::assembly::body_masses::BodyMasses;
 use crate::assembly::body_source::{BodySource, SOURCE_CHUNK};
 use crate::assembly::crowd::Crowd;
 use crate::assembly::force_table::ForceTable;
-use crate::backends::cpu_ref::collide::{collider_of, separate_at_start, touching_pairs};
+use crate::backends::cpu_ref::collide::{
+    collider_of, plane_contacts, separate_at_start, touching_pairs,
+};
 use crate::backends::cpu_ref::faults::state_fault;
 use crate::body_steps::carried::CarriedTangents;
 use crate::body_steps::derivative::{ForceEnv, auxiliaries};
@@ -24,7 +26,7 @@ use crate::model::plane::Plane;
 use crate::model::quarantine::Quarantine;
 use crate::model::tangent::TangentPlan;
 use crate::physics::algebra::Vec3;
-use crate::physics::collision::{CollisionConstants, resolve_pairs};
+use crate::physics::collision::{Collider, CollisionConstants, resolve_pairs};
 use crate::physics::contact::{
     PlaneConstants, ShapeConstants, resolve_contacts, step_acceleration,
 };
@@ -297,19 +299,22 @@ impl CpuRefSimulation {
                 }
             }
             let quarantine = &self.quarantine;
-            let (mut colliders, spheres): (Vec<_>, Vec<_>) = (stepped.iter().enumerate())
-                .map(|(i, (next, acceleration, fault))| {
-                    let moves = !quarantine.is_frozen(i) && fault.is_none();
-                    let state = if moves {
-                        *next
-                    } else {
-                        State::from(&self.states[i])
-                    };
-                    collider_of(&state, &masses.get(i), *acceleration, moves)
+            let moves: Vec<bool> = (stepped.iter().enumerate())
+                .map(|(i, (_, _, fault))| !quarantine.is_frozen(i) && fault.is_none())
+                .collect();
+            let states: Vec<State<f64>> = (stepped.iter().zip(&moves).enumerate())
+                .map(|(i, ((next, _, _), &moves))| match moves {
+                    true => *next,
+                    false => State::from(&self.states[i]),
                 })
+                .collect();
+            let (mut colliders, spheres): (Vec<_>, Vec<_>) = (0..states.len())
+                .map(|i| collider_of(&states[i], &masses.get(i), stepped[i].1, moves[i]))
                 .unzip();
-            let contacts = touching_pairs(&colliders, &spheres, masses);
-            resolve_pairs(&mut colliders, &contacts, collisions, dt);
+            let mut contacts = touching_pairs(&colliders, &spheres, masses, collisions);
+            contacts.extend(plane_contacts(&states, &moves, &colliders, masses, planes));
+            colliders.push(Collider::world());
+            resolve_pairs(&mut colliders, &contacts, dt);
             for (i, ((next, _, _), collider)) in stepped.iter().zip(&colliders).enumerate() {
                 if quarantine.is_frozen(i) {
                     continue;
