@@ -9,18 +9,31 @@ use crate::model::error::{Error, Result};
 use crate::model::mass::MassProperties;
 use crate::physics::algebra::{Mat3, Vec3};
 use crate::physics::collision::{
-    Collider, CollisionConstants, PairContact, SweptSphere, pair_contact, plane_holds, separate,
-    swept_sphere,
+    Collider, CollisionConstants, PLANE_REACH, PairContact, SweptSphere, pair_contact, plane_holds,
+    resolve_pairs, separate, swept_sphere,
 };
-use crate::physics::contact::{PlaneConstants, ShapeConstants};
+use crate::physics::contact::{PlaneConstants, ShapeConstants, near_a_plane};
 use crate::physics::motion::{MassConstants, State};
-use crate::physics::neighbours::candidate_pairs;
+use crate::physics::neighbours::{NeighbourList, candidate_pairs};
 
 /// Rounds of [`separate`] that part the bodies a crowd starts with overlapping.
 pub const SEPARATION_ROUNDS: usize = 64;
 
 /// The most bodies one body may start overlapping: more is a crowd piled on one spot.
 pub const MOST_START_OVERLAPS: u32 = 64;
+
+/// Each body's bounding radius (0 for one without a shape, which a colliding crowd refuses).
+pub fn bounding_radii(masses: &BodyMasses) -> Vec<f64> {
+    (0..masses.len())
+        .into_par_iter()
+        .map(|i| {
+            masses
+                .get(i)
+                .shape()
+                .map_or(0.0, |s| ShapeConstants::of(&s).bounding_radius)
+        })
+        .collect()
+}
 
 /// Body `i`'s collider and swept sphere at state `state`; `moves` is false for a frozen
 /// body, which no impulse or push moves.
@@ -57,27 +70,19 @@ pub fn collider_of(
     (collider, swept_sphere(&shape, state.position, &rotation))
 }
 
-/// The touching pairs among `colliders`, sorted by `(a, b)`: the order every body adds its
-/// impulses in.
+/// The touching pairs among `colliders` (bounding radii `radii`), sorted by `(a, b)`: the
+/// order every body adds its impulses in.
 pub fn touching_pairs(
     colliders: &[Collider<f64>],
     spheres: &[SweptSphere<f64>],
-    masses: &BodyMasses,
+    radii: &[f64],
     coefficients: &CollisionConstants<f64>,
 ) -> Vec<PairContact<f64>> {
     let centres: Vec<[f64; 3]> = colliders
         .iter()
         .map(|c| [c.position.x, c.position.y, c.position.z])
         .collect();
-    let radii: Vec<f64> = (0..colliders.len())
-        .map(|i| {
-            masses
-                .get(i)
-                .shape()
-                .map_or(0.0, |s| ShapeConstants::of(&s).bounding_radius)
-        })
-        .collect();
-    let pairs = candidate_pairs(&centres, &radii, &vec![true; colliders.len()]);
+    let pairs = candidate_pairs(&centres, radii, &vec![true; colliders.len()]);
     pairs
         .into_par_iter()
         .filter_map(|(a, b)| {
@@ -94,6 +99,7 @@ pub fn touching_pairs(
 /// and spins are kept: no energy is added). Fails naming two bodies that overlap too deeply
 /// to part, or a body that overlaps too many others.
 pub fn separate_at_start(states: &mut [BodyState], masses: &BodyMasses) -> Result<()> {
+    let radii = bounding_radii(masses);
     for round in 0..=SEPARATION_ROUNDS {
         let (mut colliders, spheres): (Vec<_>, Vec<_>) = (0..states.len())
             .map(|i| {
@@ -109,7 +115,7 @@ pub fn separate_at_start(states: &mut [BodyState], masses: &BodyMasses) -> Resul
             restitution: 0.0,
             friction: 0.0,
         };
-        let contacts = touching_pairs(&colliders, &spheres, masses, &parting);
+        let contacts = touching_pairs(&colliders, &spheres, &radii, &parting);
         let counts = crate::physics::collision::contact_counts(states.len(), &contacts);
         if let Some(i) = counts.iter().position(|&c| c > MOST_START_OVERLAPS) {
             return Err(Error::invalid(
@@ -145,20 +151,56 @@ pub fn separate_at_start(states: &mut [BodyState], masses: &BodyMasses) -> Resul
     Ok(())
 }
 
-/// The points of the moving bodies near `planes`, as contacts with the world, collider
-/// `colliders.len()` (appended by the caller): body by body, plane by plane, point by point.
-pub fn plane_contacts(
-    states: &[State<f64>],
-    moves: &[bool],
-    colliders: &[Collider<f64>],
-    masses: &BodyMasses,
+/// Resolves the crowd's touching pairs and the points of its bodies near `planes` together
+/// (`physics::collision`), over a step of length `h`: `states` are the bodies' states after
+/// their own steps, changed in place; `neighbours` keeps the candidate pairs over steps.
+/// Only bodies near another or near a plane take part;
+/// a body with `moves[i]` false (frozen) is met but not moved.
+pub fn resolve_crowd(
+    states: &mut [State<f64>],
+    (moves, accelerations, masses, radii): (&[bool], &[Vec3<f64>], &BodyMasses, &[f64]),
     planes: &[PlaneConstants<f64>],
-) -> Vec<PairContact<f64>> {
-    let world = colliders.len();
-    let per_body: Vec<Vec<PairContact<f64>>> = (0..colliders.len())
+    (coefficients, neighbours): (&CollisionConstants<f64>, &mut NeighbourList),
+    h: f64,
+) {
+    let n = states.len();
+    let centres: Vec<[f64; 3]> = (states.iter())
+        .map(|s| [s.position.x, s.position.y, s.position.z])
+        .collect();
+    let pairs = neighbours.pairs(&centres, radii);
+    // A superset of the bodies with a point within reach of a plane (`plane_holds`).
+    let reach = 1.0 + 2.0 * PLANE_REACH;
+    let near_plane: Vec<bool> = (0..n)
         .into_par_iter()
-        .map(|i| {
-            if !moves[i] || planes.is_empty() {
+        .map(|i| moves[i] && near_a_plane(radii[i] * reach, planes, states[i].position))
+        .collect();
+    let mut involved = near_plane.clone();
+    for &(a, b) in pairs {
+        (involved[a], involved[b]) = (true, true);
+    }
+    // The bodies taking part, in crowd order: numbering them keeps every order.
+    let members: Vec<usize> = (0..n).filter(|&i| involved[i]).collect();
+    let mut number = vec![usize::MAX; n];
+    for (k, &i) in members.iter().enumerate() {
+        number[i] = k;
+    }
+    let (mut colliders, spheres): (Vec<_>, Vec<_>) = (members.par_iter())
+        .map(|&i| collider_of(&states[i], &masses.get(i), accelerations[i], moves[i]))
+        .unzip();
+    let mut contacts: Vec<PairContact<f64>> = (pairs.par_iter())
+        .filter_map(|&(a, b)| {
+            let (a, b) = (number[a], number[b]);
+            let (first, second) = (
+                (a, &colliders[a], &spheres[a]),
+                (b, &colliders[b], &spheres[b]),
+            );
+            pair_contact(first, second, coefficients)
+        })
+        .collect();
+    let world = colliders.len();
+    let holds: Vec<Vec<PairContact<f64>>> = (members.par_iter().enumerate())
+        .map(|(k, &i)| {
+            if !near_plane[i] {
                 return Vec::new();
             }
             let shape = masses
@@ -167,11 +209,21 @@ pub fn plane_contacts(
                 .expect("checked: every colliding body has a shape");
             let shape = ShapeConstants::of(&shape);
             let rotation = states[i].orientation.normalize().to_rotation();
-            let body = (i, &colliders[i], &shape);
+            let body = (k, &colliders[k], &shape);
             (planes.iter())
                 .flat_map(|plane| plane_holds(body, &rotation, plane, world))
                 .collect()
         })
         .collect();
-    per_body.into_iter().flatten().collect()
+    contacts.extend(holds.into_iter().flatten());
+    colliders.push(Collider::world());
+    resolve_pairs(&mut colliders, &contacts, h);
+    for (&i, collider) in members.iter().zip(&colliders) {
+        if moves[i] {
+            let state = &mut states[i];
+            state.position = collider.position;
+            state.linear_momentum = collider.linear_momentum;
+            state.angular_momentum = collider.angular_momentum;
+        }
+    }
 }

@@ -6,9 +6,7 @@ use crate::assembly::body_masses::BodyMasses;
 use crate::assembly::body_source::{BodySource, SOURCE_CHUNK};
 use crate::assembly::crowd::Crowd;
 use crate::assembly::force_table::ForceTable;
-use crate::backends::cpu_ref::collide::{
-    collider_of, plane_contacts, separate_at_start, touching_pairs,
-};
+use crate::backends::cpu_ref::collide::{self, resolve_crowd, separate_at_start};
 use crate::backends::cpu_ref::faults::state_fault;
 use crate::body_steps::carried::CarriedTangents;
 use crate::body_steps::derivative::{ForceEnv, auxiliaries};
@@ -26,7 +24,7 @@ use crate::model::plane::Plane;
 use crate::model::quarantine::Quarantine;
 use crate::model::tangent::TangentPlan;
 use crate::physics::algebra::Vec3;
-use crate::physics::collision::{Collider, CollisionConstants, resolve_pairs};
+use crate::physics::collision::CollisionConstants;
 use crate::physics::contact::{
     PlaneConstants, ShapeConstants, resolve_contacts, step_acceleration,
 };
@@ -35,6 +33,7 @@ use crate::physics::dual::DUAL_WIDTHS;
 use crate::physics::force_law::ExternalLoad;
 use crate::physics::motion::MassConstants;
 use crate::physics::motion::State;
+use crate::physics::neighbours::NeighbourList;
 use crate::physics::rest::same_bits;
 
 /// A crowd integrated by the f64 CPU reference.
@@ -69,6 +68,10 @@ pub struct CpuRefSimulation {
     /// The crowd's collision coefficients, if its bodies collide: then every step ends with
     /// the crowd's touching pairs resolved together.
     collisions: Option<CollisionConstants<f64>>,
+    /// Each body's bounding radius, for a colliding crowd's neighbour search (else empty).
+    bounding_radii: Vec<f64>,
+    /// A colliding crowd's candidate pairs, kept over steps.
+    neighbours: NeighbourList,
 }
 
 impl CpuRefSimulation {
@@ -104,8 +107,10 @@ impl CpuRefSimulation {
             })
             .collect::<Result<Vec<_>>>()?;
         let masses = BodyMasses::from_chunks(masses);
+        let mut bounding_radii = Vec::new();
         if crowd.collisions.is_some() {
             separate_at_start(&mut states, &masses)?;
+            bounding_radii = collide::bounding_radii(&masses);
         }
         Ok(Self {
             states,
@@ -124,6 +129,8 @@ impl CpuRefSimulation {
             first_body,
             tangents: None,
             resting,
+            bounding_radii,
+            neighbours: NeighbourList::default(),
             collisions: crowd.collisions.map(|c| CollisionConstants {
                 restitution: c.restitution,
                 friction: c.friction,
@@ -257,35 +264,42 @@ impl CpuRefSimulation {
         collisions: &CollisionConstants<f64>,
     ) -> Option<(usize, u64, Fault)> {
         let (integrator, dt) = (self.integrator, self.dt);
+        let (table, masses, loads) = (&self.table, &self.masses, &self.loads[..]);
+        let (keyframes, custom_force) = (&self.keyframes[..], self.custom_force.as_ref());
+        let (planes, first_body) = (&self.planes[..], self.first_body);
+        // Each body's stepper and constants, built once for all the steps of the call.
+        let bodies: Vec<_> = (0..self.states.len())
+            .into_par_iter()
+            .map(|i| {
+                let mass = masses.get(i);
+                let forces: Vec<&ForceKind> = table.acting_on(i).collect();
+                let env = ForceEnv {
+                    body: first_body + i,
+                    load: loads.get(i).copied().unwrap_or_default(),
+                    keyframes,
+                    custom_force,
+                };
+                let stepper = BodyStepper::new(integrator, &mass, &forces, env);
+                let shape = mass.shape().expect("checked: colliding bodies have shapes");
+                let constants = (MassConstants::from(&mass), ShapeConstants::of(&shape));
+                (stepper, mass, constants)
+            })
+            .collect();
         for step in self.step..self.step + steps {
             let t = step as f64 * dt;
-            let (table, masses, loads) = (&self.table, &self.masses, &self.loads[..]);
-            let (keyframes, custom_force) = (&self.keyframes[..], self.custom_force.as_ref());
-            let (planes, quarantine) = (&self.planes[..], &self.quarantine);
-            let (envelope_squared, first_body) = (&self.envelope_squared, self.first_body);
+            let (quarantine, envelope_squared) = (&self.quarantine, &self.envelope_squared);
             let stepped: Vec<(State<f64>, Vec3<f64>, Option<Fault>)> = (self.states.par_iter())
+                .zip(&bodies)
                 .enumerate()
-                .map(|(i, body_state)| {
+                .map(|(i, (body_state, (stepper, mass, (constants, shape))))| {
                     let start = State::from(body_state);
                     if quarantine.is_frozen(i) {
                         return (start, Vec3::splat(0.0), None);
                     }
-                    let mass = masses.get(i);
-                    let forces: Vec<&ForceKind> = table.acting_on(i).collect();
-                    let env = ForceEnv {
-                        body: first_body + i,
-                        load: loads.get(i).copied().unwrap_or_default(),
-                        keyframes,
-                        custom_force,
-                    };
-                    let stepper = BodyStepper::new(integrator, &mass, &forces, env);
-                    let constants = MassConstants::from(&mass);
                     let free = stepper.advance(&start, t, dt);
-                    let acceleration = step_acceleration(&start, &free, &constants, dt);
-                    let shape =
-                        ShapeConstants::of(&mass.shape().expect("colliding bodies have shapes"));
-                    let next = resolve_contacts(&start, free, &constants, &shape, planes, dt);
-                    let fault = body_fault(envelope_squared, &next.into(), &mass);
+                    let acceleration = step_acceleration(&start, &free, constants, dt);
+                    let next = resolve_contacts(&start, free, constants, shape, planes, dt);
+                    let fault = body_fault(envelope_squared, &next.into(), mass);
                     (next, acceleration, fault)
                 })
                 .collect();
@@ -302,30 +316,21 @@ impl CpuRefSimulation {
             let moves: Vec<bool> = (stepped.iter().enumerate())
                 .map(|(i, (_, _, fault))| !quarantine.is_frozen(i) && fault.is_none())
                 .collect();
-            let states: Vec<State<f64>> = (stepped.iter().zip(&moves).enumerate())
+            let mut states: Vec<State<f64>> = (stepped.iter().zip(&moves).enumerate())
                 .map(|(i, ((next, _, _), &moves))| match moves {
                     true => *next,
                     false => State::from(&self.states[i]),
                 })
                 .collect();
-            let (mut colliders, spheres): (Vec<_>, Vec<_>) = (0..states.len())
-                .map(|i| collider_of(&states[i], &masses.get(i), stepped[i].1, moves[i]))
-                .unzip();
-            let mut contacts = touching_pairs(&colliders, &spheres, masses, collisions);
-            contacts.extend(plane_contacts(&states, &moves, &colliders, masses, planes));
-            colliders.push(Collider::world());
-            resolve_pairs(&mut colliders, &contacts, dt);
-            for (i, ((next, _, _), collider)) in stepped.iter().zip(&colliders).enumerate() {
-                if quarantine.is_frozen(i) {
-                    continue;
+            let accelerations: Vec<Vec3<f64>> = stepped.iter().map(|s| s.1).collect();
+            let radii = &self.bounding_radii;
+            let crowd = (&moves[..], &accelerations[..], masses, &radii[..]);
+            let pass = (collisions, &mut self.neighbours);
+            resolve_crowd(&mut states, crowd, planes, pass, dt);
+            for (i, state) in states.iter().enumerate() {
+                if moves[i] {
+                    self.states[i] = (*state).into();
                 }
-                self.states[i] = State {
-                    position: collider.position,
-                    linear_momentum: collider.linear_momentum,
-                    angular_momentum: collider.angular_momentum,
-                    ..*next
-                }
-                .into();
             }
             self.step = step + 1;
         }
