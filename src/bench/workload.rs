@@ -34,16 +34,24 @@ pub enum Workload {
     /// A settled pile: the crowd of five shapes standing on the floor of a pit ([`resting`]),
     /// so that every body touches the floor at every step.
     Resting,
+    /// Spheres and capsules spread out under gravity and drag that collide with each other
+    /// ([`colliding`]): what collisions cost a crowd whose bodies rarely meet (`spheres`
+    /// is the same crowd without them).
+    Colliding,
+    /// [`Workload::Colliding`]'s crowd without collisions.
+    Spheres,
 }
 
 impl Workload {
     /// Every workload.
-    pub const ALL: [Workload; 5] = [
+    pub const ALL: [Workload; 7] = [
         Workload::GravityDrag,
         Workload::EveryForce,
         Workload::Contacts,
         Workload::DistantPlanes,
         Workload::Resting,
+        Workload::Colliding,
+        Workload::Spheres,
     ];
 
     /// The name `--workload` takes.
@@ -54,6 +62,8 @@ impl Workload {
             Workload::Contacts => "contacts",
             Workload::DistantPlanes => "distant-planes",
             Workload::Resting => "resting",
+            Workload::Colliding => "colliding",
+            Workload::Spheres => "spheres",
         }
     }
 
@@ -73,6 +83,10 @@ impl Workload {
             Workload::Resting => {
                 "seeded bodies of five shapes at rest on the floor of a pit, gravity + drag, rk4"
             }
+            Workload::Colliding => {
+                "seeded spheres and capsules spread out, gravity + drag, colliding (cpu-ref), rk4"
+            }
+            Workload::Spheres => "seeded spheres and capsules spread out, gravity + drag, rk4",
         }
     }
 
@@ -84,6 +98,9 @@ impl Workload {
             Workload::Contacts => pit(bodies, seed, 0.0),
             Workload::DistantPlanes => pit(bodies, seed, DISTANT),
             Workload::Resting => resting(bodies, seed),
+            Workload::Colliding => Ok(spheres(bodies, seed)?
+                .with_collisions(crate::model::collisions::Collisions::new(0.5, 0.3))),
+            Workload::Spheres => spheres(bodies, seed),
         }
     }
 }
@@ -126,6 +143,20 @@ pub fn workload(bodies: usize, seed: u64) -> Result<Crowd> {
             linear: 0.3,
             angular: 0.05,
         })))
+}
+
+/// [`workload`]'s forces on seeded spheres and capsules 0.2 to 0.6 m across, spread through
+/// its region (100 m a side): 1e5 of them are about 2 m apart.
+pub fn spheres(bodies: usize, seed: u64) -> Result<Crowd> {
+    let spec = CrowdSpec {
+        shapes: vec![ShapeKind::Sphere, ShapeKind::Capsule],
+        size: [0.2, 0.6],
+        ..CrowdSpec::new(bodies, seed)
+    };
+    Ok(Crowd {
+        bodies: spec.generate()?,
+        ..workload(0, seed)?
+    })
 }
 
 /// The settled pile: seeded bodies of the five solid shapes, unturned and at rest on a
@@ -205,6 +236,16 @@ mod tests {
         for workload in [Workload::DistantPlanes, Workload::Resting] {
             assert_eq!(workload.crowd(50, 3).unwrap().planes.len(), 5);
         }
+        let colliding = Workload::Colliding.crowd(50, 3).unwrap();
+        assert!(colliding.collisions.is_some());
+        let spheres = Workload::Spheres.crowd(50, 3).unwrap();
+        assert_eq!(
+            spheres,
+            Crowd {
+                collisions: None,
+                ..colliding
+            }
+        );
         let every = Workload::EveryForce.crowd(50, 3).unwrap();
         let mut kinds: Vec<_> = every.forces.iter().map(|f| f.type_name()).collect();
         kinds.sort_unstable();

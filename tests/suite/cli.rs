@@ -359,6 +359,37 @@ fn bench_runs_every_workload() {
     }
 }
 
+/// The colliding workload runs on the backend that resolves collisions, and another is
+/// refused in one line naming the setting.
+#[test]
+fn bench_runs_the_colliding_workload_on_cpu_ref() {
+    let args = |backends: &'static str| {
+        [
+            "bench",
+            "--bodies",
+            "300",
+            "--steps",
+            "3",
+            "--repeats",
+            "1",
+            "--backends",
+            backends,
+            "--workload",
+            "colliding",
+        ]
+    };
+    let output = rigid_crowd(&args("cpu-ref"), &[]);
+    assert!(output.status.success(), "{output:?}");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("workload colliding: "), "{stdout}");
+    let refused = rigid_crowd(&args("cpu"), &[]);
+    let line = common::error_line(&refused);
+    assert!(
+        line.starts_with("error: collisions: bodies collide on `cpu-ref` so far, not on `cpu`"),
+        "{line}"
+    );
+}
+
 #[test]
 fn bench_rejects_bad_lists_naming_the_flag() {
     for (flag, value) in [

@@ -70,10 +70,10 @@ fn pairs_within(
         .collect();
     cells.par_sort_unstable();
     // Each row of cells (the same x and y cell) is a run of the sorted list, found by hash.
-    let mut rows: HashMap<[i64; 2], (usize, usize), BuildHasherDefault<CellHasher>> =
+    let mut rows: HashMap<(i64, i64), (usize, usize), BuildHasherDefault<CellHasher>> =
         HashMap::default();
     for (k, &(cell, _)) in cells.iter().enumerate() {
-        rows.entry([cell[0], cell[1]]).or_insert((k, k)).1 = k + 1;
+        rows.entry((cell[0], cell[1])).or_insert((k, k)).1 = k + 1;
     }
     let touching = |a: usize, b: usize| {
         let reach = radii[a] + radii[b] + margin;
@@ -97,12 +97,12 @@ fn pairs_within(
                     }
                 }
             };
-            let own_row = rows[&[cell[0], cell[1]]];
+            let own_row = rows[&(cell[0], cell[1])];
             let next_z = cell[2].saturating_add(1);
             let row = &cells[k + 1..own_row.1];
             take(&row[..row.partition_point(|&(c, _)| c[2] <= next_z)]);
             for (dx, dy) in [(0, 1), (1, -1), (1, 0), (1, 1)] {
-                let key = [cell[0].saturating_add(dx), cell[1].saturating_add(dy)];
+                let key = (cell[0].saturating_add(dx), cell[1].saturating_add(dy));
                 let Some(&(first, end)) = rows.get(&key) else {
                     continue;
                 };

@@ -19,6 +19,10 @@ use crate::physics::neighbours::{NeighbourList, candidate_pairs};
 /// Rounds of [`separate`] that part the bodies a crowd starts with overlapping.
 pub const SEPARATION_ROUNDS: usize = 64;
 
+/// The deepest overlap the parting may leave, as a fraction of the smaller radius: the first
+/// steps' position moves part the rest.
+pub const START_OVERLAP_LEFT: f64 = 1e-3;
+
 /// The most bodies one body may start overlapping: more is a crowd piled on one spot.
 pub const MOST_START_OVERLAPS: u32 = 64;
 
@@ -126,15 +130,18 @@ pub fn separate_at_start(states: &mut [BodyState], masses: &BodyMasses) -> Resul
                 ),
             ));
         }
-        // Overlaps within a millionth of the smaller radius are left to the first steps.
+        // Overlaps within a millionth of the smaller radius are left to the first steps, and
+        // after the last round those within a thousandth.
+        let last = round == SEPARATION_ROUNDS;
+        let allowed = if last { START_OVERLAP_LEFT } else { 1e-6 };
         let deep = contacts.iter().find(|c| {
             let smaller = spheres[c.a].radius.min(spheres[c.b].radius);
-            c.touch.depth > 1e-6 * smaller
+            c.touch.depth > allowed * smaller
         });
         let Some(deep) = deep else {
             return Ok(());
         };
-        if round == SEPARATION_ROUNDS {
+        if last {
             return Err(Error::invalid(
                 format!("bodies[{}].position", deep.a),
                 format!(
@@ -167,7 +174,14 @@ pub fn resolve_crowd(
     let centres: Vec<[f64; 3]> = (states.iter())
         .map(|s| [s.position.x, s.position.y, s.position.z])
         .collect();
-    let pairs = neighbours.pairs(&centres, radii);
+    // The kept pairs whose bounding spheres meet now.
+    let pairs: Vec<(usize, usize)> = (neighbours.pairs(&centres, radii).par_iter())
+        .copied()
+        .filter(|&(a, b)| {
+            let reach = radii[a] + radii[b];
+            (states[a].position - states[b].position).length_squared() <= reach * reach
+        })
+        .collect();
     // A superset of the bodies with a point within reach of a plane (`plane_holds`).
     let reach = 1.0 + 2.0 * PLANE_REACH;
     let near_plane: Vec<bool> = (0..n)
@@ -175,7 +189,7 @@ pub fn resolve_crowd(
         .map(|i| moves[i] && near_a_plane(radii[i] * reach, planes, states[i].position))
         .collect();
     let mut involved = near_plane.clone();
-    for &(a, b) in pairs {
+    for &(a, b) in &pairs {
         (involved[a], involved[b]) = (true, true);
     }
     // The bodies taking part, in crowd order: numbering them keeps every order.
