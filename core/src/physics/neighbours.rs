@@ -142,7 +142,8 @@ impl NeighbourList {
         let half = self.margin / 2.0;
         let moved = |(now, then): (&[f64; 3], &[f64; 3])| {
             let squared: f64 = (0..3).map(|k| (now[k] - then[k]).powi(2)).sum();
-            !(squared <= half * half)
+            // A centre that is not a number has moved too far.
+            squared.is_nan() || squared > half * half
         };
         let stale =
             self.anchors.len() != centres.len() || centres.par_iter().zip(&self.anchors).any(moved);
