@@ -50,6 +50,11 @@ def _settings(
         raise ValueError(f"scene settings: {e}") from None
 
 
+def _collisions(collisions: Optional[Mapping[str, float]]) -> Dict[str, Any]:
+    """The settings' ``"collisions"`` entry, if asked for (none keeps the bodies independent)."""
+    return {} if collisions is None else {"collisions": dict(collisions)}
+
+
 def _rows(name: str, values: Any, count: int, width: int) -> np.ndarray:
     """`values` as a contiguous float64 (count, width) array, or a ValueError naming it."""
     try:
@@ -66,7 +71,9 @@ class Crowd:
 
     Forces and planes are lists of dicts in the scene format (``{"type": "gravity",
     "acceleration": [0, 0, -9.81]}``, ``{"point": [0, 0, 0], "normal": [0, 0, 1]}``), the
-    integrator one of ``rigid-crowd integrators``' names (``"rk4"`` by default).
+    integrator one of ``rigid-crowd integrators``' names (``"rk4"`` by default), and
+    ``collisions`` (``{"restitution": 0.3, "friction": 0.5}``) makes every body collide with
+    every other, as a scene's ``"collisions"`` does.
     """
 
     @staticmethod
@@ -78,13 +85,15 @@ class Crowd:
         forces: Optional[Iterable[Mapping[str, Any]]] = None,
         planes: Optional[Iterable[Mapping[str, Any]]] = None,
         integrator: str = "rk4",
+        collisions: Optional[Mapping[str, float]] = None,
         **spec: Any,
     ) -> "_native.Crowd":
         """``count`` seeded random bodies, as a scene's ``"crowd"`` entry makes them; further
         keywords are that entry's fields."""
         crowd = {"count": count, "seed": seed, **spec}
+        extra = _collisions(collisions)
         return _native.Crowd.from_json(
-            _settings(dt, forces, planes, integrator, crowd=crowd)
+            _settings(dt, forces, planes, integrator, crowd=crowd, **extra)
         )
 
     @staticmethod
@@ -102,6 +111,7 @@ class Crowd:
         planes: Optional[Iterable[Mapping[str, Any]]] = None,
         integrator: str = "rk4",
         start_step: int = 0,
+        collisions: Optional[Mapping[str, float]] = None,
     ) -> "_native.Crowd":
         """Bodies from arrays: ``masses`` (N,), ``inertia`` (N, 3, 3) body-frame tensors or
         ``moments`` (N, 3) principal moments, ``positions`` (N, 3), ``orientations`` (N, 4)
@@ -126,7 +136,7 @@ class Crowd:
                 raise ValueError(f"inertia: must have shape ({n}, 3, 3), got {full.shape}")
             full = np.ascontiguousarray(full.reshape(n, 9))
         return _native.Crowd.from_arrays(
-            _settings(dt, forces, planes, integrator, start_step),
+            _settings(dt, forces, planes, integrator, start_step, **_collisions(collisions)),
             masses,
             _rows("positions", positions, n, 3),
             _rows("orientations", identity if orientations is None else orientations, n, 4),
